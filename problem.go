@@ -1,0 +1,147 @@
+package rpca
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/observed"
+)
+
+// Problem is the data to decompose: Y = M + S with M of low rank and S
+// sparse. Exactly one of Dense and Observed must be set.
+type Problem struct {
+	// Dense is a fully observed d1×d2 matrix Y.
+	Dense *mat.Dense
+
+	// Observed holds the observed entries Φ of a partially observed Y
+	// (the paper's eq. (Y)); entries outside Φ are missing, not zero.
+	Observed *Observed
+
+	// Truth, when known (synthetic data), lets methods record the true
+	// estimation error ‖UVᵀ − M*‖_F/‖M*‖_F in their history and stop on
+	// Stop.TargetError. It is never used to compute the estimate.
+	Truth *Truth
+}
+
+// Truth is the true low-rank matrix M* = A·Bᵀ, given by its factors so that
+// errors can be computed without forming a d1×d2 matrix.
+type Truth struct {
+	A *mat.Dense // d1×r
+	B *mat.Dense // d2×r
+}
+
+// Dims returns the size d1×d2 of Y.
+func (p *Problem) Dims() (d1, d2 int) {
+	switch {
+	case p.Dense != nil:
+		return p.Dense.Dims()
+	case p.Observed != nil:
+		return p.Observed.Dims()
+	}
+	return 0, 0
+}
+
+// Validate checks that the problem is well formed: exactly one of Dense and
+// Observed, a non-empty matrix, no NaN or Inf values, and truth factors of
+// matching size. It returns a descriptive error otherwise.
+func (p *Problem) Validate() error {
+	if p == nil {
+		return errors.New("rpca: nil problem")
+	}
+	if (p.Dense == nil) == (p.Observed == nil) {
+		return errors.New("rpca: problem must set exactly one of Dense and Observed")
+	}
+	d1, d2 := p.Dims()
+	if d1 == 0 || d2 == 0 {
+		return errors.New("rpca: empty matrix")
+	}
+	if p.Dense != nil {
+		raw := p.Dense.RawMatrix()
+		for i := 0; i < raw.Rows; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+			for j, v := range row {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("rpca: Y has a non-finite value %v at (%d, %d)", v, i, j)
+				}
+			}
+		}
+	}
+	if t := p.Truth; t != nil {
+		if t.A == nil || t.B == nil {
+			return errors.New("rpca: truth needs both factors A and B")
+		}
+		ar, ac := t.A.Dims()
+		br, bc := t.B.Dims()
+		if ar != d1 || br != d2 || ac != bc {
+			return fmt.Errorf("rpca: truth factors are %d×%d and %d×%d, want %d×r and %d×r", ar, ac, br, bc, d1, d2)
+		}
+	}
+	return nil
+}
+
+// Observed is a partially observed matrix: the set Φ of observed positions
+// (i, j) with their values. An observed value of exactly 0 is an
+// observation, not a missing entry. Build one with [NewObserved] or
+// [SampleDense]; it is immutable afterwards and safe for concurrent reads.
+type Observed struct {
+	m *observed.Matrix
+}
+
+// NewObserved builds an observed matrix of size d1×d2 from triplets
+// (rows[k], cols[k], vals[k]). The triplets may come in any order.
+// Duplicate positions, indices out of range, mismatched slice lengths and
+// non-finite values are errors.
+func NewObserved(d1, d2 int, rows, cols []int, vals []float64) (*Observed, error) {
+	m, err := observed.FromTriplets(d1, d2, rows, cols, vals)
+	if err != nil {
+		return nil, fmt.Errorf("rpca: %w", err)
+	}
+	return &Observed{m: m}, nil
+}
+
+// SampleDense observes each entry of y independently with probability p
+// (the paper's Bernoulli model, eq. (Y)), using the given seed. It is the
+// subsampling trick of Section 4.2 for fully observed data.
+func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
+	m, err := observed.SampleDense(y.RawMatrix(), p, seed)
+	if err != nil {
+		return nil, fmt.Errorf("rpca: %w", err)
+	}
+	return &Observed{m: m}, nil
+}
+
+// WrapObserved wraps an already built internal observed matrix. It is for
+// packages of this module (the synthetic generator) that build Φ directly.
+func wrapObserved(m *observed.Matrix) *Observed { return &Observed{m: m} }
+
+// Dims returns the size d1×d2 of the underlying matrix.
+func (o *Observed) Dims() (d1, d2 int) { return o.m.Rows, o.m.Cols }
+
+// Len returns |Φ|, the number of observed entries.
+func (o *Observed) Len() int { return o.m.NNZ() }
+
+// Rate returns |Φ|/(d1·d2), the empirical sampling rate p.
+func (o *Observed) Rate() float64 {
+	return float64(o.m.NNZ()) / (float64(o.m.Rows) * float64(o.m.Cols))
+}
+
+// Do calls fn for every observed entry in row-major order.
+func (o *Observed) Do(fn func(i, j int, v float64)) {
+	m := o.m
+	for i := 0; i < m.Rows; i++ {
+		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+			fn(i, int(m.ColIdx[k]), m.Val[k])
+		}
+	}
+}
+
+// Internal returns the storage behind o. It exists for the packages of
+// this module and is not part of the stable API.
+func (o *Observed) Internal() *observed.Matrix { return o.m }
+
+// ObservedFromInternal wraps storage built by a package of this module.
+// It is not part of the stable API.
+func ObservedFromInternal(m *observed.Matrix) *Observed { return wrapObserved(m) }

@@ -1,0 +1,111 @@
+package rpca
+
+import (
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Result is the outcome of a solve: the low-rank part as factors, the
+// sparse part, and how the run went.
+type Result struct {
+	// Method is the name of the method that produced the result.
+	Method string
+
+	// U (d1×k) and V (d2×k) are the factors of the low-rank part M = U·Vᵀ.
+	// k is the rank r for the gradient method and AltProj, and the rank
+	// found by singular value thresholding for IALM.
+	U, V *mat.Dense
+
+	// S is the sparse part: the corruptions found by the method, on the
+	// observed entries only for partially observed problems.
+	S *Sparse
+
+	// Iterations is the number of iterations run.
+	Iterations int
+
+	// Elapsed is the wall-clock time of the whole solve, initialization included.
+	Elapsed time.Duration
+
+	// Stop is the rule that ended the run.
+	Stop StopReason
+
+	// Residual is the final ‖Π_Φ(Y − UVᵀ − S)‖_F/‖Π_Φ(Y)‖_F.
+	Residual float64
+
+	// History has one record per iteration (record 0 is the initialization).
+	History []Record
+
+	// Params are the effective parameters the method used, defaults filled
+	// in (for example "gamma", "step", "mu", "p"), for reports.
+	Params map[string]float64
+}
+
+// Record describes one iteration. Quantities a method does not compute are NaN.
+type Record struct {
+	Iter         int           // iteration number; 0 is the state after initialization
+	Elapsed      time.Duration // time since the start of the solve
+	Residual     float64       // ‖Π_Φ(Y − UVᵀ − S)‖_F/‖Π_Φ(Y)‖_F
+	FactorChange float64       // (‖ΔU‖²_F + ‖ΔV‖²_F)/(‖U‖²_F + ‖V‖²_F) of this step
+	Error        float64       // ‖UVᵀ − M*‖_F/‖M*‖_F when the truth is known
+}
+
+// LowRank forms the d1×d2 matrix M = U·Vᵀ. It allocates d1·d2 float64s;
+// for large matrices keep the factors instead.
+func (r *Result) LowRank() *mat.Dense {
+	d1, _ := r.U.Dims()
+	d2, _ := r.V.Dims()
+	m := mat.NewDense(d1, d2, nil)
+	m.Mul(r.U, r.V.T())
+	return m
+}
+
+// Sparse is a d1×d2 sparse matrix in compressed sparse row form: the
+// entries of row i are ColIdx[RowPtr[i]:RowPtr[i+1]] (increasing) with values
+// Val[RowPtr[i]:RowPtr[i+1]].
+type Sparse struct {
+	Rows, Cols int
+	RowPtr     []int   // length Rows+1
+	ColIdx     []int32 // length NNZ
+	Val        []float64
+}
+
+// NNZ returns the number of stored entries.
+func (s *Sparse) NNZ() int { return len(s.Val) }
+
+// Dims returns the matrix size.
+func (s *Sparse) Dims() (r, c int) { return s.Rows, s.Cols }
+
+// At returns entry (i, j), 0 when it is not stored.
+func (s *Sparse) At(i, j int) float64 {
+	lo, hi := s.RowPtr[i], s.RowPtr[i+1]
+	for lo < hi { // binary search in the sorted column indices of row i
+		mid := int(uint(lo+hi) >> 1)
+		c := int(s.ColIdx[mid])
+		switch {
+		case c == j:
+			return s.Val[mid]
+		case c < j:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0
+}
+
+// Do calls fn for every stored entry in row-major order.
+func (s *Sparse) Do(fn func(i, j int, v float64)) {
+	for i := 0; i < s.Rows; i++ {
+		for k := s.RowPtr[i]; k < s.RowPtr[i+1]; k++ {
+			fn(i, int(s.ColIdx[k]), s.Val[k])
+		}
+	}
+}
+
+// ToDense forms the d1×d2 dense matrix.
+func (s *Sparse) ToDense() *mat.Dense {
+	m := mat.NewDense(s.Rows, s.Cols, nil)
+	s.Do(func(i, j int, v float64) { m.Set(i, j, v) })
+	return m
+}

@@ -1,0 +1,130 @@
+package rpca
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Settings are the model parameters and stopping rules shared by all
+// methods. Method-specific parameters (step size, γ, λ, …) are fields of
+// the method value itself.
+type Settings struct {
+	// Rank is r, the rank of the low-rank part (required, 1 ≤ r < min(d1, d2)).
+	// IALM treats it as a hint for its first truncated SVD only.
+	Rank int
+
+	// Alpha is α, the largest fraction of corrupted entries in any row or
+	// column (the model S* ∈ S_α of eq. (S_alpha)); 0 ≤ α < 1. With α = 0
+	// the sparse step is skipped (plain matrix completion / PCA).
+	Alpha float64
+
+	// Stop selects the stopping rules; zero fields take the method's
+	// defaults, negative ones disable a rule.
+	Stop Stop
+
+	// Callback, if not nil, is called after every iteration with the record
+	// just appended to the history. It runs on the solver's goroutine, so it
+	// should be quick; cancel the context to stop the solver from it.
+	Callback func(Record)
+
+	// Workers bounds the goroutines used by the parallel kernels;
+	// 0 means runtime.GOMAXPROCS(0).
+	Workers int
+
+	// Seed drives every random choice of the method (the random start of
+	// the truncated SVD, subsampling); equal seeds give equal results.
+	Seed uint64
+}
+
+// Stop holds the stopping rules. A method stops at the first rule met and
+// reports which in Result.Stop. A zero field takes the method's default; a
+// negative field disables the rule.
+type Stop struct {
+	// MaxIter caps the number of iterations.
+	MaxIter int
+
+	// FactorTol stops when the relative change of the factors,
+	// (‖U_{t+1}−U_t‖²_F + ‖V_{t+1}−V_t‖²_F)/(‖U_t‖²_F + ‖V_t‖²_F), is at most
+	// FactorTol (the paper's Appendix B rule; it used 4e-4 for video).
+	FactorTol float64
+
+	// ResidualTol stops when ‖Π_Φ(Y − UVᵀ − S)‖_F/‖Π_Φ(Y)‖_F ≤ ResidualTol.
+	ResidualTol float64
+
+	// TargetError stops as soon as the true relative error
+	// ‖UVᵀ − M*‖_F/‖M*‖_F ≤ TargetError. It needs Problem.Truth and is
+	// meant for time-to-accuracy experiments; it is off by default.
+	TargetError float64
+}
+
+// StopReason tells which rule ended a run.
+type StopReason string
+
+// The stop reasons reported in Result.Stop.
+const (
+	StopMaxIter     StopReason = "max-iter"     // the iteration cap was reached
+	StopFactorTol   StopReason = "factor-tol"   // the factors stopped changing
+	StopResidualTol StopReason = "residual-tol" // the residual is small enough
+	StopTargetError StopReason = "target-error" // the true error reached the target
+	StopExact       StopReason = "exact"        // the decomposition is exact (e.g. zero residual, early exit of AltProj)
+)
+
+// withDefaults returns st with zero fields replaced by def and negative
+// fields mapped to "disabled" (0 for tolerances, MaxInt for MaxIter).
+func (st Stop) withDefaults(def Stop) Stop {
+	pick := func(v, d float64) float64 {
+		switch {
+		case v < 0:
+			return 0
+		case v == 0:
+			return d
+		}
+		return v
+	}
+	out := Stop{
+		FactorTol:   pick(st.FactorTol, def.FactorTol),
+		ResidualTol: pick(st.ResidualTol, def.ResidualTol),
+		TargetError: pick(st.TargetError, def.TargetError),
+	}
+	switch {
+	case st.MaxIter < 0:
+		out.MaxIter = math.MaxInt
+	case st.MaxIter == 0:
+		out.MaxIter = def.MaxIter
+	default:
+		out.MaxIter = st.MaxIter
+	}
+	return out
+}
+
+// WithDefaults is the exported form of the defaulting rule, for
+// implementations of Method outside this package.
+func (st Stop) WithDefaults(def Stop) Stop { return st.withDefaults(def) }
+
+// validate checks the shared settings against a d1×d2 problem.
+func (s *Settings) validate(d1, d2 int) error {
+	mn := min(d1, d2)
+	switch {
+	case s.Rank < 1:
+		return fmt.Errorf("rpca: rank must be at least 1, got %d", s.Rank)
+	case s.Rank >= mn:
+		return fmt.Errorf("rpca: rank %d must be smaller than min(d1, d2) = %d", s.Rank, mn)
+	case math.IsNaN(s.Alpha) || s.Alpha < 0 || s.Alpha >= 1:
+		return fmt.Errorf("rpca: alpha must be in [0, 1), got %v", s.Alpha)
+	case s.Workers < 0:
+		return fmt.Errorf("rpca: workers must be non-negative, got %d", s.Workers)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"FactorTol", s.Stop.FactorTol}, {"ResidualTol", s.Stop.ResidualTol}, {"TargetError", s.Stop.TargetError}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("rpca: Stop.%s must be finite, got %v", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// errNoTruth is returned when Stop.TargetError is set without a truth.
+var errNoTruth = errors.New("rpca: Stop.TargetError needs Problem.Truth")

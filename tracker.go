@@ -1,0 +1,108 @@
+package rpca
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/metrics"
+)
+
+// Tracker does the bookkeeping every method shares: the per-iteration
+// history, the true error when the truth is known, the stopping rules, the
+// callback, divergence detection and cancellation. Implementations of
+// [Method] create one per solve with [NewTracker] and call [Tracker.Step]
+// once per iteration.
+type Tracker struct {
+	ctx     context.Context
+	start   time.Time
+	rules   Stop
+	truth   *Truth
+	cb      func(Record)
+	history []Record
+	// divergence hint used in the error message
+	hint string
+}
+
+// NewTracker starts the clock for a solve of p with settings s. The
+// method's default stopping rules def fill the zero fields of s.Stop. hint
+// is appended to divergence errors to name the likely cause.
+func NewTracker(ctx context.Context, p *Problem, s Settings, def Stop, hint string) *Tracker {
+	return &Tracker{
+		ctx:   ctx,
+		start: time.Now(),
+		rules: s.Stop.withDefaults(def),
+		truth: p.Truth,
+		cb:    s.Callback,
+		hint:  hint,
+	}
+}
+
+// Rules returns the effective stopping rules (defaults filled in,
+// disabled rules as 0, or MaxInt for MaxIter).
+func (t *Tracker) Rules() Stop { return t.rules }
+
+// Start returns the time the solve started.
+func (t *Tracker) Start() time.Time { return t.start }
+
+// History returns the records so far.
+func (t *Tracker) History() []Record { return t.history }
+
+// Step records iteration iter with the relative residual and factor change
+// (NaN when not computed) and the current factors (nil to skip the true
+// error). It returns the rule that says to stop, if any, and an error when
+// the context is cancelled or the iterates diverged.
+func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense) (StopReason, bool, error) {
+	rec := Record{
+		Iter:         iter,
+		Elapsed:      time.Since(t.start),
+		Residual:     residual,
+		FactorChange: factorChange,
+		Error:        math.NaN(),
+	}
+	if t.truth != nil && u != nil && v != nil {
+		rec.Error = metrics.RelError(u, v, t.truth.A, t.truth.B)
+	}
+	t.history = append(t.history, rec)
+	if t.cb != nil {
+		t.cb(rec)
+	}
+	if err := t.ctx.Err(); err != nil {
+		return "", true, err
+	}
+	if math.IsInf(residual, 0) || math.IsInf(factorChange, 0) || residual > 1e6 || !finite(u) || !finite(v) {
+		return "", true, fmt.Errorf("%w at iteration %d (residual %.3g, factor change %.3g): %s",
+			ErrDiverged, iter, residual, factorChange, t.hint)
+	}
+	r := t.rules
+	switch {
+	case r.TargetError > 0 && rec.Error <= r.TargetError:
+		return StopTargetError, true, nil
+	case r.ResidualTol > 0 && residual <= r.ResidualTol:
+		return StopResidualTol, true, nil
+	case r.FactorTol > 0 && iter > 0 && factorChange <= r.FactorTol:
+		return StopFactorTol, true, nil
+	case iter >= r.MaxIter:
+		return StopMaxIter, true, nil
+	}
+	return "", false, nil
+}
+
+// finite reports whether every entry of m is finite (true for nil).
+func finite(m *mat.Dense) bool {
+	if m == nil {
+		return true
+	}
+	raw := m.RawMatrix()
+	for i := 0; i < raw.Rows; i++ {
+		for _, x := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
