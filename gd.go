@@ -2,18 +2,388 @@ package rpca
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/observed"
+	"github.com/rpca-gd/rpca/internal/sparsify"
+	"github.com/rpca-gd/rpca/internal/tsvd"
 )
 
-// GD is the paper's projected gradient method: Algorithm 1 for a fully
-// observed Y, Algorithm 2 for a partially observed one (or for a dense Y
-// subsampled at rate SampleRate).
-type GD struct{}
+// GD is the paper's projected gradient method on the factors U, V:
+// Algorithm 1 for a fully observed Y and Algorithm 2 for a partially
+// observed one (or for a dense Y subsampled at rate SampleRate). The zero
+// value uses the defaults documented on each field.
+type GD struct {
+	// Gamma is γ: the iterations estimate S_t = T_{γα}(Y − U_tV_tᵀ)
+	// (Algorithm 1 line 6; T_{γpα} in Algorithm 2). 0 means 2 for a fully
+	// observed Y (Theorem 2's value) and 3 for partial observations
+	// (Theorem 4's value); γ = 1 stalls at 1–2% error on the paper's model
+	// because rows with more than αd corruptions leak into the gradient.
+	Gamma float64
+
+	// StepConst is c in the step size η = c/σ̂₁, with σ̂₁ the top singular
+	// value of the initial SVD. 0 means DefaultStepDense for Algorithm 1 and
+	// DefaultStepPartial for Algorithm 2 (see docs/performance.md for the
+	// measurements behind them).
+	StepConst float64
+
+	// Mu is the incoherence parameter μ of the constraint sets 𝒰, 𝒱 of
+	// eq. (set): rows of U are kept within √(2μr/d1)·‖U₀‖op and rows of V
+	// within √(2μr/d2)·‖V₀‖op. 0 means 10 (the paper's video setting).
+	Mu float64
+
+	// NoProjection switches the projections Π_𝒰, Π_𝒱 off.
+	NoProjection bool
+
+	// SampleRate is p. For a dense Y, a value in (0, 1) runs Algorithm 2 on
+	// a random fraction p of the entries (the paper's subsampling trick,
+	// Section 4.2); 0 or 1 runs Algorithm 1 on all of Y. For a partially
+	// observed Y it overrides the default p = |Φ|/(d1·d2).
+	SampleRate float64
+
+	// Balance is the weight of the balancing term −Balance·η·U(UᵀU − VᵀV)
+	// in the update of U (and symmetrically of V). 0 means 1/2 for
+	// Algorithm 1 and 1/16 for Algorithm 2, the paper's constants.
+	Balance float64
+
+	// SVDTol is the relative accuracy of the initial truncated SVD; 0 means
+	// the package default of internal/tsvd.
+	SVDTol float64
+}
+
+// Default step constants c of η = c/σ̂₁, chosen by measurement on the
+// paper's synthetic model (see docs/performance.md).
+const (
+	DefaultStepDense   = 0.5
+	DefaultStepPartial = 1.0
+)
+
+// DefaultGDStop are the default stopping rules of GD: at most 1000
+// iterations, relative residual 1e-9, or relative factor change 1e-15.
+var DefaultGDStop = Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-15}
+
+const gdDivergenceHint = "the step size may be too large (lower GD.StepConst), or the rank or alpha may be wrong for this data"
 
 // Name returns "gd".
 func (g *GD) Name() string { return "gd" }
 
-// Solve runs the gradient method.
+// gdParams are the effective parameters of one run.
+type gdParams struct {
+	partial        bool
+	gamma, c, mu   float64
+	balance, p     float64
+	project        bool
+	rank, workers  int
+	alpha          float64
+	svdTol         float64
+	seed           uint64
+	kRow, kCol     int // counts of T in the iterations
+	kRow0, kCol0   int // counts of T in the initialization
+	d1, d2         int
+	eta, sigma1    float64
+	boundU, boundV float64
+}
+
+func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
+	d1, d2 := p.Dims()
+	q := gdParams{
+		rank: s.Rank, alpha: s.Alpha, workers: kernels.Workers(s.Workers), seed: s.Seed,
+		gamma: g.Gamma, c: g.StepConst, mu: g.Mu, balance: g.Balance, project: !g.NoProjection,
+		svdTol: g.SVDTol, d1: d1, d2: d2, p: 1,
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Gamma", g.Gamma}, {"StepConst", g.StepConst}, {"Mu", g.Mu}, {"Balance", g.Balance}, {"SVDTol", g.SVDTol}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return q, fmt.Errorf("rpca: GD.%s must be a finite non-negative number, got %v", f.name, f.v)
+		}
+	}
+	if sr := g.SampleRate; math.IsNaN(sr) || sr < 0 || sr > 1 {
+		return q, fmt.Errorf("rpca: GD.SampleRate p must be in (0, 1], got %v", sr)
+	}
+	switch {
+	case p.Observed != nil:
+		q.partial = true
+		q.p = p.Observed.Rate()
+		if g.SampleRate > 0 {
+			q.p = g.SampleRate
+		}
+	case g.SampleRate > 0 && g.SampleRate < 1:
+		q.partial = true
+		q.p = g.SampleRate
+	}
+	if q.gamma == 0 {
+		q.gamma = 2
+		if q.partial {
+			q.gamma = 3
+		}
+	}
+	if q.c == 0 {
+		q.c = DefaultStepDense
+		if q.partial {
+			q.c = DefaultStepPartial
+		}
+	}
+	if q.mu == 0 {
+		q.mu = 10
+	}
+	if q.balance == 0 {
+		q.balance = 0.5
+		if q.partial {
+			q.balance = 1.0 / 16
+		}
+	}
+	pa := q.p * q.alpha
+	if q.partial {
+		q.kRow0, q.kCol0 = sparsify.Count(2*pa, d2), sparsify.Count(2*pa, d1)
+	} else {
+		q.kRow0, q.kCol0 = sparsify.Count(q.alpha, d2), sparsify.Count(q.alpha, d1)
+	}
+	q.kRow, q.kCol = sparsify.Count(q.gamma*pa, d2), sparsify.Count(q.gamma*pa, d1)
+	return q, nil
+}
+
+func (q *gdParams) toMap() map[string]float64 {
+	m := map[string]float64{
+		"gamma": q.gamma, "step_const": q.c, "step": q.eta, "sigma1": q.sigma1, "mu": q.mu,
+		"balance": q.balance, "p": q.p, "k_row": float64(q.kRow), "k_col": float64(q.kCol),
+		"projection": 0, "algorithm": 1,
+	}
+	if q.project {
+		m["projection"] = 1
+	}
+	if q.partial {
+		m["algorithm"] = 2
+	}
+	return m
+}
+
+// Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.
 func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
-	return nil, errors.New("rpca: gd not implemented yet")
+	q, err := g.params(p, s)
+	if err != nil {
+		return nil, err
+	}
+	tr := NewTracker(ctx, p, s, DefaultGDStop, gdDivergenceHint)
+	var st gdState
+	if q.partial {
+		m, err := g.observedMatrix(p, s)
+		if err != nil {
+			return nil, err
+		}
+		if er, ec := m.EmptyLines(); er > 0 || ec > 0 {
+			return nil, fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec)
+		}
+		st = newObservedState(m, &q)
+	} else {
+		st = newDenseState(p.Dense.RawMatrix(), &q)
+	}
+	u, v, err := st.initialize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return runGD(tr, st, &q, u, v)
+}
+
+// observedMatrix returns Φ for Algorithm 2: the problem's own, or a random
+// subsample of a dense Y.
+func (g *GD) observedMatrix(p *Problem, s Settings) (*observed.Matrix, error) {
+	if p.Observed != nil {
+		return p.Observed.m, nil
+	}
+	m, err := observed.SampleDense(p.Dense.RawMatrix(), g.SampleRate, s.Seed^0x5eed5a3b1e)
+	if err != nil {
+		return nil, fmt.Errorf("rpca: %w", err)
+	}
+	return m, nil
+}
+
+// gdState is what differs between Algorithm 1 and Algorithm 2: the data
+// layout, the initialization and the residual/gradient pass.
+type gdState interface {
+	// initialize runs Phase I up to U0, V0 (before projection) and sets
+	// q.sigma1.
+	initialize(ctx context.Context) (u, v blas64.General, err error)
+	// residual computes S_t = T(Π_Φ(Y − UVᵀ)) and E = Π_Φ(Y − UVᵀ − S_t)
+	// and returns ‖E‖_F/‖Π_Φ Y‖_F.
+	residual(u, v blas64.General) (float64, error)
+	// gradients sets gu = E·V and gv = Eᵀ·U (the negated gradients of the
+	// loss up to the factor 1/p).
+	gradients(gu, gv, u, v blas64.General)
+	// sparse returns S_t of the last residual call.
+	sparse() *Sparse
+}
+
+// runGD is Phase II, shared by both algorithms: projected gradient steps
+// on (U, V) with the balancing term, until a stopping rule fires.
+func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, error) {
+	q.eta = q.c / q.sigma1
+	// Constraint sets of eq. (set); ‖U0‖op = ‖V0‖op = √σ̂₁ since U0 = LΣ^½.
+	q.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * math.Sqrt(q.sigma1)
+	q.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * math.Sqrt(q.sigma1)
+	if q.project {
+		projectRows(u, q.boundU)
+		projectRows(v, q.boundV)
+	}
+	r := q.rank
+	gu := newGeneral(q.d1, r)
+	gv := newGeneral(q.d2, r)
+	un := newGeneral(q.d1, r)
+	vn := newGeneral(q.d2, r)
+	d := newGeneral(r, r)
+	gscale := 1 / q.p
+
+	res, err := st.residual(u, v)
+	if err != nil {
+		return nil, err
+	}
+	reason, done, err := tr.Step(0, res, math.NaN(), asDense(u), asDense(v))
+	if err != nil {
+		return nil, err
+	}
+	iter := 0
+	for !done {
+		st.gradients(gu, gv, u, v)
+		// D = UᵀU − VᵀV
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
+		blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+		// U+ = U + η/p·E·V − b·η·U·D ; V+ = V + η/p·Eᵀ·U + b·η·V·D
+		copyGeneral(un, u)
+		axpyGeneral(un, q.eta*gscale, gu)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, -q.balance*q.eta, u, d, 1, un)
+		copyGeneral(vn, v)
+		axpyGeneral(vn, q.eta*gscale, gv)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, q.balance*q.eta, v, d, 1, vn)
+		if q.project {
+			projectRows(un, q.boundU)
+			projectRows(vn, q.boundV)
+		}
+		change := (diffSq(un, u) + diffSq(vn, v)) / (sumSq(u) + sumSq(v))
+		u, un = un, u
+		v, vn = vn, v
+		iter++
+		res, err = st.residual(u, v)
+		if err != nil {
+			return nil, err
+		}
+		reason, done, err = tr.Step(iter, res, change, asDense(u), asDense(v))
+		if err != nil {
+			return nil, err
+		}
+	}
+	hist := tr.History()
+	return &Result{
+		Method:     "gd",
+		U:          asDense(u),
+		V:          asDense(v),
+		S:          st.sparse(),
+		Iterations: iter,
+		Elapsed:    hist[len(hist)-1].Elapsed,
+		Stop:       reason,
+		Residual:   res,
+		History:    hist,
+		Params:     q.toMap(),
+	}, nil
+}
+
+// svdFactors turns a truncated SVD L·Σ·Rᵀ into U0 = L·Σ^½, V0 = R·Σ^½
+// (Algorithm 1 line 3) and records σ̂₁.
+func svdFactors(sv *tsvd.Result, q *gdParams) (u, v blas64.General, err error) {
+	if len(sv.S) == 0 || !(sv.S[0] > 0) {
+		return u, v, fmt.Errorf("rpca: the initial SVD found no signal (top singular value %v): the data are zero after removing the initial sparse estimate", firstOr(sv.S))
+	}
+	q.sigma1 = sv.S[0]
+	u = newGeneral(q.d1, q.rank)
+	v = newGeneral(q.d2, q.rank)
+	for k := 0; k < q.rank; k++ {
+		sq := math.Sqrt(math.Max(sv.S[k], 0))
+		for i := 0; i < q.d1; i++ {
+			u.Data[i*u.Stride+k] = sv.U.Data[i*sv.U.Stride+k] * sq
+		}
+		for j := 0; j < q.d2; j++ {
+			v.Data[j*v.Stride+k] = sv.V.Data[j*sv.V.Stride+k] * sq
+		}
+	}
+	return u, v, nil
+}
+
+func firstOr(s []float64) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[0]
+}
+
+// projectRows is the projection onto {A : ‖A‖_{2,∞} ≤ bound}: every row
+// longer than bound is rescaled to length bound (eq. (set)).
+func projectRows(a blas64.General, bound float64) {
+	b2 := bound * bound
+	for i := 0; i < a.Rows; i++ {
+		r := a.Data[i*a.Stride : i*a.Stride+a.Cols]
+		n2 := 0.0
+		for _, x := range r {
+			n2 += x * x
+		}
+		if n2 > b2 {
+			f := bound / math.Sqrt(n2)
+			for k := range r {
+				r[k] *= f
+			}
+		}
+	}
+}
+
+func newGeneral(r, c int) blas64.General {
+	return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
+}
+
+func asDense(a blas64.General) *mat.Dense {
+	var m mat.Dense
+	m.SetRawMatrix(a)
+	return &m
+}
+
+func copyGeneral(dst, src blas64.General) {
+	for i := 0; i < src.Rows; i++ {
+		copy(dst.Data[i*dst.Stride:i*dst.Stride+dst.Cols], src.Data[i*src.Stride:i*src.Stride+src.Cols])
+	}
+}
+
+// axpyGeneral sets dst += alpha·x.
+func axpyGeneral(dst blas64.General, alpha float64, x blas64.General) {
+	for i := 0; i < x.Rows; i++ {
+		d := dst.Data[i*dst.Stride : i*dst.Stride+dst.Cols]
+		for k, xv := range x.Data[i*x.Stride : i*x.Stride+x.Cols] {
+			d[k] += alpha * xv
+		}
+	}
+}
+
+func sumSq(a blas64.General) float64 {
+	s := 0.0
+	for i := 0; i < a.Rows; i++ {
+		for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
+			s += x * x
+		}
+	}
+	return s
+}
+
+func diffSq(a, b blas64.General) float64 {
+	s := 0.0
+	for i := 0; i < a.Rows; i++ {
+		br := b.Data[i*b.Stride : i*b.Stride+b.Cols]
+		for k, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
+			d := x - br[k]
+			s += d * d
+		}
+	}
+	return s
 }
