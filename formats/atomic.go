@@ -1,0 +1,218 @@
+package formats
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic creates or replaces the file at path with the bytes that
+// write produces. The bytes go to a temporary file in the same directory,
+// which is flushed, synced to disk and renamed over path only if write and
+// all file operations succeed; on any error the temporary file is removed
+// and an existing file at path is left untouched. The new file has
+// permissions 0644.
+func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable where the platform supports it;
+// failures are ignored because the data itself is already synced.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// ErrDirExists is wrapped by [NewAtomicDir] and [AtomicDir.Commit] when
+// the output directory exists, is not empty and force is not set.
+var ErrDirExists = errors.New("output directory exists and is not empty")
+
+// AtomicDir builds an output directory so that it appears complete or not
+// at all: files are written into a temporary sibling directory
+// (DIR.tmp-XXXX) that [AtomicDir.Commit] renames to DIR. Typical use:
+//
+//	d, err := formats.NewAtomicDir(out, force)
+//	if err != nil { ... }
+//	defer d.Abort()                    // no-op after a successful Commit
+//	formats.WriteNpyFile(d.Join("lowrank.npy"), m)
+//	...
+//	return d.Commit()
+type AtomicDir struct {
+	dir   string // final path
+	tmp   string // temporary sibling being filled
+	force bool
+	done  bool // committed or aborted
+}
+
+// NewAtomicDir prepares to create dir. It fails if dir exists as a
+// non-empty directory (or as something other than a directory) unless
+// force is set; with force an existing directory is replaced only at
+// Commit, so a run that fails leaves it intact.
+func NewAtomicDir(dir string, force bool) (*AtomicDir, error) {
+	dir = filepath.Clean(dir)
+	if err := checkTarget(dir, force); err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &AtomicDir{dir: dir, tmp: tmp, force: force}, nil
+}
+
+// checkTarget reports whether dir may be (re)placed.
+func checkTarget(dir string, force bool) error {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s exists and is not a directory", dir)
+	}
+	if force {
+		return nil
+	}
+	empty, err := isEmptyDir(dir)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return fmt.Errorf("%s: %w (use force to replace it)", dir, ErrDirExists)
+	}
+	return nil
+}
+
+func isEmptyDir(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Path returns the temporary directory to write into.
+func (d *AtomicDir) Path() string { return d.tmp }
+
+// Join returns the path of name (slash-separated) inside the temporary
+// directory.
+func (d *AtomicDir) Join(name string) string { return filepath.Join(d.tmp, filepath.FromSlash(name)) }
+
+// Final returns the directory that Commit creates.
+func (d *AtomicDir) Final() string { return d.dir }
+
+// Commit renames the temporary directory to the final one. An existing
+// empty directory is replaced; an existing non-empty one is replaced only
+// with force (it is first moved aside to DIR.old-XXXX, then removed after
+// the rename, and moved back if the rename fails). After Commit, Abort
+// does nothing.
+func (d *AtomicDir) Commit() error {
+	if d.done {
+		return fmt.Errorf("%s: output directory already committed or aborted", d.dir)
+	}
+	if err := checkTarget(d.dir, d.force); err != nil {
+		return err
+	}
+	syncDir(d.tmp)
+	var old string
+	if _, err := os.Lstat(d.dir); err == nil {
+		empty, err := isEmptyDir(d.dir)
+		if err != nil {
+			return err
+		}
+		if empty {
+			if err := os.Remove(d.dir); err != nil {
+				return err
+			}
+		} else {
+			// Reserve a unique name, then move the old directory onto it.
+			old, err = os.MkdirTemp(filepath.Dir(d.dir), filepath.Base(d.dir)+".old-")
+			if err != nil {
+				return err
+			}
+			if err := os.Rename(d.dir, old); err != nil {
+				os.Remove(old)
+				return err
+			}
+		}
+	}
+	if err := os.Rename(d.tmp, d.dir); err != nil {
+		if old != "" {
+			os.Rename(old, d.dir)
+		}
+		return err
+	}
+	d.done = true
+	syncDir(filepath.Dir(d.dir))
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("output committed, but removing the previous %s (moved to %s) failed: %v", d.dir, old, err)
+		}
+	}
+	return nil
+}
+
+// Abort removes the temporary directory and everything in it. It does
+// nothing after Commit or a previous Abort, so it can be deferred.
+func (d *AtomicDir) Abort() error {
+	if d.done {
+		return nil
+	}
+	d.done = true
+	return os.RemoveAll(d.tmp)
+}

@@ -1,0 +1,450 @@
+package formats
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Triplets is a sparse d1×d2 matrix given by its entries: entry k is at
+// row Row[k], column Col[k] (0-based) with value Val[k]. Readers do not
+// check for duplicate positions; the caller (the observed-matrix builder)
+// reports them.
+type Triplets struct {
+	D1, D2 int
+	Row    []int
+	Col    []int
+	Val    []float64
+}
+
+// Len returns the number of entries.
+func (t *Triplets) Len() int { return len(t.Val) }
+
+// MMHeader is the banner of a Matrix Market file, lower-cased.
+type MMHeader struct {
+	Object   string // "matrix"
+	Format   string // "coordinate" or "array"
+	Field    string // "real" or "integer" (others are rejected)
+	Symmetry string // "general", "symmetric" or "skew-symmetric"
+}
+
+// MatrixMarket is the content of a Matrix Market file: Coord for the
+// coordinate format, Dense for the array format.
+type MatrixMarket struct {
+	Header MMHeader
+	Coord  *Triplets
+	Dense  *mat.Dense
+}
+
+// initialCap bounds preallocation from counts declared in headers: larger
+// inputs grow by appending, so memory follows the data actually present.
+const initialCap = 1 << 20
+
+// ReadMatrixMarket reads a Matrix Market "matrix" file in coordinate or
+// array format with real or integer values (integers are converted to
+// float64).
+//
+// Coordinate entries are returned as 0-based [Triplets] in file order. For
+// symmetric (skew-symmetric) files each off-diagonal entry (i, j, v) is
+// also returned mirrored as (j, i, v) (resp. (j, i, −v)); entries from
+// either triangle are accepted. Duplicate positions are not detected here.
+// Pattern matrices are rejected because they carry no values; complex and
+// Hermitian ones are not supported.
+//
+// Array files (column-major values; for symmetric files the lower
+// triangle) are returned as a dense matrix.
+//
+// Errors name the line: a malformed banner or size line, indices out of
+// range, too few or too many entries, malformed or non-finite values.
+// name is used in error messages.
+func ReadMatrixMarket(r io.Reader, name string) (*MatrixMarket, error) {
+	lr := newLineReader(r, name)
+	first, ok, err := lr.next()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errf(name, "empty file, not a Matrix Market file")
+	}
+	h, err := parseMMBanner(string(first))
+	if err != nil {
+		return nil, errAt(name, 1, 0, "%v", err)
+	}
+	// Size line: first line that is neither a comment nor blank.
+	var size []string
+	for {
+		b, ok, err := lr.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errf(name, "no size line after the banner")
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "" || s[0] == '%' {
+			continue
+		}
+		size = strings.Fields(s)
+		break
+	}
+	mm := &MatrixMarket{Header: h}
+	if h.Format == "coordinate" {
+		mm.Coord, err = readMMCoordinate(lr, h, size)
+	} else {
+		mm.Dense, err = readMMArray(lr, h, size)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return mm, nil
+}
+
+// ReadMatrixMarketFile reads a Matrix Market file; see [ReadMatrixMarket].
+func ReadMatrixMarketFile(path string) (*MatrixMarket, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadMatrixMarket(f, path)
+}
+
+func parseMMBanner(line string) (MMHeader, error) {
+	f := strings.Fields(strings.ToLower(line))
+	if len(f) == 0 || f[0] != "%%matrixmarket" {
+		return MMHeader{}, fmt.Errorf("not a Matrix Market file (first line must start with %%%%MatrixMarket)")
+	}
+	if len(f) != 5 {
+		return MMHeader{}, fmt.Errorf("banner has %d words, want \"%%%%MatrixMarket matrix coordinate|array real|integer general|symmetric|skew-symmetric\"", len(f))
+	}
+	h := MMHeader{Object: f[1], Format: f[2], Field: f[3], Symmetry: f[4]}
+	if h.Object != "matrix" {
+		return h, fmt.Errorf("unsupported object %q (want matrix)", h.Object)
+	}
+	if h.Format != "coordinate" && h.Format != "array" {
+		return h, fmt.Errorf("unsupported format %q (want coordinate or array)", h.Format)
+	}
+	switch h.Field {
+	case "real", "double", "integer":
+		if h.Field == "double" {
+			h.Field = "real"
+		}
+	case "pattern":
+		return h, fmt.Errorf("pattern matrices have no values and cannot be used as data (want real or integer)")
+	case "complex":
+		return h, fmt.Errorf("complex matrices are not supported (want real or integer)")
+	default:
+		return h, fmt.Errorf("unsupported field %q (want real or integer)", h.Field)
+	}
+	switch h.Symmetry {
+	case "general", "symmetric", "skew-symmetric":
+	case "hermitian":
+		return h, fmt.Errorf("hermitian matrices are not supported")
+	default:
+		return h, fmt.Errorf("unsupported symmetry %q (want general, symmetric or skew-symmetric)", h.Symmetry)
+	}
+	return h, nil
+}
+
+// parseDims parses positive matrix dimensions from the size line.
+func parseDims(lr *lineReader, h MMHeader, size []string, want int) (d1, d2 int, err error) {
+	name := lr.name
+	if len(size) != want {
+		form := "rows cols entries"
+		if want == 2 {
+			form = "rows cols"
+		}
+		return 0, 0, errAt(name, lr.line, 0, "size line has %d fields, want %d (%s)", len(size), want, form)
+	}
+	d := make([]int, want)
+	for k, s := range size {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			return 0, 0, errAt(name, lr.line, k+1, "size %s is not a non-negative integer", quoteField(s))
+		}
+		d[k] = v
+	}
+	if d[0] == 0 || d[1] == 0 {
+		return 0, 0, errAt(name, lr.line, 0, "matrix size %d×%d is empty", d[0], d[1])
+	}
+	if h.Symmetry != "general" && d[0] != d[1] {
+		return 0, 0, errAt(name, lr.line, 0, "%s matrix must be square, size line says %d×%d", h.Symmetry, d[0], d[1])
+	}
+	if d[0] > math.MaxInt/d[1] {
+		return 0, 0, errAt(name, lr.line, 0, "matrix size %d×%d overflows", d[0], d[1])
+	}
+	return d[0], d[1], nil
+}
+
+// parseMMValue parses a real or integer value.
+func parseMMValue(s, field string) (float64, error) {
+	if field == "integer" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("invalid integer %s", quoteField(s))
+		}
+		return float64(v), nil
+	}
+	return parseNumber(s, false)
+}
+
+func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, error) {
+	name := lr.name
+	if len(size) == 2 {
+		return nil, errAt(name, lr.line, 0, "size line has 2 fields, want 3 (rows cols entries); is this an array file with a coordinate banner?")
+	}
+	d1, d2, err := parseDims(lr, h, size, 3)
+	if err != nil {
+		return nil, err
+	}
+	nnz, _ := strconv.Atoi(size[2])
+	if nnz > d1*d2 {
+		return nil, errAt(name, lr.line, 3, "%d entries declared for a %d×%d matrix", nnz, d1, d2)
+	}
+	mirror := h.Symmetry != "general"
+	c := min(nnz, initialCap)
+	if mirror {
+		c = min(2*nnz, initialCap)
+	}
+	t := &Triplets{D1: d1, D2: d2, Row: make([]int, 0, c), Col: make([]int, 0, c), Val: make([]float64, 0, c)}
+	read := 0
+	for {
+		b, ok, err := lr.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "" || s[0] == '%' {
+			continue
+		}
+		if read == nnz {
+			return nil, errAt(name, lr.line, 0, "more entries than the %d declared on the size line", nnz)
+		}
+		f := strings.Fields(s)
+		if len(f) != 3 {
+			return nil, errAt(name, lr.line, 0, "entry has %d fields, want 3 (row col value)", len(f))
+		}
+		i, err := parseIndex(f[0], d1)
+		if err != nil {
+			return nil, errAt(name, lr.line, 1, "row %v", err)
+		}
+		j, err := parseIndex(f[1], d2)
+		if err != nil {
+			return nil, errAt(name, lr.line, 2, "column %v", err)
+		}
+		v, err := parseMMValue(f[2], h.Field)
+		if err != nil {
+			return nil, errAt(name, lr.line, 3, "%v", err)
+		}
+		if h.Symmetry == "skew-symmetric" && i == j {
+			return nil, errAt(name, lr.line, 0, "skew-symmetric matrix stores a diagonal entry")
+		}
+		t.Row, t.Col, t.Val = append(t.Row, i), append(t.Col, j), append(t.Val, v)
+		if mirror && i != j {
+			if h.Symmetry == "skew-symmetric" {
+				v = -v
+			}
+			t.Row, t.Col, t.Val = append(t.Row, j), append(t.Col, i), append(t.Val, v)
+		}
+		read++
+	}
+	if read != nnz {
+		return nil, errf(name, "size line declares %d entries, but the file has %d", nnz, read)
+	}
+	return t, nil
+}
+
+// parseIndex parses a 1-based index in [1, n] and returns it 0-based.
+func parseIndex(s string, n int) (int, error) {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("index %s is not an integer", quoteField(s))
+	}
+	if v < 1 || v > n {
+		return 0, fmt.Errorf("index %d is out of range 1..%d", v, n)
+	}
+	return v - 1, nil
+}
+
+func readMMArray(lr *lineReader, h MMHeader, size []string) (*mat.Dense, error) {
+	name := lr.name
+	if len(size) == 3 {
+		return nil, errAt(name, lr.line, 0, "size line has 3 fields, want 2 (rows cols); is this a coordinate file with an array banner?")
+	}
+	d1, d2, err := parseDims(lr, h, size, 2)
+	if err != nil {
+		return nil, err
+	}
+	want := d1 * d2
+	switch h.Symmetry {
+	case "symmetric":
+		want = d1 * (d1 + 1) / 2
+	case "skew-symmetric":
+		want = d1 * (d1 - 1) / 2
+	}
+	vals := make([]float64, 0, min(want, initialCap))
+	for {
+		b, ok, err := lr.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "" || s[0] == '%' {
+			continue
+		}
+		for k, f := range strings.Fields(s) {
+			if len(vals) == want {
+				return nil, errAt(name, lr.line, k+1, "more values than the %d a %s %d×%d array holds", want, h.Symmetry, d1, d2)
+			}
+			v, err := parseMMValue(f, h.Field)
+			if err != nil {
+				return nil, errAt(name, lr.line, k+1, "%v", err)
+			}
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) != want {
+		return nil, errf(name, "a %s %d×%d array holds %d values, but the file has %d", h.Symmetry, d1, d2, want, len(vals))
+	}
+	m := mat.NewDense(d1, d2, nil)
+	k := 0
+	for j := 0; j < d2; j++ {
+		switch h.Symmetry {
+		case "general":
+			for i := 0; i < d1; i++ {
+				m.Set(i, j, vals[k])
+				k++
+			}
+		case "symmetric":
+			for i := j; i < d1; i++ {
+				m.Set(i, j, vals[k])
+				m.Set(j, i, vals[k])
+				k++
+			}
+		default: // skew-symmetric
+			for i := j + 1; i < d1; i++ {
+				m.Set(i, j, vals[k])
+				m.Set(j, i, -vals[k])
+				k++
+			}
+		}
+	}
+	return m, nil
+}
+
+// SparseMatrix is a sparse matrix that can list its stored entries, such
+// as *rpca.Sparse.
+type SparseMatrix interface {
+	Dims() (rows, cols int)
+	NNZ() int
+	// Do calls fn for every stored entry.
+	Do(fn func(i, j int, v float64))
+}
+
+// WriteMatrixMarketSparse writes s in coordinate real general format with
+// 1-based indices, entries in the order s.Do lists them.
+func WriteMatrixMarketSparse(w io.Writer, s SparseMatrix) error {
+	rows, cols := s.Dims()
+	nnz := s.NNZ()
+	if _, err := fmt.Fprintf(w, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", rows, cols, nnz); err != nil {
+		return err
+	}
+	var (
+		buf  = make([]byte, 0, 64<<10)
+		werr error
+		n    int
+	)
+	s.Do(func(i, j int, v float64) {
+		if werr != nil {
+			return
+		}
+		n++
+		if i < 0 || i >= rows || j < 0 || j >= cols {
+			werr = fmt.Errorf("formats: sparse entry (%d, %d) outside the %d×%d matrix", i, j, rows, cols)
+			return
+		}
+		buf = appendEntry(buf, i, j, v)
+		if len(buf) > cap(buf)-64 {
+			_, werr = w.Write(buf)
+			buf = buf[:0]
+		}
+	})
+	if werr != nil {
+		return werr
+	}
+	if n != nnz {
+		return fmt.Errorf("formats: sparse matrix reports %d entries but lists %d", nnz, n)
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+func appendEntry(buf []byte, i, j int, v float64) []byte {
+	buf = strconv.AppendInt(buf, int64(i)+1, 10)
+	buf = append(buf, ' ')
+	buf = strconv.AppendInt(buf, int64(j)+1, 10)
+	buf = append(buf, ' ')
+	buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+	return append(buf, '\n')
+}
+
+// tripletSparse adapts Triplets to SparseMatrix.
+type tripletSparse struct{ t *Triplets }
+
+func (s tripletSparse) Dims() (int, int) { return s.t.D1, s.t.D2 }
+func (s tripletSparse) NNZ() int         { return len(s.t.Val) }
+func (s tripletSparse) Do(fn func(i, j int, v float64)) {
+	for k, v := range s.t.Val {
+		fn(s.t.Row[k], s.t.Col[k], v)
+	}
+}
+
+// WriteMatrixMarketTriplets writes t in coordinate real general format,
+// entries in the given order.
+func WriteMatrixMarketTriplets(w io.Writer, t *Triplets) error {
+	if len(t.Row) != len(t.Val) || len(t.Col) != len(t.Val) {
+		return fmt.Errorf("formats: triplets have %d rows, %d cols and %d values; want equal lengths", len(t.Row), len(t.Col), len(t.Val))
+	}
+	return WriteMatrixMarketSparse(w, tripletSparse{t})
+}
+
+// WriteMatrixMarketDense writes m in array real general format (values in
+// column-major order, one per line).
+func WriteMatrixMarketDense(w io.Writer, m mat.Matrix) error {
+	rows, cols := m.Dims()
+	if _, err := fmt.Fprintf(w, "%%%%MatrixMarket matrix array real general\n%d %d\n", rows, cols); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 64<<10)
+	for j := 0; j < cols; j++ {
+		for i := 0; i < rows; i++ {
+			buf = strconv.AppendFloat(buf, m.At(i, j), 'g', -1, 64)
+			buf = append(buf, '\n')
+			if len(buf) > cap(buf)-32 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// WriteMatrixMarketFile writes s to path atomically in coordinate real
+// general format; see [WriteMatrixMarketSparse] and [WriteFileAtomic].
+func WriteMatrixMarketFile(path string, s SparseMatrix) error {
+	return WriteFileAtomic(path, func(w io.Writer) error { return WriteMatrixMarketSparse(w, s) })
+}

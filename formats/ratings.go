@@ -1,0 +1,191 @@
+package formats
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// RatingOptions configures [ReadRatings].
+type RatingOptions struct {
+	// Delimiter separates the fields: "\t", ",", [Whitespace], "::" or any
+	// other string. Empty means: chosen from the first data line — tab if
+	// it contains one, else comma if it contains one, else white space.
+	Delimiter string
+
+	// Header skips the first line that is not a comment.
+	Header bool
+
+	// IgnoreExtra ignores fields after the third (for example MovieLens
+	// timestamps); by default a line must have exactly three fields.
+	IgnoreExtra bool
+
+	// AllowNonFinite accepts NaN and ±Inf values.
+	AllowNonFinite bool
+}
+
+// Ratings is a partially observed matrix read from "row col value" lines
+// with arbitrary string ids. Row and column ids get indices 0, 1, … in
+// order of first appearance. The embedded Triplets hold the entries in
+// file order, with D1 = len(RowIDs) and D2 = len(ColIDs); duplicate
+// (row, col) pairs are not detected here.
+type Ratings struct {
+	RowIDs, ColIDs     []string       // index → id
+	RowIndex, ColIndex map[string]int // id → index
+	Triplets
+}
+
+// Lookup returns the indices of a (row id, column id) pair; ok is false if
+// either id did not occur in the input.
+func (r *Ratings) Lookup(rowID, colID string) (i, j int, ok bool) {
+	i, ok1 := r.RowIndex[rowID]
+	j, ok2 := r.ColIndex[colID]
+	return i, j, ok1 && ok2
+}
+
+// ReadRatings reads "row col value" lines. Ids are any non-empty text
+// without the delimiter (surrounding white space is trimmed); values are
+// numbers. Lines whose first non-blank character is '#' and blank lines
+// are skipped. Errors name the 1-based line and field. name is used in
+// error messages.
+func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) {
+	lr := newLineReader(r, name)
+	out := &Ratings{RowIndex: map[string]int{}, ColIndex: map[string]int{}}
+	delim := opt.Delimiter
+	header := opt.Header
+	for {
+		b, ok, err := lr.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if isBlank(b) {
+			continue
+		}
+		line := string(b)
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		if header {
+			header = false
+			continue
+		}
+		if delim == "" {
+			switch {
+			case strings.Contains(line, "\t"):
+				delim = "\t"
+			case strings.Contains(line, ","):
+				delim = ","
+			default:
+				delim = Whitespace
+			}
+		}
+		f := splitFields(line, delim)
+		if len(f) < 3 || (len(f) > 3 && !opt.IgnoreExtra) {
+			return nil, errAt(name, lr.line, 0, "%d fields, want 3 (row col value) separated by %s", len(f), delimName(delim))
+		}
+		rowID, colID := strings.TrimSpace(f[0]), strings.TrimSpace(f[1])
+		if rowID == "" {
+			return nil, errAt(name, lr.line, 1, "empty row id")
+		}
+		if colID == "" {
+			return nil, errAt(name, lr.line, 2, "empty column id")
+		}
+		v, err := parseNumber(f[2], opt.AllowNonFinite)
+		if err != nil {
+			e := errAt(name, lr.line, 3, "%v", err)
+			if len(out.Val) == 0 && !opt.Header {
+				e.Msg += " (if the first line is a header, enable the header option)"
+			}
+			return nil, e
+		}
+		i, ok := out.RowIndex[rowID]
+		if !ok {
+			i = len(out.RowIDs)
+			out.RowIndex[rowID] = i
+			out.RowIDs = append(out.RowIDs, rowID)
+		}
+		j, ok := out.ColIndex[colID]
+		if !ok {
+			j = len(out.ColIDs)
+			out.ColIndex[colID] = j
+			out.ColIDs = append(out.ColIDs, colID)
+		}
+		out.Row, out.Col, out.Val = append(out.Row, i), append(out.Col, j), append(out.Val, v)
+	}
+	if len(out.Val) == 0 {
+		return nil, errf(name, "no entries")
+	}
+	out.D1, out.D2 = len(out.RowIDs), len(out.ColIDs)
+	return out, nil
+}
+
+func delimName(d string) string {
+	switch d {
+	case "\t":
+		return "tabs"
+	case ",":
+		return "commas"
+	case Whitespace:
+		return "white space"
+	}
+	return strconv.Quote(d)
+}
+
+// ReadRatingsFile reads a ratings file; see [ReadRatings].
+func ReadRatingsFile(path string, opt RatingOptions) (*Ratings, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadRatings(f, path, opt)
+}
+
+// WriteRatings writes "row col value" lines separated by delim ("" means
+// tab; [Whitespace] writes one space), values with full precision.
+// rows, cols and vals must have equal lengths.
+func WriteRatings(w io.Writer, delim string, rows, cols []string, vals []float64) error {
+	if len(rows) != len(vals) || len(cols) != len(vals) {
+		return fmt.Errorf("formats: %d row ids, %d column ids and %d values; want equal lengths", len(rows), len(cols), len(vals))
+	}
+	if delim == "" {
+		delim = "\t"
+	}
+	var buf []byte
+	for k, v := range vals {
+		buf = append(buf[:0], rows[k]...)
+		buf = append(buf, delim...)
+		buf = append(buf, cols[k]...)
+		buf = append(buf, delim...)
+		buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+		buf = append(buf, '\n')
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteTriplets writes the entries of t, whose indices refer to r's ids,
+// as "row col value" lines with the original ids (for example predictions
+// of a completion). delim as in [WriteRatings].
+func (r *Ratings) WriteTriplets(w io.Writer, delim string, t *Triplets) error {
+	if len(t.Row) != len(t.Val) || len(t.Col) != len(t.Val) {
+		return fmt.Errorf("formats: triplets have %d rows, %d cols and %d values; want equal lengths", len(t.Row), len(t.Col), len(t.Val))
+	}
+	rows := make([]string, len(t.Val))
+	cols := make([]string, len(t.Val))
+	for k := range t.Val {
+		i, j := t.Row[k], t.Col[k]
+		if i < 0 || i >= len(r.RowIDs) || j < 0 || j >= len(r.ColIDs) {
+			return fmt.Errorf("formats: entry %d at (%d, %d) has no id (%d row ids, %d column ids)", k, i, j, len(r.RowIDs), len(r.ColIDs))
+		}
+		rows[k], cols[k] = r.RowIDs[i], r.ColIDs[j]
+	}
+	return WriteRatings(w, delim, rows, cols, t.Val)
+}
