@@ -158,7 +158,7 @@ func (d *AtomicDir) Final() string { return d.dir }
 
 // Commit renames the temporary directory to the final one. An existing
 // empty directory is replaced; an existing non-empty one is replaced only
-// with force (it is first moved aside to DIR.old-XXXX, then removed after
+// with force (it is first moved aside into DIR.old-XXXX, then removed after
 // the rename, and moved back if the rename fails). After Commit, Abort
 // does nothing.
 func (d *AtomicDir) Commit() error {
@@ -180,27 +180,31 @@ func (d *AtomicDir) Commit() error {
 				return err
 			}
 		} else {
-			// Reserve a unique name, then move the old directory onto it.
-			old, err = os.MkdirTemp(filepath.Dir(d.dir), filepath.Base(d.dir)+".old-")
+			// Move the old directory into a fresh holder directory, so
+			// that its new name is unique without a race.
+			holder, err := os.MkdirTemp(filepath.Dir(d.dir), filepath.Base(d.dir)+".old-")
 			if err != nil {
 				return err
 			}
+			old = filepath.Join(holder, "previous")
 			if err := os.Rename(d.dir, old); err != nil {
-				os.Remove(old)
+				os.Remove(holder)
 				return err
 			}
 		}
 	}
 	if err := os.Rename(d.tmp, d.dir); err != nil {
 		if old != "" {
-			os.Rename(old, d.dir)
+			if os.Rename(old, d.dir) == nil {
+				os.Remove(filepath.Dir(old))
+			}
 		}
 		return err
 	}
 	d.done = true
 	syncDir(filepath.Dir(d.dir))
 	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
+		if err := os.RemoveAll(filepath.Dir(old)); err != nil {
 			return fmt.Errorf("output committed, but removing the previous %s (moved to %s) failed: %v", d.dir, old, err)
 		}
 	}

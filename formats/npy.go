@@ -29,7 +29,7 @@ var ErrUnsupportedDtype = errors.New("unsupported dtype")
 
 // NpyHeader describes the array stored in an .npy file.
 type NpyHeader struct {
-	Major, Minor int   // format version: 1.0, 2.0 or 3.0
+	Major, Minor int    // format version: 1.0, 2.0 or 3.0
 	Descr        string // dtype descriptor, e.g. "<f8"
 	FortranOrder bool   // data in column-major order
 	Shape        []int  // array shape: one or two dimensions
@@ -360,8 +360,8 @@ func ReadNpy(r io.Reader, name string) (*mat.Dense, error) {
 		return nil, err
 	}
 	want := h.DataBytes()
-	have, known := remainingBytes(r)
-	if !known {
+	have, exact := remainingBytes(r)
+	if !exact {
 		buf, err := io.ReadAll(io.LimitReader(r, min(want, math.MaxInt64-1)+1))
 		if err != nil {
 			return nil, &Error{File: name, Msg: "reading data: " + err.Error(), Err: err}
@@ -369,19 +369,24 @@ func ReadNpy(r io.Reader, name string) (*mat.Dense, error) {
 		r = bytes.NewReader(buf)
 		have = int64(len(buf))
 	}
-	if err := checkDataSize(h, name, have); err != nil {
+	if err := checkDataSize(h, name, have, exact); err != nil {
 		return nil, err
 	}
 	return readNpyData(r, h, name)
 }
 
-// checkDataSize compares the bytes after the header with the declared size.
-func checkDataSize(h *NpyHeader, name string, have int64) error {
+// checkDataSize compares the bytes after the header with the declared
+// size; exact says whether have counts all remaining bytes or only up to
+// one more than declared.
+func checkDataSize(h *NpyHeader, name string, have int64, exact bool) error {
 	want := h.DataBytes()
 	switch {
 	case have < want:
 		return errf(name, "truncated data: shape %s of %s needs %d bytes, but only %d follow the header",
 			shapeStringInts(h.Shape), h.Descr, want, have)
+	case have > want && !exact:
+		return errf(name, "unexpected bytes after the data (shape %s of %s needs %d bytes)",
+			shapeStringInts(h.Shape), h.Descr, want)
 	case have > want:
 		return errf(name, "%d unexpected bytes after the data (shape %s of %s needs %d bytes)",
 			have-want, shapeStringInts(h.Shape), h.Descr, want)
@@ -463,7 +468,7 @@ func OpenNpy(path string) (*NpyFile, error) {
 		return nil, err
 	}
 	if st.Mode().IsRegular() {
-		if err := checkDataSize(h, path, st.Size()-h.DataOffset); err != nil {
+		if err := checkDataSize(h, path, st.Size()-h.DataOffset, true); err != nil {
 			f.Close()
 			return nil, err
 		}

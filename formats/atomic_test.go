@@ -1,0 +1,218 @@
+package formats
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// listDir returns the sorted names in dir.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.txt")
+	if err := WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, "first")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "first" {
+		t.Fatalf("content %q", b)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v, want 0644", st.Mode().Perm())
+	}
+
+	// A failing writer, after writing part of its output, leaves the old
+	// file as it was and no temporary file behind.
+	boom := errors.New("boom")
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		io.WriteString(w, strings.Repeat("partial", 100000))
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v, want boom", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "first" {
+		t.Fatalf("old file changed to %d bytes", len(b))
+	}
+	if got := listDir(t, dir); !slices.Equal(got, []string{"out.txt"}) {
+		t.Fatalf("directory holds %v after a failed write", got)
+	}
+	// A failed first write creates nothing.
+	err = WriteFileAtomic(filepath.Join(dir, "new.txt"), func(w io.Writer) error { return boom })
+	if !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if got := listDir(t, dir); !slices.Equal(got, []string{"out.txt"}) {
+		t.Fatalf("directory holds %v after a failed first write", got)
+	}
+	// Missing parent directory: an error, not a panic.
+	if err := WriteFileAtomic(filepath.Join(dir, "no", "x"), func(io.Writer) error { return nil }); err == nil {
+		t.Fatal("write into a missing directory succeeded")
+	}
+	// Relative path in the working directory.
+	t.Chdir(dir)
+	if err := WriteFileAtomic("rel.txt", func(w io.Writer) error { _, err := io.WriteString(w, "r"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "rel.txt")); string(b) != "r" {
+		t.Fatalf("relative write: %q", b)
+	}
+}
+
+// fill writes a file into an AtomicDir.
+func fill(t *testing.T, d *AtomicDir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(d.Join(name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAtomicDirNew(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "sub", "out") // parent created as needed
+	d, err := NewAtomicDir(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	if !strings.HasPrefix(filepath.Base(d.Path()), "out.tmp-") || filepath.Dir(d.Path()) != filepath.Dir(out) {
+		t.Fatalf("temporary dir %s is not a sibling DIR.tmp-XXXX", d.Path())
+	}
+	fill(t, d, "a.txt", "A")
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("output visible before Commit")
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "a.txt")); string(b) != "A" {
+		t.Fatalf("committed content %q", b)
+	}
+	if got := listDir(t, filepath.Dir(out)); !slices.Equal(got, []string{"out"}) {
+		t.Fatalf("siblings after commit: %v", got)
+	}
+	if err := d.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "a.txt")); err != nil {
+		t.Fatal("Abort after Commit removed the output")
+	}
+	if err := d.Commit(); err == nil {
+		t.Fatal("second Commit succeeded")
+	}
+}
+
+func TestAtomicDirExisting(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "out")
+	os.Mkdir(out, 0o755)
+	os.WriteFile(filepath.Join(out, "old.txt"), []byte("old"), 0o644)
+
+	// Without force an existing non-empty directory is refused.
+	if _, err := NewAtomicDir(out, false); !errors.Is(err, ErrDirExists) {
+		t.Fatalf("error %v, want ErrDirExists", err)
+	}
+	if got := listDir(t, parent); !slices.Equal(got, []string{"out"}) {
+		t.Fatalf("refused NewAtomicDir left %v", got)
+	}
+
+	// With force, an aborted run leaves the old directory intact.
+	d, err := NewAtomicDir(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, d, "new.txt", "new")
+	if err := d.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, out); !slices.Equal(got, []string{"old.txt"}) {
+		t.Fatalf("old dir after abort: %v", got)
+	}
+	if got := listDir(t, parent); !slices.Equal(got, []string{"out"}) {
+		t.Fatalf("siblings after abort: %v", got)
+	}
+
+	// With force, Commit replaces the directory whole.
+	d, err = NewAtomicDir(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, d, "new.txt", "new")
+	if got := listDir(t, out); !slices.Equal(got, []string{"old.txt"}) {
+		t.Fatalf("old dir changed before commit: %v", got)
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, out); !slices.Equal(got, []string{"new.txt"}) {
+		t.Fatalf("dir after forced commit: %v", got)
+	}
+	if got := listDir(t, parent); !slices.Equal(got, []string{"out"}) {
+		t.Fatalf("siblings after forced commit: %v", got)
+	}
+
+	// An existing empty directory is replaced without force.
+	empty := filepath.Join(parent, "empty")
+	os.Mkdir(empty, 0o755)
+	d, err = NewAtomicDir(empty, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, d, "x", "x")
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := listDir(t, empty); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("empty dir after commit: %v", got)
+	}
+
+	// A directory that appears (non-empty) during the run makes Commit
+	// fail without force, and leaves both the newcomer and the temp dir
+	// for Abort.
+	late := filepath.Join(parent, "late")
+	d, err = NewAtomicDir(late, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(late, 0o755)
+	os.WriteFile(filepath.Join(late, "other"), nil, 0o644)
+	if err := d.Commit(); !errors.Is(err, ErrDirExists) {
+		t.Fatalf("Commit over a new non-empty dir: %v", err)
+	}
+	d.Abort()
+	if got := listDir(t, late); !slices.Equal(got, []string{"other"}) {
+		t.Fatalf("late dir: %v", got)
+	}
+
+	// A regular file in the way is refused even with force.
+	file := filepath.Join(parent, "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, force := range []bool{false, true} {
+		if _, err := NewAtomicDir(file, force); err == nil || !strings.Contains(err.Error(), "not a directory") {
+			t.Fatalf("force=%v over a file: %v", force, err)
+		}
+	}
+	if got := listDir(t, parent); !slices.Equal(got, []string{"empty", "file", "late", "out"}) {
+		t.Fatalf("leftovers in parent: %v", got)
+	}
+}

@@ -1,0 +1,181 @@
+package formats
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestDelimitedRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	m := mat.NewDense(40, 9, nil)
+	for i := 0; i < 40; i++ {
+		for j := 0; j < 9; j++ {
+			// Values across many magnitudes, including exact integers and
+			// numbers needing all 17 significant digits.
+			v := rng.NormFloat64() * math.Pow(10, float64(rng.IntN(600)-300))
+			if j == 0 {
+				v = float64(rng.IntN(1000) - 500)
+			}
+			m.Set(i, j, v)
+		}
+	}
+	m.Set(0, 1, math.SmallestNonzeroFloat64)
+	m.Set(0, 2, math.MaxFloat64)
+	m.Set(0, 3, math.Copysign(0, -1))
+	dir := t.TempDir()
+	for _, name := range []string{"a.csv", "a.tsv", "a.txt", "a.CSV"} {
+		path := filepath.Join(dir, name)
+		if err := WriteDelimitedFile(path, m, ""); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadDelimitedFile(path, TextOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !mat.Equal(got, m) {
+			t.Fatalf("%s: round trip differs", name)
+		}
+		if math.Signbit(got.At(0, 3)) != true {
+			t.Fatalf("%s: -0 lost its sign", name)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "a.tsv"))
+	if first := strings.SplitN(string(raw), "\n", 2)[0]; len(strings.Split(first, "\t")) != 9 {
+		t.Fatalf("tsv line %q is not tab-separated", first)
+	}
+}
+
+func TestDelimitedVariants(t *testing.T) {
+	want := [][]float64{{1, 2.5, -3}, {4e-3, 0, 6}}
+	cases := []struct {
+		name, text string
+		opt        TextOptions
+	}{
+		{"plain", "1,2.5,-3\n4e-3,0,6\n", TextOptions{}},
+		{"no final newline", "1,2.5,-3\n4e-3,0,6", TextOptions{}},
+		{"crlf and bom", "\xef\xbb\xbf1,2.5,-3\r\n4e-3,0,6\r\n", TextOptions{}},
+		{"spaces around fields", " 1 , 2.5,\t-3 \n4e-3 ,0, 6\n", TextOptions{}},
+		{"trailing blank lines", "1,2.5,-3\n4e-3,0,6\n\n  \n\n", TextOptions{}},
+		{"header", "a,b,c\n1,2.5,-3\n4e-3,0,6\n", TextOptions{Header: true}},
+		{"comments", "# written by numpy\n1,2.5,-3\n  # mid\n4e-3,0,6\n", TextOptions{}},
+		{"comment then header", "# c\nx,y,z\n1,2.5,-3\n4e-3,0,6\n", TextOptions{Header: true}},
+		{"tab", "1\t2.5\t-3\n4e-3\t0\t6\n", TextOptions{Delimiter: "\t"}},
+		{"whitespace", "  1   2.5\t-3\n4e-3 0 6  \n", TextOptions{Delimiter: Whitespace}},
+		{"semicolon", "1;2.5;-3\n4e-3;0;6\n", TextOptions{Delimiter: ";"}},
+	}
+	for _, c := range cases {
+		got, err := ReadDelimited(strings.NewReader(c.text), c.name, c.opt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		checkMatrix(t, c.name, got, want)
+	}
+	got, err := ReadDelimited(strings.NewReader("1,NaN\n-Inf,+inf\n"), "x", TextOptions{AllowNonFinite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(got.At(0, 1)) || !math.IsInf(got.At(1, 0), -1) || !math.IsInf(got.At(1, 1), 1) {
+		t.Fatalf("non-finite values not read: %v", mat.Formatted(got))
+	}
+	// A very long line (beyond the bufio buffer) is read whole.
+	long := strings.Repeat("1.25,", 50000) + "2\n"
+	got, err = ReadDelimited(strings.NewReader(long+long), "long", TextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, c := got.Dims(); r != 2 || c != 50001 || got.At(1, 50000) != 2 || got.At(1, 49999) != 1.25 {
+		t.Fatalf("long lines: %d×%d", r, c)
+	}
+}
+
+func TestDelimitedErrors(t *testing.T) {
+	cases := []struct {
+		name, text string
+		opt        TextOptions
+		line, col  int
+		contains   string
+	}{
+		{"malformed", "1,2,3\n4,x5,6\n", TextOptions{}, 2, 2, `invalid number "x5"`},
+		{"malformed after comment", "# c\n1,2,3\n4,5,1.2.3\n", TextOptions{}, 3, 3, `"1.2.3"`},
+		{"header hint", "a,b\n1,2\n", TextOptions{}, 1, 1, "header option"},
+		{"empty field", "1,,3\n", TextOptions{}, 1, 2, "empty field"},
+		{"trailing comma", "1,2,\n", TextOptions{}, 1, 3, "empty field"},
+		{"field count", "1,2,3\n4,5,6\n7,8\n", TextOptions{}, 3, 0, "2 fields, but the first row (line 1) has 3"},
+		{"nan", "1,2\n3,nan\n", TextOptions{}, 2, 2, "non-finite"},
+		{"inf", "1,-Inf\n", TextOptions{}, 1, 2, "non-finite"},
+		{"range", "1e999,1\n", TextOptions{}, 1, 1, "out of the float64 range"},
+		{"interior blank", "1,2\n\n3,4\n", TextOptions{}, 2, 0, "blank line inside"},
+		{"wrong delimiter", "1\t2\n", TextOptions{}, 1, 1, `"1\t2"`},
+	}
+	for _, c := range cases {
+		_, err := ReadDelimited(strings.NewReader(c.text), "in.csv", c.opt)
+		var fe *Error
+		if !errors.As(err, &fe) {
+			t.Fatalf("%s: error %v is not a *Error", c.name, err)
+		}
+		if fe.Line != c.line || fe.Column != c.col || fe.File != "in.csv" {
+			t.Errorf("%s: error at %s line %d column %d, want line %d column %d", c.name, fe.File, fe.Line, fe.Column, c.line, c.col)
+		}
+		if !strings.Contains(err.Error(), c.contains) {
+			t.Errorf("%s: error %q does not contain %q", c.name, err, c.contains)
+		}
+	}
+	_, err := ReadDelimited(strings.NewReader("1,2\n4,x\n"), "in.csv", TextOptions{})
+	if want := `in.csv: line 2, column 2: invalid number "x"`; err == nil || err.Error() != want {
+		t.Fatalf("error %q, want %q", err, want)
+	}
+	for _, text := range []string{"", "\n\n", "# only a comment\n", "h1,h2\n"} {
+		_, err := ReadDelimited(strings.NewReader(text), "e.csv", TextOptions{Header: true})
+		if err == nil || !strings.Contains(err.Error(), "no data rows") {
+			t.Errorf("%q: error %v, want no data rows", text, err)
+		}
+	}
+	if _, err := ReadDelimitedFile("x.json", TextOptions{}); err == nil || !strings.Contains(err.Error(), "delimiter") {
+		t.Errorf("unknown extension: %v", err)
+	}
+	if _, err := ReadDelimitedFile(filepath.Join(t.TempDir(), "none.csv"), TextOptions{}); err == nil {
+		t.Error("missing file: no error")
+	}
+}
+
+func TestWriteDelimitedFormat(t *testing.T) {
+	var buf bytes.Buffer
+	m := mat.NewDense(2, 2, []float64{0.1, 1e21, -2, 1.0 / 3})
+	if err := WriteDelimited(&buf, m, ""); err != nil {
+		t.Fatal(err)
+	}
+	if want := "0.1,1e+21\n-2,0.3333333333333333\n"; buf.String() != want {
+		t.Fatalf("got %q, want %q", buf.String(), want)
+	}
+}
+
+func FuzzReadDelimited(f *testing.F) {
+	f.Add("1,2\n3,4\n", false)
+	f.Add("a,b\n1,2\n\n", true)
+	f.Add("1,\"2\"\r\n#x\n", false)
+	f.Fuzz(func(t *testing.T, text string, header bool) {
+		m, err := ReadDelimited(strings.NewReader(text), "f.csv", TextOptions{Header: header})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		r, c := m.Dims()
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				if v := m.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("non-finite value accepted")
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,129 @@
+package formats
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadRatings(t *testing.T) {
+	type entry struct {
+		row, col string
+		v        float64
+	}
+	want := []entry{{"alice", "m1", 4}, {"bob", "m2", 3.5}, {"alice", "m3", -1}, {"carol", "m1", 5}}
+	cases := []struct {
+		name, text string
+		opt        RatingOptions
+	}{
+		{"tabs", "alice\tm1\t4\nbob\tm2\t3.5\nalice\tm3\t-1\ncarol\tm1\t5\n", RatingOptions{}},
+		{"tab ids with spaces trimmed", " alice \tm1\t4\nbob\t m2\t3.5\nalice\tm3\t-1\ncarol\tm1\t5", RatingOptions{}},
+		{"commas with header", "user,item,rating\nalice,m1,4\nbob,m2,3.5\n\nalice,m3,-1\ncarol,m1,5\n\n", RatingOptions{Header: true}},
+		{"whitespace", "# comment\nalice  m1 4\r\nbob m2\t 3.5\nalice m3 -1\ncarol m1 5\n", RatingOptions{}},
+		{"movielens", "alice::m1::4::881250949\nbob::m2::3.5::1\nalice::m3::-1::2\ncarol::m1::5::3\n", RatingOptions{Delimiter: "::", IgnoreExtra: true}},
+	}
+	for _, c := range cases {
+		r, err := ReadRatings(strings.NewReader(c.text), c.name, c.opt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if strings.Join(r.RowIDs, ",") != "alice,bob,carol" || strings.Join(r.ColIDs, ",") != "m1,m2,m3" {
+			t.Fatalf("%s: ids %v %v", c.name, r.RowIDs, r.ColIDs)
+		}
+		if r.D1 != 3 || r.D2 != 3 || r.Len() != len(want) {
+			t.Fatalf("%s: %d×%d with %d entries", c.name, r.D1, r.D2, r.Len())
+		}
+		for k, w := range want {
+			i, j, ok := r.Lookup(w.row, w.col)
+			if !ok || r.Row[k] != i || r.Col[k] != j || r.Val[k] != w.v || r.RowIDs[i] != w.row || r.ColIDs[j] != w.col {
+				t.Fatalf("%s: entry %d = (%d,%d,%v), want %v", c.name, k, r.Row[k], r.Col[k], r.Val[k], w)
+			}
+		}
+		if _, _, ok := r.Lookup("alice", "m9"); ok {
+			t.Fatalf("%s: unknown id found", c.name)
+		}
+	}
+}
+
+func TestRatingsErrors(t *testing.T) {
+	cases := []struct {
+		name, text string
+		opt        RatingOptions
+		line, col  int
+		contains   string
+	}{
+		{"two fields", "a\tb\t1\nc\td\n", RatingOptions{}, 2, 0, "2 fields, want 3"},
+		{"four fields", "a,b,1,2\n", RatingOptions{}, 1, 0, "4 fields"},
+		{"bad value", "a b 1\nc d five\n", RatingOptions{}, 2, 3, `invalid number "five"`},
+		{"header hint", "user\titem\trating\n", RatingOptions{}, 1, 3, "header option"},
+		{"empty row id", " ,b,1\n", RatingOptions{}, 1, 1, "empty row id"},
+		{"empty col id", "a,,1\n", RatingOptions{}, 1, 2, "empty column id"},
+		{"nan", "a,b,NaN\n", RatingOptions{}, 1, 3, "non-finite"},
+		{"no entries", "# nothing\n\n", RatingOptions{}, 0, 0, "no entries"},
+	}
+	for _, c := range cases {
+		_, err := ReadRatings(strings.NewReader(c.text), "r.tsv", c.opt)
+		var fe *Error
+		if !errors.As(err, &fe) {
+			t.Fatalf("%s: error %v is not a *Error", c.name, err)
+		}
+		if fe.Line != c.line || fe.Column != c.col || !strings.Contains(err.Error(), c.contains) {
+			t.Errorf("%s: error %q at line %d column %d, want line %d column %d containing %q", c.name, err, fe.Line, fe.Column, c.line, c.col, c.contains)
+		}
+	}
+}
+
+func TestRatingsWriteRoundTrip(t *testing.T) {
+	in := "u1\tm1\t4\nu2\tm2\t0.1\nu1\tm2\t3\n"
+	r, err := ReadRatings(strings.NewReader(in), "in.tsv", RatingOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := &Triplets{D1: r.D1, D2: r.D2, Row: []int{1, 0}, Col: []int{0, 1}, Val: []float64{1.0 / 3, 2.5}}
+	path := filepath.Join(t.TempDir(), "pred.tsv")
+	err = WriteFileAtomic(path, func(w io.Writer) error { return r.WriteTriplets(w, "", pred) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if want := "u2\tm1\t0.3333333333333333\nu1\tm2\t2.5\n"; string(raw) != want {
+		t.Fatalf("predictions %q, want %q", raw, want)
+	}
+	back, err := ReadRatingsFile(path, RatingOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Val[0] != 1.0/3 || back.RowIDs[0] != "u2" {
+		t.Fatalf("read back %+v", back)
+	}
+	var buf bytes.Buffer
+	if err := r.WriteTriplets(&buf, ",", &Triplets{Row: []int{5}, Col: []int{0}, Val: []float64{1}}); err == nil {
+		t.Error("index without id written without error")
+	}
+	if err := WriteRatings(&buf, ",", []string{"a"}, nil, []float64{1}); err == nil {
+		t.Error("ragged input written without error")
+	}
+}
+
+func FuzzReadRatings(f *testing.F) {
+	f.Add("a\tb\t1\n")
+	f.Add("x,y,2\nz,y,3\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		r, err := ReadRatings(strings.NewReader(text), "f.tsv", RatingOptions{})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		for k := range r.Val {
+			if r.Row[k] >= r.D1 || r.Col[k] >= r.D2 {
+				t.Fatal("index out of range")
+			}
+		}
+	})
+}
