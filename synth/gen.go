@@ -1,0 +1,191 @@
+package synth
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/observed"
+)
+
+// truth draws the factors A (d1×r, entries N(0, 1/d1)) and B (d2×r,
+// entries N(0, 1/d2)).
+func truth(c *Config) (a, b *mat.Dense) {
+	a = gaussian(c.D1, c.Rank, 1/math.Sqrt(float64(c.D1)), streamKey(c.Seed, streamA), c.Workers)
+	b = gaussian(c.D2, c.Rank, 1/math.Sqrt(float64(c.D2)), streamKey(c.Seed, streamB), c.Workers)
+	return a, b
+}
+
+// sparseParts collects the corruptions of a range of rows; rows of
+// different blocks are disjoint, so blocks fill them concurrently.
+type sparseParts struct {
+	rowPtr []int // counts per row at rowPtr[i+1] until assemble
+	cols   [][]int32
+	vals   [][]float64
+}
+
+func newSparseParts(d1, nBlocks int) *sparseParts {
+	return &sparseParts{rowPtr: make([]int, d1+1), cols: make([][]int32, nBlocks), vals: make([][]float64, nBlocks)}
+}
+
+// assemble concatenates the blocks (in block order, that is row order).
+func (p *sparseParts) assemble(d1, d2 int) *rpca.Sparse {
+	for i := 0; i < d1; i++ {
+		p.rowPtr[i+1] += p.rowPtr[i]
+	}
+	n := p.rowPtr[d1]
+	s := &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: p.rowPtr, ColIdx: make([]int32, 0, n), Val: make([]float64, 0, n)}
+	for b := range p.cols {
+		s.ColIdx = append(s.ColIdx, p.cols[b]...)
+		s.Val = append(s.Val, p.vals[b]...)
+		p.cols[b], p.vals[b] = nil, nil
+	}
+	return s
+}
+
+// denseRows is the number of rows of Y generated per block.
+const denseRows = 16
+
+// Dense generates the fully observed problem Y = A·Bᵀ + S* (the paper's
+// Section 5.1). It costs O(d1·d2·r) time on cfg.Workers goroutines and
+// 8·d1·d2 bytes for Y, plus 12 bytes per corruption for S.
+func Dense(cfg Config) (*Instance, error) {
+	if err := cfg.validate(false); err != nil {
+		return nil, err
+	}
+	d1, d2 := cfg.D1, cfg.D2
+	a, b := truth(&cfg)
+	cr := newCorruptor(&cfg)
+	y := mat.NewDense(d1, d2, nil)
+	ya, ar, br := y.RawMatrix(), a.RawMatrix(), b.RawMatrix()
+	nb := (d1 + denseRows - 1) / denseRows
+	parts := newSparseParts(d1, nb)
+	est := int(float64(denseRows)*float64(d2)*cfg.Alpha*1.1) + 16
+	forBlocks(nb, cfg.Workers, func(_, blk int) {
+		cols := make([]int32, 0, est)
+		vals := make([]float64, 0, est)
+		for i := blk * denseRows; i < min((blk+1)*denseRows, d1); i++ {
+			ai := ar.Data[i*ar.Stride : i*ar.Stride+ar.Cols]
+			yi := ya.Data[i*ya.Stride : i*ya.Stride+d2]
+			rc := cr.row(i)
+			before := len(vals)
+			for j := range yi {
+				v := dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
+				if s, ok := rc.at(j); ok {
+					v += s
+					cols = append(cols, int32(j))
+					vals = append(vals, s)
+				}
+				yi[j] = v
+			}
+			parts.rowPtr[i+1] = len(vals) - before
+		}
+		parts.cols[blk], parts.vals[blk] = cols, vals
+	})
+	return &Instance{Config: cfg, A: a, B: b, Y: y, S: parts.assemble(d1, d2)}, nil
+}
+
+// observedRows is the number of rows of Φ generated per block.
+const observedRows = 256
+
+// Observed generates the partially observed problem of eq. (Y): Φ contains
+// each entry independently with probability cfg.P, and the values
+// (A·Bᵀ + S*)_ij are evaluated on Φ only, so time and memory are
+// O(|Φ|·r) and O(|Φ|) (about 20 bytes per entry in the observed storage,
+// plus 12 per corruption), never O(d1·d2). A, B and S* are the same as
+// those of [Dense] with the same Config, and so are the observed values.
+//
+// The positions of row i are drawn by skipping geometric gaps
+// (Bernoulli(p) trials in O(1) per success) from the row's own generator.
+func Observed(cfg Config) (*Instance, error) {
+	if err := cfg.validate(true); err != nil {
+		return nil, err
+	}
+	d1, d2, p := cfg.D1, cfg.D2, cfg.P
+	a, b := truth(&cfg)
+	cr := newCorruptor(&cfg)
+	keyPhi := streamKey(cfg.Seed, streamPhi)
+	nb := (d1 + observedRows - 1) / observedRows
+
+	// Pass 1: sample the positions, block by block.
+	rowPtr := make([]int, d1+1)
+	blockCols := make([][]int32, nb)
+	invLog := 1 / math.Log1p(-p) // < 0; unused when p = 1
+	mean := float64(observedRows) * float64(d2) * p
+	est := int(mean+4*math.Sqrt(mean)) + 16
+	forBlocks(nb, cfg.Workers, func(_, blk int) {
+		pcg := new(rand.PCG)
+		rng := rand.New(pcg)
+		cols := make([]int32, 0, est)
+		for i := blk * observedRows; i < min((blk+1)*observedRows, d1); i++ {
+			before := len(cols)
+			if p == 1 {
+				for j := 0; j < d2; j++ {
+					cols = append(cols, int32(j))
+				}
+			} else {
+				seedRow(pcg, keyPhi, i)
+				for j := -1; ; {
+					// Gap G ~ Geometric(p) failures before the next
+					// success: G = ⌊log U / log(1−p)⌋, U ∈ (0, 1].
+					g := math.Floor(math.Log(1-rng.Float64()) * invLog)
+					if g >= float64(d2-1-j) {
+						break
+					}
+					j += int(g) + 1
+					cols = append(cols, int32(j))
+				}
+			}
+			rowPtr[i+1] = len(cols) - before
+		}
+		blockCols[blk] = cols
+	})
+	for i := 0; i < d1; i++ {
+		rowPtr[i+1] += rowPtr[i]
+	}
+	n := rowPtr[d1]
+	if n > observed.MaxEntries {
+		return nil, fmt.Errorf("synth: %d observed entries exceed the supported %d; lower p", n, observed.MaxEntries)
+	}
+	colIdx := make([]int32, n)
+	for blk := range blockCols {
+		copy(colIdx[rowPtr[blk*observedRows]:], blockCols[blk])
+		blockCols[blk] = nil
+	}
+
+	// Pass 2: evaluate Y on Φ.
+	val := make([]float64, n)
+	ar, br := a.RawMatrix(), b.RawMatrix()
+	parts := newSparseParts(d1, nb)
+	forBlocks(nb, cfg.Workers, func(_, blk int) {
+		lo, hi := blk*observedRows, min((blk+1)*observedRows, d1)
+		m := float64(rowPtr[hi]-rowPtr[lo])*cfg.Alpha*1.1 + 16
+		cols := make([]int32, 0, int(m))
+		vals := make([]float64, 0, int(m))
+		for i := lo; i < hi; i++ {
+			ai := ar.Data[i*ar.Stride : i*ar.Stride+ar.Cols]
+			rc := cr.row(i)
+			before := len(vals)
+			for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
+				j := int(colIdx[q])
+				v := dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
+				if s, ok := rc.at(j); ok {
+					v += s
+					cols = append(cols, int32(j))
+					vals = append(vals, s)
+				}
+				val[q] = v
+			}
+			parts.rowPtr[i+1] = len(vals) - before
+		}
+		parts.cols[blk], parts.vals[blk] = cols, vals
+	})
+	m, err := observed.FromCSR(d1, d2, rowPtr, colIdx, val)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	return &Instance{Config: cfg, A: a, B: b, Obs: m, S: parts.assemble(d1, d2)}, nil
+}
