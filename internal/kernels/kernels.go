@@ -1,7 +1,22 @@
 // Package kernels holds the parallel dense kernels on the hot paths of the
 // solvers: products of a large d1×d2 matrix with tall-skinny d×k blocks and
 // the rank-k product U·Vᵀ, fused where that saves a pass over the large
-// matrix. All matrices are row-major blas64.General values.
+// matrix. All matrices are row-major blas64.General values; sub-matrix views
+// (Stride > Cols) are accepted everywhere.
+//
+// The large matrix is walked in panels of four rows. Each panel is handed to
+// a micro-kernel that keeps a register tile of the panel and reuses it
+// against the small operand, which is packed (transposed where useful) once
+// per call. On amd64 with AVX2 and FMA the micro-kernels are written in
+// assembly; elsewhere, or when built with the purego tag, portable Go
+// versions are used.
+//
+// Results are deterministic: the work split depends only on the shapes and
+// the worker count, and every reduction runs in a fixed order, so the same
+// inputs and worker count give bitwise identical outputs. MulABt, SubMulABt
+// (including the returned norm) and MulAX do not even depend on the worker
+// count; MulAtX and the Aᵀ·Y half of MulAXAtY sum per-worker partial results
+// and do.
 package kernels
 
 import (
@@ -24,77 +39,198 @@ func Workers(w int) int {
 // returns when all calls have returned. Ranges have at least grain
 // elements (except possibly the last) so that tiny work stays serial.
 func ParallelFor(n, workers, grain int, fn func(lo, hi int)) {
+	parallelChunks(n, workers, grain, func(_, lo, hi int) { fn(lo, hi) })
+}
+
+// chunks returns the number of ranges ParallelFor and parallelChunks split
+// [0, n) into, and their common length (the last may be shorter).
+func chunks(n, workers, grain int) (count, size int) {
 	if n <= 0 {
-		return
+		return 0, 0
 	}
 	w := Workers(workers)
 	if grain < 1 {
 		grain = 1
 	}
-	if max := (n + grain - 1) / grain; w > max {
-		w = max
-	}
+	w = min(w, (n+grain-1)/grain)
 	if w <= 1 {
-		fn(0, n)
+		return 1, n
+	}
+	size = (n + w - 1) / w
+	return (n + size - 1) / size, size
+}
+
+// parallelChunks is ParallelFor with the index of each range passed to fn,
+// so that callers can keep per-range results and combine them in order.
+func parallelChunks(n, workers, grain int, fn func(t, lo, hi int)) {
+	count, size := chunks(n, workers, grain)
+	if count == 0 {
+		return
+	}
+	if count == 1 {
+		fn(0, 0, n)
 		return
 	}
 	var wg sync.WaitGroup
-	chunk := (n + w - 1) / w
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
+	for t := range count {
 		wg.Add(1)
-		go func(lo, hi int) {
+		go func(t int) {
 			defer wg.Done()
-			fn(lo, hi)
-		}(lo, hi)
+			fn(t, t*size, min((t+1)*size, n))
+		}(t)
 	}
 	wg.Wait()
 }
 
+// minWork is the smallest number of multiply-adds worth a goroutine.
+const minWork = 1 << 17
+
+// panelGrain returns the number of 4-row panels that make minWork when one
+// panel costs perPanel multiply-adds.
+func panelGrain(perPanel int) int {
+	return max(1, minWork/max(1, perPanel))
+}
+
+// l2Budget is the number of bytes of packed small operands (and
+// accumulators) a column block may keep in the per-core L2 cache; l1Cols is
+// the width of the panel tiles reread from L1 by successive micro-kernel
+// passes.
+const (
+	l2Budget = 1 << 20
+	l1Cols   = 512
+)
+
+// colBlock returns the width of the column blocks when each column of the
+// large matrix needs perCol float64 values of packed operands in cache:
+// a multiple of l1Cols, at least l1Cols.
+func colBlock(n, perCol int) int {
+	nc := l2Budget / 8 / max(1, perCol)
+	nc = max(l1Cols, nc/l1Cols*l1Cols)
+	return min(nc, n)
+}
+
+// Scratch buffers are recycled between calls: the packed operands and
+// per-worker accumulators would otherwise be fresh garbage every iteration.
+var bufPool sync.Pool
+
+func getBuf(n int) *[]float64 {
+	if p, ok := bufPool.Get().(*[]float64); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float64, n)
+	return &s
+}
+
+func putBuf(p *[]float64) { bufPool.Put(p) }
+
 // row returns row i of m.
 func row(m blas64.General, i int) []float64 { return m.Data[i*m.Stride : i*m.Stride+m.Cols] }
+
+// zero sets all elements of m to zero.
+func zero(m blas64.General) {
+	if m.Cols == 0 {
+		return
+	}
+	for i := range m.Rows {
+		clear(row(m, i))
+	}
+}
+
+// from returns m.Data from element (i, j) on.
+func from(m blas64.General, i, j int) []float64 { return m.Data[i*m.Stride+j:] }
+
+// packPanels stores m (rows×c) as interleaved panels of four rows:
+// dst[p·4c + j·4 + r] = m[4p+r, j], with missing rows of the last panel set
+// to zero. len(dst) must be ⌈rows/4⌉·4c.
+func packPanels(dst []float64, m blas64.General) {
+	c := m.Cols
+	for i := 0; i < m.Rows; i += 4 {
+		p := dst[i*c : (i+4)*c]
+		clear(p)
+		for r := 0; r < 4 && i+r < m.Rows; r++ {
+			for j, v := range row(m, i+r) {
+				p[j*4+r] = v
+			}
+		}
+	}
+}
+
+// packT stores mᵀ densely: dst[j·m.Rows + i] = m[i, j].
+func packT(dst []float64, m blas64.General) {
+	n := m.Rows
+	for i := range n {
+		for j, v := range row(m, i) {
+			dst[j*n+i] = v
+		}
+	}
+}
 
 // MulABt sets dst = A·Bᵀ, with A d1×k, B d2×k and dst d1×d2.
 func MulABt(dst, a, b blas64.General, workers int) {
 	checkABt(dst, a, b)
-	ParallelFor(a.Rows, workers, 8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			ai, di := row(a, i), row(dst, i)
-			for j := range di {
-				bj := row(b, j)
-				s := 0.0
-				for k, x := range ai {
-					s += x * bj[k]
-				}
-				di[j] = s
-			}
-		}
-	})
+	abt(dst, blas64.General{}, a, b, workers, false)
 }
 
-// SubMulABt sets dst = Y − A·Bᵀ and returns ‖dst‖²_F. dst may alias y.
+// SubMulABt sets dst = Y − A·Bᵀ and returns ‖dst‖²_F. dst may alias y
+// (the same view), in which case Y is overwritten by the residual.
 func SubMulABt(dst, y, a, b blas64.General, workers int) float64 {
 	checkABt(dst, a, b)
 	if y.Rows != dst.Rows || y.Cols != dst.Cols {
 		panic("kernels: SubMulABt dimension mismatch")
 	}
-	w := Workers(workers)
-	parts := make([]float64, a.Rows)
-	ParallelFor(a.Rows, w, 8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			ai, di, yi := row(a, i), row(dst, i), row(y, i)
-			ss := 0.0
-			for j := range di {
-				bj := row(b, j)
-				s := 0.0
-				for k, x := range ai {
-					s += x * bj[k]
-				}
-				r := yi[j] - s
-				di[j] = r
-				ss += r * r
+	return abt(dst, y, a, b, workers, true)
+}
+
+// abt computes dst = A·Bᵀ, or dst = Y − A·Bᵀ when sub is set, and then
+// returns ‖dst‖²_F. The norm is summed per panel and then over the panels
+// in order, so it does not depend on the split.
+func abt(dst, y, a, b blas64.General, workers int, sub bool) float64 {
+	d1, d2, k := a.Rows, b.Rows, a.Cols
+	if d1 == 0 || d2 == 0 {
+		return 0
+	}
+	if k == 0 {
+		total := 0.0
+		for i := range d1 {
+			di := row(dst, i)
+			if !sub {
+				clear(di)
+				continue
 			}
-			parts[i] = ss
+			copy(di, row(y, i))
+			for _, v := range di {
+				total += v * v
+			}
+		}
+		return total
+	}
+	np := (d1 + 3) / 4
+	btBuf, apBuf, ssBuf := getBuf(k*d2), getBuf(np*4*k), getBuf(np)
+	defer putBuf(btBuf)
+	defer putBuf(apBuf)
+	defer putBuf(ssBuf)
+	bt, ap, parts := *btBuf, *apBuf, *ssBuf
+	packT(bt, b)
+	packPanels(ap, a)
+	nc := colBlock(d2, k)
+	parallelChunks(np, workers, panelGrain(4*d2*k), func(_, lo, hi int) {
+		for j0 := 0; j0 < d2; j0 += nc {
+			n := min(nc, d2-j0)
+			for p := lo; p < hi; p++ {
+				i0 := 4 * p
+				var ys []float64
+				if sub {
+					ys = from(y, i0, j0)
+				}
+				s := abtPanel(min(4, d1-i0), k, ap[4*k*p:4*k*(p+1)], bt[j0:], d2, n,
+					ys, y.Stride, from(dst, i0, j0), dst.Stride, sub)
+				if j0 == 0 {
+					parts[p] = s
+				} else {
+					parts[p] += s
+				}
+			}
 		}
 	})
 	total := 0.0
@@ -109,18 +245,7 @@ func MulAX(dst, a, x blas64.General, workers int) {
 	if x.Rows != a.Cols || dst.Rows != a.Rows || dst.Cols != x.Cols {
 		panic("kernels: MulAX dimension mismatch")
 	}
-	ParallelFor(a.Rows, workers, 8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			ai, di := row(a, i), row(dst, i)
-			clear(di)
-			for j, aij := range ai {
-				xj := row(x, j)
-				for k := range di {
-					di[k] += aij * xj[k]
-				}
-			}
-		}
-	})
+	axaty(&dst, nil, a, x, blas64.General{}, workers)
 }
 
 // MulAtX sets dst = Aᵀ·X, with A m×n, X m×k and dst n×k.
@@ -128,44 +253,149 @@ func MulAtX(dst, a, x blas64.General, workers int) {
 	if x.Rows != a.Rows || dst.Rows != a.Cols || dst.Cols != x.Cols {
 		panic("kernels: MulAtX dimension mismatch")
 	}
-	mulAtXAcc(dst, a, x, workers)
+	axaty(nil, &dst, a, blas64.General{}, x, workers)
 }
 
 // MulAXAtY sets ax = A·X and aty = Aᵀ·Y in a single pass over A, with A
-// m×n, X n×k, Y m×l, ax m×k and aty n×l.
+// m×n, X n×k, Y m×l, ax m×k and aty n×l. This is the gradient step of
+// Algorithm 1, G_U = E·V and G_V = Eᵀ·U, over the residual E.
 func MulAXAtY(ax, aty, a, x, y blas64.General, workers int) {
-	MulAX(ax, a, x, workers)
-	MulAtX(aty, a, y, workers)
+	if x.Rows != a.Cols || ax.Rows != a.Rows || ax.Cols != x.Cols {
+		panic("kernels: MulAXAtY dimension mismatch (A·X)")
+	}
+	if y.Rows != a.Rows || aty.Rows != a.Cols || aty.Cols != y.Cols {
+		panic("kernels: MulAXAtY dimension mismatch (Aᵀ·Y)")
+	}
+	axaty(&ax, &aty, a, x, y, workers)
 }
 
-// mulAtXAcc computes dst = Aᵀ·X with per-worker accumulators.
-func mulAtXAcc(dst, a, x blas64.General, workers int) {
-	w := Workers(workers)
-	n, k := a.Cols, x.Cols
-	var mu sync.Mutex
-	for i := 0; i < dst.Rows; i++ {
-		clear(row(dst, i))
+// axaty computes ax = A·X when ax is not nil and aty = Aᵀ·Y when aty is not
+// nil, reading each tile of A from memory once for both.
+//
+// The rows of A are split into 4-row panels shared out between workers.
+// ax rows belong to the worker of their panel and are summed over the
+// column tiles in order; Aᵀ·Y is accumulated, transposed (l×n), in a
+// private buffer per worker and the buffers are added in worker order at
+// the end. Columns are blocked twice: blocks whose packed operands fit in
+// L2, and within them tiles of l1Cols columns that stay in L1 between the
+// passes of the micro-kernels.
+func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
+	m, n := a.Rows, a.Cols
+	k, l := 0, 0
+	if ax != nil {
+		k = x.Cols
 	}
-	ParallelFor(a.Rows, w, 8, func(lo, hi int) {
-		acc := make([]float64, n*k)
-		for i := lo; i < hi; i++ {
-			ai, xi := row(a, i), row(x, i)
-			for j, aij := range ai {
-				aj := acc[j*k : j*k+k]
-				for c, xv := range xi {
-					aj[c] += aij * xv
+	if aty != nil {
+		l = y.Cols
+	}
+	if ax != nil && (n == 0 || k == 0) {
+		zero(*ax)
+		k = 0
+	}
+	if aty != nil && (m == 0 || l == 0) {
+		zero(*aty)
+		l = 0
+	}
+	if m == 0 || n == 0 || k+l == 0 {
+		return
+	}
+	np := (m + 3) / 4
+	var xt, yp []float64
+	if k > 0 {
+		b := getBuf(k * n)
+		defer putBuf(b)
+		xt = *b
+		packT(xt, x)
+	}
+	if l > 0 {
+		b := getBuf(np * 4 * l)
+		defer putBuf(b)
+		yp = *b
+		packPanels(yp, y)
+	}
+	blocks := cBlocks(k)
+	nc := colBlock(n, k+l)
+	count, _ := chunks(np, workers, panelGrain(4*n*(k+l)))
+	var accs []*[]float64
+	if l > 0 {
+		accs = make([]*[]float64, count)
+	}
+	parallelChunks(np, workers, panelGrain(4*n*(k+l)), func(t, lo, hi int) {
+		var acct []float64
+		if l > 0 {
+			accs[t] = getBuf(l * n)
+			acct = *accs[t]
+			clear(acct)
+		}
+		if k > 0 {
+			for i := 4 * lo; i < min(4*hi, m); i++ {
+				clear(row(*ax, i))
+			}
+		}
+		var out [16]float64
+		for jb := 0; jb < n; jb += nc {
+			jbEnd := min(jb+nc, n)
+			for p := lo; p < hi; p++ {
+				i0 := 4 * p
+				rows := min(4, m-i0)
+				for j0 := jb; j0 < jbEnd; j0 += l1Cols {
+					nn := min(l1Cols, jbEnd-j0)
+					ap := from(a, i0, j0)
+					c0 := 0
+					for _, nb := range blocks {
+						axPanel(rows, nn, ap, a.Stride, xt[c0*n+j0:], n, nb, &out)
+						for r := range rows {
+							dr := from(*ax, i0+r, c0)
+							for c := range nb {
+								dr[c] += out[4*r+c]
+							}
+						}
+						c0 += nb
+					}
+					if l > 0 {
+						atyPanel(rows, nn, ap, a.Stride, yp[4*l*p:4*l*(p+1)], l, acct[j0:], n)
+					}
 				}
 			}
 		}
-		mu.Lock()
-		for j := 0; j < n; j++ {
-			dj := row(dst, j)
+	})
+	if l == 0 {
+		return
+	}
+	ParallelFor(n, workers, minWork/max(1, l*count), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			dj := row(*aty, j)
 			for c := range dj {
-				dj[c] += acc[j*k+c]
+				s := (*accs[0])[c*n+j]
+				for _, acc := range accs[1:] {
+					s += (*acc)[c*n+j]
+				}
+				dj[c] = s
 			}
 		}
-		mu.Unlock()
 	})
+	for _, acc := range accs {
+		putBuf(acc)
+	}
+}
+
+// cBlocks splits k columns of X into groups of at most three for axPanel,
+// avoiding groups of one (which keep too few accumulators busy) unless k is
+// one: 10 = 3+3+2+2, 20 = 3·6+2.
+func cBlocks(k int) []int {
+	var bs []int
+	for k > 0 {
+		b := 3
+		switch k {
+		case 1, 2:
+			b = k
+		case 4:
+			b = 2
+		}
+		bs = append(bs, b)
+		k -= b
+	}
+	return bs
 }
 
 func checkABt(dst, a, b blas64.General) {

@@ -1,0 +1,432 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Tolerances. Every kernel entry is a sum of K products (plus one term of Y
+// for SubMulABt) evaluated in some order, with or without fused
+// multiply-adds. Whatever the order, the computed sum differs from the exact
+// one by at most γ_K·Σ|terms|, γ_K = K·u/(1−K·u), u = 2⁻⁵³ (Higham,
+// "Accuracy and Stability of Numerical Algorithms", §3.1). The reference
+// below carries the same bound, so two correct results differ by at most
+// 2γ_K·Σ|terms|; the tests allow (2K+4)·u·Σ|terms|. A wrong index or a
+// missing term changes an entry by about one term, far above this.
+
+const unit = 0x1p-53
+
+func tol(k int, abs float64) float64 { return float64(2*k+4) * unit * abs }
+
+// randView returns an r×c matrix with Stride ≥ c whose padding holds NaN,
+// so that reading or writing outside the view shows up. Its Data ends at
+// the last element of the view.
+func randView(rng *rand.Rand, r, c int) blas64.General {
+	stride := c + rng.IntN(4)
+	n := 0
+	if r > 0 {
+		n = (r-1)*stride + c
+	}
+	m := blas64.General{Rows: r, Cols: c, Stride: max(stride, 1), Data: make([]float64, n)}
+	for i := range m.Data {
+		m.Data[i] = math.NaN()
+	}
+	for i := range r {
+		for j := range c {
+			m.Data[i*m.Stride+j] = rng.NormFloat64()
+		}
+	}
+	return m
+}
+
+// sameBits reports whether a and b hold bitwise identical values (any NaN
+// matching any NaN).
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// dense returns the elements of m's view row by row.
+func dense(m blas64.General) []float64 {
+	var d []float64
+	for i := range m.Rows {
+		d = append(d, m.Data[i*m.Stride:i*m.Stride+m.Cols]...)
+	}
+	return d
+}
+
+func cloneGeneral(m blas64.General) blas64.General {
+	m.Data = slices.Clone(m.Data)
+	return m
+}
+
+// checkPadding fails if an element of m.Data outside the view is not NaN.
+func checkPadding(t *testing.T, name string, m blas64.General) {
+	t.Helper()
+	for i, v := range m.Data {
+		if i%m.Stride >= m.Cols && !math.IsNaN(v) {
+			t.Fatalf("%s: padding element %d overwritten with %v", name, i, v)
+		}
+	}
+}
+
+// at returns m[i, j].
+func at(m blas64.General, i, j int) float64 { return m.Data[i*m.Stride+j] }
+
+// refMul returns Σ_c f(c)·g(c) over c < k and Σ|f(c)·g(c)|.
+func refMul(k int, f, g func(c int) float64) (s, abs float64) {
+	for c := range k {
+		p := f(c) * g(c)
+		s += p
+		abs += math.Abs(p)
+	}
+	return s, abs
+}
+
+// impls lists the micro-kernel sets to test: the portable Go one, and the
+// assembly one when this machine and build have it.
+func impls(t *testing.T) []bool {
+	if useAsm {
+		t.Cleanup(func() { useAsm = true })
+		return []bool{true, false}
+	}
+	return []bool{false}
+}
+
+func implName(asm bool) string {
+	if asm {
+		return "asm"
+	}
+	return "go"
+}
+
+// shape is a random test case.
+type shape struct{ m, n, k, l int }
+
+// testShapes returns small random shapes with odd sizes, k and l covering
+// 1…40, plus a few wide ones that cross the column blocks and tiles.
+func testShapes(rng *rand.Rand) []shape {
+	var s []shape
+	for k := 1; k <= 40; k++ {
+		s = append(s, shape{1 + rng.IntN(23), 1 + rng.IntN(41), k, 1 + rng.IntN(40)})
+	}
+	s = append(s,
+		shape{4, 8, 1, 1}, shape{8, 16, 3, 2}, shape{1, 1, 1, 1}, shape{3, 7, 5, 5},
+		shape{9, 1200, 10, 10}, // several l1Cols tiles
+		shape{6, 3500, 40, 40}, // several column blocks
+		shape{37, 301, 20, 13},
+	)
+	return s
+}
+
+func TestMulABt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, asm := range impls(t) {
+		useAsm = asm
+		for _, s := range testShapes(rng) {
+			for _, w := range []int{1, 3} {
+				a, b := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
+				dst := randView(rng, s.m, s.n)
+				MulABt(dst, a, b, w)
+				name := fmt.Sprintf("%s %v w=%d", implName(asm), s, w)
+				checkPadding(t, name, dst)
+				for i := range s.m {
+					for j := range s.n {
+						want, abs := refMul(s.k, func(c int) float64 { return at(a, i, c) }, func(c int) float64 { return at(b, j, c) })
+						if got := at(dst, i, j); math.Abs(got-want) > tol(s.k, abs) {
+							t.Fatalf("%s: dst[%d,%d] = %v, want %v", name, i, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSubMulABt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, asm := range impls(t) {
+		useAsm = asm
+		for _, s := range testShapes(rng) {
+			for _, alias := range []bool{false, true} {
+				w := 1 + rng.IntN(3)
+				a, b := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
+				y := randView(rng, s.m, s.n)
+				y0 := cloneGeneral(y)
+				dst := y
+				if !alias {
+					dst = randView(rng, s.m, s.n)
+				}
+				got := SubMulABt(dst, y, a, b, w)
+				name := fmt.Sprintf("%s %v w=%d alias=%v", implName(asm), s, w, alias)
+				checkPadding(t, name, dst)
+				if !alias && !sameBits(y.Data, y0.Data) {
+					t.Fatalf("%s: y modified", name)
+				}
+				want, errNorm, sq := 0.0, 0.0, 0.0
+				for i := range s.m {
+					for j := range s.n {
+						p, abs := refMul(s.k, func(c int) float64 { return at(a, i, c) }, func(c int) float64 { return at(b, j, c) })
+						yij := at(y0, i, j)
+						r := yij - p
+						e := tol(s.k+1, abs+math.Abs(yij))
+						d := at(dst, i, j)
+						if math.Abs(d-r) > e {
+							t.Fatalf("%s: dst[%d,%d] = %v, want %v", name, i, j, d, r)
+						}
+						want += r * r
+						sq += d * d
+						errNorm += (2*math.Abs(r) + e) * e
+					}
+				}
+				// The norm: each square is off by at most (2|r|+e)e, and
+				// summing N non-negative values in any order adds γ_N of
+				// the total for each of the two sums.
+				n := float64(s.m * s.n)
+				if math.Abs(got-want) > errNorm+2*(n+2)*unit*(want+sq) {
+					t.Fatalf("%s: ‖dst‖² = %v, want %v", name, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestMulAX(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 3))
+	for _, asm := range impls(t) {
+		useAsm = asm
+		for _, s := range testShapes(rng) {
+			for _, w := range []int{1, 3} {
+				a, x := randView(rng, s.m, s.n), randView(rng, s.n, s.k)
+				dst := randView(rng, s.m, s.k)
+				MulAX(dst, a, x, w)
+				name := fmt.Sprintf("%s %v w=%d", implName(asm), s, w)
+				checkPadding(t, name, dst)
+				checkAX(t, name, dst, a, x)
+			}
+		}
+	}
+}
+
+func checkAX(t *testing.T, name string, dst, a, x blas64.General) {
+	t.Helper()
+	for i := range a.Rows {
+		for c := range x.Cols {
+			want, abs := refMul(a.Cols, func(j int) float64 { return at(a, i, j) }, func(j int) float64 { return at(x, j, c) })
+			if got := at(dst, i, c); math.Abs(got-want) > tol(a.Cols, abs) {
+				t.Fatalf("%s: (A·X)[%d,%d] = %v, want %v", name, i, c, got, want)
+			}
+		}
+	}
+}
+
+func checkAtY(t *testing.T, name string, dst, a, y blas64.General) {
+	t.Helper()
+	for j := range a.Cols {
+		for c := range y.Cols {
+			want, abs := refMul(a.Rows, func(i int) float64 { return at(a, i, j) }, func(i int) float64 { return at(y, i, c) })
+			if got := at(dst, j, c); math.Abs(got-want) > tol(a.Rows, abs) {
+				t.Fatalf("%s: (Aᵀ·Y)[%d,%d] = %v, want %v", name, j, c, got, want)
+			}
+		}
+	}
+}
+
+func TestMulAtX(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 4))
+	for _, asm := range impls(t) {
+		useAsm = asm
+		for _, s := range testShapes(rng) {
+			for _, w := range []int{1, 3} {
+				a, x := randView(rng, s.m, s.n), randView(rng, s.m, s.k)
+				dst := randView(rng, s.n, s.k)
+				MulAtX(dst, a, x, w)
+				name := fmt.Sprintf("%s %v w=%d", implName(asm), s, w)
+				checkPadding(t, name, dst)
+				checkAtY(t, name, dst, a, x)
+			}
+		}
+	}
+}
+
+func TestMulAXAtY(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 5))
+	for _, asm := range impls(t) {
+		useAsm = asm
+		for _, s := range testShapes(rng) {
+			for _, w := range []int{1, 2, 5} {
+				a := randView(rng, s.m, s.n)
+				x, y := randView(rng, s.n, s.k), randView(rng, s.m, s.l)
+				ax, aty := randView(rng, s.m, s.k), randView(rng, s.n, s.l)
+				MulAXAtY(ax, aty, a, x, y, w)
+				name := fmt.Sprintf("%s %v w=%d", implName(asm), s, w)
+				checkPadding(t, name+" ax", ax)
+				checkPadding(t, name+" aty", aty)
+				checkAX(t, name, ax, a, x)
+				checkAtY(t, name, aty, a, y)
+			}
+		}
+	}
+}
+
+// TestAsmMatchesGo runs both micro-kernel sets on the same inputs and
+// compares them entry by entry (same tolerance argument as above, with Σ|·|
+// bounded by the product of the operands' max-norms).
+func TestAsmMatchesGo(t *testing.T) {
+	if !useAsm {
+		t.Skip("no assembly kernels in this build or on this CPU")
+	}
+	defer func() { useAsm = true }()
+	rng := rand.New(rand.NewPCG(1, 6))
+	for _, s := range testShapes(rng) {
+		a := randView(rng, s.m, s.n)
+		x, y := randView(rng, s.n, s.k), randView(rng, s.m, s.l)
+		u, v := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
+		var res [2][4]blas64.General
+		var ssq [2]float64
+		for i, asm := range []bool{true, false} {
+			useAsm = asm
+			ax, aty := randView(rng, s.m, s.k), randView(rng, s.n, s.l)
+			MulAXAtY(ax, aty, a, x, y, 2)
+			r, p := randView(rng, s.m, s.n), randView(rng, s.m, s.n)
+			ssq[i] = SubMulABt(r, a, u, v, 2)
+			MulABt(p, u, v, 2)
+			res[i] = [4]blas64.General{ax, aty, r, p}
+		}
+		// |entries| ≤ 6 for these normal samples with overwhelming
+		// probability; K terms of size ≤ 36 each.
+		lim := [4]float64{tol(s.n, 36*float64(s.n)), tol(s.m, 36*float64(s.m)),
+			tol(s.k+1, 36*float64(s.k)+6), tol(s.k, 36*float64(s.k))}
+		for q := range 4 {
+			g, h := res[0][q], res[1][q]
+			for i := range g.Rows {
+				for j := range g.Cols {
+					if d := math.Abs(at(g, i, j) - at(h, i, j)); d > lim[q] {
+						t.Fatalf("%v output %d [%d,%d]: asm %v, go %v", s, q, i, j, at(g, i, j), at(h, i, j))
+					}
+				}
+			}
+		}
+		if d := math.Abs(ssq[0] - ssq[1]); d > 1e-12*ssq[1] {
+			t.Fatalf("%v: ‖R‖² asm %v, go %v", s, ssq[0], ssq[1])
+		}
+	}
+}
+
+// TestDeterministic checks that repeated calls give bitwise identical
+// results, and that the outputs documented as independent of the worker
+// count are.
+func TestDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 7))
+	m, n, k := 203, 1301, 10
+	a := randView(rng, m, n)
+	x, y := randView(rng, n, k), randView(rng, m, k)
+	type out struct {
+		ax, aty, r, p []float64
+		ssq           float64
+	}
+	run := func(w int) out {
+		ax, aty := randView(rng, m, k), randView(rng, n, k)
+		r, p := randView(rng, m, n), randView(rng, m, n)
+		MulAXAtY(ax, aty, a, x, y, w)
+		ssq := SubMulABt(r, a, y, x, w)
+		MulABt(p, y, x, w)
+		return out{dense(ax), dense(aty), dense(r), dense(p), ssq}
+	}
+	same := sameBits
+	for _, w := range []int{1, 2, 3} {
+		o1, o2 := run(w), run(w)
+		if !same(o1.ax, o2.ax) || !same(o1.aty, o2.aty) || !same(o1.r, o2.r) || !same(o1.p, o2.p) || o1.ssq != o2.ssq {
+			t.Fatalf("workers=%d: two runs differ", w)
+		}
+	}
+	o1, o3 := run(1), run(3)
+	if !same(o1.ax, o3.ax) || !same(o1.r, o3.r) || !same(o1.p, o3.p) || o1.ssq != o3.ssq {
+		t.Fatal("A·X, A·Bᵀ or Y − A·Bᵀ depend on the worker count")
+	}
+}
+
+// TestEmpty checks shapes with a zero dimension (the products are then
+// zero, and Y − A·Bᵀ = Y when the inner dimension is zero).
+func TestEmpty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 8))
+	for _, s := range []shape{{0, 5, 3, 2}, {5, 0, 3, 2}, {5, 4, 0, 2}, {5, 4, 3, 0}, {5, 4, 0, 0}, {0, 0, 0, 0}} {
+		a := randView(rng, s.m, s.n)
+		x, y := randView(rng, s.n, s.k), randView(rng, s.m, s.l)
+		ax, aty := randView(rng, s.m, s.k), randView(rng, s.n, s.l)
+		MulAXAtY(ax, aty, a, x, y, 2)
+		checkAX(t, fmt.Sprint(s), ax, a, x)
+		checkAtY(t, fmt.Sprint(s), aty, a, y)
+		u, v := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
+		r := randView(rng, s.m, s.n)
+		ssq := SubMulABt(r, a, u, v, 2)
+		want := 0.0
+		for i := range s.m {
+			for j := range s.n {
+				p, abs := refMul(s.k, func(c int) float64 { return at(u, i, c) }, func(c int) float64 { return at(v, j, c) })
+				e := at(a, i, j) - p
+				if math.Abs(at(r, i, j)-e) > tol(s.k+1, abs+math.Abs(at(a, i, j))) {
+					t.Fatalf("%v: (Y − A·Bᵀ)[%d,%d] = %v, want %v", s, i, j, at(r, i, j), e)
+				}
+				want += e * e
+			}
+		}
+		if math.Abs(ssq-want) > 1e-12*want {
+			t.Fatalf("%v: ‖R‖² = %v, want %v", s, ssq, want)
+		}
+	}
+}
+
+func TestPanicsOnMismatch(t *testing.T) {
+	g := func(r, c int) blas64.General {
+		return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
+	}
+	for name, f := range map[string]func(){
+		"MulABt":     func() { MulABt(g(3, 4), g(3, 2), g(4, 3), 1) },
+		"SubMulABt":  func() { SubMulABt(g(3, 4), g(3, 5), g(3, 2), g(4, 2), 1) },
+		"MulAX":      func() { MulAX(g(3, 2), g(3, 4), g(5, 2), 1) },
+		"MulAtX":     func() { MulAtX(g(4, 2), g(3, 4), g(3, 3), 1) },
+		"MulAXAtY/x": func() { MulAXAtY(g(3, 2), g(4, 2), g(3, 4), g(4, 3), g(3, 2), 1) },
+		"MulAXAtY/y": func() { MulAXAtY(g(3, 2), g(4, 2), g(3, 4), g(4, 2), g(2, 2), 1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func TestParallelFor(t *testing.T) {
+	for _, c := range []struct{ n, w, grain int }{{0, 2, 1}, {1, 4, 1}, {10, 3, 1}, {100, 7, 9}, {5, 0, 2}, {64, 2, 100}} {
+		hits := make([]int, c.n)
+		ParallelFor(c.n, c.w, c.grain, func(lo, hi int) {
+			if hi-lo < c.grain && hi != c.n {
+				t.Errorf("%v: range [%d,%d) shorter than the grain", c, lo, hi)
+			}
+			for i := lo; i < hi; i++ {
+				hits[i]++
+			}
+		})
+		for i, h := range hits {
+			if h != 1 {
+				t.Fatalf("%v: index %d visited %d times", c, i, h)
+			}
+		}
+	}
+}

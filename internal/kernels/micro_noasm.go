@@ -1,0 +1,19 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// useAsm reports whether the assembly micro-kernels are used; there are
+// none in this build.
+var useAsm = false
+
+func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, dst []float64, ldd int, sub bool) float64 {
+	return abtGo(rows, k, ap, bt, ldb, n, y, ldy, dst, ldd, sub)
+}
+
+func axPanel(rows, n int, a []float64, lda int, xt []float64, ldx, nb int, out *[16]float64) {
+	axGo(rows, n, a, lda, xt, ldx, nb, out)
+}
+
+func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []float64, ldt int) {
+	atyGo(rows, n, a, lda, yp, l, acct, ldt)
+}
