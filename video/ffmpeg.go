@@ -1,0 +1,266 @@
+package video
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrNoFFmpeg is wrapped by the error of [LoadVideo] when the ffmpeg
+// executable cannot be found.
+var ErrNoFFmpeg = errors.New("ffmpeg is not installed")
+
+// maxVideoPixels bounds the frame size accepted from ffprobe/ffmpeg.
+const maxVideoPixels = 1 << 28
+
+// LoadVideo decodes the first video stream of a video file with an
+// installed ffmpeg, reading raw frames (pixel format gray, or rgb24 for
+// color) from its standard output, and returns them as the columns of a
+// matrix. The frame size comes from ffprobe, or from ffmpeg's stream
+// description when ffprobe is missing. Every decoded frame is kept
+// (-fps_mode passthrough: no frames are duplicated or dropped to reach a
+// constant rate) and rotation metadata is ignored (-noautorotate).
+// opts.Range and opts.Scale apply as for [LoadDir]; decoding stops once
+// the range is read. Cancelling ctx kills ffmpeg.
+//
+// Gray frames are ffmpeg's own conversion to gray, which for the usual
+// Y'CbCr video is the luma plane, expanded to full range.
+func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error) {
+	n, err := ScaleFactor(opts.Scale)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Range.Start < 0 || opts.Range.End < 0 || (opts.Range.End != 0 && opts.Range.End <= opts.Range.Start) {
+		return nil, fmt.Errorf("video: invalid frame range %v", opts.Range)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("video: %v", err)
+	}
+	lookPath := opts.LookPath
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	ffmpeg, err := lookPath("ffmpeg")
+	if err != nil {
+		return nil, fmt.Errorf("video: cannot decode %s: %w (not found in PATH); install it (for example apt-get install ffmpeg) or give a directory of frame images", path, ErrNoFFmpeg)
+	}
+	w, h, err := probeSize(ctx, lookPath, ffmpeg, path)
+	if err != nil {
+		return nil, err
+	}
+	if w <= 0 || h <= 0 || w > maxVideoPixels/h {
+		return nil, fmt.Errorf("video: %s: unusable frame size %d×%d", path, w, h)
+	}
+	g := Geometry{Width: w / n, Height: h / n, Color: opts.Color}
+	if g.Width == 0 || g.Height == 0 {
+		return nil, fmt.Errorf("video: %s is %d×%d, too small for scale 1/%d", path, w, h, n)
+	}
+	pixFmt, channels := "gray", 1
+	if opts.Color {
+		pixFmt, channels = "rgb24", 3
+	}
+	frameBytes := w * h * channels
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, ffmpeg,
+		"-nostdin", "-hide_banner", "-loglevel", "error",
+		"-noautorotate", "-i", path,
+		"-map", "0:v:0", "-fps_mode", "passthrough",
+		"-f", "rawvideo", "-pix_fmt", pixFmt, "pipe:1")
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("video: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("video: starting ffmpeg: %v", err)
+	}
+
+	limit := opts.maxBytes()
+	var (
+		frames  [][]byte
+		index   int  // index of the next decoded frame
+		stopped bool // range complete: ffmpeg killed on purpose
+		readErr error
+	)
+	buf := make([]byte, frameBytes)
+	for {
+		got, err := io.ReadFull(stdout, buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				readErr = fmt.Errorf("video: %s: ffmpeg output ended inside frame %d (%d of %d bytes)", path, index+1, got, frameBytes)
+			} else {
+				readErr = fmt.Errorf("video: reading ffmpeg output: %v", err)
+			}
+			break
+		}
+		k := index
+		index++
+		if k < opts.Range.Start {
+			continue
+		}
+		if opts.Range.End != 0 && k >= opts.Range.End {
+			stopped = true
+			break
+		}
+		if need := int64(len(frames)+1) * int64(g.Rows()) * 8; need > limit {
+			readErr = fmt.Errorf("video: %s: more than %d frames of %d×%d×%d need over %s as a float64 matrix, the limit; select a frame range or a smaller scale",
+				path, len(frames), g.Width, g.Height, g.Channels(), humanBytes(limit))
+			break
+		}
+		frames = append(frames, buf)
+		buf = make([]byte, frameBytes)
+		if opts.Range.End != 0 && index >= opts.Range.End {
+			stopped = true
+			break
+		}
+	}
+	if stopped || readErr != nil {
+		cancel() // kill ffmpeg; its exit status no longer matters
+	}
+	waitErr := cmd.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("video: decoding %s: %w", path, err)
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if !stopped && waitErr != nil {
+		return nil, fmt.Errorf("video: ffmpeg failed on %s: %s", path, stderr.lastLine(waitErr))
+	}
+	if len(frames) == 0 {
+		return nil, fmt.Errorf("video: frame range %v selects no frames of %s (it has %d)", opts.Range, path, index)
+	}
+
+	y, err := allocFrames(g, len(frames), limit)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(frames))
+	for k, f := range frames {
+		names[k] = fmt.Sprintf("frame%06d.png", opts.Range.Start+k+1)
+		planes := rawPlanes(f, w*h, channels)
+		if n > 1 {
+			for c, p := range planes {
+				planes[c] = boxDown(p, w, h, n)
+			}
+		}
+		setColumn(y, k, planes)
+		frames[k] = nil
+	}
+	return &Sequence{Geometry: g, Names: names, Y: y}, nil
+}
+
+// rawPlanes splits an 8-bit gray or interleaved RGB frame into planes
+// with values in [0, 1].
+func rawPlanes(f []byte, pixels, channels int) [][]float64 {
+	planes := make([][]float64, channels)
+	for c := range planes {
+		p := make([]float64, pixels)
+		for i := range p {
+			p[i] = float64(f[i*channels+c]) / 255
+		}
+		planes[c] = p
+	}
+	return planes
+}
+
+// sizeRE finds the frame size in ffmpeg's stream description, e.g.
+// "Stream #0:0: Video: ffv1 (FFV1 / 0x31564646), gray, 32x24, 25 fps".
+var sizeRE = regexp.MustCompile(`Stream #\d+:\d+.*?: Video: .*?\b(\d+)x(\d+)\b`)
+
+// probeSize returns the frame size of the first video stream of path.
+func probeSize(ctx context.Context, lookPath func(string) (string, error), ffmpeg, path string) (w, h int, err error) {
+	if ffprobe, err := lookPath("ffprobe"); err == nil {
+		var out, errb bytes.Buffer
+		cmd := exec.CommandContext(ctx, ffprobe, "-v", "error", "-select_streams", "v:0",
+			"-show_entries", "stream=width,height", "-of", "csv=p=0:s=x", path)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			if ctx.Err() != nil {
+				return 0, 0, fmt.Errorf("video: probing %s: %w", path, ctx.Err())
+			}
+			tb := &tailBuffer{max: 4096}
+			tb.Write(errb.Bytes())
+			return 0, 0, fmt.Errorf("video: ffprobe failed on %s: %s", path, tb.lastLine(err))
+		}
+		line := strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0])
+		if line == "" {
+			return 0, 0, fmt.Errorf("video: %s has no video stream", path)
+		}
+		parts := strings.Split(strings.TrimSuffix(line, "x"), "x")
+		if len(parts) == 2 {
+			w, err1 := strconv.Atoi(parts[0])
+			h, err2 := strconv.Atoi(parts[1])
+			if err1 == nil && err2 == nil {
+				return w, h, nil
+			}
+		}
+		return 0, 0, fmt.Errorf("video: cannot read the frame size of %s from ffprobe output %q", path, line)
+	}
+	// No ffprobe: "ffmpeg -i FILE" describes the streams on stderr (and
+	// exits with an error because no output is given).
+	var errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, ffmpeg, "-nostdin", "-hide_banner", "-noautorotate", "-i", path)
+	cmd.Stderr = &errb
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return 0, 0, fmt.Errorf("video: probing %s: %w", path, ctx.Err())
+	}
+	if m := sizeRE.FindStringSubmatch(errb.String()); m != nil {
+		w, _ = strconv.Atoi(m[1])
+		h, _ = strconv.Atoi(m[2])
+		return w, h, nil
+	}
+	tb := &tailBuffer{max: 4096}
+	tb.Write(errb.Bytes())
+	return 0, 0, fmt.Errorf("video: cannot find a video stream in %s: %s", path, tb.lastLine(runErr))
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// lastLine returns the last non-empty line written, or err's text.
+func (t *tailBuffer) lastLine(err error) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if s := strings.TrimSpace(lines[i]); s != "" {
+			return s
+		}
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "unknown error"
+}

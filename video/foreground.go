@@ -1,0 +1,107 @@
+package video
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// DefaultQuantile is the quantile of the nonzero |S| used by [RobustScale]
+// to set the display range of the foreground.
+const DefaultQuantile = 0.995
+
+// DefaultMaskThreshold is the default threshold on |S| for the binary
+// foreground mask, in intensity units (frames are scaled to [0, 1]): a
+// pixel is foreground when it differs from the background by more than a
+// tenth of the full range (about 25 of 255 gray levels).
+const DefaultMaskThreshold = 0.1
+
+// RobustScale returns a robust maximum of |S| for display: the q-quantile
+// (nearest rank, q in (0, 1]; 0 means [DefaultQuantile]) of the magnitudes
+// of the nonzero entries. Zeros are left out so that the scale does not
+// collapse to 0 when fewer than 1−q of the entries are nonzero; taking a
+// quantile rather than the maximum keeps a few extreme values from
+// darkening the rest. It returns 1 when S has no nonzero entry. Matrices
+// with a Do(func(i, j int, v float64)) method (such as *rpca.Sparse) are
+// read through it.
+func RobustScale(s Matrix, q float64) float64 {
+	if !(q > 0 && q <= 1) {
+		q = DefaultQuantile
+	}
+	var mags []float64
+	add := func(v float64) {
+		if a := math.Abs(v); a > 0 && !math.IsNaN(a) {
+			mags = append(mags, a)
+		}
+	}
+	if sp, ok := s.(interface {
+		Do(func(i, j int, v float64))
+	}); ok {
+		sp.Do(func(_, _ int, v float64) { add(v) })
+	} else {
+		_, c := s.Dims()
+		for j := 0; j < c; j++ {
+			for _, v := range column(s, j) {
+				add(v)
+			}
+		}
+	}
+	if len(mags) == 0 {
+		return 1
+	}
+	slices.Sort(mags)
+	k := int(math.Ceil(q*float64(len(mags)))) - 1
+	return mags[max(0, min(k, len(mags)-1))]
+}
+
+// view is a matrix whose entries are a function of another's.
+type view struct {
+	m  Matrix
+	fn func(float64) float64
+}
+
+func (v view) Dims() (int, int)    { return v.m.Dims() }
+func (v view) At(i, j int) float64 { return v.fn(v.m.At(i, j)) }
+
+// Magnitude returns a view of S for display: min(|S|/scale, 1), so that
+// magnitudes from 0 to scale (for example [RobustScale]) span black to
+// white. A scale ≤ 0 is taken as 1.
+func Magnitude(s Matrix, scale float64) Matrix {
+	if !(scale > 0) {
+		scale = 1
+	}
+	return view{s, func(x float64) float64 { return min(math.Abs(x)/scale, 1) }}
+}
+
+// Mask returns a view of S that is 1 where |S| > threshold and 0
+// elsewhere (see [DefaultMaskThreshold]).
+func Mask(s Matrix, threshold float64) Matrix {
+	return view{s, func(x float64) float64 {
+		if math.Abs(x) > threshold {
+			return 1
+		}
+		return 0
+	}}
+}
+
+// PixelMask returns the foreground mask of frame j of S, one entry per
+// pixel in row-major order: true where |S| exceeds threshold in any
+// channel. It is the form that metrics.Detect compares with a ground-truth
+// mask from [LoadMask]. S must have g.Rows() rows and a column j.
+func PixelMask(s Matrix, j int, g Geometry, threshold float64) ([]bool, error) {
+	r, c := s.Dims()
+	if r != g.Rows() || j < 0 || j >= c {
+		return nil, fmt.Errorf("video: frame %d of a %d×%d matrix does not fit %d×%d×%d frames", j, r, c, g.Width, g.Height, g.Channels())
+	}
+	col := column(s, j)
+	p := g.Pixels()
+	mask := make([]bool, p)
+	for c := 0; c < g.Channels(); c++ {
+		for i := 0; i < p; i++ {
+			if math.Abs(col[c*p+i]) > threshold {
+				mask[i] = true
+			}
+		}
+	}
+	return mask, nil
+}

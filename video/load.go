@@ -1,0 +1,641 @@
+package video
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/jpeg" // register JPEG decoding
+	_ "image/png"  // register PNG decoding
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	_ "golang.org/x/image/bmp" // register BMP decoding
+	"gonum.org/v1/gonum/mat"
+)
+
+// DefaultExclude is the exclude list used when [Options].Exclude is nil:
+// ground-truth masks stored beside the frames, such as
+// groundtruth_frame0016.png in the benchmark data sets, are not frames.
+var DefaultExclude = []string{"groundtruth*"}
+
+// DefaultMaxBytes is the default limit on the size of the frame matrix Y
+// (8 GiB of float64s); see [Options].MaxBytes.
+const DefaultMaxBytes int64 = 8 << 30
+
+// imageExts are the file extensions (lower case) loaded by default.
+var imageExts = map[string]bool{
+	".png": true, ".jpg": true, ".jpeg": true, ".bmp": true,
+	".pgm": true, ".ppm": true, ".pnm": true,
+}
+
+// Range selects frames Start, Start+1, …, End−1 (0-based, End exclusive,
+// like a Python slice) of the sorted frame list. End = 0 means up to the
+// last frame; an End beyond the last frame is clamped to it.
+type Range struct{ Start, End int }
+
+// ParseRange parses "a:b", "a:" or ":b" (either bound may be omitted) or
+// a single frame index "a" (meaning a:a+1). Bounds are non-negative.
+func ParseRange(s string) (Range, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Range{}, nil
+	}
+	parse := func(t string) (int, error) {
+		if t == "" {
+			return 0, nil
+		}
+		v, err := strconv.Atoi(strings.TrimSpace(t))
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("video: frame range %q: %q is not a non-negative integer", s, t)
+		}
+		return v, nil
+	}
+	a, b, found := strings.Cut(s, ":")
+	start, err := parse(a)
+	if err != nil {
+		return Range{}, err
+	}
+	if !found {
+		return Range{start, start + 1}, nil
+	}
+	end, err := parse(b)
+	if err != nil {
+		return Range{}, err
+	}
+	if end != 0 && end <= start {
+		return Range{}, fmt.Errorf("video: frame range %q is empty (end must exceed start)", s)
+	}
+	return Range{start, end}, nil
+}
+
+// String formats r as "a:b" (b omitted when open-ended).
+func (r Range) String() string {
+	if r.End == 0 {
+		return fmt.Sprintf("%d:", r.Start)
+	}
+	return fmt.Sprintf("%d:%d", r.Start, r.End)
+}
+
+// apply returns the selected part of n frames, or an error when it is empty.
+func (r Range) apply(n int) (lo, hi int, err error) {
+	if r.Start < 0 || r.End < 0 {
+		return 0, 0, fmt.Errorf("video: invalid frame range %v", r)
+	}
+	hi = n
+	if r.End != 0 && r.End < n {
+		hi = r.End
+	}
+	if r.Start >= hi {
+		return 0, 0, fmt.Errorf("video: frame range %v selects no frames (there are %d)", r, n)
+	}
+	return r.Start, hi, nil
+}
+
+// Options selects and converts frames.
+type Options struct {
+	// Include lists glob patterns (path.Match syntax) matched against file
+	// base names; a file is loaded if it matches any. Empty: every file
+	// with an image extension (.png, .jpg, .jpeg, .bmp, .pgm, .ppm, .pnm,
+	// case-insensitive).
+	Include []string
+
+	// Exclude lists glob patterns of base names to skip. nil means
+	// [DefaultExclude]; an empty non-nil slice excludes nothing.
+	Exclude []string
+
+	// Range selects frames of the sorted list (zero value: all).
+	Range Range
+
+	// Scale shrinks every frame by an integer factor n = 1/Scale (0.5 → 2,
+	// 0.25 → 4) with a box filter: each output pixel is the mean of an
+	// n×n block; rightmost columns and bottom rows that do not fill a
+	// block are dropped. 0 or 1 means full size.
+	Scale float64
+
+	// Color keeps the three color channels (see the package doc for the
+	// layout); by default frames are converted to grayscale.
+	Color bool
+
+	// MaxBytes limits the size of Y in bytes (0: [DefaultMaxBytes];
+	// negative: no limit), so that a long video fails with a clear error
+	// rather than exhausting memory.
+	MaxBytes int64
+
+	// LookPath finds the ffmpeg and ffprobe executables for [LoadVideo];
+	// nil means exec.LookPath.
+	LookPath func(file string) (string, error)
+}
+
+func (o *Options) exclude() []string {
+	if o.Exclude == nil {
+		return DefaultExclude
+	}
+	return o.Exclude
+}
+
+func (o *Options) maxBytes() int64 {
+	switch {
+	case o.MaxBytes == 0:
+		return DefaultMaxBytes
+	case o.MaxBytes < 0:
+		return math.MaxInt64
+	}
+	return o.MaxBytes
+}
+
+// ScaleFactor returns the integer downscaling factor n = 1/scale, 1 for
+// scale 0 or 1, and an error unless 1/scale is (within 1e-6) a positive
+// integer.
+func ScaleFactor(scale float64) (int, error) {
+	if scale == 0 || scale == 1 {
+		return 1, nil
+	}
+	if !(scale > 0 && scale < 1) {
+		return 0, fmt.Errorf("video: scale %v must be in (0, 1]", scale)
+	}
+	inv := 1 / scale
+	n := math.Round(inv)
+	if math.Abs(inv-n) > 1e-6*n || n > 1<<20 {
+		return 0, fmt.Errorf("video: scale %v is not 1/n for an integer n (use 0.5, 0.25, 0.2, …)", scale)
+	}
+	return int(n), nil
+}
+
+// Geometry is the layout of a frame as a column of Y.
+type Geometry struct {
+	Width, Height int  // frame size in pixels (after downscaling)
+	Color         bool // three channels (R, G, B planes) instead of one
+}
+
+// Channels returns 3 for color frames and 1 for grayscale.
+func (g Geometry) Channels() int {
+	if g.Color {
+		return 3
+	}
+	return 1
+}
+
+// Pixels returns Width·Height.
+func (g Geometry) Pixels() int { return g.Width * g.Height }
+
+// Rows returns the length of a frame column: Pixels·Channels.
+func (g Geometry) Rows() int { return g.Pixels() * g.Channels() }
+
+// Sequence is a set of frames as the columns of a matrix.
+type Sequence struct {
+	Geometry
+	// Names has one entry per column: the frame's file name (base name)
+	// for a directory, "frame000001.png", … (numbered from 1 in the
+	// video) for a video file.
+	Names []string
+	// Y is Rows()×len(Names), values in [0, 1].
+	Y *mat.Dense
+}
+
+// ListFrames returns the base names of the frame files in dir: regular
+// files, not hidden (names starting with '.'), matching opts.Include and
+// none of the exclude patterns, in natural order ([NaturalLess]). The
+// frame range is not applied.
+func ListFrames(dir string, opts Options) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("video: %v", err)
+	}
+	for _, p := range append(slices.Clone(opts.Include), opts.exclude()...) {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("video: bad pattern %q: %v", p, err)
+		}
+	}
+	var names []string
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			if e.Type()&os.ModeSymlink == 0 {
+				continue
+			}
+			st, err := os.Stat(filepath.Join(dir, name))
+			if err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+		}
+		if len(opts.Include) > 0 {
+			if !matchAny(opts.Include, name) {
+				continue
+			}
+		} else if !imageExts[strings.ToLower(filepath.Ext(name))] {
+			continue
+		}
+		if matchAny(opts.exclude(), name) {
+			continue
+		}
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		switch {
+		case NaturalLess(a, b):
+			return -1
+		case NaturalLess(b, a):
+			return 1
+		}
+		return 0
+	})
+	return names, nil
+}
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// NaturalLess orders strings with embedded numbers by numeric value, so
+// that "frame2.png" < "frame10.png": digit runs compare as numbers (leading
+// zeros ignored), other text byte-wise. Strings equal in this order (such
+// as "f01" and "f1") fall back to plain byte order.
+func NaturalLess(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na := strings.TrimLeft(a[si:i], "0")
+			nb := strings.TrimLeft(b[sj:j], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			continue
+		}
+		if ca != cb {
+			return ca < cb
+		}
+		i++
+		j++
+	}
+	if len(a)-i != len(b)-j {
+		return len(a)-i < len(b)-j
+	}
+	return a < b
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// DecodeFile decodes an image file: PNG, JPEG, BMP, or PGM/PPM (by their
+// magic numbers, whatever the extension).
+func DecodeFile(name string) (image.Image, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	head, _ := br.Peek(2)
+	var img image.Image
+	if len(head) == 2 && head[0] == 'P' && strings.IndexByte("2356", head[1]) >= 0 {
+		img, err = DecodeNetpbm(br)
+	} else {
+		img, _, err = image.Decode(br)
+		if errors.Is(err, image.ErrFormat) {
+			err = errors.New("not a PNG, JPEG, BMP, PGM or PPM image")
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return img, nil
+}
+
+// LoadDir loads the frames in dir selected by opts ([ListFrames], then
+// opts.Range) as the columns of a matrix, converting and downscaling them
+// as opts says. All frames must have the same size. Frames are decoded in
+// parallel; ctx cancels the load.
+func LoadDir(ctx context.Context, dir string, opts Options) (*Sequence, error) {
+	n, err := ScaleFactor(opts.Scale)
+	if err != nil {
+		return nil, err
+	}
+	all, err := ListFrames(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("video: no frame images in %s (include %q, exclude %q)", dir, opts.Include, opts.exclude())
+	}
+	lo, hi, err := opts.Range.apply(len(all))
+	if err != nil {
+		return nil, fmt.Errorf("%v in %s", err, dir)
+	}
+	names := all[lo:hi]
+	paths := make([]string, len(names))
+	for k, name := range names {
+		paths[k] = filepath.Join(dir, name)
+	}
+
+	// The first frame fixes the size.
+	first, err := DecodeFile(paths[0])
+	if err != nil {
+		return nil, fmt.Errorf("video: %v", err)
+	}
+	b0 := first.Bounds()
+	g := Geometry{Width: b0.Dx() / n, Height: b0.Dy() / n, Color: opts.Color}
+	if g.Width == 0 || g.Height == 0 {
+		return nil, fmt.Errorf("video: %s is %d×%d, too small for scale 1/%d", paths[0], b0.Dx(), b0.Dy(), n)
+	}
+	y, err := allocFrames(g, len(names), opts.maxBytes())
+	if err != nil {
+		return nil, err
+	}
+	put := func(k int, img image.Image) error {
+		if b := img.Bounds(); b.Dx() != b0.Dx() || b.Dy() != b0.Dy() {
+			return fmt.Errorf("video: %s is %d×%d, but %s is %d×%d; all frames must have the same size",
+				paths[k], b.Dx(), b.Dy(), paths[0], b0.Dx(), b0.Dy())
+		}
+		setColumn(y, k, framePlanes(img, g.Color, n))
+		return nil
+	}
+	put(0, first)
+
+	// Decode the rest in parallel; report the error of the earliest frame.
+	var (
+		next    atomic.Int64
+		failed  atomic.Bool
+		errs    = make([]error, len(paths))
+		wg      sync.WaitGroup
+		workers = min(runtime.GOMAXPROCS(0), len(paths)-1)
+	)
+	next.Store(1)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				k := int(next.Add(1) - 1)
+				if k >= len(paths) {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[k] = err
+					failed.Store(true)
+					return
+				}
+				img, err := DecodeFile(paths[k])
+				if err == nil {
+					err = put(k, img)
+				} else {
+					err = fmt.Errorf("video: %v", err)
+				}
+				if err != nil {
+					errs[k] = err
+					failed.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &Sequence{Geometry: g, Names: slices.Clone(names), Y: y}, nil
+}
+
+// allocFrames allocates Y for frames of geometry g after checking its size.
+func allocFrames(g Geometry, frames int, limit int64) (*mat.Dense, error) {
+	rows := g.Rows()
+	if frames > 0 && (rows > math.MaxInt/frames || int64(rows)*int64(frames) > math.MaxInt64/8) {
+		return nil, fmt.Errorf("video: %d frames of %d values overflow", frames, rows)
+	}
+	if bytes := int64(rows) * int64(frames) * 8; bytes > limit {
+		return nil, fmt.Errorf("video: %d frames of %d×%d×%d need %s as a float64 matrix, over the limit of %s; select a frame range or a smaller scale",
+			frames, g.Width, g.Height, g.Channels(), humanBytes(bytes), humanBytes(limit))
+	}
+	return mat.NewDense(rows, frames, nil), nil
+}
+
+// humanBytes formats a byte count in binary units.
+func humanBytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := int64(unit), 0
+	for n := b / unit; n >= unit && exp < 5; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// setColumn stores the planes of one frame as column k of y.
+func setColumn(y *mat.Dense, k int, planes [][]float64) {
+	raw := y.RawMatrix()
+	i := 0
+	for _, p := range planes {
+		for _, v := range p {
+			raw.Data[i*raw.Stride+k] = v
+			i++
+		}
+	}
+}
+
+// framePlanes converts an image to one luma plane or three color planes
+// with values in [0, 1], downscaled by the factor n.
+func framePlanes(img image.Image, color bool, n int) [][]float64 {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	var planes [][]float64
+	if color {
+		planes = rgbPlanes(img)
+	} else {
+		planes = [][]float64{lumaPlane(img)}
+	}
+	if n > 1 {
+		for c, p := range planes {
+			planes[c] = boxDown(p, w, h, n)
+		}
+	}
+	return planes
+}
+
+// BT.601 luma weights.
+const (
+	lumaR = 0.299
+	lumaG = 0.587
+	lumaB = 0.114
+)
+
+// lumaPlane returns the BT.601 luma of every pixel, row-major, in [0, 1].
+// Gray images give their gray level; JPEG (Y'CbCr) images give their Y'
+// channel, which is the BT.601 luma by definition of JFIF. Other images
+// are converted from their (alpha-premultiplied) RGB values, i.e.
+// composited over black.
+func lumaPlane(img image.Image) []float64 {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	out := make([]float64, w*h)
+	switch m := img.(type) {
+	case *image.Gray:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+w]
+			for x, v := range row {
+				out[y*w+x] = float64(v) / 255
+			}
+		}
+	case *image.Gray16:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+2*w]
+			for x := 0; x < w; x++ {
+				out[y*w+x] = float64(uint16(row[2*x])<<8|uint16(row[2*x+1])) / 65535
+			}
+		}
+	case *image.YCbCr:
+		for y := 0; y < h; y++ {
+			off := m.YOffset(b.Min.X, b.Min.Y+y)
+			for x, v := range m.Y[off : off+w] {
+				out[y*w+x] = float64(v) / 255
+			}
+		}
+	case *image.RGBA:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+			for x := 0; x < w; x++ {
+				p := row[4*x : 4*x+3]
+				out[y*w+x] = (lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])) / 255
+			}
+		}
+	default:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+				out[y*w+x] = (lumaR*float64(r) + lumaG*float64(g) + lumaB*float64(bl)) / 65535
+			}
+		}
+	}
+	return out
+}
+
+// rgbPlanes returns the red, green and blue planes, row-major, in [0, 1].
+func rgbPlanes(img image.Image) [][]float64 {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	planes := [][]float64{make([]float64, w*h), make([]float64, w*h), make([]float64, w*h)}
+	if m, ok := img.(*image.Gray); ok {
+		for y := 0; y < h; y++ {
+			for x, v := range m.Pix[y*m.Stride : y*m.Stride+w] {
+				f := float64(v) / 255
+				planes[0][y*w+x], planes[1][y*w+x], planes[2][y*w+x] = f, f, f
+			}
+		}
+		return planes
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+			planes[0][y*w+x] = float64(r) / 65535
+			planes[1][y*w+x] = float64(g) / 65535
+			planes[2][y*w+x] = float64(bl) / 65535
+		}
+	}
+	return planes
+}
+
+// boxDown shrinks a w×h plane by the factor n, averaging n×n blocks and
+// dropping the incomplete blocks at the right and bottom edges.
+func boxDown(p []float64, w, h, n int) []float64 {
+	ow, oh := w/n, h/n
+	out := make([]float64, ow*oh)
+	inv := 1 / float64(n*n)
+	for oy := 0; oy < oh; oy++ {
+		dst := out[oy*ow : (oy+1)*ow]
+		for dy := 0; dy < n; dy++ {
+			src := p[(oy*n+dy)*w:]
+			for ox := range dst {
+				s := 0.0
+				for _, v := range src[ox*n : ox*n+n] {
+					s += v
+				}
+				dst[ox] += s
+			}
+		}
+		for ox := range dst {
+			dst[ox] *= inv
+		}
+	}
+	return out
+}
+
+// LoadMask reads a ground-truth mask image (nonzero pixels are
+// foreground), downscaled like the frames by [Options].Scale: an output
+// pixel is foreground when at least half of its block is. The mask is in
+// the frames' row-major pixel order, for comparison with a thresholded
+// sparse part.
+func LoadMask(name string, scale float64) (mask []bool, width, height int, err error) {
+	n, err := ScaleFactor(scale)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	img, err := DecodeFile(name)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("video: %v", err)
+	}
+	b := img.Bounds()
+	if b.Dx()/n == 0 || b.Dy()/n == 0 {
+		return nil, 0, 0, fmt.Errorf("video: %s is %d×%d, too small for scale 1/%d", name, b.Dx(), b.Dy(), n)
+	}
+	luma := lumaPlane(img)
+	for i, v := range luma {
+		if v > 0 {
+			luma[i] = 1
+		}
+	}
+	if n > 1 {
+		luma = boxDown(luma, b.Dx(), b.Dy(), n)
+	}
+	mask = make([]bool, len(luma))
+	for i, v := range luma {
+		mask[i] = v >= 0.5
+	}
+	return mask, b.Dx() / n, b.Dy() / n, nil
+}
+
+// Load loads frames from a directory ([LoadDir]) or a video file
+// ([LoadVideo]).
+func Load(ctx context.Context, path string, opts Options) (*Sequence, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("video: %v", err)
+	}
+	if st.IsDir() {
+		return LoadDir(ctx, path, opts)
+	}
+	if imageExts[strings.ToLower(filepath.Ext(path))] {
+		return nil, fmt.Errorf("video: %s is a single image; give the directory of frames", path)
+	}
+	return LoadVideo(ctx, path, opts)
+}

@@ -1,0 +1,460 @@
+package video
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/image/bmp"
+)
+
+// rgbFrame is a test frame: 8-bit RGB samples, row-major.
+type rgbFrame struct {
+	w, h int
+	pix  []uint8 // 3 per pixel
+}
+
+func randomFrame(rng *rand.Rand, w, h int, gray bool) rgbFrame {
+	f := rgbFrame{w, h, make([]uint8, 3*w*h)}
+	for i := 0; i < w*h; i++ {
+		if gray {
+			v := uint8(rng.IntN(256))
+			f.pix[3*i], f.pix[3*i+1], f.pix[3*i+2] = v, v, v
+		} else {
+			f.pix[3*i], f.pix[3*i+1], f.pix[3*i+2] = uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256))
+		}
+	}
+	return f
+}
+
+// luma is the expected BT.601 luma of pixel i, computed directly.
+func (f rgbFrame) luma(i int) float64 {
+	return (0.299*float64(f.pix[3*i]) + 0.587*float64(f.pix[3*i+1]) + 0.114*float64(f.pix[3*i+2])) / 255
+}
+
+func (f rgbFrame) gray() *image.Gray {
+	img := image.NewGray(image.Rect(0, 0, f.w, f.h))
+	for i := 0; i < f.w*f.h; i++ {
+		img.Pix[i] = f.pix[3*i]
+	}
+	return img
+}
+
+func (f rgbFrame) rgba() *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, f.w, f.h))
+	for i := 0; i < f.w*f.h; i++ {
+		img.Pix[4*i], img.Pix[4*i+1], img.Pix[4*i+2], img.Pix[4*i+3] = f.pix[3*i], f.pix[3*i+1], f.pix[3*i+2], 255
+	}
+	return img
+}
+
+// writeImage writes f to path in the format its extension names. Gray
+// frames are stored as gray images where the format allows.
+func writeImage(t *testing.T, path string, f rgbFrame, gray bool) {
+	t.Helper()
+	var buf bytes.Buffer
+	var img image.Image = f.rgba()
+	if gray {
+		img = f.gray()
+	}
+	var err error
+	switch ext := filepath.Ext(path); ext {
+	case ".png":
+		err = png.Encode(&buf, img)
+	case ".jpg":
+		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 100})
+	case ".bmp":
+		err = bmp.Encode(&buf, img)
+	case ".pgm": // binary 8-bit, written by hand with a comment in the header
+		fmt.Fprintf(&buf, "P5\n# test frame\n%d %d\n255\n", f.w, f.h)
+		buf.Write(f.gray().Pix)
+	case ".ppm":
+		fmt.Fprintf(&buf, "P6 %d %d 255\n", f.w, f.h)
+		buf.Write(f.pix)
+	default:
+		t.Fatalf("unknown extension %s", ext)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadDirGrayNaturalOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	dir := t.TempDir()
+	// Frames named so that plain string order differs from natural order.
+	names := []string{"frame1.png", "frame2.png", "frame9.png", "frame10.png", "frame11.png", "frame100.png"}
+	frames := map[string]rgbFrame{}
+	for _, name := range slices.Backward(names) {
+		f := randomFrame(rng, 7, 5, true)
+		frames[name] = f
+		writeImage(t, filepath.Join(dir, name), f, true)
+	}
+	// Files that are not frames.
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644)
+	os.WriteFile(filepath.Join(dir, "frame5.png.bak"), []byte("x"), 0o644)
+	writeImage(t, filepath.Join(dir, ".hidden.png"), randomFrame(rng, 3, 3, true), true)
+	writeImage(t, filepath.Join(dir, "groundtruth_frame2.png"), randomFrame(rng, 9, 9, true), true)
+	os.Mkdir(filepath.Join(dir, "sub.png"), 0o755)
+
+	s, err := LoadDir(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Names, names) {
+		t.Fatalf("names %v, want %v", s.Names, names)
+	}
+	if s.Width != 7 || s.Height != 5 || s.Color {
+		t.Fatalf("geometry %+v", s.Geometry)
+	}
+	if r, c := s.Y.Dims(); r != 35 || c != len(names) {
+		t.Fatalf("Y is %d×%d", r, c)
+	}
+	for k, name := range names {
+		f := frames[name]
+		for i := 0; i < 35; i++ {
+			if got, want := s.Y.At(i, k), float64(f.pix[3*i])/255; got != want {
+				t.Fatalf("%s pixel %d: %v, want %v", name, i, got, want)
+			}
+		}
+	}
+
+	// With no exclusions the (differently sized) ground truth is a frame,
+	// and the size check names it.
+	_, err = LoadDir(context.Background(), dir, Options{Exclude: []string{}})
+	if err == nil || !strings.Contains(err.Error(), "groundtruth_frame2.png is 9×9") || !strings.Contains(err.Error(), "frame1.png is 7×5") {
+		t.Fatalf("mismatch error %v", err)
+	}
+	// Include patterns choose the files.
+	s, err = LoadDir(context.Background(), dir, Options{Include: []string{"frame1*.png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"frame1.png", "frame10.png", "frame11.png", "frame100.png"}; !slices.Equal(s.Names, want) {
+		t.Fatalf("included %v, want %v", s.Names, want)
+	}
+	s, err = LoadDir(context.Background(), dir, Options{Exclude: []string{"groundtruth*", "frame1?.png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"frame1.png", "frame2.png", "frame9.png", "frame100.png"}; !slices.Equal(s.Names, want) {
+		t.Fatalf("after exclusion %v, want %v", s.Names, want)
+	}
+	if _, err := LoadDir(context.Background(), dir, Options{Include: []string{"[x"}}); err == nil || !strings.Contains(err.Error(), "bad pattern") {
+		t.Fatalf("bad pattern: %v", err)
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	sorted := []string{"a", "a0", "a01", "a1", "a2", "a10", "a10b", "a10c", "a011x", "b", "frame2.png", "frame10.png"}
+	for i := range sorted {
+		for j := range sorted {
+			if got, want := NaturalLess(sorted[i], sorted[j]), i < j; got != want {
+				t.Errorf("NaturalLess(%q, %q) = %v, want %v", sorted[i], sorted[j], got, want)
+			}
+		}
+	}
+}
+
+func TestLoadDirFormats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	dir := t.TempDir()
+	color := randomFrame(rng, 6, 4, false)
+	gray := randomFrame(rng, 6, 4, true)
+	// Lossless formats give the luma exactly (up to float rounding).
+	files := []struct {
+		name string
+		f    rgbFrame
+		gray bool
+	}{
+		{"a1.png", color, false}, {"a2.bmp", color, false}, {"a3.ppm", color, false},
+		{"a4.png", gray, true}, {"a5.bmp", gray, true}, {"a6.pgm", gray, true},
+	}
+	for _, f := range files {
+		writeImage(t, filepath.Join(dir, f.name), f.f, f.gray)
+	}
+	// 16-bit and plain PGM, written by hand: the same gray levels v become
+	// 257·v of 65535, and plain text with maxval 255.
+	var p16 bytes.Buffer
+	fmt.Fprintf(&p16, "P5 6 4 65535\n")
+	for i := 0; i < 24; i++ {
+		v := uint16(gray.pix[3*i]) * 257
+		p16.Write([]byte{byte(v >> 8), byte(v)})
+	}
+	os.WriteFile(filepath.Join(dir, "a7.pgm"), p16.Bytes(), 0o644)
+	var p2 bytes.Buffer
+	fmt.Fprintf(&p2, "P2\n6 4\n# comment\n255\n")
+	for i := 0; i < 24; i++ {
+		fmt.Fprintf(&p2, "%d%s", gray.pix[3*i], map[bool]string{true: "\n", false: " "}[i%6 == 5])
+	}
+	os.WriteFile(filepath.Join(dir, "a8.pgm"), p2.Bytes(), 0o644)
+	// A P5 file with maxval 15 is rescaled to the full range.
+	var p4 bytes.Buffer
+	fmt.Fprintf(&p4, "P5 6 4 15\n")
+	for i := 0; i < 24; i++ {
+		p4.WriteByte(gray.pix[3*i] / 17)
+	}
+	os.WriteFile(filepath.Join(dir, "a9.pgm"), p4.Bytes(), 0o644)
+
+	s, err := LoadDir(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Names) != 9 {
+		t.Fatalf("names %v", s.Names)
+	}
+	for k := 0; k < 9; k++ {
+		src := gray
+		if k < 3 {
+			src = color
+		}
+		for i := 0; i < 24; i++ {
+			want := src.luma(i)
+			if k == 8 {
+				want = float64(gray.pix[3*i]/17) / 15
+			}
+			// 1e-12: the loader's sum of three products and division may
+			// round differently from this expression by a few ulps.
+			if got := s.Y.At(i, k); math.Abs(got-want) > 1e-12 {
+				t.Fatalf("%s pixel %d: %v, want %v", s.Names[k], i, got, want)
+			}
+		}
+	}
+
+	// JPEG is lossy: at quality 100 a gray image comes back within a few
+	// levels (quantization of DCT coefficients at q100 is by 1).
+	jdir := t.TempDir()
+	writeImage(t, filepath.Join(jdir, "j.jpg"), gray, true)
+	writeImage(t, filepath.Join(jdir, "k.jpg"), color, false)
+	s, err = LoadDir(context.Background(), jdir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, src := range []rgbFrame{gray, color} {
+		for i := 0; i < 24; i++ {
+			if got, want := s.Y.At(i, k), src.luma(i); math.Abs(got-want) > 6.0/255 {
+				t.Fatalf("jpeg %d pixel %d: %v, want %v", k, i, got, want)
+			}
+		}
+	}
+}
+
+func TestLoadDirColor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	dir := t.TempDir()
+	f0, f1 := randomFrame(rng, 5, 3, false), randomFrame(rng, 5, 3, true)
+	writeImage(t, filepath.Join(dir, "0.png"), f0, false)
+	writeImage(t, filepath.Join(dir, "1.pgm"), f1, true)
+	s, err := LoadDir(context.Background(), dir, Options{Color: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, c := s.Y.Dims(); r != 45 || c != 2 || s.Rows() != 45 || s.Channels() != 3 {
+		t.Fatalf("Y is %d×%d", r, c)
+	}
+	for k, f := range []rgbFrame{f0, f1} {
+		for ch := 0; ch < 3; ch++ {
+			for i := 0; i < 15; i++ {
+				if got, want := s.Y.At(ch*15+i, k), float64(f.pix[3*i+ch])/255; math.Abs(got-want) > 1e-15 {
+					t.Fatalf("frame %d channel %d pixel %d: %v, want %v", k, ch, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestLoadDirRangeScale(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	dir := t.TempDir()
+	var frames []rgbFrame
+	for k := 0; k < 6; k++ {
+		f := randomFrame(rng, 7, 5, true) // odd size: last column and row dropped at scale 1/2
+		frames = append(frames, f)
+		writeImage(t, filepath.Join(dir, fmt.Sprintf("f%02d.png", k)), f, true)
+	}
+	s, err := LoadDir(context.Background(), dir, Options{Range: Range{Start: 2, End: 5}, Scale: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Names, []string{"f02.png", "f03.png", "f04.png"}) || s.Width != 3 || s.Height != 2 {
+		t.Fatalf("names %v size %d×%d", s.Names, s.Width, s.Height)
+	}
+	for k := 0; k < 3; k++ {
+		f := frames[k+2]
+		for oy := 0; oy < 2; oy++ {
+			for ox := 0; ox < 3; ox++ {
+				sum := 0
+				for _, d := range [][2]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}} {
+					sum += int(f.pix[3*((2*oy+d[0])*7+2*ox+d[1])])
+				}
+				want := float64(sum) / (4 * 255)
+				if got := s.Y.At(oy*3+ox, k); math.Abs(got-want) > 1e-15 {
+					t.Fatalf("frame %d (%d,%d): %v, want %v", k, ox, oy, got, want)
+				}
+			}
+		}
+	}
+	// Open-ended and clamped ranges.
+	for _, c := range []struct {
+		r    Range
+		want int
+	}{{Range{4, 0}, 2}, {Range{0, 100}, 6}, {Range{5, 6}, 1}} {
+		s, err := LoadDir(context.Background(), dir, Options{Range: c.r})
+		if err != nil || len(s.Names) != c.want {
+			t.Fatalf("range %v: %v frames, err %v", c.r, s, err)
+		}
+	}
+	if _, err := LoadDir(context.Background(), dir, Options{Range: Range{6, 0}}); err == nil || !strings.Contains(err.Error(), "selects no frames") {
+		t.Fatalf("empty range: %v", err)
+	}
+	if _, err := LoadDir(context.Background(), dir, Options{Scale: 0.3}); err == nil {
+		t.Fatal("scale 0.3 accepted")
+	}
+	if _, err := LoadDir(context.Background(), dir, Options{Scale: 0.125}); err == nil || !strings.Contains(err.Error(), "too small") {
+		t.Fatalf("scale 1/8 of 7×5: %v", err)
+	}
+	if _, err := LoadDir(context.Background(), dir, Options{MaxBytes: 100}); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("memory limit: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := LoadDir(ctx, dir, Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled load: %v", err)
+	}
+}
+
+func TestParseRangeScaleFactor(t *testing.T) {
+	good := map[string]Range{"": {}, "3:10": {3, 10}, ":10": {0, 10}, "5:": {5, 0}, " 2 : 4 ": {2, 4}, "7": {7, 8}, "0:": {}}
+	for s, want := range good {
+		if got, err := ParseRange(s); err != nil || got != want {
+			t.Errorf("ParseRange(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"5:5", "5:3", "-1:3", "a:b", "1:2:3", "1.5:"} {
+		if _, err := ParseRange(s); err == nil {
+			t.Errorf("ParseRange(%q) accepted", s)
+		}
+	}
+	if r := (Range{3, 10}); r.String() != "3:10" {
+		t.Errorf("String %q", r.String())
+	}
+	for s, want := range map[float64]int{0: 1, 1: 1, 0.5: 2, 0.25: 4, 0.2: 5, 1.0 / 3: 3, 0.1: 10} {
+		if got, err := ScaleFactor(s); err != nil || got != want {
+			t.Errorf("ScaleFactor(%v) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []float64{0.3, 0.4, 2, -0.5, math.NaN(), math.Inf(1), 0.33} {
+		if _, err := ScaleFactor(s); err == nil {
+			t.Errorf("ScaleFactor(%v) accepted", s)
+		}
+	}
+}
+
+func TestLoadDirErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LoadDir(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "no frame images") {
+		t.Fatalf("empty dir: %v", err)
+	}
+	if _, err := LoadDir(context.Background(), filepath.Join(dir, "missing"), Options{}); err == nil {
+		t.Fatal("missing dir: no error")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for k := 0; k < 5; k++ {
+		writeImage(t, filepath.Join(dir, fmt.Sprintf("f%d.png", k)), randomFrame(rng, 4, 4, true), true)
+	}
+	os.WriteFile(filepath.Join(dir, "f3.png"), []byte("not a png at all"), 0o644)
+	_, err := LoadDir(context.Background(), dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), "f3.png") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("corrupt frame: %v", err)
+	}
+	// Truncated PNG and PGM frames.
+	var buf bytes.Buffer
+	png.Encode(&buf, randomFrame(rng, 4, 4, true).gray())
+	os.WriteFile(filepath.Join(dir, "f3.png"), buf.Bytes()[:buf.Len()-20], 0o644)
+	if _, err := LoadDir(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "f3.png") {
+		t.Fatalf("truncated png: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "f3.png"), buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "f4.pgm"), []byte("P5 4 4 255\nabc"), 0o644)
+	if _, err := LoadDir(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "f4.pgm") || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("truncated pgm: %v", err)
+	}
+	if _, err := Load(context.Background(), filepath.Join(dir, "f3.png"), Options{}); err == nil || !strings.Contains(err.Error(), "single image") {
+		t.Fatalf("Load of an image file: %v", err)
+	}
+}
+
+func TestDecodeNetpbmErrors(t *testing.T) {
+	cases := map[string]string{
+		"":                           "missing magic",
+		"P7 1 1 255\n\x00":           "unsupported magic",
+		"P5 0 1 255\n":               "invalid size",
+		"P5 1 1 0\n\x00":             "maxval",
+		"P5 1 1 70000\n\x00\x00":     "maxval",
+		"P5 2 2 255\n\x00":           "truncated",
+		"P5 1 1 100\n\xff":           "exceeds maxval",
+		"P2 2 1 255\n1 300\n":        "exceeds maxval",
+		"P2 2 1 255\n1\n":            "sample 2",
+		"P5 1x 1 255\n":              "unexpected",
+		"P5 99999999999 1 255\n":     "too large",
+		"P5 100000 100000 255\n":     "too large",
+		"P5 1 1 255":                 "white space",
+		"P5 1 # unterminated":        "comment",
+		"P3 1 1 255\n1 2\n":          "sample 3",
+		"P6 1 1 65535\n\x00\x00\x00": "truncated",
+	}
+	for in, want := range cases {
+		_, err := DecodeNetpbm(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", in, err, want)
+		}
+	}
+	// 16-bit PPM with maxval 1000 is rescaled to 16 bits.
+	img, err := DecodeNetpbm(strings.NewReader("P6 1 1 1000\n\x03\xe8\x01\xf4\x00\x00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, g, b, _ := img.At(0, 0).RGBA()
+	if r != 65535 || g != 32768 || b != 0 {
+		t.Fatalf("rescaled color %v %v %v", r, g, b)
+	}
+}
+
+func TestLoadMask(t *testing.T) {
+	dir := t.TempDir()
+	m := image.NewGray(image.Rect(0, 0, 4, 2))
+	// Left 2×2 block fully set, right block 1 of 4 set.
+	for _, p := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 1}} {
+		m.SetGray(p[0], p[1], color.Gray{Y: 255})
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, m)
+	path := filepath.Join(dir, "gt.png")
+	os.WriteFile(path, buf.Bytes(), 0o644)
+	mask, w, h, err := LoadMask(path, 1)
+	if err != nil || w != 4 || h != 2 {
+		t.Fatal(err, w, h)
+	}
+	if want := []bool{true, true, false, false, true, true, false, true}; !slices.Equal(mask, want) {
+		t.Fatalf("mask %v, want %v", mask, want)
+	}
+	mask, w, h, err = LoadMask(path, 0.5)
+	if err != nil || w != 2 || h != 1 || !slices.Equal(mask, []bool{true, false}) {
+		t.Fatalf("scaled mask %v %d×%d %v", mask, w, h, err)
+	}
+}

@@ -1,0 +1,141 @@
+package video
+
+import (
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/formats"
+)
+
+// Matrix is the read access that the image writers need. *mat.Dense and
+// other gonum matrices, *rpca.Sparse and the views returned by
+// [Magnitude] and [Mask] implement it.
+type Matrix interface {
+	Dims() (rows, cols int)
+	At(i, j int) float64
+}
+
+// to8 maps a value in [0, 1] to 0–255, clamping outside values (NaN → 0).
+func to8(v float64) uint8 {
+	switch {
+	case !(v > 0): // also NaN
+		return 0
+	case v >= 1:
+		return 255
+	}
+	return uint8(math.Round(v * 255))
+}
+
+// column returns column j of m (fast for *mat.Dense).
+func column(m Matrix, j int) []float64 {
+	r, _ := m.Dims()
+	col := make([]float64, r)
+	if d, ok := m.(*mat.Dense); ok {
+		raw := d.RawMatrix()
+		for i := range col {
+			col[i] = raw.Data[i*raw.Stride+j]
+		}
+		return col
+	}
+	for i := range col {
+		col[i] = m.At(i, j)
+	}
+	return col
+}
+
+// FrameImage returns column j of m, laid out as geometry g describes, as
+// an *image.Gray (or an *image.RGBA for color), with values clamped to
+// [0, 1] and rounded to 8 bits.
+func FrameImage(m Matrix, j int, g Geometry) (image.Image, error) {
+	r, c := m.Dims()
+	if r != g.Rows() {
+		return nil, fmt.Errorf("video: matrix has %d rows, but %d×%d×%d frames need %d", r, g.Width, g.Height, g.Channels(), g.Rows())
+	}
+	if j < 0 || j >= c {
+		return nil, fmt.Errorf("video: frame %d out of range (matrix has %d columns)", j, c)
+	}
+	col := column(m, j)
+	return planeImage(col, g), nil
+}
+
+// planeImage converts one frame column to an image.
+func planeImage(col []float64, g Geometry) image.Image {
+	rect := image.Rect(0, 0, g.Width, g.Height)
+	p := g.Pixels()
+	if !g.Color {
+		img := image.NewGray(rect)
+		for y := 0; y < g.Height; y++ {
+			for x := 0; x < g.Width; x++ {
+				img.Pix[y*img.Stride+x] = to8(col[y*g.Width+x])
+			}
+		}
+		return img
+	}
+	img := image.NewRGBA(rect)
+	for y := 0; y < g.Height; y++ {
+		for x := 0; x < g.Width; x++ {
+			i := y*g.Width + x
+			o := y*img.Stride + 4*x
+			img.Pix[o] = to8(col[i])
+			img.Pix[o+1] = to8(col[p+i])
+			img.Pix[o+2] = to8(col[2*p+i])
+			img.Pix[o+3] = 255
+		}
+	}
+	return img
+}
+
+// PNGName returns the output file name for a frame: its base name with
+// the extension replaced by ".png".
+func PNGName(name string) string {
+	base := filepath.Base(name)
+	return strings.TrimSuffix(base, filepath.Ext(base)) + ".png"
+}
+
+// WriteFrames writes every column k of m as the PNG file
+// dir/PNGName(names[k]), creating dir if needed. Each file is written
+// atomically ([formats.WriteFileAtomic]); to make the whole directory
+// appear at once, write into an [formats.AtomicDir]. Two names that map
+// to the same output file are an error.
+func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
+	_, c := m.Dims()
+	if len(names) != c {
+		return fmt.Errorf("video: %d names for %d frames", len(names), c)
+	}
+	seen := make(map[string]string, len(names))
+	for _, name := range names {
+		out := PNGName(name)
+		if prev, dup := seen[out]; dup {
+			return fmt.Errorf("video: frames %s and %s would both be written as %s", prev, name, out)
+		}
+		seen[out] = name
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("video: %v", err)
+	}
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	for k, name := range names {
+		img, err := FrameImage(m, k, g)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(dir, PNGName(name))
+		if err := formats.WriteFileAtomic(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
+			return fmt.Errorf("video: writing %s: %v", path, err)
+		}
+	}
+	return nil
+}
+
+// WritePNG writes img as a PNG file atomically.
+func WritePNG(path string, img image.Image) error {
+	return formats.WriteFileAtomic(path, func(w io.Writer) error { return png.Encode(w, img) })
+}
