@@ -1,4 +1,4 @@
-//go:build !amd64 || purego || !noasmyet
+//go:build !amd64 || purego
 
 package kernels
 

@@ -1,0 +1,86 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// useAsm reports whether the AVX2+FMA assembly micro-kernels are used. It
+// is a variable so that tests can run the portable kernels too.
+var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// abt4x8AVX2 is abtGo for a full panel (rows = 4) and n a positive multiple
+// of 8; sub is 0 or 1. y is not read when sub is 0.
+//
+//go:noescape
+func abt4x8AVX2(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
+
+// ax4AVX2 is axGo for rows = 4, n a positive multiple of 4 and 1 ≤ nb ≤ 3.
+//
+//go:noescape
+func ax4AVX2(n int, a *float64, lda int, xt *float64, ldx, nb int, out *[16]float64)
+
+// aty4x8AVX2 is atyGo for rows = 4, n a positive multiple of 8 and l ≥ 1.
+//
+//go:noescape
+func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int)
+
+// The dispatchers below run the assembly on the largest part of a panel it
+// handles and the portable kernel on the rest. The blank index expressions
+// check, before any assembly runs, that the last element it touches lies in
+// the slice (all strides are positive, so every other one does too).
+
+func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, dst []float64, ldd int, sub bool) float64 {
+	ssq, done := 0.0, 0
+	if useAsm && rows == 4 && n >= 8 && k > 0 {
+		done = n &^ 7
+		_ = ap[4*k-1]
+		_ = bt[(k-1)*ldb+done-1]
+		_ = dst[3*ldd+done-1]
+		yp, s := &dst[0], 0
+		if sub {
+			_ = y[3*ldy+done-1]
+			yp, s = &y[0], 1
+		}
+		ssq = abt4x8AVX2(k, &ap[0], &bt[0], ldb, done, yp, ldy, &dst[0], ldd, s)
+	}
+	if done < n {
+		var yr []float64
+		if sub {
+			yr = y[done:]
+		}
+		ssq += abtGo(rows, k, ap, bt[done:], ldb, n-done, yr, ldy, dst[done:], ldd, sub)
+	}
+	return ssq
+}
+
+func axPanel(rows, n int, a []float64, lda int, xt []float64, ldx, nb int, out *[16]float64) {
+	if !useAsm || rows < 4 || n < 4 || nb < 1 || nb > 3 {
+		axGo(rows, n, a, lda, xt, ldx, nb, out)
+		return
+	}
+	done := n &^ 3
+	_ = a[3*lda+done-1]
+	_ = xt[(nb-1)*ldx+done-1]
+	ax4AVX2(done, &a[0], lda, &xt[0], ldx, nb, out)
+	if done < n {
+		var t [16]float64
+		axGo(rows, n-done, a[done:], lda, xt[done:], ldx, nb, &t)
+		for i := range out {
+			out[i] += t[i]
+		}
+	}
+}
+
+func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []float64, ldt int) {
+	done := 0
+	if useAsm && rows == 4 && n >= 8 && l > 0 {
+		done = n &^ 7
+		_ = a[3*lda+done-1]
+		_ = yp[4*l-1]
+		_ = acct[(l-1)*ldt+done-1]
+		aty4x8AVX2(done, &a[0], lda, &yp[0], l, &acct[0], ldt)
+	}
+	if done < n {
+		atyGo(rows, n-done, a[done:], lda, yp, l, acct[done:], ldt)
+	}
+}
