@@ -181,8 +181,10 @@ func rawPlanes(f []byte, pixels, channels int) [][]float64 {
 }
 
 // sizeRE finds the frame size in ffmpeg's stream description, e.g.
-// "Stream #0:0: Video: ffv1 (FFV1 / 0x31564646), gray, 32x24, 25 fps".
-var sizeRE = regexp.MustCompile(`Stream #\d+:\d+.*?: Video: .*?\b(\d+)x(\d+)\b`)
+// "Stream #0:0: Video: ffv1 (FFV1 / 0x31564646), gray(pc, progressive),
+// 10x6, SAR 1:1 DAR 5:3, 5 fps": the first ", WxH" (a codec tag such as
+// 0x31564646 follows "/ ", not ", ").
+var sizeRE = regexp.MustCompile(`Stream #\d+:\d+.*?: Video: .*?, (\d+)x(\d+)\b`)
 
 // probeSize returns the frame size of the first video stream of path.
 func probeSize(ctx context.Context, lookPath func(string) (string, error), ffmpeg, path string) (w, h int, err error) {
