@@ -1,0 +1,404 @@
+// Package altproj implements AltProj, the alternating projections method
+// for robust PCA of Netrapalli, Niranjan, Sanghavi, Anandkumar and Jain,
+// "Non-convex Robust PCA" (NIPS 2014, Algorithm 1). It is one of the two
+// baselines the gradient method is compared with in Section 5 of Yi et al.
+//
+// AltProj alternates a rank-k projection L = P_k(Y − S) (truncated SVD)
+// with elementwise hard thresholding S = H_ζ(Y − L), raising the target
+// rank k stage by stage from 1 to r and lowering the threshold ζ
+// geometrically within each stage.
+package altproj
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"time"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	rpca "github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/kernels"
+)
+
+// Defaults of the method's parameters and stopping rules.
+const (
+	// DefaultMu is the default incoherence parameter μ (see Method.Mu).
+	// The authors' MATLAB code also defaults its incoherence to 1 (there it
+	// scales a threshold σ/√n rather than β·σ, so the two are not
+	// interchangeable).
+	DefaultMu = 1.0
+
+	// DefaultResidualTol is the default of Stop.ResidualTol: the paper's
+	// Appendix B stops AltProj at ‖Y − L − S‖_F/‖Y‖_F ≤ 1e-3.
+	DefaultResidualTol = 1e-3
+
+	// DefaultMaxIter is the default cap on the total number of iterations
+	// over all stages. It is far above the r·(T+1) iterations of Algorithm
+	// 1 for realistic ε, so the algorithm's own schedule normally ends the run.
+	DefaultMaxIter = 10000
+)
+
+// Method is AltProj (Algorithm 1 of Netrapalli et al.). The zero value uses
+// the documented defaults. It needs a fully observed matrix (Problem.Dense).
+//
+// Correspondence with the shared settings: Settings.Rank is the target rank
+// r (the number of stages); Settings.Alpha is not used (AltProj finds the
+// support by thresholding, not by a sparsity level); Stop.FactorTol does
+// not apply (the factors of a truncated SVD are defined only up to sign,
+// so no factor change is recorded). Iterations count the inner iterations
+// of all stages; record 0 of the history is the initial thresholding.
+type Method struct {
+	// Mu is the incoherence parameter μ of the low-rank part; it sets the
+	// threshold parameter β = 4μ²r/√(d1·d2), the paper's β = 4μ²r/n
+	// (Theorem 1, square n×n, L* μ-incoherent: ‖Uᵀe_i‖ ≤ μ√(r/n)) with n
+	// replaced by √(d1·d2) for rectangular Y. 0 means DefaultMu.
+	Mu float64
+
+	// Beta, when positive, sets β directly and Mu is ignored.
+	Beta float64
+
+	// Eps is the accuracy ε of Algorithm 1 relative to ‖Y‖_F (the
+	// algorithm's ε is Eps·‖Y‖_F). It sets the number of iterations per
+	// stage T (line 6) and the early exit of line 11. 0 means the effective
+	// Stop.ResidualTol, or DefaultResidualTol when that rule is disabled.
+	Eps float64
+
+	// InnerIters, when positive, fixes T, the last inner iteration index of
+	// every stage (T+1 iterations t = 0…T, line 6). 0 means line 6's
+	// T = ⌈10·ln(n·β·‖Y − S₀‖₂/ε)⌉ with n = √(d1·d2) and S₀ the sparse
+	// estimate at the start of the stage, evaluated anew for each stage.
+	InnerIters int
+
+	// StallTol, when positive, ends a stage before T when one iteration
+	// lowered the residual ‖Y − L − S‖_F by less than this fraction (a
+	// practical shortcut taken by the authors' code, which uses 0.1; not
+	// part of Algorithm 1). It never ends the last stage. 0 disables it.
+	StallTol float64
+}
+
+// Name returns "altproj".
+func (m *Method) Name() string { return "altproj" }
+
+// validate checks the method's own parameters.
+func (m *Method) validate() error {
+	bad := func(name string, v float64) error {
+		return fmt.Errorf("altproj: %s must be a finite non-negative number, got %v", name, v)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Mu", m.Mu}, {"Beta", m.Beta}, {"Eps", m.Eps}, {"StallTol", m.StallTol}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return bad(f.name, f.v)
+		}
+	}
+	if m.Eps >= 1 {
+		return fmt.Errorf("altproj: Eps must be below 1 (it is relative to ‖Y‖_F), got %v", m.Eps)
+	}
+	if m.StallTol >= 1 {
+		return fmt.Errorf("altproj: StallTol must be below 1, got %v", m.StallTol)
+	}
+	if m.InnerIters < 0 {
+		return fmt.Errorf("altproj: InnerIters must be non-negative, got %d", m.InnerIters)
+	}
+	return nil
+}
+
+// Solve runs Algorithm 1 on p.Dense. Partially observed problems are
+// rejected with an error wrapping rpca.ErrDenseOnly.
+func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
+	if p == nil || (p.Dense == nil && p.Observed == nil) {
+		return nil, errors.New("altproj: problem has no matrix")
+	}
+	if p.Dense == nil {
+		return nil, fmt.Errorf("altproj: %w", rpca.ErrDenseOnly)
+	}
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	d1, d2 := p.Dense.Dims()
+	r := s.Rank
+	if r < 1 || r >= min(d1, d2) {
+		return nil, fmt.Errorf("altproj: rank must be in [1, %d), got %d", min(d1, d2), r)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	tr := rpca.NewTracker(ctx, p, s, rpca.Stop{MaxIter: DefaultMaxIter, ResidualTol: DefaultResidualTol},
+		"AltProj's threshold is too low for these data; try a larger Mu or Beta")
+	sv := &solver{
+		y:       p.Dense.RawMatrix(),
+		r:       r,
+		workers: s.Workers,
+		seed:    s.Seed,
+		tr:      tr,
+		ctx:     ctx,
+	}
+	sv.setParams(m, tr.Rules())
+	return sv.run()
+}
+
+// solver holds the state of one run.
+type solver struct {
+	// inputs and parameters
+	y        blas64.General
+	r        int
+	workers  int
+	seed     uint64
+	tr       *rpca.Tracker
+	ctx      context.Context
+	mu, beta float64 // μ and β
+	eps      float64 // relative ε
+	fixedT   int     // InnerIters (0: line 6)
+	stallTol float64
+
+	// state
+	w     blas64.General // Y − S, d1×d2
+	bits  []uint64       // support of S, wpr words per row
+	wpr   int
+	nnz   []int // non-zeros of S per row
+	fu    *mat.Dense
+	fv    *mat.Dense
+	iter  int
+	lastT int
+	rank  int
+	stage int
+}
+
+// setParams fills in the effective parameters.
+func (sv *solver) setParams(m *Method, rules rpca.Stop) {
+	d1, d2 := sv.y.Rows, sv.y.Cols
+	sv.mu = m.Mu
+	if sv.mu == 0 {
+		sv.mu = DefaultMu
+	}
+	sv.beta = m.Beta
+	if sv.beta == 0 {
+		sv.beta = 4 * sv.mu * sv.mu * float64(sv.r) / math.Sqrt(float64(d1)*float64(d2))
+	}
+	sv.eps = m.Eps
+	if sv.eps == 0 {
+		sv.eps = rules.ResidualTol
+		if sv.eps == 0 {
+			sv.eps = DefaultResidualTol
+		}
+	}
+	sv.fixedT = m.InnerIters
+	sv.stallTol = m.StallTol
+}
+
+// svdTol is the relative accuracy asked of each truncated SVD: well below
+// the requested accuracy ε so that the SVD error does not limit recovery.
+func (sv *solver) svdTol() float64 {
+	return min(max(sv.eps*1e-3, 1e-12), 1e-6)
+}
+
+// run executes Algorithm 1.
+func (sv *solver) run() (*rpca.Result, error) {
+	y := sv.y
+	d1, d2 := y.Rows, y.Cols
+	n := math.Sqrt(float64(d1) * float64(d2))
+	yF := frobenius(y)
+	sv.w = blas64.General{Rows: d1, Cols: d2, Stride: d2, Data: make([]float64, d1*d2)}
+	sv.wpr = (d2 + 63) / 64
+	sv.bits = make([]uint64, d1*sv.wpr)
+	sv.nnz = make([]int, d1)
+	sv.fu, sv.fv = mat.NewDense(d1, 1, nil), mat.NewDense(d2, 1, nil)
+	rel := func(ss float64) float64 {
+		if yF == 0 {
+			return 0
+		}
+		return math.Sqrt(ss) / yF
+	}
+
+	// Lines 3–4: ζ₀ = β·σ₁(Y), L⁽⁰⁾ = 0, S⁽⁰⁾ = H_ζ₀(Y).
+	zeta0 := 0.0
+	if yF > 0 {
+		top, err := topSVD(sv.ctx, y, 1, blas64.General{}, sv.svdTol(), sv.seed, sv.workers)
+		if err != nil {
+			return nil, sv.wrap(err)
+		}
+		zeta0 = sv.beta * top.S[0]
+	}
+	for i := 0; i < d1; i++ {
+		copy(sv.w.Data[i*d2:(i+1)*d2], y.Data[i*y.Stride:i*y.Stride+d2])
+	}
+	res := rel(sv.threshold(zeta0))
+	if reason, done, err := sv.tr.Step(0, res, math.NaN(), sv.fu, sv.fv); err != nil {
+		return nil, err
+	} else if yF == 0 {
+		return sv.result(res, rpca.StopExact) // Y = 0 = 0 + 0
+	} else if done {
+		return sv.result(res, reason)
+	}
+
+	var start blas64.General
+	for k := 1; k <= sv.r; k++ { // line 5: stages
+		sv.stage = k
+		T := sv.fixedT
+		prev := res
+		var sig []float64
+		for t := 0; ; t++ { // line 6: t = 0…T
+			// Lines 7–8 share one rank-(k+1) SVD of Y − S⁽ᵗ⁾.
+			tri, err := topSVD(sv.ctx, sv.w, k+1, start, sv.svdTol(), sv.seed+uint64(sv.iter)+1, sv.workers)
+			if err != nil {
+				return nil, sv.wrap(err)
+			}
+			start, sig = tri.V, tri.S
+			if t == 0 && sv.fixedT == 0 {
+				T = innerIters(n, sv.beta, sig[0], sv.eps*yF)
+			}
+			sv.lastT = T
+			zeta := sv.beta * (sig[k] + math.Ldexp(sig[k-1], -t)) // line 7
+			sv.fu = scaledFactor(tri.U, sig[:k])                  // line 8: L = P_k(Y − S)
+			sv.fv = scaledFactor(tri.V, sig[:k])
+			sv.rank = k
+			kernels.SubMulABt(sv.w, y, sv.fu.RawMatrix(), sv.fv.RawMatrix(), sv.workers)
+			res = rel(sv.threshold(zeta)) // line 9: S = H_ζ(Y − L)
+			sv.iter++
+			reason, done, err := sv.tr.Step(sv.iter, res, math.NaN(), sv.fu, sv.fv)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				return sv.result(res, reason)
+			}
+			if t >= T {
+				break
+			}
+			if sv.stallTol > 0 && k < sv.r && prev-res <= sv.stallTol*prev {
+				break
+			}
+			prev = res
+		}
+		// Line 11: stop at rank k when the next singular value of Y − S is
+		// negligible (L has rank k, so σ_{k+1} is read off Y − S⁽ᵗ⁾, whose
+		// projection gave L⁽ᵗ⁺¹⁾).
+		if k < sv.r && sv.beta*sig[k] < sv.eps*yF/(2*n) {
+			return sv.result(res, rpca.StopExact)
+		}
+	}
+	// Line 17: the schedule of r stages is complete.
+	return sv.result(res, rpca.StopMaxIter)
+}
+
+// innerIters is line 6's T = ⌈10·ln(n·β·σ/ε)⌉, at least 1.
+func innerIters(n, beta, sigma, eps float64) int {
+	x := 10 * math.Log(n*beta*sigma/eps)
+	if !(x >= 1) { // also catches NaN
+		return 1
+	}
+	return int(math.Ceil(min(x, 1e6)))
+}
+
+// threshold replaces D = Y − L, held in w, by Y − H_ζ(D) and records the
+// support of H_ζ(D) = {|D_ij| ≥ ζ}. It returns ‖Y − L − H_ζ(D)‖²_F.
+func (sv *solver) threshold(zeta float64) float64 {
+	w, y, wpr := sv.w, sv.y, sv.wpr
+	parts := make([]float64, w.Rows)
+	kernels.ParallelFor(w.Rows, sv.workers, 8, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			wi := w.Data[i*w.Stride : i*w.Stride+w.Cols]
+			yi := y.Data[i*y.Stride : i*y.Stride+y.Cols]
+			bi := sv.bits[i*wpr : (i+1)*wpr]
+			clear(bi)
+			ss, nnz := 0.0, 0
+			for j, d := range wi {
+				if math.Abs(d) >= zeta {
+					wi[j] = yi[j] - d
+					bi[j>>6] |= 1 << (uint(j) & 63)
+					nnz++
+				} else {
+					wi[j] = yi[j]
+					ss += d * d
+				}
+			}
+			parts[i], sv.nnz[i] = ss, nnz
+		}
+	})
+	total := 0.0
+	for _, v := range parts {
+		total += v
+	}
+	return total
+}
+
+// result assembles the Result from the current factors and support; the
+// sparse part is S = Y − U·Vᵀ on the support (zeros dropped).
+func (sv *solver) result(res float64, reason rpca.StopReason) (*rpca.Result, error) {
+	y := sv.y
+	d1, d2 := y.Rows, y.Cols
+	u, v := sv.fu.RawMatrix(), sv.fv.RawMatrix()
+	k := u.Cols
+	sp := &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)}
+	total := 0
+	for _, c := range sv.nnz {
+		total += c
+	}
+	sp.ColIdx = make([]int32, 0, total)
+	sp.Val = make([]float64, 0, total)
+	for i := 0; i < d1; i++ {
+		ui := u.Data[i*u.Stride : i*u.Stride+k]
+		bi := sv.bits[i*sv.wpr : (i+1)*sv.wpr]
+		for wi, word := range bi {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &= word - 1
+				j := wi*64 + b
+				vj := v.Data[j*v.Stride : j*v.Stride+k]
+				l := 0.0
+				for c, x := range ui {
+					l += x * vj[c]
+				}
+				if val := y.Data[i*y.Stride+j] - l; val != 0 {
+					sp.ColIdx = append(sp.ColIdx, int32(j))
+					sp.Val = append(sp.Val, val)
+				}
+			}
+		}
+		sp.RowPtr[i+1] = len(sp.Val)
+	}
+	return &rpca.Result{
+		Method:     "altproj",
+		U:          sv.fu,
+		V:          sv.fv,
+		S:          sp,
+		Iterations: sv.iter,
+		Elapsed:    time.Since(sv.tr.Start()),
+		Stop:       reason,
+		Residual:   res,
+		History:    sv.tr.History(),
+		Params: map[string]float64{
+			"mu":          sv.mu,
+			"beta":        sv.beta,
+			"eps":         sv.eps,
+			"inner_iters": float64(sv.lastT),
+			"stall_tol":   sv.stallTol,
+			"stages":      float64(sv.stage),
+			"final_rank":  float64(sv.rank),
+		},
+	}, nil
+}
+
+// wrap passes context errors through unchanged and labels the others.
+func (sv *solver) wrap(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("altproj: truncated SVD: %w", err)
+}
+
+// frobenius returns ‖a‖_F.
+func frobenius(a blas64.General) float64 {
+	ss := 0.0
+	for i := 0; i < a.Rows; i++ {
+		for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
+			ss += x * x
+		}
+	}
+	return math.Sqrt(ss)
+}
