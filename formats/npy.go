@@ -417,6 +417,15 @@ func readNpyData(r io.Reader, h *NpyHeader, name string) (*mat.Dense, error) {
 		if got, err := io.ReadFull(r, b); err != nil {
 			return nil, errf(name, "truncated data: expected %d bytes, got %d", h.DataBytes(), int64(k)*int64(es)+int64(got))
 		}
+		if !fortran && h.dt.kind == 'f' && es == 8 && h.dt.order == binary.LittleEndian {
+			// Fast path for the common '<f8' C-order case.
+			dst := data[k : k+m]
+			for e := range dst {
+				dst[e] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*e:]))
+			}
+			k += m
+			continue
+		}
 		for e := 0; e < m; e, k = e+1, k+1 {
 			v := h.dt.decode(b[e*es:])
 			if fortran {

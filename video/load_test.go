@@ -62,7 +62,7 @@ func (f rgbFrame) rgba() *image.RGBA {
 
 // writeImage writes f to path in the format its extension names. Gray
 // frames are stored as gray images where the format allows.
-func writeImage(t *testing.T, path string, f rgbFrame, gray bool) {
+func writeImage(t testing.TB, path string, f rgbFrame, gray bool) {
 	t.Helper()
 	var buf bytes.Buffer
 	var img image.Image = f.rgba()
@@ -457,4 +457,16 @@ func TestLoadMask(t *testing.T) {
 	if err != nil || w != 2 || h != 1 || !slices.Equal(mask, []bool{true, false}) {
 		t.Fatalf("scaled mask %v %d×%d %v", mask, w, h, err)
 	}
+}
+
+func FuzzDecodeNetpbm(f *testing.F) {
+	f.Add([]byte("P5 2 2 255\n\x00\x01\x02\x03"))
+	f.Add([]byte("P2\n# c\n2 1\n15\n3 15\n"))
+	f.Add([]byte("P6 1 1 65535\n\x00\x01\x02\x03\x04\x05"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		img, err := DecodeNetpbm(bytes.NewReader(raw))
+		if err == nil && img.Bounds().Empty() {
+			t.Fatal("empty image without error")
+		}
+	})
 }
