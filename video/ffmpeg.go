@@ -70,81 +70,18 @@ func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error
 	}
 	frameBytes := w * h * channels
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, ffmpeg,
-		"-nostdin", "-hide_banner", "-loglevel", "error",
-		"-noautorotate", "-i", path,
-		"-map", "0:v:0", "-fps_mode", "passthrough",
-		"-f", "rawvideo", "-pix_fmt", pixFmt, "pipe:1")
-	stderr := &tailBuffer{max: 4096}
-	cmd.Stderr = stderr
-	cmd.WaitDelay = 5 * time.Second
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("video: %v", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("video: starting ffmpeg: %v", err)
-	}
-
 	limit := opts.maxBytes()
-	var (
-		frames  [][]byte
-		index   int  // index of the next decoded frame
-		stopped bool // range complete: ffmpeg killed on purpose
-		readErr error
-	)
-	buf := make([]byte, frameBytes)
-	for {
-		got, err := io.ReadFull(stdout, buf)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				readErr = fmt.Errorf("video: %s: ffmpeg output ended inside frame %d (%d of %d bytes)", path, index+1, got, frameBytes)
-			} else {
-				readErr = fmt.Errorf("video: reading ffmpeg output: %v", err)
-			}
-			break
-		}
-		k := index
-		index++
-		if k < opts.Range.Start {
-			continue
-		}
-		if opts.Range.End != 0 && k >= opts.Range.End {
-			stopped = true
-			break
-		}
-		if need := int64(len(frames)+1) * int64(g.Rows()) * 8; need > limit {
-			readErr = fmt.Errorf("video: %s: more than %d frames of %d×%d×%d need over %s as a float64 matrix, the limit; select a frame range or a smaller scale",
-				path, len(frames), g.Width, g.Height, g.Channels(), humanBytes(limit))
-			break
-		}
-		frames = append(frames, buf)
-		buf = make([]byte, frameBytes)
-		if opts.Range.End != 0 && index >= opts.Range.End {
-			stopped = true
-			break
-		}
+	run := &decodeRun{
+		ffmpeg: ffmpeg, path: path, pixFmt: pixFmt, frameBytes: frameBytes,
+		r: opts.Range, frameLimit: limit / (int64(g.Rows()) * 8), g: g, limit: limit,
 	}
-	if stopped || readErr != nil {
-		cancel() // kill ffmpeg; its exit status no longer matters
+	// -fps_mode exists from ffmpeg 5.1 on; older versions call it -vsync.
+	frames, err := run.decode(ctx, "-fps_mode")
+	if errors.Is(err, errOldFFmpeg) {
+		frames, err = run.decode(ctx, "-vsync")
 	}
-	waitErr := cmd.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("video: decoding %s: %w", path, err)
-	}
-	if readErr != nil {
-		return nil, readErr
-	}
-	if !stopped && waitErr != nil {
-		return nil, fmt.Errorf("video: ffmpeg failed on %s: %s", path, stderr.lastLine(waitErr))
-	}
-	if len(frames) == 0 {
-		return nil, fmt.Errorf("video: frame range %v selects no frames of %s (it has %d)", opts.Range, path, index)
+	if err != nil {
+		return nil, err
 	}
 
 	y, err := allocFrames(g, len(frames), limit)
@@ -164,6 +101,100 @@ func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error
 		frames[k] = nil
 	}
 	return &Sequence{Geometry: g, Names: names, Y: y}, nil
+}
+
+// errOldFFmpeg reports an ffmpeg that does not know -fps_mode.
+var errOldFFmpeg = errors.New("ffmpeg does not know -fps_mode")
+
+// decodeRun is one ffmpeg invocation streaming raw frames.
+type decodeRun struct {
+	ffmpeg, path, pixFmt string
+	frameBytes           int
+	r                    Range
+	frameLimit           int64 // most frames that fit in the memory limit
+	g                    Geometry
+	limit                int64
+}
+
+// decode runs ffmpeg with the given frame-rate option (-fps_mode or
+// -vsync) set to passthrough and returns the raw frames in the range.
+func (d *decodeRun) decode(ctx context.Context, syncOpt string) ([][]byte, error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, d.ffmpeg,
+		"-nostdin", "-hide_banner", "-loglevel", "error",
+		"-noautorotate", "-i", d.path,
+		"-map", "0:v:0", syncOpt, "passthrough",
+		"-f", "rawvideo", "-pix_fmt", d.pixFmt, "pipe:1")
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("video: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("video: starting ffmpeg: %v", err)
+	}
+	var (
+		frames  [][]byte
+		index   int  // index of the next decoded frame
+		stopped bool // range complete: ffmpeg killed on purpose
+		readErr error
+		partial bool // output ended inside a frame
+	)
+	buf := make([]byte, d.frameBytes)
+	for {
+		got, err := io.ReadFull(stdout, buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			partial = errors.Is(err, io.ErrUnexpectedEOF)
+			if partial {
+				readErr = fmt.Errorf("video: %s: ffmpeg output ended inside frame %d (%d of %d bytes)", d.path, index+1, got, d.frameBytes)
+			} else {
+				readErr = fmt.Errorf("video: reading ffmpeg output: %v", err)
+			}
+			break
+		}
+		k := index
+		index++
+		if k < d.r.Start {
+			continue
+		}
+		if int64(len(frames)) >= d.frameLimit {
+			readErr = fmt.Errorf("video: %s: more than %d frames of %d×%d×%d need over %s as a float64 matrix, the limit; select a frame range or a smaller scale",
+				d.path, len(frames), d.g.Width, d.g.Height, d.g.Channels(), humanBytes(d.limit))
+			break
+		}
+		frames = append(frames, buf)
+		buf = make([]byte, d.frameBytes)
+		if d.r.End != 0 && index >= d.r.End {
+			stopped = true
+			break
+		}
+	}
+	if stopped || readErr != nil {
+		cancel() // kill ffmpeg; its exit status no longer matters
+	}
+	waitErr := cmd.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("video: decoding %s: %w", d.path, err)
+	}
+	if waitErr != nil && !stopped && (readErr == nil || partial) {
+		if stderr.contains("Unrecognized option '" + strings.TrimPrefix(syncOpt, "-") + "'") {
+			return nil, errOldFFmpeg
+		}
+		return nil, fmt.Errorf("video: ffmpeg failed on %s: %s", d.path, stderr.lastLine(waitErr))
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if len(frames) == 0 {
+		return nil, fmt.Errorf("video: frame range %v selects no frames of %s (it has %d)", d.r, d.path, index)
+	}
+	return frames, nil
 }
 
 // rawPlanes splits an 8-bit gray or interleaved RGB frame into planes
@@ -249,6 +280,13 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
 	}
 	return len(p), nil
+}
+
+// contains reports whether the kept output contains s.
+func (t *tailBuffer) contains(s string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Contains(string(t.b), s)
 }
 
 // lastLine returns the last non-empty line written, or err's text.

@@ -187,3 +187,32 @@ func TestSizeRE(t *testing.T) {
 		t.Errorf("audio stream matched: %v", m)
 	}
 }
+
+func TestLoadVideoOldFFmpeg(t *testing.T) {
+	needFFmpeg(t)
+	real, _ := exec.LookPath("ffmpeg")
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	// A wrapper that behaves like ffmpeg before 5.1, which lacks -fps_mode.
+	fake := filepath.Join(t.TempDir(), "ffmpeg")
+	script := "#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = -fps_mode ]; then echo \"Unrecognized option 'fps_mode'.\" >&2; echo 'Error splitting the argument list: Option not found' >&2; exit 1; fi; done\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lookPath := func(file string) (string, error) {
+		if file == "ffmpeg" {
+			return fake, nil
+		}
+		return exec.LookPath(file)
+	}
+	frameDir, vid := makeVideo(t, 3, 4, 4, false)
+	want, _ := LoadDir(context.Background(), frameDir, Options{})
+	got, err := LoadVideo(context.Background(), vid, Options{LookPath: lookPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(got.Y, want.Y) {
+		t.Fatal("frames differ with the -vsync fallback")
+	}
+}
