@@ -1,15 +1,34 @@
 // Package tsvd computes truncated singular value decompositions of large
 // matrices that are only available through products with tall-skinny
-// blocks (randomized block Krylov iteration with thin QR).
+// blocks.
+//
+// The method is block Golub–Kahan–Lanczos bidiagonalization with full
+// reorthogonalization and thick restarts (a randomized block Krylov
+// method): starting from a random (or warm-start) n×b block, it builds
+// orthonormal bases V of ℝⁿ and U of ℝᵐ with A·V = U·B for a small
+// upper-triangular B, extracts Ritz triplets from the SVD of B
+// (Rayleigh–Ritz) and, when the basis is full, restarts from the best Ritz
+// vectors. Each iteration costs one product with A and one with Aᵀ of b
+// columns. This is the rank-r SVD the paper uses for the initialization
+// SVD_r(Y − S_init) of Algorithms 1 and 2 (the paper's experiments use
+// PROPACK, an unblocked Lanczos bidiagonalization).
 package tsvd
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
 )
 
 // Operator is a linear map A: ℝⁿ → ℝᵐ known through block products.
+//
+// Compute always passes compact blocks (Stride == Cols) that do not alias
+// each other; dst must be fully overwritten.
 type Operator interface {
 	// Dims returns m, n: A is m×n.
 	Dims() (m, n int)
@@ -19,15 +38,43 @@ type Operator interface {
 	MulTransTo(dst, x blas64.General)
 }
 
+// Default option values.
+const (
+	// DefaultTol is the default relative residual tolerance: a triplet is
+	// accepted when ‖Aᵀuᵢ − σᵢvᵢ‖ ≤ Tol·σ₁ (A·vᵢ = σᵢuᵢ holds to rounding
+	// by construction). Singular values are then accurate to about
+	// Tol·σ₁ (and to (Tol·σ₁)²/gap when separated by gap), singular
+	// vectors to about Tol·σ₁/gap in angle.
+	DefaultTol = 1e-10
+	// DefaultMaxIter is the default cap on iterations (each one product
+	// with A and one with Aᵀ). It allows convergence to DefaultTol for
+	// relative gaps σ_r/σ_{r+1} − 1 of a few percent; flatter spectra stop
+	// at the cap with Converged false.
+	DefaultMaxIter = 300
+)
+
+// DefaultOversample returns the default number of extra block columns for
+// a given rank: max(4, ⌈Rank/4⌉). Extra columns make the method robust to
+// clusters of up to b = Rank+Oversample nearly equal singular values and
+// make each product more cache-efficient; the Krylov basis itself brings
+// most of the convergence speed.
+func DefaultOversample(rank int) int { return max(4, (rank+3)/4) }
+
+// DefaultMaxBasis returns the default largest basis size for block size b
+// and rank r: r + 4b. Larger bases converge in fewer iterations but cost
+// (m+n)·MaxBasis memory and more orthogonalization work.
+func DefaultMaxBasis(rank, b int) int { return rank + 4*b }
+
 // Options control Compute.
 type Options struct {
 	Rank       int            // number of singular triplets wanted (required, ≥ 1)
-	Oversample int            // extra block columns; 0 means the default
-	MaxIter    int            // cap on Krylov/power iterations; 0 means the default
-	Tol        float64        // relative accuracy of the triplets; 0 means the default
-	Seed       uint64         // seed of the random start block
+	Oversample int            // extra block columns; 0 means DefaultOversample(Rank)
+	MaxIter    int            // cap on iterations; 0 means DefaultMaxIter
+	Tol        float64        // relative residual tolerance (see DefaultTol); 0 means DefaultTol
+	Seed       uint64         // seed of the random start block and of any random refill
 	Start      blas64.General // optional warm start: n×k block whose span approximates the right singular subspace
-	Workers    int            // goroutines for the dense operator; 0 means GOMAXPROCS
+	Workers    int            // goroutines for the basis operations inside Compute; 0 means GOMAXPROCS
+	MaxBasis   int            // largest Krylov basis before a restart; 0 means DefaultMaxBasis
 }
 
 // Result is a truncated SVD A ≈ U·diag(S)·Vᵀ.
@@ -35,26 +82,156 @@ type Result struct {
 	U          blas64.General // m×r, orthonormal columns
 	S          []float64      // r singular values, non-increasing
 	V          blas64.General // n×r, orthonormal columns
-	Iterations int            // iterations run
+	Iterations int            // iterations run (each one product with A and one with Aᵀ)
 	Products   int            // number of block products with A or Aᵀ
+	Columns    int            // total number of columns in those products (matrix–vector products)
+	// Residuals[i] bounds ‖Aᵀuᵢ − σᵢvᵢ‖ (the other residual A·vᵢ − σᵢuᵢ is
+	// zero up to rounding); zero for the dense fallback.
+	Residuals []float64
+	// Converged reports whether all Residuals are ≤ Tol·S[0]. When false
+	// (MaxIter reached), the triplets are still the best available Ritz
+	// approximations.
+	Converged bool
 }
 
+// ErrNonFinite is returned when a product with the operator produced a NaN
+// or an infinity.
+var ErrNonFinite = errors.New("tsvd: operator product has non-finite entries")
+
+// settings are validated options with defaults applied.
+type settings struct {
+	m, n     int
+	rank     int
+	b        int // block size
+	maxBasis int // largest basis size p before a restart
+	keep     int // basis size after a restart
+	maxIter  int
+	tol      float64
+	workers  int
+}
+
+func newSettings(m, n int, opt Options) (settings, error) {
+	var s settings
+	if m < 1 || n < 1 {
+		return s, fmt.Errorf("tsvd: operator size %d×%d must be positive", m, n)
+	}
+	k := min(m, n)
+	if opt.Rank < 1 || opt.Rank > k {
+		return s, fmt.Errorf("tsvd: rank %d outside [1, %d] for a %d×%d operator", opt.Rank, k, m, n)
+	}
+	if opt.Oversample < 0 || opt.MaxIter < 0 || opt.MaxBasis < 0 {
+		return s, fmt.Errorf("tsvd: negative Oversample (%d), MaxIter (%d) or MaxBasis (%d)", opt.Oversample, opt.MaxIter, opt.MaxBasis)
+	}
+	if !(opt.Tol >= 0) || math.IsInf(opt.Tol, 0) {
+		return s, fmt.Errorf("tsvd: tolerance %v must be finite and non-negative", opt.Tol)
+	}
+	if opt.Start.Data != nil && opt.Start.Cols > 0 && opt.Start.Rows != n {
+		return s, fmt.Errorf("tsvd: warm start has %d rows, want n = %d", opt.Start.Rows, n)
+	}
+	s = settings{m: m, n: n, rank: opt.Rank, maxIter: opt.MaxIter, tol: opt.Tol, workers: kernels.Workers(opt.Workers)}
+	over := opt.Oversample
+	if over == 0 {
+		over = DefaultOversample(opt.Rank)
+	}
+	s.b = opt.Rank + over
+	if s.maxIter == 0 {
+		s.maxIter = DefaultMaxIter
+	}
+	if s.tol == 0 {
+		s.tol = DefaultTol
+	}
+	s.maxBasis = opt.MaxBasis
+	if s.maxBasis == 0 {
+		s.maxBasis = DefaultMaxBasis(s.rank, s.b)
+	}
+	// The basis must hold the kept Ritz vectors plus one new block.
+	s.maxBasis = max(s.maxBasis, s.rank+2*s.b)
+	// V holds the basis plus the next block, U the basis: both must fit.
+	s.maxBasis = min(s.maxBasis, k-s.b)
+	s.keep = s.rank + (s.maxBasis-s.b-s.rank+1)/2
+	return s, nil
+}
+
+// useDense reports whether the explicit dense SVD is used: when the Krylov
+// basis could not grow by two blocks beyond the wanted rank, so the
+// operator is small in at least one dimension and the explicit matrix has
+// at most max(m, n)·(Rank+2b) entries.
+func (s settings) useDense() bool { return min(s.m, s.n) < s.rank+3*s.b }
+
 // Compute returns the top Rank singular triplets of op.
+//
+// It returns an error for invalid options (Rank outside [1, min(m, n)],
+// negative counts, a warm start with the wrong number of rows), ctx.Err()
+// when ctx is cancelled (checked before every product) and ErrNonFinite
+// when a product is not finite. Not reaching Tol within MaxIter is not an
+// error: see Result.Converged. The result depends only on op, opt.Seed and
+// the other options, provided op's products are deterministic.
 func Compute(ctx context.Context, op Operator, opt Options) (*Result, error) {
-	panic("tsvd: not implemented yet")
+	m, n := op.Dims()
+	s, err := newSettings(m, n, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.useDense() {
+		return denseSVD(ctx, op, s)
+	}
+	return lanczos(ctx, op, s, opt)
+}
+
+// ComputeAbove returns all singular triplets of op with σ > threshold, as
+// needed by singular value thresholding. opt.Rank (at least 1) is the
+// first guess of their number; while the smallest computed value is still
+// above threshold the rank grows by half (at least 5), warm-started from
+// the previous right singular vectors. The Result holds the triplets above
+// threshold (possibly none) and the totals of all calls.
+func ComputeAbove(ctx context.Context, op Operator, threshold float64, opt Options) (*Result, error) {
+	m, n := op.Dims()
+	k := min(m, n)
+	if math.IsNaN(threshold) {
+		return nil, errors.New("tsvd: threshold is NaN")
+	}
+	opt.Rank = min(max(opt.Rank, 1), max(k, 1))
+	var iters, prods, cols int
+	for {
+		res, err := Compute(ctx, op, opt)
+		if err != nil {
+			return nil, err
+		}
+		iters += res.Iterations
+		prods += res.Products
+		cols += res.Columns
+		r := len(res.S)
+		if res.S[r-1] <= threshold || r == k {
+			c := 0
+			for c < r && res.S[c] > threshold {
+				c++
+			}
+			res.S = res.S[:c]
+			res.Residuals = res.Residuals[:c]
+			res.U.Cols = c
+			res.V.Cols = c
+			res.Iterations, res.Products, res.Columns = iters, prods, cols
+			return res, nil
+		}
+		opt.Rank = min(r+max(5, r/2), k)
+		opt.Start = res.V
+	}
 }
 
 // Dense is the Operator of a dense row-major matrix.
 type Dense struct {
 	A       blas64.General
-	Workers int
+	Workers int // goroutines for the products; 0 means GOMAXPROCS
 }
 
 // Dims returns the size of the matrix.
 func (d Dense) Dims() (int, int) { return d.A.Rows, d.A.Cols }
 
 // MulTo sets dst = A·X.
-func (d Dense) MulTo(dst, x blas64.General) { panic("tsvd: not implemented yet") }
+func (d Dense) MulTo(dst, x blas64.General) { kernels.MulAX(dst, d.A, x, d.Workers) }
 
 // MulTransTo sets dst = Aᵀ·X.
-func (d Dense) MulTransTo(dst, x blas64.General) { panic("tsvd: not implemented yet") }
+func (d Dense) MulTransTo(dst, x blas64.General) { kernels.MulAtX(dst, d.A, x, d.Workers) }
