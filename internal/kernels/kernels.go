@@ -100,6 +100,36 @@ const (
 	l1Cols   = 512
 )
 
+// The large matrix is processed in groups of groupPanels panels
+// (4·groupPanels rows); within a group tile by tile, tileWidth columns
+// wide, and within a tile panel by panel, so that the parts of the packed
+// operands and accumulators a tile touches stay in L1 while the group's
+// panels stream past.
+//
+// The tile width is chosen so that a tile's slices of the packed operands
+// and accumulators (perCol values per column) and two 4-row tiles of A (the
+// current one and the prefetched next one) take about budget bytes. The
+// budgets were tuned by benchmark (kernels_bench_test.go) at k = 10, 20:
+// more than L1 pays when the Aᵀ·Y accumulators are involved, as every tile
+// is swept once per panel while the A·X pass sweeps it once per column
+// block of X.
+var (
+	groupPanels = 32
+	axBudget    = 32 << 10
+	atyBudget   = 96 << 10
+)
+
+// tileWidth returns the tile width for A·X with k columns and Aᵀ·Y with l
+// columns (either may be zero): a multiple of 8 between 64 and 512.
+func tileWidth(k, l int) int {
+	budget := axBudget
+	if l > 0 {
+		budget = atyBudget
+	}
+	w := budget / 8 / (k + l + 8)
+	return min(512, max(64, w&^7))
+}
+
 // colBlock returns the width of the column blocks when each column of the
 // large matrix needs perCol float64 values of packed operands in cache:
 // a multiple of l1Cols, at least l1Cols.
@@ -156,14 +186,24 @@ func packPanels(dst []float64, m blas64.General) {
 	}
 }
 
-// packT stores mᵀ densely: dst[j·m.Rows + i] = m[i, j].
-func packT(dst []float64, m blas64.General) {
-	n := m.Rows
-	for i := range n {
+// packT stores mᵀ with row stride ld: dst[j·ld + i] = m[i, j].
+func packT(dst []float64, ld int, m blas64.General) {
+	for i := range m.Rows {
 		for j, v := range row(m, i) {
-			dst[j*n+i] = v
+			dst[j*ld+i] = v
 		}
 	}
+}
+
+// padLD returns the row stride for a packed buffer with n columns: n rounded
+// up to whole cache lines, plus one line when that would be a multiple of
+// 4 KiB, which would map every row to the same L1 cache sets.
+func padLD(n int) int {
+	ld := (n + 7) &^ 7
+	if ld%512 == 0 {
+		ld += 8
+	}
+	return ld
 }
 
 // MulABt sets dst = A·Bᵀ, with A d1×k, B d2×k and dst d1×d2.
@@ -206,12 +246,13 @@ func abt(dst, y, a, b blas64.General, workers int, sub bool) float64 {
 		return total
 	}
 	np := (d1 + 3) / 4
-	btBuf, apBuf, ssBuf := getBuf(k*d2), getBuf(np*4*k), getBuf(np)
+	ldb := padLD(d2)
+	btBuf, apBuf, ssBuf := getBuf(k*ldb), getBuf(np*4*k), getBuf(np)
 	defer putBuf(btBuf)
 	defer putBuf(apBuf)
 	defer putBuf(ssBuf)
 	bt, ap, parts := *btBuf, *apBuf, *ssBuf
-	packT(bt, b)
+	packT(bt, ldb, b)
 	packPanels(ap, a)
 	nc := colBlock(d2, k)
 	parallelChunks(np, workers, panelGrain(4*d2*k), func(_, lo, hi int) {
@@ -223,7 +264,7 @@ func abt(dst, y, a, b blas64.General, workers int, sub bool) float64 {
 				if sub {
 					ys = from(y, i0, j0)
 				}
-				s := abtPanel(min(4, d1-i0), k, ap[4*k*p:4*k*(p+1)], bt[j0:], d2, n,
+				s := abtPanel(min(4, d1-i0), k, ap[4*k*p:4*k*(p+1)], bt[j0:], ldb, n,
 					ys, y.Stride, from(dst, i0, j0), dst.Stride, sub)
 				if j0 == 0 {
 					parts[p] = s
@@ -300,12 +341,13 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 		return
 	}
 	np := (m + 3) / 4
+	ld := padLD(n) // row stride of Xᵀ and of the Aᵀ·Y accumulators
 	var xt, yp []float64
 	if k > 0 {
-		b := getBuf(k * n)
+		b := getBuf(k * ld)
 		defer putBuf(b)
 		xt = *b
-		packT(xt, x)
+		packT(xt, ld, x)
 	}
 	if l > 0 {
 		b := getBuf(np * 4 * l)
@@ -313,47 +355,66 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 		yp = *b
 		packPanels(yp, y)
 	}
-	blocks := cBlocks(k)
-	nc := colBlock(n, k+l)
-	count, _ := chunks(np, workers, panelGrain(4*n*(k+l)))
+	tc := tileWidth(k, l)
+	grain := panelGrain(4 * n * (k + l))
+	count, _ := chunks(np, workers, grain)
 	var accs []*[]float64
 	if l > 0 {
 		accs = make([]*[]float64, count)
 	}
-	parallelChunks(np, workers, panelGrain(4*n*(k+l)), func(t, lo, hi int) {
-		var acct []float64
+	parallelChunks(np, workers, grain, func(t, lo, hi int) {
+		var acct, accv []float64
 		if l > 0 {
-			accs[t] = getBuf(l * n)
+			accs[t] = getBuf(l * ld)
 			acct = *accs[t]
 			clear(acct)
 		}
 		if k > 0 {
-			for i := 4 * lo; i < min(4*hi, m); i++ {
-				clear(row(*ax, i))
-			}
+			b := getBuf(groupPanels * 16 * k)
+			defer putBuf(b)
+			accv = *b
 		}
-		var out [16]float64
-		for jb := 0; jb < n; jb += nc {
-			jbEnd := min(jb+nc, n)
-			for p := lo; p < hi; p++ {
-				i0 := 4 * p
-				rows := min(4, m-i0)
-				for j0 := jb; j0 < jbEnd; j0 += l1Cols {
-					nn := min(l1Cols, jbEnd-j0)
+		for g0 := lo; g0 < hi; g0 += groupPanels {
+			g1 := min(g0+groupPanels, hi)
+			clear(accv)
+			for j0 := 0; j0 < n; j0 += tc {
+				nn := min(tc, n-j0)
+				for p := g0; p < g1; p++ {
+					i0 := 4 * p
+					rows := min(4, m-i0)
 					ap := from(a, i0, j0)
-					c0 := 0
-					for _, nb := range blocks {
-						axPanel(rows, nn, ap, a.Stride, xt[c0*n+j0:], n, nb, &out)
-						for r := range rows {
-							dr := from(*ax, i0+r, c0)
-							for c := range nb {
-								dr[c] += out[4*r+c]
-							}
+					// The tile processed next, to prefetch.
+					var pf []float64
+					switch {
+					case p+1 < g1:
+						pf = from(a, i0+4, j0)
+					case j0+tc < n:
+						pf = from(a, 4*g0, j0+tc)
+					case g1 < hi:
+						pf = from(a, 4*g1, 0)
+					}
+					if k > 0 {
+						var pfx []float64
+						if l == 0 {
+							pfx = pf
 						}
-						c0 += nb
+						axvPanel(rows, nn, ap, a.Stride, xt[j0:], ld, k, accv[(p-g0)*16*k:(p-g0+1)*16*k], pfx)
 					}
 					if l > 0 {
-						atyPanel(rows, nn, ap, a.Stride, yp[4*l*p:4*l*(p+1)], l, acct[j0:], n)
+						atyPanel(rows, nn, ap, a.Stride, yp[4*l*p:4*l*(p+1)], l, acct[j0:], ld, pf)
+					}
+				}
+			}
+			if k == 0 {
+				continue
+			}
+			for p := g0; p < g1; p++ {
+				v := accv[(p-g0)*16*k : (p-g0+1)*16*k]
+				for r := range min(4, m-4*p) {
+					dr := row(*ax, 4*p+r)
+					for c := range dr {
+						q := v[(4*c+r)*4 : (4*c+r)*4+4]
+						dr[c] = (q[0] + q[1]) + (q[2] + q[3])
 					}
 				}
 			}
@@ -366,9 +427,9 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 		for j := lo; j < hi; j++ {
 			dj := row(*aty, j)
 			for c := range dj {
-				s := (*accs[0])[c*n+j]
+				s := (*accs[0])[c*ld+j]
 				for _, acc := range accs[1:] {
-					s += (*acc)[c*n+j]
+					s += (*acc)[c*ld+j]
 				}
 				dj[c] = s
 			}
@@ -377,25 +438,6 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 	for _, acc := range accs {
 		putBuf(acc)
 	}
-}
-
-// cBlocks splits k columns of X into groups of at most three for axPanel,
-// avoiding groups of one (which keep too few accumulators busy) unless k is
-// one: 10 = 3+3+2+2, 20 = 3·6+2.
-func cBlocks(k int) []int {
-	var bs []int
-	for k > 0 {
-		b := 3
-		switch k {
-		case 1, 2:
-			b = k
-		case 4:
-			b = 2
-		}
-		bs = append(bs, b)
-		k -= b
-	}
-	return bs
 }
 
 func checkABt(dst, a, b blas64.General) {

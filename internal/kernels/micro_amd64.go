@@ -14,20 +14,23 @@ var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //go:noescape
 func abt4x8AVX2(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
 
-// ax4AVX2 is axGo for rows = 4, n a positive multiple of 4 and 1 ≤ nb ≤ 3.
+// axv4AVX2 is axvGo for rows = 4, n a positive multiple of 4 and k ≥ 1,
+// except that it spreads the sums over the four lanes of each accumulator.
 //
 //go:noescape
-func ax4AVX2(n int, a *float64, lda int, xt *float64, ldx, nb int, out *[16]float64)
+func axv4AVX2(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64, pf *float64)
 
 // aty4x8AVX2 is atyGo for rows = 4, n a positive multiple of 8 and l ≥ 1.
 //
 //go:noescape
-func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int)
+func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
 
 // The dispatchers below run the assembly on the largest part of a panel it
 // handles and the portable kernel on the rest. The blank index expressions
 // check, before any assembly runs, that the last element it touches lies in
-// the slice (all strides are positive, so every other one does too).
+// the slice (all strides are positive, so every other one does too). pf,
+// when not empty, starts at the tile of A to be processed next; the
+// assembly prefetches it (prefetches never fault, so it needs no bounds).
 
 func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, dst []float64, ldd int, sub bool) float64 {
 	ssq, done := 0.0, 0
@@ -53,32 +56,35 @@ func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, d
 	return ssq
 }
 
-func axPanel(rows, n int, a []float64, lda int, xt []float64, ldx, nb int, out *[16]float64) {
-	if !useAsm || rows < 4 || n < 4 || nb < 1 || nb > 3 {
-		axGo(rows, n, a, lda, xt, ldx, nb, out)
-		return
-	}
-	done := n &^ 3
-	_ = a[3*lda+done-1]
-	_ = xt[(nb-1)*ldx+done-1]
-	ax4AVX2(done, &a[0], lda, &xt[0], ldx, nb, out)
-	if done < n {
-		var t [16]float64
-		axGo(rows, n-done, a[done:], lda, xt[done:], ldx, nb, &t)
-		for i := range out {
-			out[i] += t[i]
+func axvPanel(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv, pf []float64) {
+	done := 0
+	if useAsm && rows == 4 && n >= 4 && k > 0 {
+		done = n &^ 3
+		_ = a[3*lda+done-1]
+		_ = xt[(k-1)*ldx+done-1]
+		_ = accv[16*k-1]
+		var p *float64
+		if len(pf) > 0 {
+			p = &pf[0]
 		}
+		axv4AVX2(done, &a[0], lda, &xt[0], ldx, k, &accv[0], p)
+	}
+	if done < n {
+		axvGo(rows, n-done, a[done:], lda, xt[done:], ldx, k, accv)
 	}
 }
 
-func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []float64, ldt int) {
+func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []float64, ldt int, pf []float64) {
 	done := 0
 	if useAsm && rows == 4 && n >= 8 && l > 0 {
 		done = n &^ 7
 		_ = a[3*lda+done-1]
 		_ = yp[4*l-1]
 		_ = acct[(l-1)*ldt+done-1]
-		aty4x8AVX2(done, &a[0], lda, &yp[0], l, &acct[0], ldt)
+		if len(pf) == 0 {
+			pf = a
+		}
+		aty4x8AVX2(done, &a[0], lda, &yp[0], l, &acct[0], ldt, &pf[0])
 	}
 	if done < n {
 		atyGo(rows, n-done, a[done:], lda, yp, l, acct[done:], ldt)

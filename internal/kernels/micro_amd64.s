@@ -2,6 +2,8 @@
 
 #include "textflag.h"
 
+#define PFD 2048
+
 // AVX2+FMA micro-kernels; see micro_go.go for what each computes and
 // micro_amd64.go for the preconditions. Strides are passed in elements and
 // turned into bytes here. Rows 1 and 2 of a 4-row block are addressed as
@@ -36,6 +38,14 @@ TEXT ·abt4x8AVX2(SB), NOSPLIT, $0-88
 	VXORPD Y15, Y15, Y15
 
 abtChunk:
+	PREFETCHT0 PFD(AX)
+	PREFETCHT0 PFD(AX)(BX*1)
+	PREFETCHT0 PFD(AX)(BX*2)
+	PREFETCHT0 PFD(R12)
+	PREFETCHT0 PFD(DX)
+	PREFETCHT0 PFD(DX)(R10*1)
+	PREFETCHT0 PFD(DX)(R10*2)
+	PREFETCHT0 PFD(R13)
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -124,51 +134,89 @@ abtStore:
 	VZEROUPPER
 	RET
 
-// HSUM stores the sum of the four lanes of Y (whose low half is X) at
-// off(R9).
-#define HSUM(Y, X, off) \
-	VEXTRACTF128 $1, Y, X15; \
-	VADDPD       X15, X, X; \
-	VHADDPD      X, X, X; \
-	VMOVSD       X, off(R9)
+// LOADACC and STOREACC move the accumulators of a block of three columns
+// between memory (R9: accv at column c0, layout [c][row][lane]) and
+// Y(3r+c).
+#define LOADACC3 \
+	VMOVUPD 0(R9), Y0; \
+	VMOVUPD 128(R9), Y1; \
+	VMOVUPD 256(R9), Y2; \
+	VMOVUPD 32(R9), Y3; \
+	VMOVUPD 160(R9), Y4; \
+	VMOVUPD 288(R9), Y5; \
+	VMOVUPD 64(R9), Y6; \
+	VMOVUPD 192(R9), Y7; \
+	VMOVUPD 320(R9), Y8; \
+	VMOVUPD 96(R9), Y9; \
+	VMOVUPD 224(R9), Y10; \
+	VMOVUPD 352(R9), Y11
 
-// func ax4AVX2(n int, a *float64, lda int, xt *float64, ldx, nb int, out *[16]float64)
+#define STOREACC3 \
+	VMOVUPD Y0, 0(R9); \
+	VMOVUPD Y1, 128(R9); \
+	VMOVUPD Y2, 256(R9); \
+	VMOVUPD Y3, 32(R9); \
+	VMOVUPD Y4, 160(R9); \
+	VMOVUPD Y5, 288(R9); \
+	VMOVUPD Y6, 64(R9); \
+	VMOVUPD Y7, 192(R9); \
+	VMOVUPD Y8, 320(R9); \
+	VMOVUPD Y9, 96(R9); \
+	VMOVUPD Y10, 224(R9); \
+	VMOVUPD Y11, 352(R9)
+
+// RESETA points AX and R8 at rows 0 and 3 of the tile again, R10 at the
+// current block of Xᵀ and DI at the column count.
+#define RESETA \
+	MOVQ R12, AX; \
+	LEAQ (AX)(BX*2), R8; \
+	ADDQ BX, R8; \
+	MOVQ CX, R10; \
+	MOVQ R11, DI
+
+// func axv4AVX2(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64, pf *float64)
 //
-// Dot products of the 4 rows of A with nb rows of Xᵀ over 4-column chunks:
-// accumulator Y(3r+c) holds row r against column c; Y12–Y14 hold the Xᵀ
-// chunk, Y15 the A chunk. The lanes are summed at the end.
-TEXT ·ax4AVX2(SB), NOSPLIT, $0-56
-	MOVQ   n+0(FP), DI
-	MOVQ   a+8(FP), AX
-	MOVQ   lda+16(FP), BX
-	SHLQ   $3, BX
-	LEAQ   (AX)(BX*2), R8
-	ADDQ   BX, R8
-	MOVQ   xt+24(FP), CX
-	MOVQ   ldx+32(FP), DX
-	SHLQ   $3, DX
-	MOVQ   nb+40(FP), SI
-	MOVQ   out+48(FP), R9
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	VXORPD Y4, Y4, Y4
-	VXORPD Y5, Y5, Y5
-	VXORPD Y6, Y6, Y6
-	VXORPD Y7, Y7, Y7
-	VXORPD Y8, Y8, Y8
-	VXORPD Y9, Y9, Y9
-	VXORPD Y10, Y10, Y10
-	VXORPD Y11, Y11, Y11
-	CMPQ   SI, $2
-	JEQ    axLoop2
-	JLT    axLoop1
+// Dot products of the 4 rows of A with the k rows of Xᵀ over 4-column
+// chunks, in blocks of three rows of Xᵀ (two when a block of one would be
+// left; one only for k = 1). In a block of three, accumulator Y(3r+c) holds
+// row r against column c, Y12–Y14 the chunk of Xᵀ and Y15 that of A. The
+// accumulators live in accv[(4c+r)·4 + lane] between blocks and calls; the
+// lanes are summed by the caller once the whole row is done, so a panel can
+// be fed tile by tile at little cost.
+// When pf is not nil and the first block has three columns, its loop also
+// prefetches the next tile (four rows of stride lda at pf).
+TEXT ·axv4AVX2(SB), NOSPLIT, $0-64
+	MOVQ n+0(FP), R11
+	MOVQ a+8(FP), R12
+	MOVQ lda+16(FP), BX
+	SHLQ $3, BX
+	MOVQ xt+24(FP), CX
+	MOVQ ldx+32(FP), DX
+	SHLQ $3, DX
+	MOVQ k+40(FP), SI
+	MOVQ accv+48(FP), R9
+	MOVQ pf+56(FP), R13
+	LEAQ (R13)(BX*2), R14
+	ADDQ BX, R14
 
-axLoop3:
-	VMOVUPD     (CX), Y12
-	VMOVUPD     (CX)(DX*1), Y13
-	VMOVUPD     (CX)(DX*2), Y14
+axvBlock:
+	CMPQ SI, $4
+	JEQ  axvDo2
+	CMPQ SI, $2
+	JEQ  axvDo2
+	CMPQ SI, $1
+	JEQ  axvDo1
+
+	// Three columns.
+	LOADACC3
+	RESETA
+	TESTQ R13, R13
+	JNZ   axvLoop3pf
+
+axvLoop3:
+	VMOVUPD     (R10), Y12
+	VMOVUPD     (R10)(DX*1), Y13
+	VMOVUPD     (R10)(DX*2), Y14
 	VMOVUPD     (AX), Y15
 	VFMADD231PD Y12, Y15, Y0
 	VFMADD231PD Y13, Y15, Y1
@@ -187,14 +235,68 @@ axLoop3:
 	VFMADD231PD Y14, Y15, Y11
 	ADDQ        $32, AX
 	ADDQ        $32, R8
-	ADDQ        $32, CX
+	ADDQ        $32, R10
 	SUBQ        $4, DI
-	JNZ         axLoop3
-	JMP         axReduce
+	JNZ         axvLoop3
 
-axLoop2:
-	VMOVUPD     (CX), Y12
-	VMOVUPD     (CX)(DX*1), Y13
+axvDone3:
+	STOREACC3
+	LEAQ (CX)(DX*2), CX
+	ADDQ DX, CX
+	ADDQ $384, R9
+	SUBQ $3, SI
+	JNZ  axvBlock
+	VZEROUPPER
+	RET
+
+axvLoop3pf:
+	PREFETCHT0  (R13)
+	PREFETCHT0  (R13)(BX*1)
+	PREFETCHT0  (R13)(BX*2)
+	PREFETCHT0  (R14)
+	ADDQ        $32, R13
+	ADDQ        $32, R14
+	VMOVUPD     (R10), Y12
+	VMOVUPD     (R10)(DX*1), Y13
+	VMOVUPD     (R10)(DX*2), Y14
+	VMOVUPD     (AX), Y15
+	VFMADD231PD Y12, Y15, Y0
+	VFMADD231PD Y13, Y15, Y1
+	VFMADD231PD Y14, Y15, Y2
+	VMOVUPD     (AX)(BX*1), Y15
+	VFMADD231PD Y12, Y15, Y3
+	VFMADD231PD Y13, Y15, Y4
+	VFMADD231PD Y14, Y15, Y5
+	VMOVUPD     (AX)(BX*2), Y15
+	VFMADD231PD Y12, Y15, Y6
+	VFMADD231PD Y13, Y15, Y7
+	VFMADD231PD Y14, Y15, Y8
+	VMOVUPD     (R8), Y15
+	VFMADD231PD Y12, Y15, Y9
+	VFMADD231PD Y13, Y15, Y10
+	VFMADD231PD Y14, Y15, Y11
+	ADDQ        $32, AX
+	ADDQ        $32, R8
+	ADDQ        $32, R10
+	SUBQ        $4, DI
+	JNZ         axvLoop3pf
+	XORQ        R13, R13
+	JMP         axvDone3
+
+axvDo2:
+	VMOVUPD 0(R9), Y0
+	VMOVUPD 128(R9), Y1
+	VMOVUPD 32(R9), Y3
+	VMOVUPD 160(R9), Y4
+	VMOVUPD 64(R9), Y6
+	VMOVUPD 192(R9), Y7
+	VMOVUPD 96(R9), Y9
+	VMOVUPD 224(R9), Y10
+	RESETA
+
+axvLoop2:
+	VMOVUPD     (R10), Y12
+	VMOVUPD     (R10)(DX*1), Y13
 	VMOVUPD     (AX), Y15
 	VFMADD231PD Y12, Y15, Y0
 	VFMADD231PD Y13, Y15, Y1
@@ -209,45 +311,58 @@ axLoop2:
 	VFMADD231PD Y13, Y15, Y10
 	ADDQ        $32, AX
 	ADDQ        $32, R8
-	ADDQ        $32, CX
+	ADDQ        $32, R10
 	SUBQ        $4, DI
-	JNZ         axLoop2
-	JMP         axReduce
+	JNZ         axvLoop2
 
-axLoop1:
-	VMOVUPD     (CX), Y12
+	VMOVUPD Y0, 0(R9)
+	VMOVUPD Y1, 128(R9)
+	VMOVUPD Y3, 32(R9)
+	VMOVUPD Y4, 160(R9)
+	VMOVUPD Y6, 64(R9)
+	VMOVUPD Y7, 192(R9)
+	VMOVUPD Y9, 96(R9)
+	VMOVUPD Y10, 224(R9)
+	LEAQ    (CX)(DX*2), CX
+	ADDQ    $256, R9
+	SUBQ    $2, SI
+	JNZ     axvBlock
+	VZEROUPPER
+	RET
+
+axvDo1:
+	VMOVUPD 0(R9), Y0
+	VMOVUPD 32(R9), Y3
+	VMOVUPD 64(R9), Y6
+	VMOVUPD 96(R9), Y9
+	RESETA
+
+axvLoop1:
+	VMOVUPD     (R10), Y12
 	VFMADD231PD (AX), Y12, Y0
 	VFMADD231PD (AX)(BX*1), Y12, Y3
 	VFMADD231PD (AX)(BX*2), Y12, Y6
 	VFMADD231PD (R8), Y12, Y9
 	ADDQ        $32, AX
 	ADDQ        $32, R8
-	ADDQ        $32, CX
+	ADDQ        $32, R10
 	SUBQ        $4, DI
-	JNZ         axLoop1
+	JNZ         axvLoop1
 
-axReduce:
-	HSUM(Y0, X0, 0)
-	HSUM(Y1, X1, 8)
-	HSUM(Y2, X2, 16)
-	HSUM(Y3, X3, 32)
-	HSUM(Y4, X4, 40)
-	HSUM(Y5, X5, 48)
-	HSUM(Y6, X6, 64)
-	HSUM(Y7, X7, 72)
-	HSUM(Y8, X8, 80)
-	HSUM(Y9, X9, 96)
-	HSUM(Y10, X10, 104)
-	HSUM(Y11, X11, 112)
+	VMOVUPD Y0, 0(R9)
+	VMOVUPD Y3, 32(R9)
+	VMOVUPD Y6, 64(R9)
+	VMOVUPD Y9, 96(R9)
 	VZEROUPPER
 	RET
 
-// func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int)
+// func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
 //
 // For each 8-column chunk the 4×8 tile of A stays in Y0–Y7 while every row
 // c of the accumulator is loaded (Y8, Y9), updated with the four broadcast
-// weights yp[4c+r] and stored back.
-TEXT ·aty4x8AVX2(SB), NOSPLIT, $0-56
+// weights yp[4c+r] and stored back. Meanwhile the chunk of the next tile
+// (four rows of stride lda at pf) is prefetched.
+TEXT ·aty4x8AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), BX
@@ -259,8 +374,17 @@ TEXT ·aty4x8AVX2(SB), NOSPLIT, $0-56
 	MOVQ acct+40(FP), DI
 	MOVQ ldt+48(FP), R10
 	SHLQ $3, R10
+	MOVQ pf+56(FP), R14
+	LEAQ (R14)(BX*2), R15
+	ADDQ BX, R15
 
 atyChunk:
+	PREFETCHT0 (R14)
+	PREFETCHT0 (R14)(BX*1)
+	PREFETCHT0 (R14)(BX*2)
+	PREFETCHT0 (R15)
+	ADDQ       $64, R14
+	ADDQ       $64, R15
 	VMOVUPD (AX), Y0
 	VMOVUPD 32(AX), Y1
 	VMOVUPD (AX)(BX*1), Y2

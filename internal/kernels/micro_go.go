@@ -146,3 +146,18 @@ func atyGo(rows, n int, a []float64, lda int, yp []float64, l int, acct []float6
 		}
 	}
 }
+
+// axvGo adds Σ_{j<n} a[r·lda+j]·xt[c·ldx+j] to accv[(4c+r)·4] for r < rows
+// and c < k: lane 0 of the per-lane accumulators of axv4AVX2.
+func axvGo(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv []float64) {
+	var out [16]float64
+	for c0 := 0; c0 < k; c0 += 3 {
+		nb := min(3, k-c0)
+		axGo(rows, n, a, lda, xt[c0*ldx:], ldx, nb, &out)
+		for r := range rows {
+			for c := range nb {
+				accv[(4*(c0+c)+r)*4] += out[4*r+c]
+			}
+		}
+	}
+}

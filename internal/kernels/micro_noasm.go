@@ -10,10 +10,10 @@ func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, d
 	return abtGo(rows, k, ap, bt, ldb, n, y, ldy, dst, ldd, sub)
 }
 
-func axPanel(rows, n int, a []float64, lda int, xt []float64, ldx, nb int, out *[16]float64) {
-	axGo(rows, n, a, lda, xt, ldx, nb, out)
+func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []float64, ldt int, _ []float64) {
+	atyGo(rows, n, a, lda, yp, l, acct, ldt)
 }
 
-func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []float64, ldt int) {
-	atyGo(rows, n, a, lda, yp, l, acct, ldt)
+func axvPanel(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv, _ []float64) {
+	axvGo(rows, n, a, lda, xt, ldx, k, accv)
 }
