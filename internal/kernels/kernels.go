@@ -4,19 +4,21 @@
 // matrix. All matrices are row-major blas64.General values; sub-matrix views
 // (Stride > Cols) are accepted everywhere.
 //
-// The large matrix is walked in panels of four rows. Each panel is handed to
-// a micro-kernel that keeps a register tile of the panel and reuses it
-// against the small operand, which is packed (transposed where useful) once
-// per call. On amd64 with AVX2 and FMA the micro-kernels are written in
-// assembly; elsewhere, or when built with the purego tag, portable Go
-// versions are used.
+// The large matrix is walked in panels of four rows, shared out between
+// workers. Each panel (or tile of a panel) is handed to a micro-kernel that
+// keeps a register tile of it and reuses it against the small operand,
+// which is packed (transposed where useful) once per call. On amd64 the
+// micro-kernels are written in assembly, for AVX-512 or AVX2 with FMA,
+// chosen at run time; elsewhere, without those instructions, or when built
+// with the purego tag, portable Go versions are used.
 //
 // Results are deterministic: the work split depends only on the shapes and
 // the worker count, and every reduction runs in a fixed order, so the same
-// inputs and worker count give bitwise identical outputs. MulABt, SubMulABt
-// (including the returned norm) and MulAX do not even depend on the worker
-// count; MulAtX and the Aᵀ·Y half of MulAXAtY sum per-worker partial results
-// and do.
+// inputs and worker count give bitwise identical outputs on a given
+// machine. MulABt, SubMulABt (including the returned norm) and MulAX do not
+// even depend on the worker count; MulAtX and the Aᵀ·Y half of MulAXAtY sum
+// per-worker partial results and do. Different instruction sets round
+// differently.
 package kernels
 
 import (
@@ -24,6 +26,13 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Instruction set levels of the micro-kernels (see isa).
+const (
+	isaGo = iota
+	isaAVX2
+	isaAVX512
 )
 
 // Workers returns w, or runtime.GOMAXPROCS(0) when w ≤ 0.
@@ -91,51 +100,50 @@ func panelGrain(perPanel int) int {
 	return max(1, minWork/max(1, perPanel))
 }
 
-// l2Budget is the number of bytes of packed small operands (and
-// accumulators) a column block may keep in the per-core L2 cache; l1Cols is
-// the width of the panel tiles reread from L1 by successive micro-kernel
-// passes.
-const (
-	l2Budget = 1 << 20
-	l1Cols   = 512
-)
-
-// The large matrix is processed in groups of groupPanels panels
-// (4·groupPanels rows); within a group tile by tile, tileWidth columns
-// wide, and within a tile panel by panel, so that the parts of the packed
-// operands and accumulators a tile touches stay in L1 while the group's
-// panels stream past.
+// Cache blocking of A·X and Aᵀ·Y (axaty). The rows of A are taken in groups
+// of groupPanels panels; within a group, column tile by column tile; within
+// a tile, panel by panel. The slices of Xᵀ and of the Aᵀ·Y accumulators that
+// a tile needs then stay in L1 while the group's panels stream past, and
+// the A·X accumulators of the group's panels stay in L1/L2.
 //
-// The tile width is chosen so that a tile's slices of the packed operands
-// and accumulators (perCol values per column) and two 4-row tiles of A (the
-// current one and the prefetched next one) take about budget bytes. The
-// budgets were tuned by benchmark (kernels_bench_test.go) at k = 10, 20:
-// more than L1 pays when the Aᵀ·Y accumulators are involved, as every tile
-// is swept once per panel while the A·X pass sweeps it once per column
-// block of X.
-var (
-	groupPanels = 32
-	axBudget    = 32 << 10
-	atyBudget   = 96 << 10
-)
+// Each micro-kernel call prefetches the tile of A that comes pfDist tiles
+// later; the A·X kernel alone prefetches during its first pass over the
+// tile only, so the next tile suffices there.
+//
+// The tile width makes a tile's slices of the packed operands and
+// accumulators plus two 4-row tiles of A take about budget bytes. All these
+// values were tuned with the benchmarks at 5000×5000, k = 10 and 20 (one
+// worker, this package's experiments): the AVX-512 kernels run twice as
+// fast as the AVX2 ones from L1 but lose that edge when the accumulators
+// spill to L2, hence the smaller budget.
+const groupPanels = 32
 
 // tileWidth returns the tile width for A·X with k columns and Aᵀ·Y with l
 // columns (either may be zero): a multiple of 8 between 64 and 512.
 func tileWidth(k, l int) int {
-	budget := axBudget
-	if l > 0 {
-		budget = atyBudget
+	budget := 32 << 10
+	if l > 0 && isa < isaAVX512 {
+		budget = 96 << 10
 	}
 	w := budget / 8 / (k + l + 8)
 	return min(512, max(64, w&^7))
 }
 
-// colBlock returns the width of the column blocks when each column of the
-// large matrix needs perCol float64 values of packed operands in cache:
-// a multiple of l1Cols, at least l1Cols.
+// pfDistance returns how many tiles ahead to prefetch A (see tileWidth).
+func pfDistance(l int) int {
+	if l > 0 {
+		return 2
+	}
+	return 1
+}
+
+// colBlock returns the width of the column blocks of A·Bᵀ when each column
+// of the output needs perCol values of packed Bᵀ: the block of Bᵀ stays
+// within about 1 MiB of the per-core L2 cache. It is a multiple of 512 (or
+// n).
 func colBlock(n, perCol int) int {
-	nc := l2Budget / 8 / max(1, perCol)
-	nc = max(l1Cols, nc/l1Cols*l1Cols)
+	nc := (1 << 20) / 8 / max(1, perCol)
+	nc = max(512, nc&^511)
 	return min(nc, n)
 }
 
@@ -313,13 +321,12 @@ func MulAXAtY(ax, aty, a, x, y blas64.General, workers int) {
 // axaty computes ax = A·X when ax is not nil and aty = Aᵀ·Y when aty is not
 // nil, reading each tile of A from memory once for both.
 //
-// The rows of A are split into 4-row panels shared out between workers.
-// ax rows belong to the worker of their panel and are summed over the
-// column tiles in order; Aᵀ·Y is accumulated, transposed (l×n), in a
-// private buffer per worker and the buffers are added in worker order at
-// the end. Columns are blocked twice: blocks whose packed operands fit in
-// L2, and within them tiles of l1Cols columns that stay in L1 between the
-// passes of the micro-kernels.
+// The rows of A are split into 4-row panels shared out between workers and
+// walked as described at groupPanels. ax rows belong to the worker of their
+// panel; their per-lane partial sums are added tile after tile, and the
+// lanes summed at the end of the group. Aᵀ·Y is accumulated, transposed
+// (l×n), in a private buffer per worker, and the buffers are added in
+// worker order at the end.
 func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 	m, n := a.Rows, a.Cols
 	k, l := 0, 0
@@ -355,7 +362,7 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 		yp = *b
 		packPanels(yp, y)
 	}
-	tc := tileWidth(k, l)
+	tc, pfd := tileWidth(k, l), pfDistance(l)
 	grain := panelGrain(4 * n * (k + l))
 	count, _ := chunks(np, workers, grain)
 	var accs []*[]float64
@@ -370,7 +377,7 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 			clear(acct)
 		}
 		if k > 0 {
-			b := getBuf(groupPanels * 16 * k)
+			b := getBuf(groupPanels * 32 * k)
 			defer putBuf(b)
 			accv = *b
 		}
@@ -383,22 +390,13 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 					i0 := 4 * p
 					rows := min(4, m-i0)
 					ap := from(a, i0, j0)
-					// The tile processed next, to prefetch.
-					var pf []float64
-					switch {
-					case p+1 < g1:
-						pf = from(a, i0+4, j0)
-					case j0+tc < n:
-						pf = from(a, 4*g0, j0+tc)
-					case g1 < hi:
-						pf = from(a, 4*g1, 0)
-					}
+					pf := tileAhead(a, p, j0, g0, g1, hi, tc, pfd)
 					if k > 0 {
 						var pfx []float64
 						if l == 0 {
 							pfx = pf
 						}
-						axvPanel(rows, nn, ap, a.Stride, xt[j0:], ld, k, accv[(p-g0)*16*k:(p-g0+1)*16*k], pfx)
+						axvPanel(rows, nn, ap, a.Stride, xt[j0:], ld, k, accv[(p-g0)*32*k:(p-g0+1)*32*k], pfx)
 					}
 					if l > 0 {
 						atyPanel(rows, nn, ap, a.Stride, yp[4*l*p:4*l*(p+1)], l, acct[j0:], ld, pf)
@@ -409,12 +407,12 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 				continue
 			}
 			for p := g0; p < g1; p++ {
-				v := accv[(p-g0)*16*k : (p-g0+1)*16*k]
+				v := accv[(p-g0)*32*k : (p-g0+1)*32*k]
 				for r := range min(4, m-4*p) {
 					dr := row(*ax, 4*p+r)
 					for c := range dr {
-						q := v[(4*c+r)*4 : (4*c+r)*4+4]
-						dr[c] = (q[0] + q[1]) + (q[2] + q[3])
+						q := v[(4*c+r)*8 : (4*c+r)*8+8]
+						dr[c] = ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]))
 					}
 				}
 			}
@@ -438,6 +436,26 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 	for _, acc := range accs {
 		putBuf(acc)
 	}
+}
+
+// tileAhead returns A from the start of the tile processed d tiles after
+// the tile of panel p at column j0, in the order of axaty (panels g0…g1−1
+// of a group for each column tile, then the next group), or nil past the
+// worker's last panel hi−1. It is only used for prefetching, so landing on
+// a slightly different tile near group ends does no harm.
+func tileAhead(a blas64.General, p, j0, g0, g1, hi, tc, d int) []float64 {
+	q, j := p+d, j0
+	for q >= g1 && j < a.Cols {
+		q -= g1 - g0
+		j += tc
+	}
+	if j >= a.Cols {
+		q, j = g1+(q-g0), 0
+	}
+	if q >= hi || 4*q >= a.Rows {
+		return nil
+	}
+	return from(a, 4*q, j)
 }
 
 func checkABt(dst, a, b blas64.General) {

@@ -95,21 +95,20 @@ func refMul(k int, f, g func(c int) float64) (s, abs float64) {
 	return s, abs
 }
 
-// impls lists the micro-kernel sets to test: the portable Go one, and the
-// assembly one when this machine and build have it.
-func impls(t *testing.T) []bool {
-	if useAsm {
-		t.Cleanup(func() { useAsm = true })
-		return []bool{true, false}
+// impls lists the micro-kernel sets to test: the portable Go one and each
+// assembly one this machine and build have. The best is restored after the
+// test.
+func impls(t *testing.T) []int {
+	t.Cleanup(func() { isa = maxISA })
+	var l []int
+	for i := maxISA; i >= isaGo; i-- {
+		l = append(l, i)
 	}
-	return []bool{false}
+	return l
 }
 
-func implName(asm bool) string {
-	if asm {
-		return "asm"
-	}
-	return "go"
+func implName(level int) string {
+	return [...]string{"go", "avx2", "avx512"}[level]
 }
 
 // shape is a random test case.
@@ -133,14 +132,14 @@ func testShapes(rng *rand.Rand) []shape {
 
 func TestMulABt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, asm := range impls(t) {
-		useAsm = asm
+	for _, level := range impls(t) {
+		isa = level
 		for _, s := range testShapes(rng) {
 			for _, w := range []int{1, 3} {
 				a, b := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
 				dst := randView(rng, s.m, s.n)
 				MulABt(dst, a, b, w)
-				name := fmt.Sprintf("%s %v w=%d", implName(asm), s, w)
+				name := fmt.Sprintf("%s %v w=%d", implName(level), s, w)
 				checkPadding(t, name, dst)
 				for i := range s.m {
 					for j := range s.n {
@@ -157,8 +156,8 @@ func TestMulABt(t *testing.T) {
 
 func TestSubMulABt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, asm := range impls(t) {
-		useAsm = asm
+	for _, level := range impls(t) {
+		isa = level
 		for _, s := range testShapes(rng) {
 			for _, alias := range []bool{false, true} {
 				w := 1 + rng.IntN(3)
@@ -170,7 +169,7 @@ func TestSubMulABt(t *testing.T) {
 					dst = randView(rng, s.m, s.n)
 				}
 				got := SubMulABt(dst, y, a, b, w)
-				name := fmt.Sprintf("%s %v w=%d alias=%v", implName(asm), s, w, alias)
+				name := fmt.Sprintf("%s %v w=%d alias=%v", implName(level), s, w, alias)
 				checkPadding(t, name, dst)
 				if !alias && !sameBits(y.Data, y0.Data) {
 					t.Fatalf("%s: y modified", name)
@@ -205,14 +204,14 @@ func TestSubMulABt(t *testing.T) {
 
 func TestMulAX(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 3))
-	for _, asm := range impls(t) {
-		useAsm = asm
+	for _, level := range impls(t) {
+		isa = level
 		for _, s := range testShapes(rng) {
 			for _, w := range []int{1, 3} {
 				a, x := randView(rng, s.m, s.n), randView(rng, s.n, s.k)
 				dst := randView(rng, s.m, s.k)
 				MulAX(dst, a, x, w)
-				name := fmt.Sprintf("%s %v w=%d", implName(asm), s, w)
+				name := fmt.Sprintf("%s %v w=%d", implName(level), s, w)
 				checkPadding(t, name, dst)
 				checkAX(t, name, dst, a, x)
 			}
@@ -246,14 +245,14 @@ func checkAtY(t *testing.T, name string, dst, a, y blas64.General) {
 
 func TestMulAtX(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 4))
-	for _, asm := range impls(t) {
-		useAsm = asm
+	for _, level := range impls(t) {
+		isa = level
 		for _, s := range testShapes(rng) {
 			for _, w := range []int{1, 3} {
 				a, x := randView(rng, s.m, s.n), randView(rng, s.m, s.k)
 				dst := randView(rng, s.n, s.k)
 				MulAtX(dst, a, x, w)
-				name := fmt.Sprintf("%s %v w=%d", implName(asm), s, w)
+				name := fmt.Sprintf("%s %v w=%d", implName(level), s, w)
 				checkPadding(t, name, dst)
 				checkAtY(t, name, dst, a, x)
 			}
@@ -263,15 +262,15 @@ func TestMulAtX(t *testing.T) {
 
 func TestMulAXAtY(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 5))
-	for _, asm := range impls(t) {
-		useAsm = asm
+	for _, level := range impls(t) {
+		isa = level
 		for _, s := range testShapes(rng) {
 			for _, w := range []int{1, 2, 5} {
 				a := randView(rng, s.m, s.n)
 				x, y := randView(rng, s.n, s.k), randView(rng, s.m, s.l)
 				ax, aty := randView(rng, s.m, s.k), randView(rng, s.n, s.l)
 				MulAXAtY(ax, aty, a, x, y, w)
-				name := fmt.Sprintf("%s %v w=%d", implName(asm), s, w)
+				name := fmt.Sprintf("%s %v w=%d", implName(level), s, w)
 				checkPadding(t, name+" ax", ax)
 				checkPadding(t, name+" aty", aty)
 				checkAX(t, name, ax, a, x)
@@ -281,23 +280,30 @@ func TestMulAXAtY(t *testing.T) {
 	}
 }
 
-// TestAsmMatchesGo runs both micro-kernel sets on the same inputs and
-// compares them entry by entry (same tolerance argument as above, with Σ|·|
-// bounded by the product of the operands' max-norms).
+// TestAsmMatchesGo runs each assembly micro-kernel set and the portable one
+// on the same inputs and compares them entry by entry (same tolerance
+// argument as above, with Σ|·| bounded by the product of the operands'
+// max-norms).
 func TestAsmMatchesGo(t *testing.T) {
-	if !useAsm {
+	levels := impls(t)
+	if len(levels) == 1 {
 		t.Skip("no assembly kernels in this build or on this CPU")
 	}
-	defer func() { useAsm = true }()
 	rng := rand.New(rand.NewPCG(1, 6))
+	for _, level := range levels[:len(levels)-1] {
+		testAsmMatchesGo(t, rng, level)
+	}
+}
+
+func testAsmMatchesGo(t *testing.T, rng *rand.Rand, level int) {
 	for _, s := range testShapes(rng) {
 		a := randView(rng, s.m, s.n)
 		x, y := randView(rng, s.n, s.k), randView(rng, s.m, s.l)
 		u, v := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
 		var res [2][4]blas64.General
 		var ssq [2]float64
-		for i, asm := range []bool{true, false} {
-			useAsm = asm
+		for i, lv := range []int{level, isaGo} {
+			isa = lv
 			ax, aty := randView(rng, s.m, s.k), randView(rng, s.n, s.l)
 			MulAXAtY(ax, aty, a, x, y, 2)
 			r, p := randView(rng, s.m, s.n), randView(rng, s.m, s.n)
@@ -314,13 +320,13 @@ func TestAsmMatchesGo(t *testing.T) {
 			for i := range g.Rows {
 				for j := range g.Cols {
 					if d := math.Abs(at(g, i, j) - at(h, i, j)); d > lim[q] {
-						t.Fatalf("%v output %d [%d,%d]: asm %v, go %v", s, q, i, j, at(g, i, j), at(h, i, j))
+						t.Fatalf("%s %v output %d [%d,%d]: asm %v, go %v", implName(level), s, q, i, j, at(g, i, j), at(h, i, j))
 					}
 				}
 			}
 		}
 		if d := math.Abs(ssq[0] - ssq[1]); d > 1e-12*ssq[1] {
-			t.Fatalf("%v: ‖R‖² asm %v, go %v", s, ssq[0], ssq[1])
+			t.Fatalf("%s %v: ‖R‖² asm %v, go %v", implName(level), s, ssq[0], ssq[1])
 		}
 	}
 }

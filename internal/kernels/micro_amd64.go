@@ -4,9 +4,23 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-// useAsm reports whether the AVX2+FMA assembly micro-kernels are used. It
-// is a variable so that tests can run the portable kernels too.
-var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// isa is the instruction set the micro-kernels use: AVX-512 if the CPU and
+// OS support it, else AVX2 with FMA, else portable Go. It is a variable so
+// that tests can select each level the machine has.
+var isa = detectISA()
+
+// maxISA is the best level this machine supports.
+var maxISA = isa
+
+func detectISA() int {
+	switch {
+	case cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		return isaAVX512
+	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		return isaAVX2
+	}
+	return isaGo
+}
 
 // abt4x8AVX2 is abtGo for a full panel (rows = 4) and n a positive multiple
 // of 8; sub is 0 or 1. y is not read when sub is 0.
@@ -15,26 +29,38 @@ var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func abt4x8AVX2(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
 
 // axv4AVX2 is axvGo for rows = 4, n a positive multiple of 4 and k ≥ 1,
-// except that it spreads the sums over the four lanes of each accumulator.
+// except that it spreads the sums over lanes 0–3 of each accumulator.
 //
 //go:noescape
 func axv4AVX2(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64, pf *float64)
+
+// axv8AVX512 is axv4AVX2 for n a positive multiple of 8, using all eight
+// lanes of each accumulator.
+//
+//go:noescape
+func axv8AVX512(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64, pf *float64)
 
 // aty4x8AVX2 is atyGo for rows = 4, n a positive multiple of 8 and l ≥ 1.
 //
 //go:noescape
 func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
 
-// The dispatchers below run the assembly on the largest part of a panel it
-// handles and the portable kernel on the rest. The blank index expressions
-// check, before any assembly runs, that the last element it touches lies in
-// the slice (all strides are positive, so every other one does too). pf,
-// when not empty, starts at the tile of A to be processed next; the
-// assembly prefetches it (prefetches never fault, so it needs no bounds).
+// aty16AVX512 is atyGo for rows = 4, n a positive multiple of 16 and l ≥ 1.
+//
+//go:noescape
+func aty16AVX512(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
+
+// The dispatchers below run the widest assembly kernel on the largest part
+// of a panel it handles, then narrower ones, and the portable kernel on the
+// rest. The blank index expressions check, before any assembly runs, that
+// the last element it touches lies in the slice (all strides are positive,
+// so every other one does too). pf, when not empty, starts at the tile of A
+// to be processed next; the assembly prefetches it (prefetches never
+// fault, so it needs no bounds check).
 
 func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, dst []float64, ldd int, sub bool) float64 {
 	ssq, done := 0.0, 0
-	if useAsm && rows == 4 && n >= 8 && k > 0 {
+	if isa >= isaAVX2 && rows == 4 && n >= 8 && k > 0 {
 		done = n &^ 7
 		_ = ap[4*k-1]
 		_ = bt[(k-1)*ldb+done-1]
@@ -58,16 +84,21 @@ func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, d
 
 func axvPanel(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv, pf []float64) {
 	done := 0
-	if useAsm && rows == 4 && n >= 4 && k > 0 {
+	if isa >= isaAVX2 && rows == 4 && n >= 4 && k > 0 {
+		f := axv4AVX2
 		done = n &^ 3
+		if isa >= isaAVX512 && n >= 8 {
+			f = axv8AVX512
+			done = n &^ 7
+		}
 		_ = a[3*lda+done-1]
 		_ = xt[(k-1)*ldx+done-1]
-		_ = accv[16*k-1]
+		_ = accv[32*k-1]
 		var p *float64
 		if len(pf) > 0 {
 			p = &pf[0]
 		}
-		axv4AVX2(done, &a[0], lda, &xt[0], ldx, k, &accv[0], p)
+		f(done, &a[0], lda, &xt[0], ldx, k, &accv[0], p)
 	}
 	if done < n {
 		axvGo(rows, n-done, a[done:], lda, xt[done:], ldx, k, accv)
@@ -76,15 +107,21 @@ func axvPanel(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv,
 
 func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []float64, ldt int, pf []float64) {
 	done := 0
-	if useAsm && rows == 4 && n >= 8 && l > 0 {
-		done = n &^ 7
-		_ = a[3*lda+done-1]
+	if isa >= isaAVX2 && rows == 4 && n >= 8 && l > 0 {
+		_ = a[3*lda+(n&^7)-1]
 		_ = yp[4*l-1]
-		_ = acct[(l-1)*ldt+done-1]
+		_ = acct[(l-1)*ldt+(n&^7)-1]
 		if len(pf) == 0 {
 			pf = a
 		}
-		aty4x8AVX2(done, &a[0], lda, &yp[0], l, &acct[0], ldt, &pf[0])
+		if isa >= isaAVX512 && n >= 16 {
+			done = n &^ 15
+			aty16AVX512(done, &a[0], lda, &yp[0], l, &acct[0], ldt, &pf[0])
+		}
+		if m := (n - done) &^ 7; m > 0 {
+			aty4x8AVX2(m, &a[done], lda, &yp[0], l, &acct[done], ldt, &pf[min(done, len(pf)-1)])
+			done += m
+		}
 	}
 	if done < n {
 		atyGo(rows, n-done, a[done:], lda, yp, l, acct[done:], ldt)

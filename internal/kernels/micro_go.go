@@ -80,6 +80,8 @@ func axGo(rows, n int, a []float64, lda int, xt []float64, ldx, nb int, out *[16
 	for ; r+2 <= rows; r += 2 {
 		a0 := a[r*lda : r*lda+n]
 		a1 := a[(r+1)*lda : (r+1)*lda+n]
+		// Equal lengths let the compiler drop the bounds checks.
+		a1, x0, x1, x2 := a1[:len(a0)], x0[:len(a0)], x1[:len(a0)], x2[:len(a0)]
 		var s00, s01, s02, s10, s11, s12 float64
 		for j, v0 := range a0 {
 			v1 := a1[j]
@@ -96,6 +98,7 @@ func axGo(rows, n int, a []float64, lda int, xt []float64, ldx, nb int, out *[16
 	}
 	for ; r < rows; r++ {
 		a0 := a[r*lda : r*lda+n]
+		x0, x1, x2 := x0[:len(a0)], x1[:len(a0)], x2[:len(a0)]
 		var s0, s1, s2 float64
 		for j, v := range a0 {
 			s0 += v * x0[j]
@@ -132,6 +135,7 @@ func atyGo(rows, n int, a []float64, lda int, yp []float64, l int, acct []float6
 		w := yp[4*c : 4*c+8 : 4*c+8]
 		t0 := acct[c*ldt : c*ldt+n]
 		t1 := acct[(c+1)*ldt : (c+1)*ldt+n]
+		t1, a0, a1, a2, a3 := t1[:len(t0)], a0[:len(t0)], a1[:len(t0)], a2[:len(t0)], a3[:len(t0)]
 		for j := range t0 {
 			v0, v1, v2, v3 := a0[j], a1[j], a2[j], a3[j]
 			t0[j] += w[0]*v0 + w[1]*v1 + w[2]*v2 + w[3]*v3
@@ -141,14 +145,15 @@ func atyGo(rows, n int, a []float64, lda int, yp []float64, l int, acct []float6
 	if c < l {
 		w := yp[4*c : 4*c+4 : 4*c+4]
 		t0 := acct[c*ldt : c*ldt+n]
+		a0, a1, a2, a3 := a0[:len(t0)], a1[:len(t0)], a2[:len(t0)], a3[:len(t0)]
 		for j := range t0 {
 			t0[j] += w[0]*a0[j] + w[1]*a1[j] + w[2]*a2[j] + w[3]*a3[j]
 		}
 	}
 }
 
-// axvGo adds Σ_{j<n} a[r·lda+j]·xt[c·ldx+j] to accv[(4c+r)·4] for r < rows
-// and c < k: lane 0 of the per-lane accumulators of axv4AVX2.
+// axvGo adds Σ_{j<n} a[r·lda+j]·xt[c·ldx+j] to accv[(4c+r)·8] for r < rows
+// and c < k: lane 0 of the per-lane accumulators of the assembly kernels.
 func axvGo(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv []float64) {
 	var out [16]float64
 	for c0 := 0; c0 < k; c0 += 3 {
@@ -156,7 +161,7 @@ func axvGo(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv []f
 		axGo(rows, n, a, lda, xt[c0*ldx:], ldx, nb, &out)
 		for r := range rows {
 			for c := range nb {
-				accv[(4*(c0+c)+r)*4] += out[4*r+c]
+				accv[(4*(c0+c)+r)*8] += out[4*r+c]
 			}
 		}
 	}

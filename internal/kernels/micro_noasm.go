@@ -2,9 +2,12 @@
 
 package kernels
 
-// useAsm reports whether the assembly micro-kernels are used; there are
-// none in this build.
-var useAsm = false
+// isa is the instruction set the micro-kernels use; this build has no
+// assembly.
+var isa = isaGo
+
+// maxISA is the best level this build supports.
+var maxISA = isaGo
 
 func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, dst []float64, ldd int, sub bool) float64 {
 	return abtGo(rows, k, ap, bt, ldb, n, y, ldy, dst, ldd, sub)
