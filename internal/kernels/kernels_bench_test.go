@@ -9,9 +9,11 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
-// Benchmarks of every kernel at the shapes of the solvers' hot paths, next
-// to gonum's generic Gemm computing the same product (sub-benchmark
-// "gonum"), so that the two can be compared by ratio within one run:
+// Benchmarks of every kernel at the shapes of the solvers' hot paths, with
+// GOMAXPROCS workers ("kernels") and one worker ("kernels_1w"), next to
+// gonum's generic Gemm computing the same product ("gonum", which uses
+// GOMAXPROCS goroutines), so that they can be compared by ratio within one
+// run:
 //
 //	go test -run '^$' -bench . -count 5 ./internal/kernels
 //
@@ -40,10 +42,14 @@ type namedFunc struct {
 	fn   func()
 }
 
-// runPair runs the kernel ("kernels") and gonum's equivalent ("gonum") as
-// sub-benchmarks, each doing fmas multiply-adds per operation.
-func runPair(b *testing.B, fmas float64, ours, gonum func()) {
-	runAll(b, fmas, namedFunc{"kernels", ours}, namedFunc{"gonum", gonum})
+// runPair runs the kernel with workers = 0 ("kernels") and 1
+// ("kernels_1w") and gonum's equivalent ("gonum") as sub-benchmarks, each
+// doing fmas multiply-adds per operation.
+func runPair(b *testing.B, fmas float64, ours func(workers int), gonum func()) {
+	runAll(b, fmas,
+		namedFunc{"kernels", func() { ours(0) }},
+		namedFunc{"kernels_1w", func() { ours(1) }},
+		namedFunc{"gonum", gonum})
 }
 
 // runAll runs each function as a sub-benchmark.
@@ -65,14 +71,14 @@ func BenchmarkMulABt(b *testing.B) {
 			u, v := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
 			dst := benchMatrix(rng, s.m, s.n)
 			runPair(b, float64(s.m*s.n*s.k),
-				func() { MulABt(dst, u, v, 0) },
+				func(w int) { MulABt(dst, u, v, w) },
 				func() { blas64.Gemm(blas.NoTrans, blas.Trans, 1, u, v, 0, dst) })
 		})
 	}
 }
 
 // BenchmarkSubMulABt computes the residual into a separate matrix, as the
-// solvers do ("kernels"), and in place ("kernels_inplace"). The gonum
+// solvers do ("kernels", "kernels_1w"), and in place ("kernels_inplace"). The gonum
 // variant is Gemm with α = −1, β = 1 in place; it does not compute the
 // Frobenius norm, so it does slightly less work.
 func BenchmarkSubMulABt(b *testing.B) {
@@ -83,6 +89,7 @@ func BenchmarkSubMulABt(b *testing.B) {
 			y, r := benchMatrix(rng, s.m, s.n), benchMatrix(rng, s.m, s.n)
 			runAll(b, float64(s.m*s.n*s.k),
 				namedFunc{"kernels", func() { SubMulABt(r, y, u, v, 0) }},
+				namedFunc{"kernels_1w", func() { SubMulABt(r, y, u, v, 1) }},
 				namedFunc{"kernels_inplace", func() { SubMulABt(y, y, u, v, 0) }},
 				namedFunc{"gonum", func() { blas64.Gemm(blas.NoTrans, blas.Trans, -1, u, v, 1, y) }})
 		})
@@ -96,7 +103,7 @@ func BenchmarkMulAX(b *testing.B) {
 			a := benchMatrix(rng, s.m, s.n)
 			x, dst := benchMatrix(rng, s.n, s.k), benchMatrix(rng, s.m, s.k)
 			runPair(b, float64(s.m*s.n*s.k),
-				func() { MulAX(dst, a, x, 0) },
+				func(w int) { MulAX(dst, a, x, w) },
 				func() { blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, x, 0, dst) })
 		})
 	}
@@ -109,7 +116,7 @@ func BenchmarkMulAtX(b *testing.B) {
 			a := benchMatrix(rng, s.m, s.n)
 			x, dst := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
 			runPair(b, float64(s.m*s.n*s.k),
-				func() { MulAtX(dst, a, x, 0) },
+				func(w int) { MulAtX(dst, a, x, w) },
 				func() { blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, x, 0, dst) })
 		})
 	}
@@ -124,7 +131,7 @@ func BenchmarkMulAXAtY(b *testing.B) {
 			x, ax := benchMatrix(rng, s.n, s.k), benchMatrix(rng, s.m, s.k)
 			y, aty := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
 			runPair(b, 2*float64(s.m*s.n*s.k),
-				func() { MulAXAtY(ax, aty, a, x, y, 0) },
+				func(w int) { MulAXAtY(ax, aty, a, x, y, w) },
 				func() {
 					blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, x, 0, ax)
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, y, 0, aty)
