@@ -220,8 +220,9 @@ func MulABt(dst, a, b blas64.General, workers int) {
 	abt(dst, blas64.General{}, a, b, workers, false)
 }
 
-// SubMulABt sets dst = Y − A·Bᵀ and returns ‖dst‖²_F. dst may alias y
-// (the same view), in which case Y is overwritten by the residual.
+// SubMulABt sets dst = Y − A·Bᵀ and returns ‖dst‖²_F: the residual
+// Y − U_t·V_tᵀ of Algorithm 1, line 6, with A = U_t and B = V_t. dst may
+// alias y (the same view), in which case Y is overwritten by the residual.
 func SubMulABt(dst, y, a, b blas64.General, workers int) float64 {
 	checkABt(dst, a, b)
 	if y.Rows != dst.Rows || y.Cols != dst.Cols {
@@ -306,8 +307,9 @@ func MulAtX(dst, a, x blas64.General, workers int) {
 }
 
 // MulAXAtY sets ax = A·X and aty = Aᵀ·Y in a single pass over A, with A
-// m×n, X n×k, Y m×l, ax m×k and aty n×l. This is the gradient step of
-// Algorithm 1, G_U = E·V and G_V = Eᵀ·U, over the residual E.
+// m×n, X n×k, Y m×l, ax m×k and aty n×l. With A the residual
+// E = U_tV_tᵀ + S_t − Y, X = V_t and Y = U_t, these are the gradients
+// ∇_U L = E·V_t and ∇_V L = Eᵀ·U_t of Algorithm 1, lines 7–8.
 func MulAXAtY(ax, aty, a, x, y blas64.General, workers int) {
 	if x.Rows != a.Cols || ax.Rows != a.Rows || ax.Cols != x.Cols {
 		panic("kernels: MulAXAtY dimension mismatch (A·X)")
