@@ -7,21 +7,19 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/rpca-gd/rpca/internal/kernels"
 )
 
 // lanczos runs thick-restarted block Golub–Kahan–Lanczos bidiagonalization
 // with full reorthogonalization.
 //
 // Invariants at the top of each iteration, with p the basis size:
-//   - rows [0, p) of vt are an orthonormal basis V (n×p) and rows [0, p)
-//     of ut an orthonormal basis U (m×p) with A·V = U·B, B = bmat[:p, :p];
-//   - rows [p, p+b) of vt are the next block X, orthonormal and ⊥ V, with
-//     Aᵀ·U ∈ span(V, X).
+//   - columns [0, p) of vb are an orthonormal basis V (n×p) and columns
+//     [0, p) of ub an orthonormal basis U (m×p) with A·V = U·B,
+//     B = bmat[:p, :p];
+//   - columns [p, p+b) of vb are the next block X, orthonormal and ⊥ V,
+//     with Aᵀ·U ∈ span(V, X).
 //
 // An iteration appends X to V and orth(A·X) to U (extending B), computes
 // Aᵀ·U_new and orthonormalizes it against V into the next X:
@@ -32,19 +30,17 @@ import (
 func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result, error) {
 	m, n, b, pmax := s.m, s.n, s.b, s.maxBasis
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed5eed5eed5eed))
-	orth := &orthonormalizer{workers: s.workers, rng: rng}
-	big := max(m, n)
-	vt := make([]float64, (pmax+b)*n)
-	ut := make([]float64, pmax*m)
+	orth := &orthonormalizer{basisOps: basisOps{workers: s.workers}, rng: rng}
+	vb := blas64.General{Rows: n, Cols: pmax + b, Stride: pmax + b, Data: make([]float64, n*(pmax+b))}
+	ub := blas64.General{Rows: m, Cols: pmax, Stride: pmax, Data: make([]float64, m*pmax)}
 	bmat := make([]float64, pmax*pmax)
-	in := make([]float64, big*b)
-	out := make([]float64, big*b)
+	var inBuf, outBuf, tmpBuf []float64
 	coefT := make([]float64, (pmax+b)*b)
 
-	if err := startBlock(vt[:b*n], n, b, opt.Start, rng); err != nil {
+	if err := startBlock(colRange(vb, 0, b), opt.Start, rng); err != nil {
 		return nil, err
 	}
-	orth.block(vt, n, 0, b, blas64.General{Rows: b, Cols: b, Stride: b, Data: make([]float64, b*b)})
+	orth.block(vb, 0, b, blas64.General{Rows: b, Cols: b, Stride: b, Data: make([]float64, b*b)})
 
 	res := &Result{}
 	p := 0
@@ -56,25 +52,25 @@ func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := product(op.MulTo, vt[p*n:(p+b)*n], n, ut[p*m:(p+b)*m], m, b, in, out); err != nil {
+		if err := product(op.MulTo, colRange(vb, p, p+b), colRange(ub, p, p+b), &inBuf, &outBuf); err != nil {
 			return nil, err
 		}
 		res.Products++
 		res.Columns += b
-		orth.block(ut, m, p, b, blas64.General{Rows: p + b, Cols: b, Stride: pmax, Data: bmat[p:]})
+		orth.block(ub, p, b, blas64.General{Rows: p + b, Cols: b, Stride: pmax, Data: bmat[p:]})
 		p += b
 
 		// Aᵀ side: next X·L = Aᵀ·U_new − V·D.
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := product(op.MulTransTo, ut[(p-b)*m:p*m], m, vt[p*n:(p+b)*n], n, b, in, out); err != nil {
+		if err := product(op.MulTransTo, colRange(ub, p-b, p), colRange(vb, p, p+b), &inBuf, &outBuf); err != nil {
 			return nil, err
 		}
 		res.Products++
 		res.Columns += b
 		clear(coefT)
-		orth.block(vt, n, p, b, blas64.General{Rows: p + b, Cols: b, Stride: b, Data: coefT})
+		orth.block(vb, p, b, blas64.General{Rows: p + b, Cols: b, Stride: b, Data: coefT})
 		res.Iterations = iter
 
 		// Rayleigh–Ritz: SVD of the projected matrix B.
@@ -110,17 +106,20 @@ func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result
 			res.Converged = converged
 			res.S = sigma[:s.rank:s.rank]
 			res.Residuals = resid
-			res.U = ritzVectors(ut, m, p, &pm, s.rank, s.workers)
-			res.V = ritzVectors(vt, n, p, &qm, s.rank, s.workers)
+			res.U = ritzVectors(orth, colRange(ub, 0, p), &pm, s.rank)
+			res.V = ritzVectors(orth, colRange(vb, 0, p), &qm, s.rank)
 			return res, nil
 		}
 		if p+b > pmax {
 			// Thick restart: V ← V·Q_keep, U ← U·P_keep, B ← Σ_keep,
 			// then move the next block X behind the kept vectors.
 			k := s.keep
-			combineInPlace(ut, m, p, &pm, k, s.workers)
-			combineInPlace(vt, n, p, &qm, k, s.workers)
-			copy(vt[k*n:(k+b)*n], vt[p*n:(p+b)*n])
+			restart(orth, colRange(ub, 0, p), &pm, k, &tmpBuf)
+			restart(orth, colRange(vb, 0, p), &qm, k, &tmpBuf)
+			for i := range n {
+				row := vb.Data[i*vb.Stride : (i+1)*vb.Stride]
+				copy(row[k:k+b], row[p:p+b])
+			}
 			clear(bmat)
 			for i := range k {
 				bmat[i*pmax+i] = sigma[i]
@@ -130,83 +129,74 @@ func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result
 	}
 }
 
-// product computes the block product dst = f(src) where src is b vectors
-// of length srcDim stored as rows and dst receives b rows of length
-// dstDim, going through compact row-major buffers in and out.
-func product(f func(dst, x blas64.General), src []float64, srcDim int, dst []float64, dstDim, b int, in, out []float64) error {
-	x := blas64.General{Rows: srcDim, Cols: b, Stride: b, Data: in[:srcDim*b]}
-	for j := range b {
-		row := src[j*srcDim : (j+1)*srcDim]
-		for i, v := range row {
-			x.Data[i*b+j] = v
-		}
+// product sets dst = f(src) through compact copies (the Operator contract)
+// and checks that the result is finite.
+func product(f func(dst, x blas64.General), src, dst blas64.General, inBuf, outBuf *[]float64) error {
+	b := src.Cols
+	x := compact(inBuf, src.Rows, b)
+	for i := range src.Rows {
+		copy(x.Data[i*b:(i+1)*b], src.Data[i*src.Stride:i*src.Stride+b])
 	}
-	y := blas64.General{Rows: dstDim, Cols: b, Stride: b, Data: out[:dstDim*b]}
+	y := compact(outBuf, dst.Rows, b)
 	f(y, x)
-	for i := range dstDim {
-		for j, v := range y.Data[i*b : (i+1)*b] {
+	for i := range dst.Rows {
+		yi := y.Data[i*b : (i+1)*b]
+		for _, v := range yi {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return ErrNonFinite
 			}
-			dst[j*dstDim+i] = v
 		}
+		copy(dst.Data[i*dst.Stride:i*dst.Stride+b], yi)
 	}
 	return nil
 }
 
-// startBlock fills the b×n start block: the first columns of start (at
+// startBlock fills the n×b start block x: the first columns of start (at
 // most b), then standard Gaussian vectors.
-func startBlock(x []float64, n, b int, start blas64.General, rng *rand.Rand) error {
+func startBlock(x, start blas64.General, rng *rand.Rand) error {
 	k := 0
 	if start.Data != nil {
-		k = min(start.Cols, b)
+		k = min(start.Cols, x.Cols)
 	}
-	for j := range k {
-		for i := range n {
+	for i := range x.Rows {
+		for j := range k {
 			v := start.Data[i*start.Stride+j]
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("tsvd: warm start has a non-finite entry at (%d, %d)", i, j)
 			}
-			x[j*n+i] = v
+			x.Data[i*x.Stride+j] = v
 		}
 	}
-	for i := range x[k*n:] {
-		x[k*n+i] = rng.NormFloat64()
+	// Fill column by column so that the random part does not depend on
+	// the layout.
+	for j := k; j < x.Cols; j++ {
+		for i := range x.Rows {
+			x.Data[i*x.Stride+j] = rng.NormFloat64()
+		}
 	}
 	return nil
 }
 
-// combine returns the k×dim matrix Cᵀ·W, where W is rows [0, p) of the
-// basis data and C the first k columns of c (p×≥k).
-func combine(data []float64, dim, p int, c *mat.Dense, k, workers int) []float64 {
+// firstColsOf returns the first k columns of c as a view.
+func firstColsOf(c *mat.Dense, k int) blas64.General {
 	raw := c.RawMatrix()
-	ck := blas64.General{Rows: p, Cols: k, Stride: raw.Stride, Data: raw.Data}
-	w := rowsView(data, 0, p, dim)
-	dst := make([]float64, k*dim)
-	d := blas64.General{Rows: k, Cols: dim, Stride: dim, Data: dst}
-	nc := (dim + chunk - 1) / chunk
-	kernels.ParallelFor(nc, workers, 1, func(lo, hi int) {
-		a, e := lo*chunk, min(hi*chunk, dim)
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, ck, colRange(w, a, e), 0, colRange(d, a, e))
-	})
-	return dst
+	return colRange(raw, 0, k)
 }
 
-// combineInPlace replaces rows [0, k) of the basis by Cᵀ·W (see combine).
-func combineInPlace(data []float64, dim, p int, c *mat.Dense, k, workers int) {
-	copy(data, combine(data, dim, p, c, k, workers))
-}
-
-// ritzVectors returns the dim×k matrix W·C (the Ritz vectors) in
-// row-major order.
-func ritzVectors(data []float64, dim, p int, c *mat.Dense, k, workers int) blas64.General {
-	t := combine(data, dim, p, c, k, workers)
-	g := blas64.General{Rows: dim, Cols: k, Stride: k, Data: make([]float64, dim*k)}
-	for j := range k {
-		for i, v := range t[j*dim : (j+1)*dim] {
-			g.Data[i*k+j] = v
-		}
+// restart replaces the first k columns of the basis w (dim×p) by W·C_k,
+// where C_k is the first k columns of c.
+func restart(o *orthonormalizer, w blas64.General, c *mat.Dense, k int, tmpBuf *[]float64) {
+	t := compact(tmpBuf, w.Rows, k)
+	o.combine(t, w, firstColsOf(c, k))
+	for i := range w.Rows {
+		copy(w.Data[i*w.Stride:i*w.Stride+k], t.Data[i*k:(i+1)*k])
 	}
+}
+
+// ritzVectors returns the dim×k matrix W·C_k (the Ritz vectors).
+func ritzVectors(o *orthonormalizer, w blas64.General, c *mat.Dense, k int) blas64.General {
+	g := blas64.General{Rows: w.Rows, Cols: k, Stride: k, Data: make([]float64, w.Rows*k)}
+	o.combine(g, w, firstColsOf(c, k))
 	return g
 }
 

@@ -4,199 +4,281 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
 )
 
-// Bases are stored transposed: a basis of k vectors of length dim is a
-// k×dim row-major matrix whose rows are the (contiguous) vectors. Long
-// operations split the length into fixed chunks so that results do not
-// depend on the number of workers.
+// Bases are dim×c row-major views (Stride ≥ c) whose columns are the basis
+// vectors, the layout of the tall-skinny operands of internal/kernels.
+// Products with a basis are split into fixed blocks of rows so that the
+// results do not depend on the number of workers.
 
-// chunk is the number of vector entries per parallel task.
-const chunk = 2048
+// rowChunk is the number of basis rows per parallel task.
+const rowChunk = 1024
 
 // dgksRatio is the reorthogonalization threshold (Daniel–Gragg–Kaufman–
 // Stewart): a Gram–Schmidt pass that shrinks a vector to less than this
 // fraction of its norm may have lost orthogonality and is repeated.
 const dgksRatio = 0.7
 
-// dropRatio: a vector that has shrunk below dropRatio times its original
-// norm after repeated passes is treated as lying in the span of the basis;
-// its remainder (a rounding-level ≤ dropRatio·‖y‖ perturbation) is dropped
-// and it is replaced by a random orthonormal vector.
+// dropRatio: a vector whose remainder after orthogonalization is below
+// dropRatio times its original norm lies numerically in the span of the
+// basis; the remainder (rounding noise) is dropped and the vector is
+// replaced by a random orthonormal one.
 const dropRatio = 1e-13
 
-// rowsView returns rows [lo, hi) of a basis with vectors of length dim.
-func rowsView(data []float64, lo, hi, dim int) blas64.General {
-	return blas64.General{Rows: hi - lo, Cols: dim, Stride: dim, Data: data[lo*dim : hi*dim]}
-}
+// maxPasses bounds the Gram–Schmidt passes per vector.
+const maxPasses = 4
 
 // colRange returns the columns [lo, hi) of g as a view.
 func colRange(g blas64.General, lo, hi int) blas64.General {
 	if g.Rows == 0 {
-		return blas64.General{Cols: hi - lo, Stride: g.Stride}
+		return blas64.General{Cols: hi - lo, Stride: max(g.Stride, 1)}
 	}
 	return blas64.General{Rows: g.Rows, Cols: hi - lo, Stride: g.Stride, Data: g.Data[lo : (g.Rows-1)*g.Stride+hi]}
 }
 
-// project sets t (q.Rows×y.Rows, compact) = q·yᵀ: t[i][j] = ⟨qᵢ, yⱼ⟩. The
-// partial sums of each chunk are added in chunk order.
-func project(t []float64, q, y blas64.General, workers int) {
-	k, b, dim := q.Rows, y.Rows, q.Cols
-	clear(t[:k*b])
-	nc := (dim + chunk - 1) / chunk
+// rowRange returns the rows [lo, hi) of g as a view.
+func rowRange(g blas64.General, lo, hi int) blas64.General {
+	if hi == lo {
+		return blas64.General{Cols: g.Cols, Stride: g.Stride}
+	}
+	return blas64.General{Rows: hi - lo, Cols: g.Cols, Stride: g.Stride, Data: g.Data[lo*g.Stride : (hi-1)*g.Stride+g.Cols]}
+}
+
+// compact returns a compact rows×cols matrix backed by buf (grown if
+// needed).
+func compact(buf *[]float64, rows, cols int) blas64.General {
+	*buf = grow(*buf, rows*cols)
+	return blas64.General{Rows: rows, Cols: cols, Stride: max(cols, 1), Data: (*buf)[:rows*cols]}
+}
+
+// basisOps holds the scratch space of products with a basis.
+type basisOps struct {
+	workers int
+	parts   []float64
+	tmp     []float64
+}
+
+// project sets t (compact q.Cols×y.Cols) = qᵀ·y for q, y with the same
+// number of rows; per-chunk partial products are added in chunk order.
+func (o *basisOps) project(t, q, y blas64.General) {
+	n := q.Rows
+	nc := (n + rowChunk - 1) / rowChunk
+	size := t.Rows * t.Cols
 	if nc == 1 {
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, q, y, 0, blas64.General{Rows: k, Cols: b, Stride: b, Data: t})
+		kernels.MulAtX(t, q, y, 1)
 		return
 	}
-	parts := make([]float64, nc*k*b)
-	kernels.ParallelFor(nc, workers, 1, func(lo, hi int) {
+	o.parts = grow(o.parts, nc*size)
+	kernels.ParallelFor(nc, o.workers, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			a, e := c*chunk, min((c+1)*chunk, dim)
-			dst := blas64.General{Rows: k, Cols: b, Stride: b, Data: parts[c*k*b : (c+1)*k*b]}
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1, colRange(q, a, e), colRange(y, a, e), 0, dst)
+			a, e := c*rowChunk, min((c+1)*rowChunk, n)
+			dst := blas64.General{Rows: t.Rows, Cols: t.Cols, Stride: t.Cols, Data: o.parts[c*size : (c+1)*size]}
+			kernels.MulAtX(dst, rowRange(q, a, e), rowRange(y, a, e), 1)
 		}
 	})
-	for c := 0; c < nc; c++ {
-		for i, v := range parts[c*k*b : (c+1)*k*b] {
-			t[i] += v
+	copy(t.Data, o.parts[:size])
+	for c := 1; c < nc; c++ {
+		for i, v := range o.parts[c*size : (c+1)*size] {
+			t.Data[i] += v
 		}
 	}
 }
 
-// subtract sets y −= tᵀ·q, with t q.Rows×y.Rows compact.
-func subtract(y, q blas64.General, t []float64, workers int) {
-	k, b, dim := q.Rows, y.Rows, q.Cols
-	tg := blas64.General{Rows: k, Cols: b, Stride: b, Data: t}
-	nc := (dim + chunk - 1) / chunk
-	kernels.ParallelFor(nc, workers, 1, func(lo, hi int) {
-		a, e := lo*chunk, min(hi*chunk, dim)
-		blas64.Gemm(blas.Trans, blas.NoTrans, -1, tg, colRange(q, a, e), 1, colRange(y, a, e))
+// subtract sets y −= q·t.
+func (o *basisOps) subtract(y, q, t blas64.General) {
+	n, k := y.Rows, y.Cols
+	tmp := compact(&o.tmp, n, k)
+	nc := (n + rowChunk - 1) / rowChunk
+	kernels.ParallelFor(nc, o.workers, 1, func(lo, hi int) {
+		a, e := lo*rowChunk, min(hi*rowChunk, n)
+		tc := rowRange(tmp, a, e)
+		kernels.MulAX(tc, rowRange(q, a, e), t, 1)
+		for i := a; i < e; i++ {
+			yi := y.Data[i*y.Stride : i*y.Stride+k]
+			for j, v := range tmp.Data[i*k : (i+1)*k] {
+				yi[j] -= v
+			}
+		}
+	})
+}
+
+// combine sets dst (n×k) = q·c.
+func (o *basisOps) combine(dst, q, c blas64.General) {
+	n := q.Rows
+	nc := (n + rowChunk - 1) / rowChunk
+	kernels.ParallelFor(nc, o.workers, 1, func(lo, hi int) {
+		a, e := lo*rowChunk, min(hi*rowChunk, n)
+		kernels.MulAX(rowRange(dst, a, e), rowRange(q, a, e), c, 1)
 	})
 }
 
 // orthonormalizer orthonormalizes new blocks against a basis.
 type orthonormalizer struct {
-	workers int
-	rng     *rand.Rand
-	t       []float64 // scratch for projections
+	basisOps
+	rng *rand.Rand
+	t   []float64 // projection coefficients
+	yt  []float64 // the new block, transposed
+	vec []float64 // one vector as a dim×1 matrix
 }
 
-func norm(x []float64) float64 {
-	return blas64.Nrm2(blas64.Vector{N: len(x), Inc: 1, Data: x})
-}
-
-// block orthonormalizes rows [p, p+b) of the basis data (vectors of
-// length dim) against rows [0, p) (assumed orthonormal) and among
-// themselves, by block classical Gram–Schmidt run twice followed by
-// column-wise Gram–Schmidt with DGKS reorthogonalization. It stores in
-// coef (a (p+b)×b view) the coefficients with yⱼ(original) =
-// Σᵢ rowᵢ·coef[i][j], upper triangular in its last b rows; coef must be
-// zero on entry. Vectors that are numerically in the span of the previous
-// ones are replaced by random orthonormal vectors with a zero diagonal
-// coefficient (deflation). It returns the number of such replacements.
-func (o *orthonormalizer) block(data []float64, dim, p, b int, coef blas64.General) int {
-	y := rowsView(data, p, p+b, dim)
-	norm0 := make([]float64, b)
-	for j := range b {
-		norm0[j] = norm(y.Data[j*dim : (j+1)*dim])
-	}
+// block orthonormalizes columns [p, p+b) of the basis (dim×≥p+b) against
+// columns [0, p) (assumed orthonormal) and among themselves: block
+// classical Gram–Schmidt against the old columns, repeated once when a
+// column shrinks below dgksRatio of its norm (DGKS), then
+// column-by-column Gram–Schmidt with DGKS reorthogonalization. It stores
+// in coef (a (p+b)×b view, zero on entry) the coefficients with
+// yⱼ(original) = Σᵢ basisᵢ·coef[i][j], upper triangular in the last b
+// rows. Vectors that are numerically in the span of the previous ones are
+// replaced by random orthonormal vectors with a zero diagonal coefficient
+// (deflation); block returns their number.
+func (o *orthonormalizer) block(basis blas64.General, p, b int, coef blas64.General) int {
+	dim := basis.Rows
+	y := colRange(basis, p, p+b)
+	q := colRange(basis, 0, p)
+	norm0 := colNorms(y)
 	needFull := make([]bool, b)
 	if p > 0 {
-		q := rowsView(data, 0, p, dim)
-		o.t = grow(o.t, p*b)
-		var mid []float64
-		for pass := range 2 {
-			project(o.t, q, y, o.workers)
-			subtract(y, q, o.t, o.workers)
+		t := compact(&o.t, p, b)
+		prev := norm0
+		for range 2 {
+			o.project(t, q, y)
+			o.subtract(y, q, t)
 			for i := range p {
 				for j := range b {
-					coef.Data[i*coef.Stride+j] += o.t[i*b+j]
+					coef.Data[i*coef.Stride+j] += t.Data[i*b+j]
 				}
 			}
-			if pass == 0 {
-				mid = make([]float64, b)
-				for j := range b {
-					mid[j] = norm(y.Data[j*dim : (j+1)*dim])
-				}
+			cur := colNorms(y)
+			again := false
+			for j := range b {
+				needFull[j] = cur[j] < dgksRatio*prev[j]
+				again = again || needFull[j]
 			}
+			if !again {
+				break
+			}
+			// The second pass settles the columns that needed it; any
+			// still shrinking get a full pass below.
+			prev = cur
 		}
-		for j := range b {
-			needFull[j] = norm(y.Data[j*dim:(j+1)*dim]) < dgksRatio*mid[j]
+	}
+	// Column-by-column work on a transposed copy: row j of yt is yⱼ.
+	o.yt = grow(o.yt, b*dim)
+	yt := o.yt
+	for i := range dim {
+		for j, v := range y.Data[i*y.Stride : i*y.Stride+b] {
+			yt[j*dim+i] = v
 		}
 	}
 	deflated := 0
 	for j := range b {
-		row := p + j
-		yj := data[row*dim : (row+1)*dim]
+		yj := yt[j*dim : (j+1)*dim]
 		prev := norm(yj)
 		cur := prev
-		ok := false
-		for pass := 0; pass < 4; pass++ {
-			lo := p
-			if pass > 0 || needFull[j] {
-				lo = 0
-			}
-			cur = o.vector(data, dim, lo, row, coef, j)
+		for pass := 0; pass < maxPasses; pass++ {
+			full := pass > 0 || needFull[j]
+			cur = o.vector(yj, q, yt, j, full, coef, p, j)
 			if cur >= dgksRatio*prev {
-				ok = true
 				break
 			}
 			prev = cur
 		}
-		if !ok && cur <= dropRatio*norm0[j] || cur == 0 || math.IsNaN(cur) {
+		// A negligible remainder (rounding noise) is replaced.
+		if cur <= dropRatio*norm0[j] || !(cur > 0) || math.IsInf(cur, 0) {
 			deflated++
-			coef.Data[row*coef.Stride+j] = 0
-			o.random(data, dim, row)
+			o.random(yj, q, yt, j)
 			continue
 		}
-		coef.Data[row*coef.Stride+j] += cur
+		coef.Data[(p+j)*coef.Stride+j] += cur
 		scale(yj, 1/cur)
+	}
+	for i := range dim {
+		yi := y.Data[i*y.Stride : i*y.Stride+b]
+		for j := range yi {
+			yi[j] = yt[j*dim+i]
+		}
 	}
 	return deflated
 }
 
-// vector runs one Gram–Schmidt pass of row against rows [lo, row),
-// adding the coefficients to column j of coef, and returns the new norm.
-func (o *orthonormalizer) vector(data []float64, dim, lo, row int, coef blas64.General, j int) float64 {
-	yj := rowsView(data, row, row+1, dim)
-	if row > lo {
-		q := rowsView(data, lo, row, dim)
-		k := row - lo
-		o.t = grow(o.t, k)
-		project(o.t, q, yj, o.workers)
-		subtract(yj, q, o.t, o.workers)
+// vector runs one Gram–Schmidt pass of y against rows [0, k) of yt and,
+// when full, against the columns of q, adding the coefficients to column
+// col of coef (rows of q first, then rows off+i for the rows of yt) unless
+// coef is empty; it returns the new norm of y.
+func (o *orthonormalizer) vector(y []float64, q blas64.General, yt []float64, k int, full bool, coef blas64.General, off, col int) float64 {
+	dim := len(y)
+	if full && q.Cols > 0 {
+		yv := blas64.General{Rows: dim, Cols: 1, Stride: 1, Data: y}
+		t := compact(&o.t, q.Cols, 1)
+		o.project(t, q, yv)
+		o.subtract(yv, q, t)
 		if coef.Data != nil {
-			for i := range k {
-				coef.Data[(lo+i)*coef.Stride+j] += o.t[i]
+			for i, v := range t.Data {
+				coef.Data[i*coef.Stride+col] += v
 			}
 		}
 	}
-	return norm(yj.Data)
+	for i := range k {
+		w := yt[i*dim : (i+1)*dim]
+		d := blas64.Dot(blas64.Vector{N: dim, Inc: 1, Data: w}, blas64.Vector{N: dim, Inc: 1, Data: y})
+		blas64.Axpy(-d, blas64.Vector{N: dim, Inc: 1, Data: w}, blas64.Vector{N: dim, Inc: 1, Data: y})
+		if coef.Data != nil {
+			coef.Data[(off+i)*coef.Stride+col] += d
+		}
+	}
+	return norm(y)
 }
 
-// random replaces row by a random unit vector orthogonal to rows [0, row).
-func (o *orthonormalizer) random(data []float64, dim, row int) {
-	yj := data[row*dim : (row+1)*dim]
+// random replaces y by a random unit vector orthogonal to the columns of q
+// and to rows [0, k) of yt.
+func (o *orthonormalizer) random(y []float64, q blas64.General, yt []float64, k int) {
 	for {
-		for i := range yj {
-			yj[i] = o.rng.NormFloat64()
+		for i := range y {
+			y[i] = o.rng.NormFloat64()
 		}
-		prev := norm(yj)
+		prev := norm(y)
 		// A random vector has a small component in any fixed subspace of
-		// dimension row < dim, so a few passes always succeed.
-		for pass := 0; pass < 4; pass++ {
-			cur := o.vector(data, dim, 0, row, blas64.General{}, 0)
+		// dimension < len(y), so a few passes always succeed.
+		for range maxPasses {
+			cur := o.vector(y, q, yt, k, true, blas64.General{}, 0, 0)
 			if cur >= dgksRatio*prev && cur > 0 {
-				scale(yj, 1/cur)
+				scale(y, 1/cur)
 				return
 			}
 			prev = cur
 		}
 	}
+}
+
+// colNorms returns the Euclidean norms of the columns of g, scaled by the
+// largest magnitude of each column to avoid overflow.
+func colNorms(g blas64.General) []float64 {
+	big := make([]float64, g.Cols)
+	for i := range g.Rows {
+		for j, v := range g.Data[i*g.Stride : i*g.Stride+g.Cols] {
+			big[j] = max(big[j], math.Abs(v))
+		}
+	}
+	s := make([]float64, g.Cols)
+	for i := range g.Rows {
+		for j, v := range g.Data[i*g.Stride : i*g.Stride+g.Cols] {
+			if big[j] > 0 {
+				v /= big[j]
+				s[j] += v * v
+			}
+		}
+	}
+	for j := range s {
+		s[j] = big[j] * math.Sqrt(s[j])
+	}
+	return s
+}
+
+func norm(x []float64) float64 {
+	return blas64.Nrm2(blas64.Vector{N: len(x), Inc: 1, Data: x})
 }
 
 func scale(x []float64, a float64) {

@@ -54,16 +54,23 @@ const (
 )
 
 // DefaultOversample returns the default number of extra block columns for
-// a given rank: max(4, ⌈Rank/4⌉). Extra columns make the method robust to
-// clusters of up to b = Rank+Oversample nearly equal singular values and
-// make each product more cache-efficient; the Krylov basis itself brings
-// most of the convergence speed.
-func DefaultOversample(rank int) int { return max(4, (rank+3)/4) }
+// a given rank: max(2, 8 − rank). Two extra columns let the block method
+// resolve clusters of nearly equal singular values straddling σ_Rank; the
+// block size is at least 8 because a dense product with a block of up to
+// about 12 columns costs about as much as with a single column (it is
+// limited by reading the matrix), and larger blocks converge in fewer
+// iterations.
+func DefaultOversample(rank int) int { return max(2, 8-rank) }
 
-// DefaultMaxBasis returns the default largest basis size for block size b
-// and rank r: r + 4b. Larger bases converge in fewer iterations but cost
-// (m+n)·MaxBasis memory and more orthogonalization work.
-func DefaultMaxBasis(rank, b int) int { return rank + 4*b }
+// DefaultMaxBasis returns the default largest Krylov basis size for an m×n
+// operator, rank r and block size b: r + 8b, reduced so that the two bases
+// take at most 2²⁴ values (128 MiB), but never below r + 3b. Larger bases
+// need fewer iterations on flat spectra at the price of memory and more
+// orthogonalization work per iteration.
+func DefaultMaxBasis(m, n, rank, b int) int {
+	p := min(rank+8*b, (1<<24)/(m+n))
+	return max(p, rank+3*b)
+}
 
 // Options control Compute.
 type Options struct {
@@ -142,7 +149,7 @@ func newSettings(m, n int, opt Options) (settings, error) {
 	}
 	s.maxBasis = opt.MaxBasis
 	if s.maxBasis == 0 {
-		s.maxBasis = DefaultMaxBasis(s.rank, s.b)
+		s.maxBasis = DefaultMaxBasis(m, n, s.rank, s.b)
 	}
 	// The basis must hold the kept Ritz vectors plus one new block.
 	s.maxBasis = max(s.maxBasis, s.rank+2*s.b)
