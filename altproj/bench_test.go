@@ -38,4 +38,5 @@ func BenchmarkPaper1000Tol1e6(b *testing.B) { benchPaper(b, 1000, &Method{}, 1e-
 // The stall shortcut of the authors' code (not part of Algorithm 1).
 func BenchmarkPaper1000Stall(b *testing.B) { benchPaper(b, 1000, &Method{StallTol: 0.1}, 1e-3) }
 
+// About a minute on 2 cores (≈780 iterations of a 3000×3000 pass).
 func BenchmarkPaper3000(b *testing.B) { benchPaper(b, 3000, &Method{}, 1e-3) }
