@@ -37,7 +37,7 @@ func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result
 	var inBuf, outBuf, tmpBuf []float64
 	coefT := make([]float64, (pmax+b)*b)
 
-	if err := startBlock(colRange(vb, 0, b), opt.Start, rng); err != nil {
+	if err := startBlock(colRange(vb, 0, b), opt.Start, s.maxStart, rng); err != nil {
 		return nil, err
 	}
 	orth.block(vb, 0, b, blas64.General{Rows: b, Cols: b, Stride: b, Data: make([]float64, b*b)})
@@ -47,6 +47,7 @@ func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result
 	var svd mat.SVD
 	var pm, qm mat.Dense
 	resid := make([]float64, s.rank)
+	sinceCheck := 0
 	for iter := 1; ; iter++ {
 		// A side: U_new·R = A·X − U·C.
 		if err := ctx.Err(); err != nil {
@@ -73,7 +74,14 @@ func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result
 		orth.block(vb, p, b, blas64.General{Rows: p + b, Cols: b, Stride: b, Data: coefT})
 		res.Iterations = iter
 
-		// Rayleigh–Ritz: SVD of the projected matrix B.
+		// Rayleigh–Ritz when due: at every restart and the last
+		// iteration, otherwise every checkEvery(p) iterations.
+		full := p+b > pmax
+		if sinceCheck++; p < s.rank || !full && iter < s.maxIter && sinceCheck < s.checkEvery(p) {
+			continue
+		}
+		sinceCheck = 0
+		// SVD of the projected matrix B.
 		bd := mat.NewDense(p, p, nil)
 		for i := range p {
 			copy(bd.RawRowView(i), bmat[i*pmax:i*pmax+p])
@@ -110,7 +118,7 @@ func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result
 			res.V = ritzVectors(orth, colRange(vb, 0, p), &qm, s.rank)
 			return res, nil
 		}
-		if p+b > pmax {
+		if full {
 			// Thick restart: V ← V·Q_keep, U ← U·P_keep, B ← Σ_keep,
 			// then move the next block X behind the kept vectors.
 			k := s.keep
@@ -127,6 +135,18 @@ func lanczos(ctx context.Context, op Operator, s settings, opt Options) (*Result
 			p = k
 		}
 	}
+}
+
+// checkEvery returns the number of iterations between Rayleigh–Ritz
+// steps at basis size p. The SVD of the p×p matrix B costs about
+// 2.5·p³ ns with gonum, the orthogonalization of an iteration about
+// 0.6·(m+n)·p·b ns (measured at d = 5000); checking every
+// ⌈4p²/((m+n)·b)⌉ iterations keeps the SVDs within the cost of the
+// orthogonalization, itself small against the products for dense
+// operators. It is 1 for small ranks (e.g. up to p ≈ 150 at m = n = 5000,
+// b = 12).
+func (s settings) checkEvery(p int) int {
+	return max(1, (4*p*p+(s.m+s.n)*s.b-1)/((s.m+s.n)*s.b))
 }
 
 // product sets dst = f(src) through compact copies (the Operator contract)
@@ -152,11 +172,11 @@ func product(f func(dst, x blas64.General), src, dst blas64.General, inBuf, outB
 }
 
 // startBlock fills the n×b start block x: the first columns of start (at
-// most b), then standard Gaussian vectors.
-func startBlock(x, start blas64.General, rng *rand.Rand) error {
+// most maxStart), then standard Gaussian vectors.
+func startBlock(x, start blas64.General, maxStart int, rng *rand.Rand) error {
 	k := 0
 	if start.Data != nil {
-		k = min(start.Cols, x.Cols)
+		k = min(start.Cols, maxStart, x.Cols)
 	}
 	for i := range x.Rows {
 		for j := range k {

@@ -270,7 +270,7 @@ func BenchmarkSparse(b *testing.B) {
 // block of the default size for rank 10, for comparison with the SVD.
 func BenchmarkProduct5000(b *testing.B) {
 	benchMatrices()
-	k := benchRank + DefaultOversample(benchRank)
+	k := DefaultBlockSize(benchRank)
 	x := benchGaussian(rand.New(rand.NewPCG(5, 5)), benchDim, k, 1)
 	dst := blas64.General{Rows: benchDim, Cols: k, Stride: k, Data: make([]float64, benchDim*k)}
 	op := Dense{A: benchLRS}
