@@ -121,7 +121,6 @@ type orthonormalizer struct {
 	rng *rand.Rand
 	t   []float64 // projection coefficients
 	yt  []float64 // the new block, transposed
-	vec []float64 // one vector as a dim×1 matrix
 }
 
 // block orthonormalizes columns [p, p+b) of the basis (dim×≥p+b) against
