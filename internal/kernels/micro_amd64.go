@@ -28,6 +28,11 @@ func detectISA() int {
 //go:noescape
 func abt4x8AVX2(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
 
+// abt4x16AVX512 is abt4x8AVX2 for n a positive multiple of 16.
+//
+//go:noescape
+func abt4x16AVX512(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
+
 // axv4AVX2 is axvGo for rows = 4, n a positive multiple of 4 and k ≥ 1,
 // except that it spreads the sums over lanes 0–3 of each accumulator.
 //
@@ -61,16 +66,23 @@ func aty16AVX512(n int, a *float64, lda int, yp *float64, l int, acct *float64, 
 func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, dst []float64, ldd int, sub bool) float64 {
 	ssq, done := 0.0, 0
 	if isa >= isaAVX2 && rows == 4 && n >= 8 && k > 0 {
-		done = n &^ 7
+		end := n &^ 7
 		_ = ap[4*k-1]
-		_ = bt[(k-1)*ldb+done-1]
-		_ = dst[3*ldd+done-1]
-		yp, s := &dst[0], 0
+		_ = bt[(k-1)*ldb+end-1]
+		_ = dst[3*ldd+end-1]
+		yr, s := dst, 0
 		if sub {
-			_ = y[3*ldy+done-1]
-			yp, s = &y[0], 1
+			_ = y[3*ldy+end-1]
+			yr, s = y, 1
 		}
-		ssq = abt4x8AVX2(k, &ap[0], &bt[0], ldb, done, yp, ldy, &dst[0], ldd, s)
+		if isa >= isaAVX512 && n >= 16 {
+			done = n &^ 15
+			ssq = abt4x16AVX512(k, &ap[0], &bt[0], ldb, done, &yr[0], ldy, &dst[0], ldd, s)
+		}
+		if done < end {
+			ssq += abt4x8AVX2(k, &ap[0], &bt[done], ldb, end-done, &yr[done], ldy, &dst[done], ldd, s)
+			done = end
+		}
 	}
 	if done < n {
 		var yr []float64

@@ -8,9 +8,11 @@
 // addressed as base+stride and base+2·stride; row 3 has its own pointer.
 // All loads and stores are unaligned ones.
 
-// PFD is how far ahead (bytes) abt4x8AVX2 prefetches the rows of Y and dst
-// it streams through; 1–2 KiB measured best (5000×5000, k = 10).
+// PFD and PFZ are how far ahead (bytes) abt4x8AVX2 and abt4x16AVX512
+// prefetch the rows of Y and dst they stream through; measured best at
+// 5000×5000, k = 10 (one worker).
 #define PFD 2048
+#define PFZ 1024
 
 // func abt4x8AVX2(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
 //
@@ -134,6 +136,137 @@ abtStore:
 	VADDPD       X13, X12, X12
 	VHADDPD      X12, X12, X12
 	VMOVSD       X12, ssq+80(FP)
+	VZEROUPPER
+	RET
+
+// func abt4x16AVX512(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
+//
+// abt4x8AVX2 with 16-column chunks: the 4×16 tile in Z0–Z7 (row r in Z(2r),
+// Z(2r+1)), the squares of the residual in Z12–Z15.
+TEXT ·abt4x16AVX512(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), R8
+	MOVQ ap+8(FP), SI
+	MOVQ bt+16(FP), DI
+	MOVQ ldb+24(FP), R9
+	SHLQ $3, R9
+	MOVQ n+32(FP), CX
+	MOVQ y+40(FP), AX
+	MOVQ ldy+48(FP), BX
+	SHLQ $3, BX
+	MOVQ dst+56(FP), DX
+	MOVQ ldd+64(FP), R10
+	SHLQ $3, R10
+	LEAQ (AX)(BX*2), R12
+	ADDQ BX, R12
+	LEAQ (DX)(R10*2), R13
+	ADDQ R10, R13
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+
+abzChunk:
+	PREFETCHT0 PFZ(AX)
+	PREFETCHT0 PFZ(AX)(BX*1)
+	PREFETCHT0 PFZ(AX)(BX*2)
+	PREFETCHT0 PFZ(R12)
+	PREFETCHT0 PFZ(DX)
+	PREFETCHT0 PFZ(DX)(R10*1)
+	PREFETCHT0 PFZ(DX)(R10*2)
+	PREFETCHT0 PFZ(R13)
+	PREFETCHT0 PFZ+64(AX)
+	PREFETCHT0 PFZ+64(AX)(BX*1)
+	PREFETCHT0 PFZ+64(AX)(BX*2)
+	PREFETCHT0 PFZ+64(R12)
+	PREFETCHT0 PFZ+64(DX)
+	PREFETCHT0 PFZ+64(DX)(R10*1)
+	PREFETCHT0 PFZ+64(DX)(R10*2)
+	PREFETCHT0 PFZ+64(R13)
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ SI, R11
+	MOVQ DI, R14
+	MOVQ R8, R15
+
+abzInner:
+	VMOVUPD (R14), Z8
+	VMOVUPD 64(R14), Z9
+	VBROADCASTSD 0(R11), Z10
+	VFMADD231PD Z8, Z10, Z0
+	VFMADD231PD Z9, Z10, Z1
+	VBROADCASTSD 8(R11), Z11
+	VFMADD231PD Z8, Z11, Z2
+	VFMADD231PD Z9, Z11, Z3
+	VBROADCASTSD 16(R11), Z10
+	VFMADD231PD Z8, Z10, Z4
+	VFMADD231PD Z9, Z10, Z5
+	VBROADCASTSD 24(R11), Z11
+	VFMADD231PD Z8, Z11, Z6
+	VFMADD231PD Z9, Z11, Z7
+	ADDQ $32, R11
+	ADDQ R9, R14
+	DECQ R15
+	JNZ  abzInner
+
+	CMPQ sub+72(FP), $0
+	JEQ  abzStore
+	VMOVUPD (AX), Z8
+	VMOVUPD 64(AX), Z9
+	VSUBPD Z0, Z8, Z0
+	VSUBPD Z1, Z9, Z1
+	VFMADD231PD Z0, Z0, Z12
+	VFMADD231PD Z1, Z1, Z12
+	VMOVUPD (AX)(BX*1), Z10
+	VMOVUPD 64(AX)(BX*1), Z11
+	VSUBPD Z2, Z10, Z2
+	VSUBPD Z3, Z11, Z3
+	VFMADD231PD Z2, Z2, Z13
+	VFMADD231PD Z3, Z3, Z13
+	VMOVUPD (AX)(BX*2), Z8
+	VMOVUPD 64(AX)(BX*2), Z9
+	VSUBPD Z4, Z8, Z4
+	VSUBPD Z5, Z9, Z5
+	VFMADD231PD Z4, Z4, Z14
+	VFMADD231PD Z5, Z5, Z14
+	VMOVUPD (R12), Z10
+	VMOVUPD 64(R12), Z11
+	VSUBPD Z6, Z10, Z6
+	VSUBPD Z7, Z11, Z7
+	VFMADD231PD Z6, Z6, Z15
+	VFMADD231PD Z7, Z7, Z15
+
+abzStore:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, 64(DX)
+	VMOVUPD Z2, (DX)(R10*1)
+	VMOVUPD Z3, 64(DX)(R10*1)
+	VMOVUPD Z4, (DX)(R10*2)
+	VMOVUPD Z5, 64(DX)(R10*2)
+	VMOVUPD Z6, (R13)
+	VMOVUPD Z7, 64(R13)
+	ADDQ $128, DI
+	ADDQ $128, AX
+	ADDQ $128, R12
+	ADDQ $128, DX
+	ADDQ $128, R13
+	SUBQ $16, CX
+	JNZ  abzChunk
+
+	VADDPD Z13, Z12, Z12
+	VADDPD Z15, Z14, Z14
+	VADDPD Z14, Z12, Z12
+	VEXTRACTF64X4 $1, Z12, Y13
+	VADDPD Y13, Y12, Y12
+	VEXTRACTF128 $1, Y12, X13
+	VADDPD X13, X12, X12
+	VHADDPD X12, X12, X12
+	VMOVSD X12, ssq+80(FP)
 	VZEROUPPER
 	RET
 
