@@ -107,16 +107,18 @@ func panelGrain(perPanel int) int {
 // the A·X accumulators of the group's panels stay in L1/L2.
 //
 // Each micro-kernel call prefetches the tile of A that comes pfDist tiles
-// later; the A·X kernel alone prefetches during its first pass over the
-// tile only, so the next tile suffices there.
+// later (the Aᵀ·Y kernel when there is one, else the A·X kernel).
 //
 // The tile width makes a tile's slices of the packed operands and
 // accumulators plus two 4-row tiles of A take about budget bytes. All these
-// values were tuned with the benchmarks at 5000×5000, k = 10 and 20 (one
-// worker, this package's experiments): the AVX-512 kernels run twice as
-// fast as the AVX2 ones from L1 but lose that edge when the accumulators
-// spill to L2, hence the smaller budget.
-const groupPanels = 32
+// values were tuned by timing one worker at 5000×5000, k = 10 and 20 on an
+// AMD EPYC (Zen 5): the AVX-512 kernels run twice as fast as the AVX2 ones
+// from L1 but lose that edge when the accumulators spill to L2, hence the
+// smaller budget.
+const (
+	groupPanels = 32
+	pfDist      = 2
+)
 
 // tileWidth returns the tile width for A·X with k columns and Aᵀ·Y with l
 // columns (either may be zero): a multiple of 8 between 64 and 512.
@@ -127,14 +129,6 @@ func tileWidth(k, l int) int {
 	}
 	w := budget / 8 / (k + l + 8)
 	return min(512, max(64, w&^7))
-}
-
-// pfDistance returns how many tiles ahead to prefetch A (see tileWidth).
-func pfDistance(l int) int {
-	if l > 0 {
-		return 2
-	}
-	return 1
 }
 
 // colBlock returns the width of the column blocks of A·Bᵀ when each column
@@ -364,7 +358,7 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 		yp = *b
 		packPanels(yp, y)
 	}
-	tc, pfd := tileWidth(k, l), pfDistance(l)
+	tc := tileWidth(k, l)
 	grain := panelGrain(4 * n * (k + l))
 	count, _ := chunks(np, workers, grain)
 	var accs []*[]float64
@@ -392,7 +386,7 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 					i0 := 4 * p
 					rows := min(4, m-i0)
 					ap := from(a, i0, j0)
-					pf := tileAhead(a, p, j0, g0, g1, hi, tc, pfd)
+					pf := tileAhead(a, p, j0, g0, g1, hi, tc, pfDist)
 					if k > 0 {
 						var pfx []float64
 						if l == 0 {

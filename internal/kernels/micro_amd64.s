@@ -278,9 +278,10 @@ abzStore:
 // row r against column c, Y12–Y14 the chunk of Xᵀ and Y15 that of A. The
 // accumulators live in accv[(4c+r)·8 + lane] (lanes 0–3) between blocks and
 // calls; the caller sums the lanes once the whole row is done, so a panel
-// can be fed tile by tile at little cost. When pf is not nil, the loop of
-// the first block also prefetches the next tile (four rows of stride lda at
-// pf).
+// can be fed tile by tile at little cost. When pf is not nil, every block
+// loop also prefetches one cache line, walking the rows of stride lda from
+// pf (the next tile) n columns at a time, so that the loads of the next
+// tile spread over the whole call.
 TEXT ·axv4AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), R11
 	MOVQ a+8(FP), R12
@@ -292,8 +293,7 @@ TEXT ·axv4AVX2(SB), NOSPLIT, $0-64
 	MOVQ k+40(FP), SI
 	MOVQ accv+48(FP), R9
 	MOVQ pf+56(FP), R13
-	LEAQ (R13)(BX*2), R14
-	ADDQ BX, R14
+	XORQ R14, R14
 
 axvBlock:
 	CMPQ SI, $1
@@ -373,12 +373,14 @@ axvC3Done:
 	RET
 
 axvC3LoopPF:
-	PREFETCHT0 (R13)
-	PREFETCHT0 (R13)(BX*1)
-	PREFETCHT0 (R13)(BX*2)
-	PREFETCHT0 (R14)
-	ADDQ $32, R13
-	ADDQ $32, R14
+	PREFETCHT0 (R13)(R14*8)
+	ADDQ $8, R14
+	CMPQ R14, R11
+	JLT  axvC3PFRow
+	XORQ R14, R14
+	ADDQ BX, R13
+
+axvC3PFRow:
 	VMOVUPD (R10), Y12
 	VMOVUPD (R10)(DX*1), Y13
 	VMOVUPD (R10)(DX*2), Y14
@@ -403,7 +405,6 @@ axvC3LoopPF:
 	ADDQ $32, R10
 	SUBQ $4, DI
 	JNZ  axvC3LoopPF
-	XORQ R13, R13
 	JMP axvC3Done
 
 axvC2:
@@ -461,12 +462,14 @@ axvC2Done:
 	RET
 
 axvC2LoopPF:
-	PREFETCHT0 (R13)
-	PREFETCHT0 (R13)(BX*1)
-	PREFETCHT0 (R13)(BX*2)
-	PREFETCHT0 (R14)
-	ADDQ $32, R13
-	ADDQ $32, R14
+	PREFETCHT0 (R13)(R14*8)
+	ADDQ $8, R14
+	CMPQ R14, R11
+	JLT  axvC2PFRow
+	XORQ R14, R14
+	ADDQ BX, R13
+
+axvC2PFRow:
 	VMOVUPD (R10), Y12
 	VMOVUPD (R10)(DX*1), Y13
 	VMOVUPD (AX), Y15
@@ -486,7 +489,6 @@ axvC2LoopPF:
 	ADDQ $32, R10
 	SUBQ $4, DI
 	JNZ  axvC2LoopPF
-	XORQ R13, R13
 	JMP axvC2Done
 
 axvC1:
@@ -527,12 +529,14 @@ axvC1Done:
 	RET
 
 axvC1LoopPF:
-	PREFETCHT0 (R13)
-	PREFETCHT0 (R13)(BX*1)
-	PREFETCHT0 (R13)(BX*2)
-	PREFETCHT0 (R14)
-	ADDQ $32, R13
-	ADDQ $32, R14
+	PREFETCHT0 (R13)(R14*8)
+	ADDQ $8, R14
+	CMPQ R14, R11
+	JLT  axvC1PFRow
+	XORQ R14, R14
+	ADDQ BX, R13
+
+axvC1PFRow:
 	VMOVUPD (R10), Y12
 	VFMADD231PD (AX), Y12, Y0
 	VFMADD231PD (AX)(BX*1), Y12, Y3
@@ -543,7 +547,6 @@ axvC1LoopPF:
 	ADDQ $32, R10
 	SUBQ $4, DI
 	JNZ  axvC1LoopPF
-	XORQ R13, R13
 	JMP axvC1Done
 
 // func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
@@ -634,8 +637,7 @@ TEXT ·axv8AVX512(SB), NOSPLIT, $0-64
 	MOVQ k+40(FP), SI
 	MOVQ accv+48(FP), R9
 	MOVQ pf+56(FP), R13
-	LEAQ (R13)(BX*2), R14
-	ADDQ BX, R14
+	XORQ R14, R14
 
 axzBlock:
 	CMPQ SI, $1
@@ -732,12 +734,15 @@ axzC4Done:
 	RET
 
 axzC4LoopPF:
-	PREFETCHT0 (R13)
-	PREFETCHT0 (R13)(BX*1)
-	PREFETCHT0 (R13)(BX*2)
-	PREFETCHT0 (R14)
-	ADDQ $64, R13
-	ADDQ $64, R14
+	PREFETCHT0 (R13)(R14*8)
+	PREFETCHT0 64(R13)(R14*8)
+	ADDQ $16, R14
+	CMPQ R14, R11
+	JLT  axzC4PFRow
+	XORQ R14, R14
+	ADDQ BX, R13
+
+axzC4PFRow:
 	VMOVUPD (R10), Z16
 	VMOVUPD (R10)(DX*1), Z17
 	VMOVUPD (R10)(DX*2), Z18
@@ -768,7 +773,6 @@ axzC4LoopPF:
 	ADDQ $64, R15
 	SUBQ $8, DI
 	JNZ  axzC4LoopPF
-	XORQ R13, R13
 	JMP axzC4Done
 
 axzC3:
@@ -840,12 +844,15 @@ axzC3Done:
 	RET
 
 axzC3LoopPF:
-	PREFETCHT0 (R13)
-	PREFETCHT0 (R13)(BX*1)
-	PREFETCHT0 (R13)(BX*2)
-	PREFETCHT0 (R14)
-	ADDQ $64, R13
-	ADDQ $64, R14
+	PREFETCHT0 (R13)(R14*8)
+	PREFETCHT0 64(R13)(R14*8)
+	ADDQ $16, R14
+	CMPQ R14, R11
+	JLT  axzC3PFRow
+	XORQ R14, R14
+	ADDQ BX, R13
+
+axzC3PFRow:
 	VMOVUPD (R10), Z16
 	VMOVUPD (R10)(DX*1), Z17
 	VMOVUPD (R10)(DX*2), Z18
@@ -870,7 +877,6 @@ axzC3LoopPF:
 	ADDQ $64, R10
 	SUBQ $8, DI
 	JNZ  axzC3LoopPF
-	XORQ R13, R13
 	JMP axzC3Done
 
 axzC2:
@@ -928,12 +934,15 @@ axzC2Done:
 	RET
 
 axzC2LoopPF:
-	PREFETCHT0 (R13)
-	PREFETCHT0 (R13)(BX*1)
-	PREFETCHT0 (R13)(BX*2)
-	PREFETCHT0 (R14)
-	ADDQ $64, R13
-	ADDQ $64, R14
+	PREFETCHT0 (R13)(R14*8)
+	PREFETCHT0 64(R13)(R14*8)
+	ADDQ $16, R14
+	CMPQ R14, R11
+	JLT  axzC2PFRow
+	XORQ R14, R14
+	ADDQ BX, R13
+
+axzC2PFRow:
 	VMOVUPD (R10), Z16
 	VMOVUPD (R10)(DX*1), Z17
 	VMOVUPD (AX), Z20
@@ -953,7 +962,6 @@ axzC2LoopPF:
 	ADDQ $64, R10
 	SUBQ $8, DI
 	JNZ  axzC2LoopPF
-	XORQ R13, R13
 	JMP axzC2Done
 
 axzC1:
@@ -994,12 +1002,15 @@ axzC1Done:
 	RET
 
 axzC1LoopPF:
-	PREFETCHT0 (R13)
-	PREFETCHT0 (R13)(BX*1)
-	PREFETCHT0 (R13)(BX*2)
-	PREFETCHT0 (R14)
-	ADDQ $64, R13
-	ADDQ $64, R14
+	PREFETCHT0 (R13)(R14*8)
+	PREFETCHT0 64(R13)(R14*8)
+	ADDQ $16, R14
+	CMPQ R14, R11
+	JLT  axzC1PFRow
+	XORQ R14, R14
+	ADDQ BX, R13
+
+axzC1PFRow:
 	VMOVUPD (R10), Z16
 	VFMADD231PD (AX), Z16, Z0
 	VFMADD231PD (AX)(BX*1), Z16, Z4
@@ -1010,7 +1021,6 @@ axzC1LoopPF:
 	ADDQ $64, R10
 	SUBQ $8, DI
 	JNZ  axzC1LoopPF
-	XORQ R13, R13
 	JMP axzC1Done
 
 // func aty16AVX512(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
