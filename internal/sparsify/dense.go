@@ -1,0 +1,601 @@
+package sparsify
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/selection"
+)
+
+// Default sampling parameters of Dense (see the Dense doc comment).
+const (
+	defRowSample = 256 // entries sampled per row for its bracket
+	defColSample = 512 // rows sampled for the column brackets
+	defRowZ      = 3.0 // row bracket half-width in standard deviations
+	defColZ      = 3.5 // column bracket half-width in standard deviations
+	rowRun       = 8   // the row sample is taken in runs of this many columns
+	colBlock     = 32  // columns per block when computing column brackets
+	fbBlock      = 64  // failed columns gathered together in the fallback
+)
+
+// Dense computes T for dense matrices (Algorithm 1, lines 1 and 6),
+// reusing its workspace across calls.
+//
+// Algorithm. Each row's and each column's threshold is bracketed from a
+// sample: a fixed random set of rows is read once to bracket every column,
+// and a fixed random set of positions brackets each row. A single
+// row-major streaming pass over A, parallel over blocks of rows, then
+// counts for every line the entries above its bracket and collects the few
+// entries inside it; the thresholds are selected among those candidates.
+// The rare line whose bracket misses is redone by exact selection. The
+// entries passing their row's threshold (at most kRow per row) are kept in
+// a buffer and filtered by the column thresholds at the end, so A is read
+// about 1.1 times in all and never transposed.
+type Dense struct {
+	rows, cols, workers int
+
+	rowSamp []int32 // sorted columns sampled in every row
+	colSamp []int   // sorted rows sampled for the column brackets
+	rowZ    float64
+	colZ    float64
+
+	kRow, kCol int // counts the workspace below is sized for
+	slot       int // row-buffer slots per row (= kRow)
+	capCol     int // per-worker candidate capacity per column
+
+	colLo   []uint64 // column brackets as magnitude bits (see scan.go)
+	colHi   []uint64
+	colT    []float64 // column cutoffs (see passes)
+	colLast []int32
+	rbCol   []int32 // row-filtered entries: row i in [i*slot, i*slot+rbN[i])
+	rbVal   []float64
+	rbN     []int32
+	ws      []denseWorker
+
+	// State of the call in progress.
+	a      blas64.General
+	failed []int32 // columns whose bracket missed
+	out    *Sparse
+	wg     sync.WaitGroup
+}
+
+// colCand is a candidate entry for a column threshold.
+type colCand struct {
+	v   float64 // magnitude
+	row int32
+}
+
+// denseWorker is the private workspace of one goroutine.
+type denseWorker struct {
+	above   []int64   // per column: entries above the column bracket
+	cn      []int32   // per column: candidates seen (may exceed capCol)
+	cand    []colCand // per column j: candidates, [j*capCol, …)
+	ge      []int32   // current row: positions at or above the row bracket
+	cc      []int32   // current row: positions inside their column bracket
+	samp    []float64 // sample buffer
+	scratch []float64 // selection scratch (length max(rows, cols))
+	rowAbs  []float64 // magnitudes of a row in the row fallback
+	fb      []float64 // fallback gather buffer (fbBlock·rows)
+	failed  []int32   // columns whose bracket missed
+	nanI    int       // first NaN found (row, column), or nanI = -1
+	nanJ    int
+	nnz     int
+	rowMiss int // rows redone by exact selection in the last call
+}
+
+// NewDense returns a Dense for rows×cols matrices using workers goroutines
+// (GOMAXPROCS when workers ≤ 0). It panics if rows or cols is not positive
+// or exceeds the int32 range.
+func NewDense(rows, cols, workers int) *Dense {
+	if rows <= 0 || cols <= 0 || rows > math.MaxInt32 || cols > math.MaxInt32 {
+		panic(fmt.Sprintf("sparsify: invalid size %d×%d", rows, cols))
+	}
+	w := min(kernels.Workers(workers), rows)
+	d := &Dense{rows: rows, cols: cols, workers: w, rowZ: defRowZ, colZ: defColZ}
+	d.setSamples(defRowSample, defColSample)
+	d.ws = make([]denseWorker, w)
+	for i := range d.ws {
+		d.ws[i].scratch = make([]float64, max(rows, cols))
+		d.ws[i].rowAbs = make([]float64, cols)
+	}
+	d.colLo = make([]uint64, cols)
+	d.colHi = make([]uint64, cols)
+	d.colT = make([]float64, cols)
+	d.colLast = make([]int32, cols)
+	return d
+}
+
+// setSamples chooses the sampled row positions and rows (fixed seed, so
+// results and timings are reproducible). Sample sizes are capped at the
+// line length. Row positions come in runs of rowRun consecutive columns:
+// the row is not in cache yet when it is sampled, and runs touch far
+// fewer cache lines than scattered positions.
+func (d *Dense) setSamples(rowSample, colSample int) {
+	rng := rand.New(rand.NewPCG(0x5eed, 0xd15))
+	d.rowSamp = d.rowSamp[:0]
+	if rowSample >= d.cols {
+		for j := 0; j < d.cols; j++ {
+			d.rowSamp = append(d.rowSamp, int32(j))
+		}
+	} else {
+		runs := d.cols / rowRun
+		for _, r := range rng.Perm(runs)[:min(runs, (rowSample+rowRun-1)/rowRun)] {
+			for j := r * rowRun; j < (r+1)*rowRun && len(d.rowSamp) < rowSample; j++ {
+				d.rowSamp = append(d.rowSamp, int32(j))
+			}
+		}
+	}
+	slices.Sort(d.rowSamp)
+	d.colSamp = slices.Clone(rng.Perm(d.rows)[:min(colSample, d.rows)])
+	slices.Sort(d.colSamp)
+	d.kRow, d.kCol = -1, -1 // force resizing
+}
+
+// ensure sizes the workspace for the counts kRow, kCol (1 ≤ k ≤ line
+// length), growing buffers only when they are too small.
+func (d *Dense) ensure(kRow, kCol int) {
+	if kRow == d.kRow && kCol == d.kCol {
+		return
+	}
+	d.kRow, d.kCol = kRow, kCol
+	d.slot = kRow + 1 // one spare slot for branch-free appends
+	d.rbCol = grow(d.rbCol, d.rows*d.slot)
+	d.rbVal = grow(d.rbVal, d.rows*d.slot)
+	d.rbN = grow(d.rbN, d.rows)
+
+	// Expected fraction of a column inside its bracket, and per-worker
+	// capacity with a generous margin (an overflow only costs a fallback).
+	frac := 1.0
+	if s := len(d.colSamp); kCol < d.rows && s < d.rows {
+		hiR, loR := bracketRanks(kCol, d.rows, s, d.colZ)
+		if loR <= s {
+			frac = float64(loR-max(hiR, 0)+1) / float64(s+1)
+		}
+	}
+	rw := (d.rows + d.workers - 1) / d.workers
+	exp := frac * float64(rw)
+	d.capCol = min(rw, int(1.25*exp+4*math.Sqrt(exp)+16))
+	for i := range d.ws {
+		w := &d.ws[i]
+		w.above = grow(w.above, d.cols)
+		w.cn = grow(w.cn, d.cols)
+		w.cand = grow(w.cand, d.cols*d.capCol)
+		w.ge = grow(w.ge, d.cols+scanPad)
+		w.cc = grow(w.cc, d.cols+scanPad)
+		w.samp = grow(w.samp, max(len(d.rowSamp), colBlock*len(d.colSamp)))
+	}
+}
+
+// grow returns s resliced to length n, reallocated if its capacity is too
+// small.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// Apply computes T(A) into out (eq. (sparse_estimator) with the counts
+// kRow = ⌊γα·d2⌋ per row and kCol = ⌊γα·d1⌋ per column; see the package
+// comment for the exact rule). Counts above the line length are clamped.
+// out's slices are reused when large enough. A NaN in A is an error. It
+// panics if A's size differs from the Dense's or a count is negative.
+func (d *Dense) Apply(a blas64.General, kRow, kCol int, out *Sparse) error {
+	if a.Rows != d.rows || a.Cols != d.cols || a.Stride < a.Cols {
+		panic(fmt.Sprintf("sparsify: Apply on a %d×%d matrix (stride %d), want %d×%d", a.Rows, a.Cols, a.Stride, d.rows, d.cols))
+	}
+	if kRow < 0 || kCol < 0 {
+		panic("sparsify: negative count")
+	}
+	kRow, kCol = min(kRow, d.cols), min(kCol, d.rows)
+	out.Rows, out.Cols = d.rows, d.cols
+	out.RowPtr = grow(out.RowPtr, d.rows+1)
+	if kRow == 0 || kCol == 0 {
+		clear(out.RowPtr)
+		out.ColIdx, out.Val = out.ColIdx[:0], out.Val[:0]
+		d.a = a
+		defer func() { d.a = blas64.General{} }()
+		runOn(&d.wg, d, d.workers, (*Dense).checkNaN)
+		return d.nanError()
+	}
+	d.ensure(kRow, kCol)
+	d.a = a
+	defer func() { d.a = blas64.General{} }() // do not retain the caller's data
+
+	d.columnBrackets()
+	runOn(&d.wg, d, d.workers, (*Dense).rowPass)
+	if err := d.nanError(); err != nil {
+		return err
+	}
+	runOn(&d.wg, d, d.workers, (*Dense).columnCutoffs)
+	d.columnFallback()
+	d.assemble(out)
+	return nil
+}
+
+// misses returns the numbers of rows and columns whose bracket missed in
+// the last call (for tests and tuning).
+func (d *Dense) misses() (rows, cols int) {
+	for w := range d.ws {
+		rows += d.ws[w].rowMiss
+	}
+	return rows, len(d.failed)
+}
+
+// checkNaN scans worker w's rows of A for NaN (used when the result is
+// empty anyway).
+func (d *Dense) checkNaN(w int) {
+	a := d.a
+	ws := &d.ws[w]
+	ws.nanI = -1
+	lo, hi := split(d.rows, d.workers, w)
+	for i := lo; i < hi; i++ {
+		if j := firstNaN(a.Data[i*a.Stride : i*a.Stride+a.Cols]); j >= 0 {
+			ws.nanI, ws.nanJ = i, j
+			return
+		}
+	}
+}
+
+// firstNaN returns the index of the first NaN in x, or -1.
+func firstNaN(x []float64) int {
+	for j, v := range x {
+		if v != v {
+			return j
+		}
+	}
+	return -1
+}
+
+// nanError returns an error naming the first NaN any worker found.
+func (d *Dense) nanError() error {
+	for w := range d.ws {
+		if ws := &d.ws[w]; ws.nanI >= 0 {
+			return fmt.Errorf("sparsify: NaN at (%d, %d)", ws.nanI, ws.nanJ)
+		}
+	}
+	return nil
+}
+
+// columnBrackets fills colLo and colHi from the sampled rows, in parallel over
+// blocks of columns.
+func (d *Dense) columnBrackets() {
+	s := len(d.colSamp)
+	if d.kCol >= d.rows || s >= d.rows {
+		// Every column keeps all its non-zeros (kCol = d1), or the sample
+		// would be the whole column: bracket everything.
+		lo, hi := tiny, math.Inf(1)
+		if d.kCol >= d.rows {
+			lo = math.Inf(1) // nothing to select; keep the pass cheap
+		}
+		for j := 0; j < d.cols; j++ {
+			d.colLo[j], d.colHi[j] = math.Float64bits(lo), math.Float64bits(hi)
+		}
+		return
+	}
+	runOn(&d.wg, d, d.workers, (*Dense).columnBracketsPart)
+}
+
+// columnBracketsPart computes the brackets of worker w's column blocks.
+func (d *Dense) columnBracketsPart(w int) {
+	a := d.a
+	s := len(d.colSamp)
+	hiR, loR := bracketRanks(d.kCol, d.rows, s, d.colZ)
+	nb := (d.cols + colBlock - 1) / colBlock
+	buf := d.ws[w].samp[:colBlock*s]
+	blo, bhi := split(nb, d.workers, w)
+	for b := blo; b < bhi; b++ {
+		j0 := b * colBlock
+		j1 := min(j0+colBlock, d.cols)
+		for si, r := range d.colSamp {
+			row := a.Data[r*a.Stride+j0 : r*a.Stride+j1]
+			for jj, x := range row {
+				buf[jj*s+si] = sampleAbs(x)
+			}
+		}
+		for j := j0; j < j1; j++ {
+			seg := buf[(j-j0)*s : (j-j0+1)*s]
+			lo, hi := bracket(seg, hiR, loR)
+			d.colLo[j], d.colHi[j] = math.Float64bits(lo), math.Float64bits(hi)
+		}
+	}
+}
+
+// signBit is the sign bit of a float64.
+const signBit = 1 << 63
+
+// tinyBits is math.Float64bits(tiny).
+const tinyBits = 1
+
+// sampleAbs returns |x|, or 0 for NaN (NaNs are reported by the main pass;
+// the sample only has to be NaN-free).
+func sampleAbs(x float64) float64 {
+	v := math.Abs(x)
+	if v != v {
+		return 0
+	}
+	return v
+}
+
+// rowPass is the streaming pass of worker w over its block of rows: it
+// brackets and selects each row's threshold, stores the row's surviving
+// entries, and collects the column statistics.
+func (d *Dense) rowPass(w int) {
+	a := d.a
+	ws := &d.ws[w]
+	ws.nanI = -1
+	ws.rowMiss = 0
+	cols, kRow := d.cols, d.kRow
+	capCol := d.capCol
+	above := ws.above[:cols]
+	cn := ws.cn[:cols]
+	clear(above)
+	clear(cn)
+	ge := ws.ge[:cols+scanPad]
+	cc := ws.cc[:cols+scanPad]
+	samp := ws.samp[:len(d.rowSamp)]
+	// rowAll: every non-zero of a row survives; sampled: rows are
+	// bracketed from a sample (otherwise the bracket is every non-zero).
+	rowAll := kRow >= cols
+	sampled := !rowAll && len(d.rowSamp) < cols
+	var hiR, loR int
+	if sampled {
+		hiR, loR = bracketRanks(kRow, cols, len(d.rowSamp), d.rowZ)
+	}
+
+	lo, hi := split(d.rows, d.workers, w)
+	for i := lo; i < hi; i++ {
+		row := a.Data[i*a.Stride : i*a.Stride+cols]
+		// Column bookkeeping; this streams the row from memory.
+		nc := colScan(row, d.colLo, d.colHi, above, cc)
+
+		// Row bookkeeping, now on the cached row. (A NaN compares above
+		// every bracket, so it lands in ge, where rowSelect reports it.)
+		rlo, rhi := tiny, math.Inf(1)
+		if sampled {
+			for s, j := range d.rowSamp {
+				samp[s] = sampleAbs(row[j])
+			}
+			rlo, rhi = bracket(samp, hiR, loR)
+		}
+		ng, na := rowScan(row, math.Float64bits(rlo), math.Float64bits(rhi), ge)
+		if !d.rowSelect(ws, i, row, ge[:ng], na, rlo, rhi, rowAll) {
+			return // NaN
+		}
+
+		for _, j := range cc[:nc] {
+			n := cn[j]
+			if int(n) < capCol {
+				p := int(j)*capCol + int(n)
+				ws.cand[p] = colCand{math.Abs(row[j]), int32(i)}
+			}
+			cn[j] = n + 1
+		}
+	}
+}
+
+// rowSelect finds row i's cutoff from the entries ge at or above the
+// bracket (na of them above it), falling back to exact selection over the
+// row, and stores the surviving entries in the row buffer. It returns
+// false, recording the position, if the row holds a NaN.
+func (d *Dense) rowSelect(ws *denseWorker, i int, row []float64, ge []int32, na int, rlo, rhi float64, rowAll bool) bool {
+	k := d.kRow
+	// A NaN is in ge if anywhere in the row; collect the magnitudes not
+	// above the bracket (the candidates) on the way.
+	cand := ws.scratch[:len(ge)]
+	nc, nan := 0, 0
+	for _, j := range ge {
+		v := math.Abs(row[j])
+		cand[nc] = v
+		nc += b2i(v <= rhi)
+		nan |= b2i(v != v)
+	}
+	if nan != 0 {
+		ws.nanI, ws.nanJ = i, firstNaN(row)
+		return false
+	}
+	base := i * d.slot
+	dstC := d.rbCol[base : base+d.slot]
+	dstV := d.rbVal[base : base+d.slot]
+	n := 0
+	switch {
+	case rowAll || (len(ge) < k && rlo == tiny):
+		// Every non-zero survives, and ge holds exactly the non-zeros.
+		for _, j := range ge {
+			dstC[n], dstV[n] = j, row[j]
+			n++
+		}
+	case na < k && len(ge) >= k:
+		// The threshold lies inside the bracket: it is the (k-na)-th
+		// largest of the candidates.
+		kk := k - na
+		t := selection.Select(cand[:nc], kk)
+		e := kk - countAbove(cand[:kk-1], t) // ties admitted, by column
+		for _, j := range ge {               // branch-free; dst has a spare slot
+			x := row[j]
+			v := math.Abs(x)
+			eq := b2i(v == t)
+			ok := b2i(v > t) | eq&b2i(e > 0)
+			e -= eq & ok
+			dstC[n], dstV[n] = j, x
+			n += ok
+		}
+	default:
+		// The bracket missed: exact selection over the whole row.
+		ws.rowMiss++
+		absRow := ws.rowAbs[:len(row)]
+		for j, x := range row {
+			absRow[j] = math.Abs(x)
+		}
+		t, last := exactCutoff(absRow, k, ws.scratch)
+		for j, v := range absRow {
+			if v > 0 && passes(v, t, j, last) {
+				dstC[n], dstV[n] = int32(j), row[j]
+				n++
+			}
+		}
+	}
+	d.rbN[i] = int32(n)
+	return true
+}
+
+// columnCutoffs computes the cutoffs of worker w's share of the columns
+// from the candidates, recording the columns whose bracket missed.
+func (d *Dense) columnCutoffs(w int) {
+	ws := &d.ws[w]
+	ws.failed = ws.failed[:0]
+	k := d.kCol
+	lo, hi := split(d.cols, d.workers, w)
+	if k >= d.rows {
+		for j := lo; j < hi; j++ {
+			d.colT[j], d.colLast[j] = 0, -1
+		}
+		return
+	}
+	capCol := d.capCol
+	for j := lo; j < hi; j++ {
+		above, nc, over := 0, 0, false
+		for v := range d.ws {
+			above += int(d.ws[v].above[j])
+			n := int(d.ws[v].cn[j])
+			nc += n
+			over = over || n > capCol
+		}
+		switch {
+		case !over && above < k && above+nc >= k:
+			cand := ws.scratch[:0]
+			for v := range d.ws {
+				p := j * capCol
+				for _, c := range d.ws[v].cand[p : p+int(d.ws[v].cn[j])] {
+					cand = append(cand, c.v)
+				}
+			}
+			kk := k - above
+			t := selection.Select(cand, kk)
+			e := kk - countAbove(cand[:kk-1], t)
+			last := int32(-1)
+		scan:
+			for v := range d.ws {
+				p := j * capCol
+				n := int(d.ws[v].cn[j])
+				for _, c := range d.ws[v].cand[p : p+n] {
+					if c.v == t {
+						e--
+						if e == 0 {
+							last = c.row
+							break scan
+						}
+					}
+				}
+			}
+			d.colT[j], d.colLast[j] = t, last
+		case !over && above+nc < k && d.colLo[j] == tinyBits:
+			// Fewer than k non-zeros, all counted: all survive.
+			d.colT[j], d.colLast[j] = 0, -1
+		default:
+			ws.failed = append(ws.failed, int32(j))
+		}
+	}
+}
+
+// columnFallback computes the cutoffs of the columns whose bracket missed
+// by exact selection.
+func (d *Dense) columnFallback() {
+	d.failed = d.failed[:0]
+	for w := range d.ws {
+		d.failed = append(d.failed, d.ws[w].failed...)
+	}
+	if len(d.failed) == 0 {
+		return
+	}
+	nb := (len(d.failed) + fbBlock - 1) / fbBlock
+	runOn(&d.wg, d, min(d.workers, nb), (*Dense).columnFallbackPart)
+}
+
+// columnFallbackPart handles worker w's share of the failed columns,
+// gathering fbBlock of them per pass over the rows.
+func (d *Dense) columnFallbackPart(w int) {
+	a := d.a
+	ws := &d.ws[w]
+	ws.fb = grow(ws.fb, fbBlock*d.rows)
+	nb := (len(d.failed) + fbBlock - 1) / fbBlock
+	nw := min(d.workers, nb)
+	blo, bhi := split(nb, nw, w)
+	for b := blo; b < bhi; b++ {
+		chunk := d.failed[b*fbBlock : min((b+1)*fbBlock, len(d.failed))]
+		for i := 0; i < d.rows; i++ {
+			row := a.Data[i*a.Stride : i*a.Stride+d.cols]
+			for f, j := range chunk {
+				ws.fb[f*d.rows+i] = math.Abs(row[j])
+			}
+		}
+		for f, j := range chunk {
+			t, last := exactCutoff(ws.fb[f*d.rows:(f+1)*d.rows], d.kCol, ws.scratch)
+			d.colT[j], d.colLast[j] = t, int32(last)
+		}
+	}
+}
+
+// assemble filters the row buffer by the column cutoffs and writes the
+// result to out.
+func (d *Dense) assemble(out *Sparse) {
+	runOn(&d.wg, d, d.workers, (*Dense).filterRows)
+	total := 0
+	for w := range d.ws {
+		total += d.ws[w].nnz
+	}
+	if cap(out.ColIdx) < total {
+		out.ColIdx = make([]int32, total, total+total/8)
+	}
+	if cap(out.Val) < total {
+		out.Val = make([]float64, total, total+total/8)
+	}
+	out.ColIdx, out.Val = out.ColIdx[:total], out.Val[:total]
+	out.RowPtr[0] = 0
+	for i := 0; i < d.rows; i++ {
+		out.RowPtr[i+1] = out.RowPtr[i] + int(d.rbN[i])
+	}
+	d.out = out
+	runOn(&d.wg, d, d.workers, (*Dense).copyRows)
+	d.out = nil
+}
+
+// filterRows keeps, in worker w's rows of the row buffer, the entries that
+// pass their column's cutoff.
+func (d *Dense) filterRows(w int) {
+	nnz := 0
+	lo, hi := split(d.rows, d.workers, w)
+	for i := lo; i < hi; i++ {
+		base := i * d.slot
+		n := int(d.rbN[i])
+		cs := d.rbCol[base : base+n]
+		vs := d.rbVal[base : base+n]
+		m := 0
+		for q, j := range cs {
+			x := vs[q]
+			cs[m], vs[m] = j, x
+			m += b2i(passes(math.Abs(x), d.colT[j], i, int(d.colLast[j])))
+		}
+		d.rbN[i] = int32(m)
+		nnz += m
+	}
+	d.ws[w].nnz = nnz
+}
+
+// copyRows copies worker w's rows of the row buffer to the output.
+func (d *Dense) copyRows(w int) {
+	out := d.out
+	lo, hi := split(d.rows, d.workers, w)
+	for i := lo; i < hi; i++ {
+		base := i * d.slot
+		n := int(d.rbN[i])
+		copy(out.ColIdx[out.RowPtr[i]:], d.rbCol[base:base+n])
+		copy(out.Val[out.RowPtr[i]:], d.rbVal[base:base+n])
+	}
+}

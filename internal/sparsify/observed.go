@@ -1,0 +1,197 @@
+package sparsify
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/observed"
+)
+
+// Observed computes T on Π_Φ(A) for the observed set Φ of m (Algorithm 2,
+// lines 1 and 6): selection in a row or column runs over that line's
+// observed entries only. The workspace is reused across calls.
+//
+// Algorithm. Column cutoffs first, in parallel over blocks of columns with
+// about equal numbers of entries: each column's magnitudes are gathered
+// through m.Perm and its cutoff is found by linear-time selection
+// (exactCutoff, or a sampled bracket for long columns). Then, in parallel
+// over blocks of rows, each row's cutoff is selected the same way and keep
+// is written for the row's entries in one pass.
+type Observed struct {
+	m        *observed.Matrix
+	workers  int
+	rowParts []int // row blocks: worker w owns rows [rowParts[w], rowParts[w+1])
+	colParts []int
+	colT     []float64
+	colLast  []int32
+	ws       []obsWorker
+
+	// State of the call in progress.
+	vals       []float64
+	keep       []bool
+	kRow, kCol int
+	wg         sync.WaitGroup
+}
+
+// obsWorker is the private workspace of one goroutine.
+type obsWorker struct {
+	line    []float64 // magnitudes of the current line
+	scratch []float64 // selection scratch
+	samp    []float64 // sample buffer of long lines
+	nanQ    int       // CSR position of the first NaN found, or -1
+}
+
+// NewObserved returns an Observed for the pattern of m using workers
+// goroutines (GOMAXPROCS when workers ≤ 0). m's pattern must not change
+// while the Observed is in use.
+func NewObserved(m *observed.Matrix, workers int) *Observed {
+	w := max(1, min(kernels.Workers(workers), m.Rows, m.Cols))
+	o := &Observed{m: m, workers: w, colT: make([]float64, m.Cols), colLast: make([]int32, m.Cols)}
+	o.rowParts = balance(m.RowPtr, w)
+	o.colParts = balance(m.ColPtr, w)
+	longest := 0
+	for i := 0; i < m.Rows; i++ {
+		longest = max(longest, m.RowPtr[i+1]-m.RowPtr[i])
+	}
+	for j := 0; j < m.Cols; j++ {
+		longest = max(longest, m.ColPtr[j+1]-m.ColPtr[j])
+	}
+	o.ws = make([]obsWorker, w)
+	for i := range o.ws {
+		o.ws[i].line = make([]float64, longest)
+		o.ws[i].scratch = make([]float64, longest)
+		o.ws[i].samp = make([]float64, lineSample)
+	}
+	return o
+}
+
+// balance cuts the lines described by the pointer array ptr (len n+1)
+// into w contiguous blocks holding about equal numbers of entries plus
+// lines.
+func balance(ptr []int, w int) []int {
+	n := len(ptr) - 1
+	parts := make([]int, w+1)
+	total := ptr[n] + n
+	l := 0
+	for p := 1; p < w; p++ {
+		target := total * p / w
+		for l < n && ptr[l]+l < target {
+			l++
+		}
+		parts[p] = l
+	}
+	parts[w] = n
+	return parts
+}
+
+// Apply sets keep[q] for the CSR positions q of m whose value vals[q] is
+// kept by T applied to Π_Φ(A), where vals[q] is the value of A at the q-th
+// observed entry (the same order as m.Val); kRow and kCol are the counts
+// per row and column (⌊γpα·d2⌋ and ⌊γpα·d1⌋ in Algorithm 2). A line with at
+// most that many observed entries keeps all of its non-zeros. A NaN in vals
+// is an error. It panics if len(vals) or len(keep) differs from m.NNZ() or
+// a count is negative.
+func (o *Observed) Apply(vals []float64, kRow, kCol int, keep []bool) error {
+	m := o.m
+	if len(vals) != m.NNZ() || len(keep) != m.NNZ() {
+		panic(fmt.Sprintf("sparsify: Observed.Apply with %d values and %d flags, want %d", len(vals), len(keep), m.NNZ()))
+	}
+	if kRow < 0 || kCol < 0 {
+		panic("sparsify: negative count")
+	}
+	if kRow == 0 || kCol == 0 {
+		clear(keep)
+		for q, v := range vals {
+			if v != v {
+				return o.nanAt(q)
+			}
+		}
+		return nil
+	}
+	o.vals, o.keep, o.kRow, o.kCol = vals, keep, kRow, kCol
+	runOn(&o.wg, o, o.workers, (*Observed).columns)
+	runOn(&o.wg, o, o.workers, (*Observed).rows)
+	o.vals, o.keep = nil, nil // do not retain the caller's data
+	for w := range o.ws {
+		if q := o.ws[w].nanQ; q >= 0 {
+			return o.nanAt(q)
+		}
+	}
+	return nil
+}
+
+// nanAt returns the error for a NaN at CSR position q.
+func (o *Observed) nanAt(q int) error {
+	m := o.m
+	// Row of q: the last i with RowPtr[i] ≤ q (binary search).
+	lo, hi := 0, m.Rows-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if m.RowPtr[mid] <= q {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return fmt.Errorf("sparsify: NaN at (%d, %d) (observed entry %d)", lo, m.ColIdx[q], q)
+}
+
+// columns computes the cutoffs of worker w's columns. NaNs are not checked
+// here: rows sees every entry and reports them.
+func (o *Observed) columns(w int) {
+	m, vals, k := o.m, o.vals, o.kCol
+	ws := &o.ws[w]
+	for j := o.colParts[w]; j < o.colParts[w+1]; j++ {
+		lo, hi := m.ColPtr[j], m.ColPtr[j+1]
+		n := hi - lo
+		if k >= n {
+			o.colT[j], o.colLast[j] = 0, -1
+			continue
+		}
+		line := ws.line[:n]
+		for q, p := range m.Perm[lo:hi] {
+			line[q] = math.Abs(vals[p])
+		}
+		t, last := lineCutoff(line, k, ws.scratch, ws.samp)
+		o.colT[j], o.colLast[j] = t, -1
+		if last >= 0 {
+			o.colLast[j] = m.RowIdx[lo+last]
+		}
+	}
+}
+
+// rows computes the cutoffs of worker w's rows and writes keep for their
+// entries.
+func (o *Observed) rows(w int) {
+	m, vals, k, keep := o.m, o.vals, o.kRow, o.keep
+	ws := &o.ws[w]
+	ws.nanQ = -1
+	colT, colLast := o.colT, o.colLast
+	for i := o.rowParts[w]; i < o.rowParts[w+1]; i++ {
+		lo, hi := m.RowPtr[i], m.RowPtr[i+1]
+		n := hi - lo
+		line := ws.line[:n]
+		nan := 0
+		for q, x := range vals[lo:hi] {
+			v := math.Abs(x)
+			line[q] = v
+			nan |= b2i(v != v)
+		}
+		if nan != 0 {
+			ws.nanQ = lo + firstNaN(vals[lo:hi])
+			return
+		}
+		t, last := 0.0, -1
+		if k < n {
+			t, last = lineCutoff(line, k, ws.scratch, ws.samp)
+		}
+		cols := m.ColIdx[lo:hi]
+		kp := keep[lo:hi]
+		for q, v := range line {
+			j := cols[q]
+			kp[q] = v > 0 && passes(v, t, q, last) && passes(v, colT[j], i, int(colLast[j]))
+		}
+	}
+}
