@@ -19,7 +19,6 @@ const (
 	defColSample = 512 // rows sampled for the column brackets
 	defRowZ      = 3.0 // row bracket half-width in standard deviations
 	defColZ      = 3.5 // column bracket half-width in standard deviations
-	rowRun       = 8   // the row sample is taken in runs of this many columns
 	colBlock     = 32  // columns per block when computing column brackets
 	fbBlock      = 64  // failed columns gathered together in the fallback
 )
@@ -27,16 +26,25 @@ const (
 // Dense computes T for dense matrices (Algorithm 1, lines 1 and 6),
 // reusing its workspace across calls.
 //
-// Algorithm. Each row's and each column's threshold is bracketed from a
-// sample: a fixed random set of rows is read once to bracket every column,
-// and a fixed random set of positions brackets each row. A single
-// row-major streaming pass over A, parallel over blocks of rows, then
-// counts for every line the entries above its bracket and collects the few
-// entries inside it; the thresholds are selected among those candidates.
-// The rare line whose bracket misses is redone by exact selection. The
-// entries passing their row's threshold (at most kRow per row) are kept in
-// a buffer and filtered by the column thresholds at the end, so A is read
-// about 1.1 times in all and never transposed.
+// Algorithm. Every line's threshold is bracketed from a sample: a fixed
+// random set of rows is read once to bracket all columns, and a fixed
+// random set of positions brackets each row. One pass over the rows of A,
+// parallel over blocks of rows, then does all the counting: for each row
+// it first streams the row from memory, counting per column the entries
+// above the column's bracket and collecting the few inside it (colScan),
+// then, on the now cached row, brackets the row and selects its threshold
+// among the row's candidates (rowScan, rowSelect), storing the at most
+// kRow entries that pass. Column thresholds are selected among the column
+// candidates afterwards; a line whose bracket missed (rare, except for
+// adversarial inputs) is redone by exact selection. The stored entries are
+// finally filtered by the column thresholds. A is read from memory about
+// 1.1 times and never transposed; the expected cost is linear in d1·d2.
+//
+// The workspace holds 12·(kRow+1) bytes per row for the stored entries and
+// 16 bytes per column-candidate slot; a column has about
+// 2.5·z·d1·√(p(1−p)/S) slots (p = kCol/d1, S = 512 sampled rows, z = 3.5),
+// plus a margin per worker: 140 MB in all at 5000×5000 with
+// kRow = kCol = 1000 and 2 workers.
 type Dense struct {
 	rows, cols, workers int
 
@@ -113,23 +121,12 @@ func NewDense(rows, cols, workers int) *Dense {
 
 // setSamples chooses the sampled row positions and rows (fixed seed, so
 // results and timings are reproducible). Sample sizes are capped at the
-// line length. Row positions come in runs of rowRun consecutive columns:
-// the row is not in cache yet when it is sampled, and runs touch far
-// fewer cache lines than scattered positions.
+// line length.
 func (d *Dense) setSamples(rowSample, colSample int) {
 	rng := rand.New(rand.NewPCG(0x5eed, 0xd15))
 	d.rowSamp = d.rowSamp[:0]
-	if rowSample >= d.cols {
-		for j := 0; j < d.cols; j++ {
-			d.rowSamp = append(d.rowSamp, int32(j))
-		}
-	} else {
-		runs := d.cols / rowRun
-		for _, r := range rng.Perm(runs)[:min(runs, (rowSample+rowRun-1)/rowRun)] {
-			for j := r * rowRun; j < (r+1)*rowRun && len(d.rowSamp) < rowSample; j++ {
-				d.rowSamp = append(d.rowSamp, int32(j))
-			}
-		}
+	for _, j := range rng.Perm(d.cols)[:min(rowSample, d.cols)] {
+		d.rowSamp = append(d.rowSamp, int32(j))
 	}
 	slices.Sort(d.rowSamp)
 	d.colSamp = slices.Clone(rng.Perm(d.rows)[:min(colSample, d.rows)])
@@ -289,18 +286,25 @@ func (d *Dense) columnBracketsPart(w int) {
 	hiR, loR := bracketRanks(d.kCol, d.rows, s, d.colZ)
 	nb := (d.cols + colBlock - 1) / colBlock
 	buf := d.ws[w].samp[:colBlock*s]
+	seg := d.ws[w].scratch[:s]
 	blo, bhi := split(nb, d.workers, w)
 	for b := blo; b < bhi; b++ {
 		j0 := b * colBlock
 		j1 := min(j0+colBlock, d.cols)
+		nbj := j1 - j0
+		// Copy the block's part of every sampled row (contiguous reads
+		// and writes), then gather each column from the cached copy.
 		for si, r := range d.colSamp {
 			row := a.Data[r*a.Stride+j0 : r*a.Stride+j1]
+			dst := buf[si*nbj : (si+1)*nbj]
 			for jj, x := range row {
-				buf[jj*s+si] = sampleAbs(x)
+				dst[jj] = sampleAbs(x)
 			}
 		}
 		for j := j0; j < j1; j++ {
-			seg := buf[(j-j0)*s : (j-j0+1)*s]
+			for si := range seg {
+				seg[si] = buf[si*nbj+j-j0]
+			}
 			lo, hi := bracket(seg, hiR, loR)
 			d.colLo[j], d.colHi[j] = math.Float64bits(lo), math.Float64bits(hi)
 		}
@@ -577,10 +581,11 @@ func (d *Dense) filterRows(w int) {
 		cs := d.rbCol[base : base+n]
 		vs := d.rbVal[base : base+n]
 		m := 0
-		for q, j := range cs {
+		for q, j := range cs { // passes(), branch-free
 			x := vs[q]
+			v, t := math.Abs(x), d.colT[j]
 			cs[m], vs[m] = j, x
-			m += b2i(passes(math.Abs(x), d.colT[j], i, int(d.colLast[j])))
+			m += b2i(v > t) | b2i(v == t)&b2i(i <= int(d.colLast[j]))
 		}
 		d.rbN[i] = int32(m)
 		nnz += m

@@ -314,6 +314,7 @@ func TestDenseAgainstReference(t *testing.T) {
 		rows, cols := sh[0], sh[1]
 		for _, kind := range genKinds {
 			a := gen(rng, kind, rows, cols)
+			ref := refRanks(a, nil)
 			for ci, cfg := range denseConfigs {
 				workers := 1 + (ci+rows)%3
 				d := NewDense(rows, cols, workers)
@@ -335,7 +336,7 @@ func TestDenseAgainstReference(t *testing.T) {
 					rowMiss += rm
 					colMiss += cm
 					got := sparseKeep(t, &out, a)
-					if diff := diffKeep(got, refKeep(a, nil, k[0], k[1])); diff != "" {
+					if diff := diffKeep(got, ref.keep(k[0], k[1])); diff != "" {
 						t.Fatalf("%s %d×%d config %d workers %d k=(%d,%d): %s", kind, rows, cols, ci, workers, k[0], k[1], diff)
 					}
 				}
@@ -357,13 +358,14 @@ func TestDenseSampledPath(t *testing.T) {
 	var out Sparse
 	for _, kind := range []string{"lowrank+corrupt", "gauss", "ints", "sortedAll", "blocks"} {
 		a := gen(rng, kind, rows, cols)
+		ref := refRanks(a, nil)
 		d := NewDense(rows, cols, 2)
 		for _, k := range [][2]int{{60, 70}, {120, 140}, {5, 300}} {
 			if err := d.Apply(a, k[0], k[1], &out); err != nil {
 				t.Fatal(err)
 			}
 			rm, cm := d.misses()
-			if diff := diffKeep(sparseKeep(t, &out, a), refKeep(a, nil, k[0], k[1])); diff != "" {
+			if diff := diffKeep(sparseKeep(t, &out, a), ref.keep(k[0], k[1])); diff != "" {
 				t.Fatalf("%s k=%v: %s", kind, k, diff)
 			}
 			if kind == "lowrank+corrupt" || kind == "gauss" {

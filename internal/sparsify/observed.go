@@ -3,6 +3,7 @@ package sparsify
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
@@ -11,20 +12,25 @@ import (
 
 // Observed computes T on Π_Φ(A) for the observed set Φ of m (Algorithm 2,
 // lines 1 and 6): selection in a row or column runs over that line's
-// observed entries only. The workspace is reused across calls.
+// observed entries only. The workspace is reused across calls; it holds
+// one float64 per observed entry.
 //
-// Algorithm. Column cutoffs first, in parallel over blocks of columns with
-// about equal numbers of entries: each column's magnitudes are gathered
-// through m.Perm and its cutoff is found by linear-time selection
-// (exactCutoff, or a sampled bracket for long columns). Then, in parallel
-// over blocks of rows, each row's cutoff is selected the same way and keep
-// is written for the row's entries in one pass.
+// Algorithm. First the magnitudes are copied into column-major order, in
+// parallel over blocks of rows: each worker streams its rows and writes
+// every entry to the next free slot of its column (scattered writes cost
+// less than gathering each column through m.Perm, about 2× in our
+// measurements). Then each column's cutoff is found by linear-time
+// selection (exactCutoff, or a sampled bracket for long columns), in
+// parallel over blocks of columns with about equal numbers of entries.
+// Last, in parallel over blocks of rows, each row's cutoff is selected the
+// same way and keep is written for the row's entries in one pass.
 type Observed struct {
 	m        *observed.Matrix
 	workers  int
 	rowParts []int // row blocks: worker w owns rows [rowParts[w], rowParts[w+1])
 	colParts []int
-	colT     []float64
+	colVals  []float64 // magnitudes in column-major (CSC) order
+	colT     []float64 // column cutoffs (see passes)
 	colLast  []int32
 	ws       []obsWorker
 
@@ -37,7 +43,9 @@ type Observed struct {
 
 // obsWorker is the private workspace of one goroutine.
 type obsWorker struct {
-	line    []float64 // magnitudes of the current line
+	start   []int32   // CSC slot of the first entry of each column in this worker's rows
+	next    []int32   // next free CSC slot of each column
+	line    []float64 // magnitudes of the current row
 	scratch []float64 // selection scratch
 	samp    []float64 // sample buffer of long lines
 	nanQ    int       // CSR position of the first NaN found, or -1
@@ -48,7 +56,12 @@ type obsWorker struct {
 // while the Observed is in use.
 func NewObserved(m *observed.Matrix, workers int) *Observed {
 	w := max(1, min(kernels.Workers(workers), m.Rows, m.Cols))
-	o := &Observed{m: m, workers: w, colT: make([]float64, m.Cols), colLast: make([]int32, m.Cols)}
+	o := &Observed{
+		m: m, workers: w,
+		colVals: make([]float64, m.NNZ()),
+		colT:    make([]float64, m.Cols),
+		colLast: make([]int32, m.Cols),
+	}
 	o.rowParts = balance(m.RowPtr, w)
 	o.colParts = balance(m.ColPtr, w)
 	longest := 0
@@ -59,10 +72,20 @@ func NewObserved(m *observed.Matrix, workers int) *Observed {
 		longest = max(longest, m.ColPtr[j+1]-m.ColPtr[j])
 	}
 	o.ws = make([]obsWorker, w)
+	next := make([]int32, m.Cols)
+	for j := range next {
+		next[j] = int32(m.ColPtr[j])
+	}
 	for i := range o.ws {
-		o.ws[i].line = make([]float64, longest)
-		o.ws[i].scratch = make([]float64, longest)
-		o.ws[i].samp = make([]float64, lineSample)
+		ws := &o.ws[i]
+		ws.start = slices.Clone(next)
+		ws.next = make([]int32, m.Cols)
+		ws.line = make([]float64, longest)
+		ws.scratch = make([]float64, longest)
+		ws.samp = make([]float64, lineSample)
+		for _, c := range m.ColIdx[m.RowPtr[o.rowParts[i]]:m.RowPtr[o.rowParts[i+1]]] {
+			next[c]++
+		}
 	}
 	return o
 }
@@ -111,6 +134,7 @@ func (o *Observed) Apply(vals []float64, kRow, kCol int, keep []bool) error {
 		return nil
 	}
 	o.vals, o.keep, o.kRow, o.kCol = vals, keep, kRow, kCol
+	runOn(&o.wg, o, o.workers, (*Observed).transpose)
 	runOn(&o.wg, o, o.workers, (*Observed).columns)
 	runOn(&o.wg, o, o.workers, (*Observed).rows)
 	o.vals, o.keep = nil, nil // do not retain the caller's data
@@ -138,23 +162,33 @@ func (o *Observed) nanAt(q int) error {
 	return fmt.Errorf("sparsify: NaN at (%d, %d) (observed entry %d)", lo, m.ColIdx[q], q)
 }
 
+// transpose writes the magnitudes of worker w's rows to colVals.
+func (o *Observed) transpose(w int) {
+	m, vals := o.m, o.vals
+	next := o.ws[w].next
+	copy(next, o.ws[w].start)
+	lo, hi := m.RowPtr[o.rowParts[w]], m.RowPtr[o.rowParts[w+1]]
+	cols := m.ColIdx[lo:hi]
+	for q, x := range vals[lo:hi] {
+		c := cols[q]
+		p := next[c]
+		next[c] = p + 1
+		o.colVals[p] = math.Abs(x)
+	}
+}
+
 // columns computes the cutoffs of worker w's columns. NaNs are not checked
 // here: rows sees every entry and reports them.
 func (o *Observed) columns(w int) {
-	m, vals, k := o.m, o.vals, o.kCol
+	m, k := o.m, o.kCol
 	ws := &o.ws[w]
 	for j := o.colParts[w]; j < o.colParts[w+1]; j++ {
 		lo, hi := m.ColPtr[j], m.ColPtr[j+1]
-		n := hi - lo
-		if k >= n {
+		if k >= hi-lo {
 			o.colT[j], o.colLast[j] = 0, -1
 			continue
 		}
-		line := ws.line[:n]
-		for q, p := range m.Perm[lo:hi] {
-			line[q] = math.Abs(vals[p])
-		}
-		t, last := lineCutoff(line, k, ws.scratch, ws.samp)
+		t, last := lineCutoff(o.colVals[lo:hi], k, ws.scratch, ws.samp)
 		o.colT[j], o.colLast[j] = t, -1
 		if last >= 0 {
 			o.colLast[j] = m.RowIdx[lo+last]
@@ -189,9 +223,15 @@ func (o *Observed) rows(w int) {
 		}
 		cols := m.ColIdx[lo:hi]
 		kp := keep[lo:hi]
-		for q, v := range line {
+		for q, v := range line { // passes() for row and column
 			j := cols[q]
-			kp[q] = v > 0 && passes(v, t, q, last) && passes(v, colT[j], i, int(colLast[j]))
+			ct := colT[j]
+			row := b2i(v > t) | b2i(v == t)&b2i(q <= last)
+			col := b2i(v > ct)
+			if v == ct { // rare: only the threshold entry and its ties
+				col = b2i(i <= int(colLast[j]))
+			}
+			kp[q] = b2i(v > 0)&row&col != 0
 		}
 	}
 }

@@ -13,13 +13,28 @@ import (
 // package comment and keeps the non-zeros ranked < k in both their row and
 // their column.
 func refKeep(a blas64.General, obs [][]bool, kRow, kCol int) [][]bool {
+	return refRanks(a, obs).keep(kRow, kCol)
+}
+
+// refRank holds the rank of every candidate entry in its row and in its
+// column under the tie rule (-1 for entries that are not candidates).
+type refRank struct {
+	row, col [][]int
+	nonzero  [][]bool
+}
+
+// refRanks sorts every line of a (restricted to obs, if not nil).
+func refRanks(a blas64.General, obs [][]bool) *refRank {
 	at := func(i, j int) float64 { return math.Abs(a.Data[i*a.Stride+j]) }
 	cand := func(i, j int) bool { return obs == nil || obs[i][j] }
-	inRow := make([][]bool, a.Rows)
-	inCol := make([][]bool, a.Rows)
-	for i := range inRow {
-		inRow[i] = make([]bool, a.Cols)
-		inCol[i] = make([]bool, a.Cols)
+	r := &refRank{}
+	for i := 0; i < a.Rows; i++ {
+		r.row = append(r.row, slices.Repeat([]int{-1}, a.Cols))
+		r.col = append(r.col, slices.Repeat([]int{-1}, a.Cols))
+		r.nonzero = append(r.nonzero, make([]bool, a.Cols))
+		for j := 0; j < a.Cols; j++ {
+			r.nonzero[i][j] = at(i, j) != 0
+		}
 	}
 	for i := 0; i < a.Rows; i++ {
 		var idx []int
@@ -34,8 +49,8 @@ func refKeep(a blas64.General, obs [][]bool, kRow, kCol int) [][]bool {
 			}
 			return cmp.Compare(x, y)
 		})
-		for r, j := range idx {
-			inRow[i][j] = r < kRow
+		for rank, j := range idx {
+			r.row[i][j] = rank
 		}
 	}
 	for j := 0; j < a.Cols; j++ {
@@ -51,15 +66,20 @@ func refKeep(a blas64.General, obs [][]bool, kRow, kCol int) [][]bool {
 			}
 			return cmp.Compare(x, y)
 		})
-		for r, i := range idx {
-			inCol[i][j] = r < kCol
+		for rank, i := range idx {
+			r.col[i][j] = rank
 		}
 	}
-	keep := make([][]bool, a.Rows)
+	return r
+}
+
+// keep returns the mask of T for the counts kRow, kCol.
+func (r *refRank) keep(kRow, kCol int) [][]bool {
+	keep := make([][]bool, len(r.row))
 	for i := range keep {
-		keep[i] = make([]bool, a.Cols)
+		keep[i] = make([]bool, len(r.row[i]))
 		for j := range keep[i] {
-			keep[i][j] = cand(i, j) && at(i, j) != 0 && inRow[i][j] && inCol[i][j]
+			keep[i][j] = r.nonzero[i][j] && r.row[i][j] >= 0 && r.row[i][j] < kRow && r.col[i][j] < kCol
 		}
 	}
 	return keep
