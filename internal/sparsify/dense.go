@@ -111,6 +111,7 @@ func NewDense(rows, cols, workers int) *Dense {
 	for i := range d.ws {
 		d.ws[i].scratch = make([]float64, max(rows, cols))
 		d.ws[i].rowAbs = make([]float64, cols)
+		d.ws[i].fb = make([]float64, min(fbBlock, cols)*rows)
 	}
 	d.colLo = make([]uint64, cols)
 	d.colHi = make([]uint64, cols)
@@ -527,7 +528,6 @@ func (d *Dense) columnFallback() {
 func (d *Dense) columnFallbackPart(w int) {
 	a := d.a
 	ws := &d.ws[w]
-	ws.fb = grow(ws.fb, fbBlock*d.rows)
 	nb := (len(d.failed) + fbBlock - 1) / fbBlock
 	nw := min(d.workers, nb)
 	blo, bhi := split(nb, nw, w)
