@@ -91,6 +91,7 @@ type denseWorker struct {
 	rowAbs  []float64 // magnitudes of a row in the row fallback
 	fb      []float64 // fallback gather buffer (fbBlock·rows)
 	failed  []int32   // columns whose bracket missed
+	tieRows []int32   // rows of tied column candidates
 	nanI    int       // first NaN found (row, column), or nanI = -1
 	nanJ    int
 	nnz     int
@@ -112,6 +113,7 @@ func NewDense(rows, cols, workers int) *Dense {
 		d.ws[i].scratch = make([]float64, max(rows, cols))
 		d.ws[i].rowAbs = make([]float64, cols)
 		d.ws[i].fb = make([]float64, min(fbBlock, cols)*rows)
+		d.ws[i].tieRows = make([]int32, 0, rows)
 	}
 	d.colLo = make([]uint64, cols)
 	d.colHi = make([]uint64, cols)
@@ -156,7 +158,7 @@ func (d *Dense) ensure(kRow, kCol int) {
 			frac = float64(loR-max(hiR, 0)+1) / float64(s+1)
 		}
 	}
-	rw := (d.rows + d.workers - 1) / d.workers
+	rw := (d.rows + d.workers - 1) / d.workers // rows per worker
 	exp := frac * float64(rw)
 	d.capCol = min(rw, int(1.25*exp+4*math.Sqrt(exp)+16))
 	for i := range d.ws {
@@ -251,14 +253,19 @@ func firstNaN(x []float64) int {
 	return -1
 }
 
-// nanError returns an error naming the first NaN any worker found.
+// nanError returns an error naming the first NaN (in row-major order) that
+// the workers found; each worker stops at the first NaN of its rows.
 func (d *Dense) nanError() error {
+	first := -1
 	for w := range d.ws {
-		if ws := &d.ws[w]; ws.nanI >= 0 {
-			return fmt.Errorf("sparsify: NaN at (%d, %d)", ws.nanI, ws.nanJ)
+		if ws := &d.ws[w]; ws.nanI >= 0 && (first < 0 || ws.nanI < d.ws[first].nanI) {
+			first = w
 		}
 	}
-	return nil
+	if first < 0 {
+		return nil
+	}
+	return fmt.Errorf("sparsify: NaN at (%d, %d)", d.ws[first].nanI, d.ws[first].nanJ)
 }
 
 // columnBrackets fills colLo and colHi from the sampled rows, in parallel over
@@ -354,8 +361,10 @@ func (d *Dense) rowPass(w int) {
 		hiR, loR = bracketRanks(kRow, cols, len(d.rowSamp), d.rowZ)
 	}
 
-	lo, hi := split(d.rows, d.workers, w)
-	for i := lo; i < hi; i++ {
+	// Rows are dealt round-robin, so that each worker sees a like share of
+	// every column's candidates even when large values cluster in a block
+	// of rows (the candidate lists have room for about 1/workers of them).
+	for i := w; i < d.rows; i += d.workers {
 		row := a.Data[i*a.Stride : i*a.Stride+cols]
 		// Column bookkeeping; this streams the row from memory.
 		nc := colScan(row, d.colLo, d.colHi, above, cc)
@@ -483,23 +492,8 @@ func (d *Dense) columnCutoffs(w int) {
 			}
 			kk := k - above
 			t := selection.Select(cand, kk)
-			e := kk - countAbove(cand[:kk-1], t)
-			last := int32(-1)
-		scan:
-			for v := range d.ws {
-				p := j * capCol
-				n := int(d.ws[v].cn[j])
-				for _, c := range d.ws[v].cand[p : p+n] {
-					if c.v == t {
-						e--
-						if e == 0 {
-							last = c.row
-							break scan
-						}
-					}
-				}
-			}
-			d.colT[j], d.colLast[j] = t, last
+			e := kk - countAbove(cand[:kk-1], t) // ties admitted
+			d.colT[j], d.colLast[j] = t, d.tieRow(ws, j, t, e)
 		case !over && above+nc < k && d.colLo[j] == tinyBits:
 			// Fewer than k non-zeros, all counted: all survive.
 			d.colT[j], d.colLast[j] = 0, -1
@@ -507,6 +501,28 @@ func (d *Dense) columnCutoffs(w int) {
 			ws.failed = append(ws.failed, int32(j))
 		}
 	}
+}
+
+// tieRow returns the row of the e-th (by row) candidate of column j
+// whose magnitude is t, e ≥ 1. The workers' lists are each in row order
+// but interleave, so the tie rows are collected and selected; usually
+// every tie is admitted and no row is needed.
+func (d *Dense) tieRow(ws *denseWorker, j int, t float64, e int) int32 {
+	p := j * d.capCol
+	rows := ws.tieRows[:0]
+	for v := range d.ws {
+		for _, c := range d.ws[v].cand[p : p+int(d.ws[v].cn[j])] {
+			if c.v == t {
+				rows = append(rows, c.row)
+			}
+		}
+	}
+	ws.tieRows = rows
+	if e >= len(rows) {
+		return math.MaxInt32 // every tie is admitted
+	}
+	slices.Sort(rows)
+	return rows[e-1]
 }
 
 // columnFallback computes the cutoffs of the columns whose bracket missed
