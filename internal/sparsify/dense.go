@@ -39,6 +39,9 @@ const (
 // adversarial inputs) is redone by exact selection. The stored entries are
 // finally filtered by the column thresholds. A is read from memory about
 // 1.1 times and never transposed; the expected cost is linear in d1·d2.
+// Inputs with few distinct magnitudes (long runs of exact ties at the
+// column thresholds) overflow the candidate lists and take the exact path
+// for most columns, about 3× slower but still linear.
 //
 // The workspace holds 12·(kRow+1) bytes per row for the stored entries and
 // 16 bytes per column-candidate slot; a column has about

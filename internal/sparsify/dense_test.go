@@ -443,6 +443,24 @@ func kthLargest(_, _ int, at func(int) float64, n, k int) float64 {
 	return best
 }
 
+// TestDenseNaNFirst puts NaNs in rows that different workers handle: the
+// error must name the first in row-major order.
+func TestDenseNaNFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	var out Sparse
+	for _, w := range []int{1, 2, 3} {
+		a := gen(rng, "gauss", 12, 10)
+		a.Data[1*a.Stride+5] = math.NaN()
+		a.Data[1*a.Stride+7] = math.NaN()
+		a.Data[2*a.Stride+0] = math.NaN()
+		a.Data[9*a.Stride+1] = math.NaN()
+		err := NewDense(12, 10, w).Apply(a, 3, 3, &out)
+		if err == nil || !strings.Contains(err.Error(), "(1, 5)") {
+			t.Errorf("workers %d: error %v, want one naming (1, 5)", w, err)
+		}
+	}
+}
+
 func TestDenseNaN(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	rows, cols := 30, 40
