@@ -61,14 +61,14 @@ type GD struct {
 // paper's synthetic model (see docs/performance.md).
 const (
 	DefaultStepDense   = 0.5
-	DefaultStepPartial = 1.0
+	DefaultStepPartial = 0.5
 )
 
 // DefaultGDStop are the default stopping rules of GD: at most 1000
-// iterations, relative residual 1e-9, or relative factor change 1e-15.
-var DefaultGDStop = Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-15}
+// iterations, relative residual 1e-9, or relative factor change 1e-16 (a step of 1e-8 relative to the factors).
+var DefaultGDStop = Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16}
 
-const gdDivergenceHint = "the step size may be too large (lower GD.StepConst), or the rank or alpha may be wrong for this data"
+const gdDivergenceHint = "the step size may be too large (lower GD.StepConst, --step), or the rank or alpha may be wrong for this data"
 
 // Name returns "gd".
 func (g *GD) Name() string { return "gd" }
@@ -249,6 +249,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 		return nil, err
 	}
 	iter := 0
+	minRes := res
 	for !done {
 		st.gradients(gu, gv, u, v)
 		// D = UᵀU − VᵀV
@@ -277,6 +278,15 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 		if err != nil {
 			return nil, err
 		}
+		// A fixed-step gradient method that is inside its basin only ever
+		// shrinks the residual up to noise; a tenfold rise above the best
+		// value seen means the step is unstable (measured: c ≥ 1 on the
+		// paper's model) or the model (r, α) does not fit the data.
+		if res > 10*minRes && res > 1e-6 {
+			return nil, fmt.Errorf("%w at iteration %d (relative residual rose from %.3g to %.3g): %s",
+				ErrDiverged, iter, minRes, res, gdDivergenceHint)
+		}
+		minRes = min(minRes, res)
 	}
 	hist := tr.History()
 	return &Result{
@@ -285,7 +295,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 		V:          asDense(v),
 		S:          st.sparse(),
 		Iterations: iter,
-		Elapsed:    hist[len(hist)-1].Elapsed,
+		Elapsed:    tr.Elapsed(),
 		Stop:       reason,
 		Residual:   res,
 		History:    hist,

@@ -24,7 +24,9 @@ type Result struct {
 	// Iterations is the number of iterations run.
 	Iterations int
 
-	// Elapsed is the wall-clock time of the whole solve, initialization included.
+	// Elapsed is the wall-clock time of the whole solve, initialization
+	// included, without the time spent evaluating the true error for the
+	// history (which only synthetic runs with Problem.Truth do).
 	Elapsed time.Duration
 
 	// Stop is the rule that ended the run.
@@ -44,7 +46,7 @@ type Result struct {
 // Record describes one iteration. Quantities a method does not compute are NaN.
 type Record struct {
 	Iter         int           // iteration number; 0 is the state after initialization
-	Elapsed      time.Duration // time since the start of the solve
+	Elapsed      time.Duration // time since the start of the solve, true-error evaluation excluded
 	Residual     float64       // ‖Π_Φ(Y − UVᵀ − S)‖_F/‖Π_Φ(Y)‖_F
 	FactorChange float64       // (‖ΔU‖²_F + ‖ΔV‖²_F)/(‖U‖²_F + ‖V‖²_F) of this step
 	Error        float64       // ‖UVᵀ − M*‖_F/‖M*‖_F when the truth is known

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"time"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -374,7 +373,7 @@ func (sv *solver) result(res float64, reason rpca.StopReason) (*rpca.Result, err
 		V:          sv.fv,
 		S:          sp,
 		Iterations: sv.iter,
-		Elapsed:    time.Since(sv.tr.Start()),
+		Elapsed:    sv.tr.Elapsed(),
 		Stop:       reason,
 		Residual:   res,
 		History:    sv.tr.History(),

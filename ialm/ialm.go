@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -355,7 +354,7 @@ func (sv *solver) result(res float64, reason rpca.StopReason) (*rpca.Result, err
 		V:          sv.fv,
 		S:          sp,
 		Iterations: sv.iter,
-		Elapsed:    time.Since(sv.tr.Start()),
+		Elapsed:    sv.tr.Elapsed(),
 		Stop:       reason,
 		Residual:   res,
 		History:    sv.tr.History(),
