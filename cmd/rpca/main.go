@@ -1,0 +1,118 @@
+// Command rpca splits a matrix into a low-rank part and a sparse part of
+// gross corruptions (robust PCA), following Yi, Park, Chen and Caramanis,
+// "Fast Algorithms for Robust PCA via Gradient Descent" (NeurIPS 2016).
+//
+// Run "rpca help" for the list of commands and "rpca COMMAND -h" for the
+// flags of one command.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand of the tool.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+// env is what a command may touch: its streams (replaced in tests).
+type env struct {
+	stdout, stderr io.Writer
+	// stderrIsTerminal enables the progress bar.
+	stderrIsTerminal bool
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr)}
+	code := run(ctx, e, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// errUsage marks errors that should be followed by a hint to use -h.
+var errUsage = errors.New("usage")
+
+// run executes the command line args and returns the exit code:
+// 0 success, 1 failure, 2 bad usage, 130 interrupted.
+func run(ctx context.Context, e *env, args []string) (code int) {
+	defer func() {
+		// Last line of defence: a bug must not show users a stack trace.
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "rpca: internal error: %v (please report this)\n", r)
+			code = 1
+		}
+	}()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return exitCode(e, c.run(ctx, e, []string{"-h"}))
+			}
+		}
+		usage(e.stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "rpca: unknown command %q; run 'rpca help' for the list\n", args[0])
+		return 2
+	}
+	return exitCode(e, c.run(ctx, e, args[1:]))
+}
+
+func exitCode(e *env, err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errHelp):
+		return 0
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(e.stderr, "rpca: interrupted; no output was written")
+		return 130
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(e.stderr, "rpca: %v\n", strings.TrimSuffix(err.Error(), ": usage"))
+		return 2
+	}
+	fmt.Fprintf(e.stderr, "rpca: %v\n", oneLine(err.Error()))
+	return 1
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `rpca splits a matrix Y into a low-rank part M and a sparse part S of gross
+corruptions (robust PCA), also when most entries of Y are missing, by the
+gradient method of Yi, Park, Chen and Caramanis (NeurIPS 2016), with AltProj
+and IALM as alternatives.
+
+Usage: rpca COMMAND [flags]
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+Run 'rpca COMMAND -h' for the flags of a command.
+`)
+}
