@@ -41,7 +41,7 @@ it did and the true relative error of each result.`)
 		return err
 	}
 	fmt.Fprintf(w, "Generated Y = M* + S*: %d×%d, rank(M*) = %d, %d corrupted entries (%.1f%%), magnitudes up to 5r/d = %.3g, in %.2fs.\n",
-		*d, *d, f.rank, in.S.NNZ(), 100*float64(in.S.NNZ())/float64(*d * *d), 5*float64(f.rank)/float64(*d), time.Since(t0).Seconds())
+		*d, *d, f.rank, in.S.NNZ(), 100*float64(in.S.NNZ())/float64(*d**d), 5*float64(f.rank)/float64(*d), time.Since(t0).Seconds())
 	runs := []struct {
 		what string
 		m    *rpca.GD
