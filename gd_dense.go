@@ -1,0 +1,112 @@
+package rpca
+
+import (
+	"context"
+	"math"
+
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/sparsify"
+	"github.com/rpca-gd/rpca/internal/tsvd"
+)
+
+// denseState holds Algorithm 1's data: Y and one d1×d2 work matrix that
+// holds R = Y − UVᵀ and then, with the entries of S_t zeroed,
+// E = Y − UVᵀ − S_t = −∇_M ℒ.
+type denseState struct {
+	q     *gdParams
+	y     blas64.General
+	r     blas64.General
+	sel   *sparsify.Dense
+	s     sparsify.Sparse
+	ynorm float64
+}
+
+func newDenseState(y blas64.General, q *gdParams) *denseState {
+	st := &denseState{q: q, y: y, r: newGeneral(y.Rows, y.Cols)}
+	if q.alpha > 0 {
+		st.sel = sparsify.NewDense(y.Rows, y.Cols, q.workers)
+	}
+	st.ynorm = math.Sqrt(denseSumSq(y, q.workers))
+	return st
+}
+
+// initialize is Algorithm 1 lines 1–3: S_init = T_α(Y),
+// [L, Σ, R] = SVD_r(Y − S_init), U0 = LΣ^½, V0 = RΣ^½.
+func (st *denseState) initialize(ctx context.Context) (u, v blas64.General, err error) {
+	q := st.q
+	copyGeneral(st.r, st.y)
+	if err := st.apply(st.y, q.kRow0, q.kCol0); err != nil {
+		return u, v, err
+	}
+	st.zeroSparse() // Y − S_init: S_init holds exactly the entries of Y it keeps
+	sv, err := tsvd.Compute(ctx, tsvd.Dense{A: st.r, Workers: q.workers},
+		tsvd.Options{Rank: q.rank, Tol: q.svdTol, Seed: q.seed, Workers: q.workers})
+	if err != nil {
+		return u, v, err
+	}
+	return svdFactors(sv, q)
+}
+
+// apply sets st.s = T(a) with the given counts (empty when α = 0).
+func (st *denseState) apply(a blas64.General, kRow, kCol int) error {
+	if st.sel == nil || kRow == 0 || kCol == 0 {
+		st.s = sparsify.Sparse{Rows: a.Rows, Cols: a.Cols, RowPtr: make([]int, a.Rows+1)}
+		return nil
+	}
+	return st.sel.Apply(a, kRow, kCol, &st.s)
+}
+
+// zeroSparse sets the entries of r on the support of s to zero.
+func (st *denseState) zeroSparse() {
+	s, r := &st.s, st.r
+	for i := 0; i < s.Rows; i++ {
+		ri := r.Data[i*r.Stride:]
+		for k := s.RowPtr[i]; k < s.RowPtr[i+1]; k++ {
+			ri[s.ColIdx[k]] = 0
+		}
+	}
+}
+
+// residual is Algorithm 1 line 6 plus the residual for the stopping rule.
+func (st *denseState) residual(u, v blas64.General) (float64, error) {
+	q := st.q
+	kernels.SubMulABt(st.r, st.y, u, v, q.workers)
+	if err := st.apply(st.r, q.kRow, q.kCol); err != nil {
+		return 0, err
+	}
+	st.zeroSparse()
+	return math.Sqrt(denseSumSq(st.r, q.workers)) / st.ynorm, nil
+}
+
+// gradients sets gu = E·V, gv = Eᵀ·U in one pass over E; the gradients
+// of eq. (loss) are ∇_Uℒ = −gu, ∇_Vℒ = −gv.
+func (st *denseState) gradients(gu, gv, u, v blas64.General) {
+	kernels.MulAXAtY(gu, gv, st.r, v, u, st.q.workers)
+}
+
+func (st *denseState) sparse() *Sparse {
+	s := &st.s
+	return &Sparse{Rows: s.Rows, Cols: s.Cols, RowPtr: append([]int(nil), s.RowPtr...),
+		ColIdx: append([]int32(nil), s.ColIdx...), Val: append([]float64(nil), s.Val...)}
+}
+
+func denseSumSq(a blas64.General, workers int) float64 {
+	parts := make([]float64, a.Rows)
+	kernels.ParallelFor(a.Rows, workers, 16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := 0.0
+			for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
+				s += x * x
+			}
+			parts[i] = s
+		}
+	})
+	t := 0.0
+	for _, x := range parts {
+		t += x
+	}
+	return t
+}
+
