@@ -36,7 +36,11 @@ func newDenseState(y blas64.General, q *gdParams) *denseState {
 // [L, Σ, R] = SVD_r(Y − S_init), U0 = LΣ^½, V0 = RΣ^½.
 func (st *denseState) initialize(ctx context.Context) (u, v blas64.General, err error) {
 	q := st.q
-	copyGeneral(st.r, st.y)
+	kernels.ParallelFor(st.y.Rows, q.workers, 16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			copy(st.r.Data[i*st.r.Stride:i*st.r.Stride+st.r.Cols], st.y.Data[i*st.y.Stride:i*st.y.Stride+st.y.Cols])
+		}
+	})
 	if err := st.apply(st.y, q.kRow0, q.kCol0); err != nil {
 		return u, v, err
 	}
@@ -58,15 +62,30 @@ func (st *denseState) apply(a blas64.General, kRow, kCol int) error {
 	return st.sel.Apply(a, kRow, kCol, &st.s)
 }
 
-// zeroSparse sets the entries of r on the support of s to zero.
-func (st *denseState) zeroSparse() {
+// zeroSparse sets the entries of r on the support of s to zero and
+// returns the sum of squares of what remains, ‖R − S‖²_F, in one parallel
+// pass over the rows.
+func (st *denseState) zeroSparse() float64 {
 	s, r := &st.s, st.r
-	for i := 0; i < s.Rows; i++ {
-		ri := r.Data[i*r.Stride:]
-		for k := s.RowPtr[i]; k < s.RowPtr[i+1]; k++ {
-			ri[s.ColIdx[k]] = 0
+	parts := make([]float64, r.Rows)
+	kernels.ParallelFor(r.Rows, st.q.workers, 16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ri := r.Data[i*r.Stride : i*r.Stride+r.Cols]
+			for k := s.RowPtr[i]; k < s.RowPtr[i+1]; k++ {
+				ri[s.ColIdx[k]] = 0
+			}
+			ss := 0.0
+			for _, x := range ri {
+				ss += x * x
+			}
+			parts[i] = ss
 		}
+	})
+	t := 0.0
+	for _, x := range parts {
+		t += x
 	}
+	return t
 }
 
 // residual is Algorithm 1 line 6 plus the residual for the stopping rule.
@@ -76,8 +95,7 @@ func (st *denseState) residual(u, v blas64.General) (float64, error) {
 	if err := st.apply(st.r, q.kRow, q.kCol); err != nil {
 		return 0, err
 	}
-	st.zeroSparse()
-	return math.Sqrt(denseSumSq(st.r, q.workers)) / st.ynorm, nil
+	return math.Sqrt(st.zeroSparse()) / st.ynorm, nil
 }
 
 // gradients sets gu = E·V, gv = Eᵀ·U in one pass over E; the gradients
