@@ -127,4 +127,3 @@ func denseSumSq(a blas64.General, workers int) float64 {
 	}
 	return t
 }
-
