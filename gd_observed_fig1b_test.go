@@ -1,0 +1,151 @@
+package rpca_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/synth"
+)
+
+// TestFig1bSweep reproduces the setting of the paper's Figure 1(b):
+// Algorithm 2 on d×d problems with r = 10, α = 0.1 and
+// p = 0.15·r²·log(d)/d, timed to a true relative error of 1e-4. It is an
+// experiment, not a unit test, and runs only with RPCA_FIG1B=1:
+//
+//	RPCA_FIG1B=1 go test -run TestFig1bSweep -timeout 60m -v .
+//
+// RPCA_FIG1B_D (comma-separated sizes, default the paper's
+// 1e4,2e4,5e4,1e5,2e5) and RPCA_FIG1B_C (comma-separated step constants,
+// default 0.5,1) select the runs. For each it prints d, |Φ|, the
+// generation time and the peak resident memory after generation, the
+// iterations and seconds to 1e-4 (Result.Elapsed: initialization
+// included, true-error evaluation excluded), the time of the
+// initialization alone, and the peak resident memory of the process
+// (VmHWM; reset before each size when the kernel allows it). At the end it
+// prints the fitted log-log slope of time against d for each c.
+func TestFig1bSweep(t *testing.T) {
+	if os.Getenv("RPCA_FIG1B") == "" {
+		t.Skip("set RPCA_FIG1B=1 to run the Figure 1(b) sweep")
+	}
+	ds := envInts(t, "RPCA_FIG1B_D", []int{10_000, 20_000, 50_000, 100_000, 200_000})
+	cs := envFloats(t, "RPCA_FIG1B_C", []float64{0.5, 1})
+	const r, alpha, target = 10, 0.1, 1e-4
+	secs := make(map[float64][]float64)
+	t.Logf("%8s %10s %7s %8s %4s %6s %8s %8s %8s %8s", "d", "|Φ|", "gen(s)", "genRSS", "c", "iters", "time(s)", "init(s)", "s/iter", "peakRSS")
+	for _, d := range ds {
+		runtime.GC()
+		debug.FreeOSMemory()
+		resetPeakRSS()
+		start := time.Now()
+		in, err := synth.Observed(synth.Config{D1: d, D2: d, Rank: r, Alpha: alpha, P: synth.PaperRate(d, r), Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := time.Since(start).Seconds()
+		genRSS := peakRSS()
+		for _, c := range cs {
+			p := in.Problem()
+			res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: r, Alpha: alpha, Stop: rpca.Stop{TargetError: target, MaxIter: 2000}}, &rpca.GD{StepConst: c})
+			if err != nil {
+				t.Logf("%8d %10d %7.2f %8s %4.2g  error: %v", d, p.Observed.Len(), gen, mib(genRSS), c, err)
+				continue
+			}
+			if res.Stop != rpca.StopTargetError {
+				t.Errorf("d=%d c=%v: stopped by %s at error %.3g", d, c, res.Stop, res.History[len(res.History)-1].Error)
+			}
+			el := res.Elapsed.Seconds()
+			init := res.History[0].Elapsed.Seconds()
+			secs[c] = append(secs[c], el)
+			t.Logf("%8d %10d %7.2f %8s %4.2g %6d %8.2f %8.2f %8.4f %8s", d, p.Observed.Len(), gen, mib(genRSS), c,
+				res.Iterations, el, init, (el-init)/float64(max(res.Iterations, 1)), mib(peakRSS()))
+		}
+	}
+	if len(ds) < 2 {
+		return
+	}
+	for _, c := range cs {
+		if len(secs[c]) == len(ds) {
+			t.Logf("c=%g: log-log slope of time vs d = %.3f", c, slope(ds, secs[c]))
+		}
+	}
+}
+
+// slope is the least-squares slope of log y against log x.
+func slope(x []int, y []float64) float64 {
+	var sx, sy, sxx, sxy float64
+	n := float64(len(x))
+	for k := range x {
+		lx, ly := math.Log(float64(x[k])), math.Log(y[k])
+		sx, sy, sxx, sxy = sx+lx, sy+ly, sxx+lx*lx, sxy+lx*ly
+	}
+	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
+}
+
+func envInts(t *testing.T, name string, def []int) []int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, int(v))
+	}
+	return out
+}
+
+func envFloats(t *testing.T, name string, def []float64) []float64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// resetPeakRSS resets the kernel's high-water mark of the resident set
+// (Linux ≥ 4.0; ignored elsewhere).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS returns VmHWM in bytes, or runtime.MemStats.Sys when
+// /proc/self/status is unavailable.
+func peakRSS() uint64 {
+	f, err := os.Open("/proc/self/status")
+	if err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+				kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Sys
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%dM", b>>20) }
