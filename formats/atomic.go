@@ -108,6 +108,15 @@ func NewAtomicDir(dir string, force bool) (*AtomicDir, error) {
 	return &AtomicDir{dir: dir, tmp: tmp, force: force}, nil
 }
 
+// CheckOutputDir reports, without creating anything, whether
+// [NewAtomicDir] would accept dir: nil when dir does not exist, is an
+// empty directory, or is a directory and force is set; an error wrapping
+// [ErrDirExists] when it is a non-empty directory and force is not set.
+// Commands call it before long work so that they fail early.
+func CheckOutputDir(dir string, force bool) error {
+	return checkTarget(filepath.Clean(dir), force)
+}
+
 // checkTarget reports whether dir may be (re)placed.
 func checkTarget(dir string, force bool) error {
 	st, err := os.Lstat(dir)

@@ -174,18 +174,33 @@ func ReadDelimitedFile(path string, opt TextOptions) (*mat.Dense, error) {
 // written with the shortest representation that reads back exactly
 // (strconv 'g', -1).
 func WriteDelimited(w io.Writer, m mat.Matrix, delim string) error {
+	rows, cols := m.Dims()
+	return WriteDelimitedRows(w, rows, cols, delim, func(i int, dst []float64) error {
+		for j := range dst {
+			dst[j] = m.At(i, j)
+		}
+		return nil
+	})
+}
+
+// WriteDelimitedRows writes a rows×cols matrix like [WriteDelimited],
+// asking row(i, dst) for the values of row i in turn (see [WriteNpyRows]).
+func WriteDelimitedRows(w io.Writer, rows, cols int, delim string, row func(i int, dst []float64) error) error {
 	if delim == "" {
 		delim = ","
 	}
-	rows, cols := m.Dims()
 	var buf []byte
+	vals := make([]float64, cols)
 	for i := 0; i < rows; i++ {
+		if err := row(i, vals); err != nil {
+			return err
+		}
 		buf = buf[:0]
-		for j := 0; j < cols; j++ {
+		for j, v := range vals {
 			if j > 0 {
 				buf = append(buf, delim...)
 			}
-			buf = strconv.AppendFloat(buf, m.At(i, j), 'g', -1, 64)
+			buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
 		}
 		buf = append(buf, '\n')
 		if _, err := w.Write(buf); err != nil {

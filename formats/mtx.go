@@ -13,13 +13,17 @@ import (
 
 // Triplets is a sparse d1×d2 matrix given by its entries: entry k is at
 // row Row[k], column Col[k] (0-based) with value Val[k]. Readers do not
-// check for duplicate positions; the caller (the observed-matrix builder)
-// reports them.
+// check for duplicate positions; [Triplets.CheckDuplicates] reports them
+// with their line numbers.
 type Triplets struct {
 	D1, D2 int
 	Row    []int
 	Col    []int
 	Val    []float64
+	// Line[k] is the 1-based line of the file that entry k came from, as
+	// filled in by the readers (nil for triplets built otherwise). A
+	// mirrored entry of a symmetric file has the line of its original.
+	Line []int
 }
 
 // Len returns the number of entries.
@@ -64,33 +68,9 @@ const initialCap = 1 << 20
 // name is used in error messages.
 func ReadMatrixMarket(r io.Reader, name string) (*MatrixMarket, error) {
 	lr := newLineReader(r, name)
-	first, ok, err := lr.next()
+	h, size, err := readMMHead(lr)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, errf(name, "empty file, not a Matrix Market file")
-	}
-	h, err := parseMMBanner(string(first))
-	if err != nil {
-		return nil, errAt(name, 1, 0, "%v", err)
-	}
-	// Size line: first line that is neither a comment nor blank.
-	var size []string
-	for {
-		b, ok, err := lr.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, errf(name, "no size line after the banner")
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "" || s[0] == '%' {
-			continue
-		}
-		size = strings.Fields(s)
-		break
 	}
 	mm := &MatrixMarket{Header: h}
 	if h.Format == "coordinate" {
@@ -102,6 +82,74 @@ func ReadMatrixMarket(r io.Reader, name string) (*MatrixMarket, error) {
 		return nil, err
 	}
 	return mm, nil
+}
+
+// readMMHead reads the banner and the fields of the size line.
+func readMMHead(lr *lineReader) (MMHeader, []string, error) {
+	name := lr.name
+	first, ok, err := lr.next()
+	if err != nil {
+		return MMHeader{}, nil, err
+	}
+	if !ok {
+		return MMHeader{}, nil, errf(name, "empty file, not a Matrix Market file")
+	}
+	h, err := parseMMBanner(string(first))
+	if err != nil {
+		return h, nil, errAt(name, 1, 0, "%v", err)
+	}
+	// Size line: first line that is neither a comment nor blank.
+	for {
+		b, ok, err := lr.next()
+		if err != nil {
+			return h, nil, err
+		}
+		if !ok {
+			return h, nil, errf(name, "no size line after the banner")
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "" || s[0] == '%' {
+			continue
+		}
+		return h, strings.Fields(s), nil
+	}
+}
+
+// ReadMatrixMarketSize reads only the banner and the size line of a
+// Matrix Market file, so that a caller can check the matrix size d1×d2
+// and the number of stored entries (declared entries for coordinate
+// files, d1·d2 for array files) before reading the data. The entries are
+// not checked; [ReadMatrixMarket] does that.
+func ReadMatrixMarketSize(path string) (h MMHeader, d1, d2, entries int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return h, 0, 0, 0, err
+	}
+	defer f.Close()
+	lr := newLineReader(f, path)
+	h, size, err := readMMHead(lr)
+	if err != nil {
+		return h, 0, 0, 0, err
+	}
+	if h.Format == "coordinate" {
+		if len(size) == 2 {
+			return h, 0, 0, 0, errAt(path, lr.line, 0, "size line has 2 fields, want 3 (rows cols entries); is this an array file with a coordinate banner?")
+		}
+		d1, d2, err = parseDims(lr, h, size, 3)
+		if err != nil {
+			return h, 0, 0, 0, err
+		}
+		entries, _ = strconv.Atoi(size[2])
+		return h, d1, d2, entries, nil
+	}
+	if len(size) == 3 {
+		return h, 0, 0, 0, errAt(path, lr.line, 0, "size line has 3 fields, want 2 (rows cols); is this a coordinate file with an array banner?")
+	}
+	d1, d2, err = parseDims(lr, h, size, 2)
+	if err != nil {
+		return h, 0, 0, 0, err
+	}
+	return h, d1, d2, d1 * d2, nil
 }
 
 // ReadMatrixMarketFile reads a Matrix Market file; see [ReadMatrixMarket].
@@ -211,7 +259,7 @@ func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, err
 	if mirror {
 		c = min(2*nnz, initialCap)
 	}
-	t := &Triplets{D1: d1, D2: d2, Row: make([]int, 0, c), Col: make([]int, 0, c), Val: make([]float64, 0, c)}
+	t := &Triplets{D1: d1, D2: d2, Row: make([]int, 0, c), Col: make([]int, 0, c), Val: make([]float64, 0, c), Line: make([]int, 0, c)}
 	read := 0
 	for {
 		b, ok, err := lr.next()
@@ -248,11 +296,13 @@ func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, err
 			return nil, errAt(name, lr.line, 0, "skew-symmetric matrix stores a diagonal entry")
 		}
 		t.Row, t.Col, t.Val = append(t.Row, i), append(t.Col, j), append(t.Val, v)
+		t.Line = append(t.Line, lr.line)
 		if mirror && i != j {
 			if h.Symmetry == "skew-symmetric" {
 				v = -v
 			}
 			t.Row, t.Col, t.Val = append(t.Row, j), append(t.Col, i), append(t.Val, v)
+			t.Line = append(t.Line, lr.line)
 		}
 		read++
 	}

@@ -502,7 +502,57 @@ func (nf *NpyFile) Close() error { return nf.f.Close() }
 // header padded so that the data start at a multiple of 64 bytes.
 func WriteNpy(w io.Writer, m mat.Matrix) error {
 	rows, cols := m.Dims()
-	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }", rows, cols)
+	d, _ := m.(*mat.Dense)
+	return WriteNpyRows(w, rows, cols, func(i int, dst []float64) error {
+		if d != nil {
+			copy(dst, d.RawRowView(i))
+			return nil
+		}
+		for j := range dst {
+			dst[j] = m.At(i, j)
+		}
+		return nil
+	})
+}
+
+// WriteNpyRows writes a rows×cols float64 array like [WriteNpy], asking
+// row(i, dst) for the values of row i, i = 0, 1, …, rows−1, in turn, so
+// that a matrix can be written without ever being held in memory (for
+// example a product U·Vᵀ computed row by row). dst has length cols and is
+// reused between calls. An error from row stops the writing.
+func WriteNpyRows(w io.Writer, rows, cols int, row func(i int, dst []float64) error) error {
+	if _, err := w.Write(npyHeaderBytes("<f8", false, rows, cols)); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 64<<10)
+	vals := make([]float64, cols)
+	for i := 0; i < rows; i++ {
+		if err := row(i, vals); err != nil {
+			return err
+		}
+		for _, v := range vals {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+			if len(buf)+8 > cap(buf) {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+// npyHeaderBytes returns the magic, version, length and padded header
+// dict of a 2-D array: format version 1.0 (2.0 if the header would not fit
+// in 1.0), data starting at a multiple of 64 bytes.
+func npyHeaderBytes(descr string, fortran bool, rows, cols int) []byte {
+	fo := "False"
+	if fortran {
+		fo = "True"
+	}
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': (%d, %d), }", descr, fo, rows, cols)
 	// Total header: magic(6) + version(2) + length(2 or 4) + dict + padding + '\n'.
 	pre := 10
 	pad := (64 - (pre+len(dict)+1)%64) % 64
@@ -522,39 +572,55 @@ func WriteNpy(w io.Writer, m mat.Matrix) error {
 	}
 	hdr = append(hdr, dict...)
 	hdr = append(hdr, bytes.Repeat([]byte{' '}, pad)...)
-	hdr = append(hdr, '\n')
-	if _, err := w.Write(hdr); err != nil {
+	return append(hdr, '\n')
+}
+
+// NpyOptions selects the element type and order of [WriteNpyWith].
+type NpyOptions struct {
+	Float32      bool // '<f4' elements (rounded to float32) instead of '<f8'
+	FortranOrder bool // column-major data, as NumPy writes Fortran-ordered arrays
+}
+
+// WriteNpyWith writes m as a 2-D little-endian array with the element
+// type and order of opt (WriteNpy writes '<f8' in C order). Float32
+// output halves the size at the cost of about 7 significant digits.
+func WriteNpyWith(w io.Writer, m mat.Matrix, opt NpyOptions) error {
+	rows, cols := m.Dims()
+	descr := "<f8"
+	if opt.Float32 {
+		descr = "<f4"
+	}
+	if _, err := w.Write(npyHeaderBytes(descr, opt.FortranOrder, rows, cols)); err != nil {
 		return err
 	}
 	buf := make([]byte, 0, 64<<10)
-	flush := func() error {
-		_, err := w.Write(buf)
-		buf = buf[:0]
-		return err
+	outer, inner := rows, cols
+	if opt.FortranOrder {
+		outer, inner = cols, rows
 	}
-	var raw []float64
-	stride := 0
-	if d, ok := m.(*mat.Dense); ok {
-		rm := d.RawMatrix()
-		raw, stride = rm.Data, rm.Stride
-	}
-	for i := 0; i < rows; i++ {
-		for j := 0; j < cols; j++ {
+	for a := 0; a < outer; a++ {
+		for b := 0; b < inner; b++ {
 			var v float64
-			if raw != nil {
-				v = raw[i*stride+j]
+			if opt.FortranOrder {
+				v = m.At(b, a)
 			} else {
-				v = m.At(i, j)
+				v = m.At(a, b)
 			}
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+			if opt.Float32 {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(float32(v)))
+			} else {
+				buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+			}
 			if len(buf)+8 > cap(buf) {
-				if err := flush(); err != nil {
+				if _, err := w.Write(buf); err != nil {
 					return err
 				}
+				buf = buf[:0]
 			}
 		}
 	}
-	return flush()
+	_, err := w.Write(buf)
+	return err
 }
 
 // WriteNpyFile writes m to path atomically; see [WriteNpy] and

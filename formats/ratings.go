@@ -29,8 +29,9 @@ type RatingOptions struct {
 // Ratings is a partially observed matrix read from "row col value" lines
 // with arbitrary string ids. Row and column ids get indices 0, 1, … in
 // order of first appearance. The embedded Triplets hold the entries in
-// file order, with D1 = len(RowIDs) and D2 = len(ColIDs); duplicate
-// (row, col) pairs are not detected here.
+// file order, with D1 = len(RowIDs) and D2 = len(ColIDs), and the line of
+// each entry; duplicate (row, col) pairs are not detected here (see
+// [Ratings.CheckDuplicates]).
 type Ratings struct {
 	RowIDs, ColIDs     []string       // index → id
 	RowIndex, ColIndex map[string]int // id → index
@@ -75,14 +76,7 @@ func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) 
 			continue
 		}
 		if delim == "" {
-			switch {
-			case strings.Contains(line, "\t"):
-				delim = "\t"
-			case strings.Contains(line, ","):
-				delim = ","
-			default:
-				delim = Whitespace
-			}
+			delim = guessDelimiter(line)
 		}
 		f := splitFields(line, delim)
 		if len(f) < 3 || (len(f) > 3 && !opt.IgnoreExtra) {
@@ -116,6 +110,7 @@ func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) 
 			out.ColIDs = append(out.ColIDs, colID)
 		}
 		out.Row, out.Col, out.Val = append(out.Row, i), append(out.Col, j), append(out.Val, v)
+		out.Line = append(out.Line, lr.line)
 	}
 	if len(out.Val) == 0 {
 		return nil, errf(name, "no entries")
