@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,9 +13,11 @@ import (
 	"time"
 
 	"golang.org/x/term"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/altproj"
+	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/ialm"
 )
 
@@ -39,7 +42,12 @@ func newFlagSet(e *env, name, synopsis, description string) *flag.FlagSet {
 // parse parses args and turns flag errors into usage errors.
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard) // we print our own one-line error
+	// The flag package prints the usage on every parse error; keep it for
+	// -h only, so that a mistyped flag gives one line, not the whole help.
+	usage := fs.Usage
+	fs.Usage = func() {}
 	err := fs.Parse(args)
+	fs.Usage = usage
 	fs.SetOutput(os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.Usage()
@@ -222,4 +230,99 @@ func finite(x float64) any {
 		return nil
 	}
 	return x
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// outFlags are the flags of commands that write an output directory.
+type outFlags struct {
+	out    string
+	force  bool
+	format string
+}
+
+func (o *outFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.out, "out", "", "output directory (required); created complete or not at all")
+	fs.BoolVar(&o.force, "force", false, "replace the output directory if it exists and is not empty")
+	fs.StringVar(&o.format, "format", "npy", "format of the matrices written: npy (NumPy float64) or csv")
+}
+
+// validate checks the output flags of command cmd.
+func (o *outFlags) validate(cmd string) error {
+	if o.out == "" {
+		return fmt.Errorf("%s: --out DIR is required (run 'rpca %s -h' for help): %w", cmd, cmd, errUsage)
+	}
+	if o.format != "npy" && o.format != "csv" {
+		return fmt.Errorf("--format must be npy or csv, got %q: %w", o.format, errUsage)
+	}
+	return nil
+}
+
+// checkTarget fails early, before any long work, if the output directory
+// exists and may not be replaced.
+func (o *outFlags) checkTarget() error {
+	return outDirError(formats.CheckOutputDir(o.out, o.force), o.out)
+}
+
+// outDirError rewords the "directory exists" error for the command line.
+func outDirError(err error, dir string) error {
+	if errors.Is(err, formats.ErrDirExists) {
+		return fmt.Errorf("output directory %s exists and is not empty; use --force to replace it, or choose another --out", dir)
+	}
+	return err
+}
+
+// write creates the output directory atomically: fill writes the files
+// into the temporary directory d; the directory is renamed into place
+// only if fill succeeds and ctx is not cancelled, and removed otherwise.
+func (o *outFlags) write(ctx context.Context, fill func(d *formats.AtomicDir) ([]string, error)) error {
+	d, err := formats.NewAtomicDir(o.out, o.force)
+	if err != nil {
+		return outDirError(err, o.out)
+	}
+	defer d.Abort()
+	if _, err := fill(d); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return outDirError(d.Commit(), o.out)
+}
+
+// writeMatrix writes m as base.npy or base.csv (--format) into d and
+// returns the file name.
+func (o *outFlags) writeMatrix(d *formats.AtomicDir, base string, m *mat.Dense) (string, error) {
+	r, c := m.Dims()
+	return o.writeRows(d, base, r, c, func(i int, dst []float64) error {
+		copy(dst, m.RawRowView(i))
+		return nil
+	})
+}
+
+// writeRows writes a rows×cols matrix given row by row as base.npy or
+// base.csv into d and returns the file name.
+func (o *outFlags) writeRows(d *formats.AtomicDir, base string, rows, cols int, row func(i int, dst []float64) error) (string, error) {
+	name := base + "." + o.format
+	err := formats.WriteFileAtomic(d.Join(name), func(w io.Writer) error {
+		if o.format == "csv" {
+			return formats.WriteDelimitedRows(w, rows, cols, ",", row)
+		}
+		return formats.WriteNpyRows(w, rows, cols, row)
+	})
+	return name, err
+}
+
+// writeJSONFile writes v as indented JSON to path atomically.
+func writeJSONFile(path string, v any) error {
+	return formats.WriteFileAtomic(path, func(w io.Writer) error { return writeJSON(w, v) })
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -27,6 +28,9 @@ type synthFlags struct {
 	corruption  string
 	magnitude   float64
 	targetError float64
+	save        string // --save DIR: write the generated instance
+	force       bool
+	noSolve     bool
 }
 
 func (f *synthFlags) register(e *env, name string) *flag.FlagSet {
@@ -38,7 +42,18 @@ probability α by a value uniform on [−5r/d, 5r/d] (or, with
 column). With --p < 1 only a random fraction p of the entries is generated
 (memory proportional to p·d1·d2) and the partial-observation method
 (Algorithm 2) runs on them. Progress goes to stderr, the summary to stdout;
-the relative error ‖UVᵀ − M*‖_F/‖M*‖_F is computed from the factors.`)
+the relative error ‖UVᵀ − M*‖_F/‖M*‖_F is computed from the factors.
+
+With --save DIR the generated instance is written so that others can
+rerun it (for example with 'rpca decompose --in DIR/Y.npy --truth DIR'):
+  Y.npy          the data Y = M* + S* (Y.mtx, Matrix Market coordinate
+                 with the observed entries only, when --p < 1)
+  A.npy, B.npy   the truth factors, M* = A·Bᵀ (d1×r and d2×r)
+  S.mtx          the corruptions S* (those on the observed entries when
+                 --p < 1), Matrix Market coordinate, 1-based
+  instance.json  the generator's configuration, seed included
+DIR appears complete or not at all, after the solve (or at once with
+--no-solve); an existing non-empty DIR needs --force.`)
 	f.solveFlags.register(fs, 10, 0.1)
 	fs.IntVar(&f.d, "d", 2000, "size of a square problem (d1 = d2 = d)")
 	fs.IntVar(&f.d1, "d1", 0, "number of rows (overrides --d)")
@@ -46,6 +61,9 @@ the relative error ‖UVᵀ − M*‖_F/‖M*‖_F is computed from the factors.
 	fs.StringVar(&f.corruption, "corruption", "random", "corruption model: random (the paper's experiments) or deterministic (the theory's model)")
 	fs.Float64Var(&f.magnitude, "magnitude", 0, "corruption scale c (0: 5r/√(d1·d2))")
 	fs.Float64Var(&f.targetError, "target-error", 0, "also stop as soon as the true relative error is at most this (0: off)")
+	fs.StringVar(&f.save, "save", "", "write the generated instance (Y, A, B, S, instance.json) into this directory")
+	fs.BoolVar(&f.force, "force", false, "with --save: replace the directory if it exists and is not empty")
+	fs.BoolVar(&f.noSolve, "no-solve", false, "with --save: only generate and save the instance, do not solve it")
 	return fs
 }
 
@@ -90,6 +108,7 @@ type synthSummary struct {
 	Residual        any                `json:"residual"`
 	SparseEntries   int                `json:"sparse_entries"`
 	Params          map[string]float64 `json:"params"`
+	Saved           string             `json:"saved,omitempty"`
 }
 
 func runSynth(ctx context.Context, e *env, args []string) error {
@@ -104,6 +123,17 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	cfg, err := f.config()
 	if err != nil {
 		return err
+	}
+	if f.noSolve && f.save == "" {
+		return fmt.Errorf("--no-solve needs --save DIR: %w", errUsage)
+	}
+	if f.save != "" {
+		if err := outDirError(formats.CheckOutputDir(f.save, f.force), f.save); err != nil {
+			return err
+		}
+	}
+	if f.noSolve {
+		return saveOnly(ctx, e, &f, cfg)
 	}
 	sum, err := solveSynth(ctx, e, &f, cfg)
 	if err != nil {
@@ -127,17 +157,17 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 				cfg.D1, cfg.D2, need/1e9, synth.PaperRate(max(cfg.D1, cfg.D2), max(cfg.Rank, 1)))
 		}
 	}
-	t0 := time.Now()
-	var in *synth.Instance
-	if partial {
-		in, err = synth.Observed(cfg)
-	} else {
-		in, err = synth.Dense(cfg)
-	}
+	in, gen, err := generate(cfg, partial)
 	if err != nil {
 		return nil, err
 	}
-	gen := time.Since(t0)
+	var saved *formats.AtomicDir
+	if f.save != "" {
+		if saved, err = saveInstance(f, in); err != nil {
+			return nil, err
+		}
+		defer saved.Abort()
+	}
 	s := f.settings()
 	s.Stop.TargetError = f.targetError
 	prog := newProgress(e, &f.solveFlags)
@@ -167,15 +197,151 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 		sum.Observed = cfg.D1 * cfg.D2
 	}
 	sum.RelError = finite(relError(res, in))
+	if saved != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := saved.Commit(); err != nil {
+			return nil, outDirError(err, f.save)
+		}
+		sum.Saved = f.save
+	}
 	return sum, nil
+}
+
+// generate draws the instance: all of Y, or only the entries on a random
+// Φ when partial.
+func generate(cfg synth.Config, partial bool) (*synth.Instance, time.Duration, error) {
+	t0 := time.Now()
+	var in *synth.Instance
+	var err error
+	if partial {
+		in, err = synth.Observed(cfg)
+	} else {
+		in, err = synth.Dense(cfg)
+	}
+	return in, time.Since(t0), err
+}
+
+// instanceFile is instance.json of "rpca synth --save".
+type instanceFile struct {
+	Generator  string  `json:"generator"`
+	D1         int     `json:"d1"`
+	D2         int     `json:"d2"`
+	Rank       int     `json:"rank"`
+	Alpha      float64 `json:"alpha"`
+	Corruption string  `json:"corruption"`
+	// Magnitude is --magnitude as given (0: the default 5r/√(d1·d2));
+	// MagnitudeUsed is the corruption scale c actually used.
+	Magnitude     float64  `json:"magnitude"`
+	MagnitudeUsed float64  `json:"magnitude_used"`
+	P             float64  `json:"p"`
+	Seed          uint64   `json:"seed"`
+	Observed      int      `json:"observed_entries"`
+	Corrupted     int      `json:"corrupted_entries"`
+	Files         []string `json:"files"`
+	Command       string   `json:"command"`
+}
+
+// saveInstance writes the instance into a new atomic directory, which the
+// caller commits (or aborts).
+func saveInstance(f *synthFlags, in *synth.Instance) (_ *formats.AtomicDir, err error) {
+	d, err := formats.NewAtomicDir(f.save, f.force)
+	if err != nil {
+		return nil, outDirError(err, f.save)
+	}
+	defer func() {
+		if err != nil {
+			d.Abort()
+		}
+	}()
+	cfg := in.Config
+	inf := &instanceFile{
+		Generator: "rpca synth (package synth, the paper's Section 5.1 model)",
+		D1:        cfg.D1, D2: cfg.D2, Rank: cfg.Rank, Alpha: cfg.Alpha, Corruption: cfg.Corruption.String(),
+		Magnitude: cfg.Magnitude, MagnitudeUsed: cfg.Magnitude, P: f.p, Seed: cfg.Seed,
+		Corrupted: in.S.NNZ(),
+	}
+	if inf.MagnitudeUsed == 0 {
+		inf.MagnitudeUsed = 5 * float64(cfg.Rank) / math.Sqrt(float64(cfg.D1)*float64(cfg.D2))
+	}
+	inf.Command = fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --p %g --seed %d",
+		cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, inf.Corruption, cfg.Magnitude, f.p, cfg.Seed)
+	if in.Obs != nil {
+		obs := rpca.ObservedFromInternal(in.Obs)
+		inf.Observed = obs.Len()
+		if err := formats.WriteMatrixMarketFile(d.Join("Y.mtx"), observedEntries{obs}); err != nil {
+			return nil, err
+		}
+		inf.Files = append(inf.Files, "Y.mtx")
+	} else {
+		inf.Observed = cfg.D1 * cfg.D2
+		if err := formats.WriteNpyFile(d.Join("Y.npy"), in.Y); err != nil {
+			return nil, err
+		}
+		inf.Files = append(inf.Files, "Y.npy")
+	}
+	if err := formats.WriteNpyFile(d.Join("A.npy"), in.A); err != nil {
+		return nil, err
+	}
+	if err := formats.WriteNpyFile(d.Join("B.npy"), in.B); err != nil {
+		return nil, err
+	}
+	if err := formats.WriteMatrixMarketFile(d.Join("S.mtx"), in.S); err != nil {
+		return nil, err
+	}
+	inf.Files = append(inf.Files, "A.npy", "B.npy", "S.mtx", "instance.json")
+	if err := writeJSONFile(d.Join("instance.json"), inf); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// observedEntries lists the entries of an observed matrix for the Matrix
+// Market writer.
+type observedEntries struct{ *rpca.Observed }
+
+func (o observedEntries) NNZ() int { return o.Len() }
+
+// saveOnly generates and saves the instance without solving it.
+func saveOnly(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) error {
+	in, gen, err := generate(cfg, f.p < 1)
+	if err != nil {
+		return err
+	}
+	d, err := saveInstance(f, in)
+	if err != nil {
+		return err
+	}
+	defer d.Abort()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := d.Commit(); err != nil {
+		return outDirError(err, f.save)
+	}
+	if f.jsonOut {
+		return writeJSON(e.stdout, map[string]any{
+			"d1": cfg.D1, "d2": cfg.D2, "rank": cfg.Rank, "alpha": cfg.Alpha, "p": f.p, "seed": cfg.Seed,
+			"corruption": cfg.Corruption.String(), "corrupted_entries": in.S.NNZ(),
+			"generate_seconds": gen.Seconds(), "saved": f.save,
+		})
+	}
+	_, err = fmt.Fprintf(e.stdout, "generated %d×%d, r=%d, α=%g, p=%g, seed %d (%d corruptions) in %.2fs; wrote %s\n",
+		cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, f.p, cfg.Seed, in.S.NNZ(), gen.Seconds(), f.save)
+	return err
 }
 
 func printSynthSummary(e *env, f *synthFlags, sum *synthSummary) error {
 	if f.jsonOut {
 		return writeJSON(e.stdout, sum)
 	}
-	_, err := fmt.Fprintf(e.stdout, "%s on %d×%d, r=%d, α=%g, p=%g: %d iterations in %.2fs (%s); relative error %.3g, residual %.3g\n",
-		sum.Method, sum.D1, sum.D2, sum.Rank, sum.Alpha, sum.P, sum.Iterations, sum.Seconds, sum.StopReason, sum.RelError, sum.Residual)
+	saved := ""
+	if sum.Saved != "" {
+		saved = "; wrote the instance to " + sum.Saved
+	}
+	_, err := fmt.Fprintf(e.stdout, "%s on %d×%d, r=%d, α=%g, p=%g: %d iterations in %.2fs (%s); relative error %.3g, residual %.3g%s\n",
+		sum.Method, sum.D1, sum.D2, sum.Rank, sum.Alpha, sum.P, sum.Iterations, sum.Seconds, sum.StopReason, sum.RelError, sum.Residual, saved)
 	return err
 }
 

@@ -1,0 +1,518 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats"
+)
+
+func init() {
+	register(&command{
+		name:    "complete",
+		summary: "fill in a partially observed matrix of ratings (row col value triplets), robust to outliers",
+		run:     runComplete,
+	})
+}
+
+// completeFlags are the flags of "rpca complete".
+type completeFlags struct {
+	solveFlags
+	outFlags
+	in          string
+	header      bool
+	delim       string
+	ignoreExtra bool
+	predict     string
+	unknown     string
+	holdout     float64
+	clip        string
+	clipLo      float64
+	clipHi      float64
+}
+
+func (f *completeFlags) register(e *env) *flag.FlagSet {
+	fs := newFlagSet(e, "complete", "--in RATINGS --rank R --out DIR [flags]", `
+Fits a rank-r matrix M = U·Vᵀ to the observed entries of a partially
+observed matrix with the paper's gradient method for partial observations
+(Algorithm 2), and predicts the missing entries from it. With --alpha > 0
+up to a fraction α of the entries of every row and column may be gross
+outliers (for example spam ratings): they are set aside into a sparse part
+S instead of bending the fit. The default --alpha 0 is plain matrix
+completion, right for data without gross outliers.
+
+Input (--in): one "row col value" triplet per line, separated by tabs,
+commas or white space (detected from the first line, or --delim). Row and
+column ids are arbitrary strings; values are numbers. Lines starting with
+'#' and blank lines are skipped; --header skips a first line of names;
+--ignore-extra ignores further fields (e.g. MovieLens timestamps). A
+(row, col) pair given twice is an error naming both lines.
+
+Output in DIR (written to a temporary directory and renamed into place;
+an existing non-empty DIR needs --force):
+  U.npy, V.npy      the factors: the prediction for (row i, col j) is
+                    U[i]·V[j] (U.csv, V.csv with --format csv)
+  rows.txt          the row ids, one a line, in the order of U's rows
+  cols.txt          the column ids in the order of V's rows
+  predictions.tsv   with --predict: row id, col id, predicted value
+  outliers.tsv      with --alpha > 0: row id, col id, rating, fitted value
+                    of the ratings the method set aside as outliers
+  summary.json      sizes, parameters, iterations, time, errors
+
+--holdout F fits on a random fraction 1−F of the ratings (chosen by
+--seed) and reports the root mean square error (RMSE) and mean absolute
+error (MAE) of the predictions on the held-out rest, next to the RMSE of
+always predicting the training mean. Rows and columns with no training
+rating cannot be predicted: their held-out ratings are skipped and counted.
+
+Unknown ids in --predict (not among the training ratings) are an error
+naming the line, or with --unknown nan give NaN predictions.
+
+Example:
+  rpca complete --in ratings.tsv --rank 10 --holdout 0.1 --out model
+  rpca complete --in ratings.tsv --rank 10 --predict pairs.tsv --clip 1:5 --out model`)
+	f.solveFlags.register(fs, 0, 0)
+	f.outFlags.register(fs)
+	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
+	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")
+	fs.StringVar(&f.delim, "delim", "", "field separator: tab, comma, space (runs of white space) or any string (default: detected)")
+	fs.BoolVar(&f.ignoreExtra, "ignore-extra", false, "ignore fields after the third (e.g. timestamps)")
+	fs.StringVar(&f.predict, "predict", "", "file of row col pairs (a third field is ignored) to predict into predictions.tsv")
+	fs.StringVar(&f.unknown, "unknown", "error", "ids in --predict that have no training rating: error or nan")
+	fs.Float64Var(&f.holdout, "holdout", 0, "fraction in [0, 1) of the ratings held out to measure the prediction error")
+	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
+	return fs
+}
+
+// completeSummary is summary.json of "rpca complete" and its --json output.
+type completeSummary struct {
+	Command          string             `json:"command"`
+	Method           string             `json:"method"`
+	Input            string             `json:"input"`
+	Ratings          int                `json:"ratings"`
+	RowIDs           int                `json:"row_ids"`
+	ColIDs           int                `json:"col_ids"`
+	D1               int                `json:"d1"`
+	D2               int                `json:"d2"`
+	Observed         int                `json:"observed_entries"`
+	Rank             int                `json:"rank"`
+	Alpha            float64            `json:"alpha"`
+	Seed             uint64             `json:"seed"`
+	Params           map[string]float64 `json:"params"`
+	Iterations       int                `json:"iterations"`
+	Seconds          float64            `json:"seconds"`
+	StopReason       string             `json:"stop_reason"`
+	Residual         any                `json:"residual"`
+	TrainRMSE        any                `json:"train_rmse"`
+	Outliers         int                `json:"outliers"`
+	Clip             []float64          `json:"clip,omitempty"`
+	Holdout          float64            `json:"holdout,omitempty"`
+	HoldoutRatings   int                `json:"holdout_ratings,omitempty"`
+	HoldoutSkipped   int                `json:"holdout_skipped,omitempty"`
+	HoldoutRMSE      any                `json:"holdout_rmse,omitempty"`
+	HoldoutMAE       any                `json:"holdout_mae,omitempty"`
+	BaselineRMSE     any                `json:"baseline_rmse,omitempty"`
+	Predictions      int                `json:"predictions,omitempty"`
+	PredictionsNaN   int                `json:"predictions_nan,omitempty"`
+	PredictUnknownAs string             `json:"predict_unknown,omitempty"`
+	Output           string             `json:"output"`
+	Files            []string           `json:"files"`
+}
+
+// fitted maps the ids of the ratings file to the rows and columns of the
+// fitted matrix: only ids with at least one training rating are fitted.
+type fitted struct {
+	rowIDs, colIDs []string       // fitted index → id
+	row, col       map[string]int // id → fitted index
+}
+
+func runComplete(ctx context.Context, e *env, args []string) error {
+	var f completeFlags
+	fs := f.register(e)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := f.validate(fs); err != nil {
+		return err
+	}
+	method, err := f.newMethod()
+	if err != nil {
+		return err
+	}
+	if err := f.outFlags.checkTarget(); err != nil {
+		return err
+	}
+	opt := formats.RatingOptions{Delimiter: f.delimiter(), Header: f.header, IgnoreExtra: f.ignoreExtra}
+	if err := checkReadable(f.in); err != nil {
+		return err
+	}
+	r, err := formats.ReadRatingsFile(f.in, opt)
+	if err != nil {
+		return err
+	}
+	if err := r.CheckDuplicates(f.in); err != nil {
+		return err
+	}
+	var pairs *formats.Pairs
+	if f.predict != "" {
+		if err := checkReadable(f.predict); err != nil {
+			return fmt.Errorf("--predict: %v", err)
+		}
+		if pairs, err = formats.ReadPairsFile(f.predict, opt); err != nil {
+			return err
+		}
+	}
+
+	held := f.split(r.Len())
+	fit, tr := trainingSet(r, held)
+	d1, d2 := len(fit.rowIDs), len(fit.colIDs)
+	if f.rank >= min(d1, d2) {
+		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
+			f.rank, min(d1, d2), d1, d2, errUsage)
+	}
+	if need := 150 * float64(tr.Len()); need > availableMemory() {
+		return fmt.Errorf("%s: %d ratings need about %.1f GB, more than this machine has free", f.in, tr.Len(), need/1e9)
+	}
+	obs, err := rpca.NewObserved(d1, d2, tr.Row, tr.Col, tr.Val)
+	if err != nil {
+		return fmt.Errorf("%s: %v", f.in, strings.TrimPrefix(err.Error(), "rpca: "))
+	}
+	if g, ok := method.(*rpca.GD); ok {
+		g.SampleRate = 0
+	}
+	s := f.settings()
+	prog := newProgress(e, &f.solveFlags)
+	s.Callback = prog.callback
+	res, err := rpca.Solve(ctx, &rpca.Problem{Observed: obs}, s, method)
+	prog.done()
+	if err != nil {
+		return err
+	}
+
+	sum := &completeSummary{
+		Command: "complete", Method: res.Method, Input: f.in, Ratings: r.Len(), RowIDs: r.D1, ColIDs: r.D2,
+		D1: d1, D2: d2, Observed: obs.Len(), Rank: f.rank, Alpha: f.alpha, Seed: f.seed, Params: res.Params,
+		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
+		Residual: finite(res.Residual), Outliers: res.S.NNZ(), Output: f.out,
+	}
+	if f.clip != "" {
+		sum.Clip = []float64{f.clipLo, f.clipHi}
+	}
+	predict := func(i, j int) float64 { return f.clipValue(dotRows(res.U, i, res.V, j)) }
+	var sq float64
+	for k, v := range tr.Val {
+		d := v - dotRows(res.U, tr.Row[k], res.V, tr.Col[k])
+		sq += d * d
+	}
+	sum.TrainRMSE = finite(math.Sqrt(sq / float64(tr.Len())))
+	if held != nil {
+		f.evaluate(sum, r, held, fit, tr, predict)
+	}
+	var preds []float64
+	if pairs != nil {
+		if preds, err = f.predictPairs(pairs, fit, predict); err != nil {
+			return err
+		}
+		sum.Predictions = len(preds)
+		sum.PredictUnknownAs = f.unknown
+		for _, v := range preds {
+			if math.IsNaN(v) {
+				sum.PredictionsNaN++
+			}
+		}
+	}
+
+	err = f.outFlags.write(ctx, func(d *formats.AtomicDir) ([]string, error) {
+		var files []string
+		for _, m := range []struct {
+			name string
+			m    *mat.Dense
+		}{{"U", res.U}, {"V", res.V}} {
+			name, err := f.writeMatrix(d, m.name, m.m)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, name)
+		}
+		for _, l := range []struct {
+			name string
+			ids  []string
+		}{{"rows.txt", fit.rowIDs}, {"cols.txt", fit.colIDs}} {
+			if err := formats.WriteFileAtomic(d.Join(l.name), func(w io.Writer) error { return writeLines(w, l.ids) }); err != nil {
+				return nil, err
+			}
+			files = append(files, l.name)
+		}
+		if pairs != nil {
+			err := formats.WriteFileAtomic(d.Join("predictions.tsv"), func(w io.Writer) error {
+				return formats.WriteRatings(w, "\t", pairs.Row, pairs.Col, preds)
+			})
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, "predictions.tsv")
+		}
+		if res.S.NNZ() > 0 {
+			if err := formats.WriteFileAtomic(d.Join("outliers.tsv"), func(w io.Writer) error {
+				return writeOutliers(w, res, obs, fit)
+			}); err != nil {
+				return nil, err
+			}
+			files = append(files, "outliers.tsv")
+		}
+		files = append(files, "summary.json")
+		sum.Files = files
+		return files, writeJSONFile(d.Join("summary.json"), sum)
+	})
+	if err != nil {
+		return err
+	}
+	if f.jsonOut {
+		return writeJSON(e.stdout, sum)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %d×%d with %d ratings, r=%d, α=%g: %d iterations in %.2fs (%s); training RMSE %.4g",
+		sum.Method, d1, d2, obs.Len(), f.rank, f.alpha, sum.Iterations, sum.Seconds, sum.StopReason, sum.TrainRMSE)
+	if held != nil {
+		fmt.Fprintf(&b, "; held-out RMSE %.4g, MAE %.4g on %d ratings (training-mean RMSE %.4g", sum.HoldoutRMSE, sum.HoldoutMAE, sum.HoldoutRatings-sum.HoldoutSkipped, sum.BaselineRMSE)
+		if sum.HoldoutSkipped > 0 {
+			fmt.Fprintf(&b, "; %d skipped: no training rating for their row or column", sum.HoldoutSkipped)
+		}
+		b.WriteString(")")
+	}
+	if sum.Outliers > 0 {
+		fmt.Fprintf(&b, "; %d outliers", sum.Outliers)
+	}
+	if pairs != nil {
+		fmt.Fprintf(&b, "; %d predictions", sum.Predictions)
+		if sum.PredictionsNaN > 0 {
+			fmt.Fprintf(&b, " (%d NaN for unknown ids)", sum.PredictionsNaN)
+		}
+	}
+	fmt.Fprintf(&b, "; wrote %s\n", f.out)
+	_, err = io.WriteString(e.stdout, b.String())
+	return err
+}
+
+// validate checks the flags that do not need the data.
+func (f *completeFlags) validate(fs *flag.FlagSet) error {
+	if f.in == "" {
+		return fmt.Errorf("complete: --in FILE is required (run 'rpca complete -h' for help): %w", errUsage)
+	}
+	if err := f.outFlags.validate("complete"); err != nil {
+		return err
+	}
+	if !flagSet(fs, "rank") {
+		return fmt.Errorf("complete: --rank R is required, the rank of the fitted matrix (run 'rpca complete -h' for help): %w", errUsage)
+	}
+	if f.method != "gd" {
+		return fmt.Errorf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) only: %w", f.method, errUsage)
+	}
+	if f.p != 1 {
+		return fmt.Errorf("complete: --p is not used by complete (the ratings are already a partial matrix); use --holdout to leave ratings out: %w", errUsage)
+	}
+	if math.IsNaN(f.holdout) || f.holdout < 0 || f.holdout >= 1 {
+		return fmt.Errorf("--holdout must be in [0, 1), got %v: %w", f.holdout, errUsage)
+	}
+	if f.unknown != "error" && f.unknown != "nan" {
+		return fmt.Errorf("--unknown must be error or nan, got %q: %w", f.unknown, errUsage)
+	}
+	if f.clip != "" {
+		lo, hi, ok := strings.Cut(f.clip, ":")
+		var err1, err2 error
+		if ok {
+			f.clipLo, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
+			f.clipHi, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		}
+		if !ok || err1 != nil || err2 != nil || !(f.clipLo < f.clipHi) || math.IsInf(f.clipLo, 0) || math.IsInf(f.clipHi, 0) {
+			return fmt.Errorf("--clip must be lo:hi with finite numbers lo < hi, e.g. 1:5; got %q: %w", f.clip, errUsage)
+		}
+	}
+	return f.check()
+}
+
+// delimiter maps --delim to a formats delimiter.
+func (f *completeFlags) delimiter() string {
+	switch f.delim {
+	case "tab", `\t`:
+		return "\t"
+	case "comma":
+		return ","
+	case "space", "whitespace":
+		return formats.Whitespace
+	}
+	return f.delim
+}
+
+// clipValue applies --clip.
+func (f *completeFlags) clipValue(v float64) float64 {
+	if f.clip == "" || math.IsNaN(v) {
+		return v
+	}
+	return math.Min(math.Max(v, f.clipLo), f.clipHi)
+}
+
+// split returns which of n ratings are held out (nil: none), a random
+// subset of round(holdout·n), at least one, drawn with --seed.
+func (f *completeFlags) split(n int) []bool {
+	if f.holdout == 0 {
+		return nil
+	}
+	k := max(1, int(math.Round(f.holdout*float64(n))))
+	if k >= n {
+		k = n - 1
+	}
+	rng := rand.New(rand.NewPCG(f.seed, 0x6b0d0e7a11c0de))
+	held := make([]bool, n)
+	// Floyd's algorithm: k distinct indices uniformly at random.
+	for j := n - k; j < n; j++ {
+		t := rng.IntN(j + 1)
+		if held[t] {
+			t = j
+		}
+		held[t] = true
+	}
+	return held
+}
+
+// trainingSet returns the fitted ids and the training ratings in fitted
+// indices: all ratings not held out, and only ids that have one.
+func trainingSet(r *formats.Ratings, held []bool) (*fitted, *formats.Triplets) {
+	fit := &fitted{row: map[string]int{}, col: map[string]int{}}
+	rowMap := make([]int, r.D1)
+	colMap := make([]int, r.D2)
+	for i := range rowMap {
+		rowMap[i] = -1
+	}
+	for j := range colMap {
+		colMap[j] = -1
+	}
+	n := r.Len()
+	tr := &formats.Triplets{Row: make([]int, 0, n), Col: make([]int, 0, n), Val: make([]float64, 0, n)}
+	for k, v := range r.Val {
+		if held != nil && held[k] {
+			continue
+		}
+		i, j := r.Row[k], r.Col[k]
+		if rowMap[i] < 0 {
+			rowMap[i] = len(fit.rowIDs)
+			fit.rowIDs = append(fit.rowIDs, r.RowIDs[i])
+			fit.row[r.RowIDs[i]] = rowMap[i]
+		}
+		if colMap[j] < 0 {
+			colMap[j] = len(fit.colIDs)
+			fit.colIDs = append(fit.colIDs, r.ColIDs[j])
+			fit.col[r.ColIDs[j]] = colMap[j]
+		}
+		tr.Row, tr.Col, tr.Val = append(tr.Row, rowMap[i]), append(tr.Col, colMap[j]), append(tr.Val, v)
+	}
+	tr.D1, tr.D2 = len(fit.rowIDs), len(fit.colIDs)
+	return fit, tr
+}
+
+// evaluate fills the held-out errors of sum.
+func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held []bool, fit *fitted, tr *formats.Triplets, predict func(i, j int) float64) {
+	var mean float64
+	for _, v := range tr.Val {
+		mean += v
+	}
+	mean /= float64(tr.Len())
+	var sq, abs, base float64
+	n := 0
+	for k, h := range held {
+		if !h {
+			continue
+		}
+		sum.HoldoutRatings++
+		i, ok1 := fit.row[r.RowIDs[r.Row[k]]]
+		j, ok2 := fit.col[r.ColIDs[r.Col[k]]]
+		if !ok1 || !ok2 {
+			sum.HoldoutSkipped++
+			continue
+		}
+		d := predict(i, j) - r.Val[k]
+		sq += d * d
+		abs += math.Abs(d)
+		b := f.clipValue(mean) - r.Val[k]
+		base += b * b
+		n++
+	}
+	sum.Holdout = f.holdout
+	if n > 0 {
+		sum.HoldoutRMSE = finite(math.Sqrt(sq / float64(n)))
+		sum.HoldoutMAE = finite(abs / float64(n))
+		sum.BaselineRMSE = finite(math.Sqrt(base / float64(n)))
+	}
+}
+
+// predictPairs predicts every pair; unknown ids are an error or NaN
+// (--unknown).
+func (f *completeFlags) predictPairs(p *formats.Pairs, fit *fitted, predict func(i, j int) float64) ([]float64, error) {
+	out := make([]float64, p.Len())
+	for k := range out {
+		i, ok1 := fit.row[p.Row[k]]
+		j, ok2 := fit.col[p.Col[k]]
+		if ok1 && ok2 {
+			out[k] = predict(i, j)
+			continue
+		}
+		if f.unknown == "nan" {
+			out[k] = math.NaN()
+			continue
+		}
+		what, id := "row", p.Row[k]
+		if ok1 {
+			what, id = "column", p.Col[k]
+		}
+		return nil, fmt.Errorf("%s: line %d: unknown %s id %q: it has no training rating, so it cannot be predicted (use --unknown nan to write NaN for such pairs)",
+			f.predict, p.Line[k], what, id)
+	}
+	return out, nil
+}
+
+// dotRows returns U[i]·V[j].
+func dotRows(u *mat.Dense, i int, v *mat.Dense, j int) float64 {
+	a, b := u.RawRowView(i), v.RawRowView(j)
+	var s float64
+	for k := range a {
+		s += a[k] * b[k]
+	}
+	return s
+}
+
+// writeLines writes one string a line.
+func writeLines(w io.Writer, lines []string) error {
+	for _, l := range lines {
+		if _, err := io.WriteString(w, l+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeOutliers writes the ratings in the support of S with ids, the
+// rating and the fitted value U[i]·V[j].
+func writeOutliers(w io.Writer, res *rpca.Result, obs *rpca.Observed, fit *fitted) error {
+	if _, err := io.WriteString(w, "# row\tcol\trating\tfitted\n"); err != nil {
+		return err
+	}
+	var err error
+	obs.Do(func(i, j int, y float64) {
+		if err != nil || res.S.At(i, j) == 0 {
+			return
+		}
+		line := fit.rowIDs[i] + "\t" + fit.colIDs[j] + "\t" + strconv.FormatFloat(y, 'g', -1, 64) + "\t" +
+			strconv.FormatFloat(dotRows(res.U, i, res.V, j), 'g', -1, 64) + "\n"
+		_, err = io.WriteString(w, line)
+	})
+	return err
+}
