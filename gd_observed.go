@@ -12,19 +12,29 @@ import (
 )
 
 // observedState holds Algorithm 2's data: Φ with the observed values, and
-// per-entry work arrays, all of length |Φ|; nothing of size d1×d2.
+// per-entry work arrays, all of length |Φ|; nothing of size d1×d2. The
+// steady state allocates nothing.
+//
+// One iteration makes these passes over Φ: the residual (CSR order, with
+// V), T_{γpα} (internal/sparsify), one pass that zeroes S_t's support,
+// forms E·V and copies E to CSC order (CSR order, with V), and Eᵀ·U (CSC
+// order, with U). See docs/performance.md for the measurements.
 type observedState struct {
 	q     *gdParams
 	m     *observed.Matrix
-	e     []float64 // Π_Φ(Y − UVᵀ), then with S_t zeroed
+	plan  *observed.Plan
+	e     []float64 // Π_Φ(Y − UVᵀ), then with S_t zeroed (CSR order)
+	ecsc  []float64 // e in CSC order
 	keep  []bool    // support of S_t
+	gu    blas64.General
 	sel   *sparsify.Observed
 	ynorm float64
 	u, v  blas64.General // factors of the last residual, to rebuild S_t
 }
 
 func newObservedState(m *observed.Matrix, q *gdParams) *observedState {
-	st := &observedState{q: q, m: m, e: make([]float64, m.NNZ()), keep: make([]bool, m.NNZ())}
+	st := &observedState{q: q, m: m, plan: observed.NewPlan(m), e: make([]float64, m.NNZ()),
+		ecsc: make([]float64, m.NNZ()), keep: make([]bool, m.NNZ()), gu: newGeneral(m.Rows, q.rank)}
 	if q.alpha > 0 {
 		st.sel = sparsify.NewObserved(m, q.workers)
 	}
@@ -44,7 +54,7 @@ func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, e
 	if err := st.apply(q.kRow0, q.kCol0); err != nil {
 		return u, v, err
 	}
-	op := observed.Operator{M: st.m, Vals: st.e, Scale: 1 / q.p, Workers: q.workers}
+	op := observed.NewOperator(st.plan, st.e, st.ecsc, 1/q.p, q.workers)
 	sv, err := tsvd.Compute(ctx, op, tsvd.Options{Rank: q.rank, Tol: q.svdTol, Seed: q.seed, Workers: q.workers})
 	if err != nil {
 		return u, v, err
@@ -54,11 +64,7 @@ func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, e
 
 // apply marks T(e) in keep and zeroes those entries of e.
 func (st *observedState) apply(kRow, kCol int) error {
-	if st.sel == nil || kRow == 0 || kCol == 0 {
-		clear(st.keep)
-		return nil
-	}
-	if err := st.sel.Apply(st.e, kRow, kCol, st.keep); err != nil {
+	if err := st.mark(kRow, kCol); err != nil {
 		return err
 	}
 	for k, kept := range st.keep {
@@ -69,26 +75,33 @@ func (st *observedState) apply(kRow, kCol int) error {
 	return nil
 }
 
-// residual is Algorithm 2 line 6 plus the residual on Φ for the stopping rule.
+// mark sets keep to the support of T(e).
+func (st *observedState) mark(kRow, kCol int) error {
+	if st.sel == nil || kRow == 0 || kCol == 0 {
+		clear(st.keep)
+		return nil
+	}
+	return st.sel.Apply(st.e, kRow, kCol, st.keep)
+}
+
+// residual is Algorithm 2 line 6 plus the residual on Φ for the stopping
+// rule; it also forms E·V (into st.gu) and E in CSC order for gradients.
 func (st *observedState) residual(u, v blas64.General) (float64, error) {
 	q := st.q
-	st.m.Residual(st.e, u, v, q.workers)
-	if err := st.apply(q.kRow, q.kCol); err != nil {
+	st.plan.Residual(st.e, u, v, q.workers)
+	if err := st.mark(q.kRow, q.kCol); err != nil {
 		return 0, err
 	}
 	st.u, st.v = u, v
-	ss := 0.0
-	for _, x := range st.e {
-		ss += x * x
-	}
+	ss := st.plan.ZeroMulScatter(st.gu, st.ecsc, st.e, st.keep, v, q.workers)
 	return math.Sqrt(ss) / st.ynorm, nil
 }
 
-// gradients sets gu = E·V and gv = Eᵀ·U over Φ; the gradients of
-// eq. (loss_partial) are −gu/p and −gv/p.
+// gradients sets gu = E·V and gv = Eᵀ·U over Φ, for the u, v of the last
+// residual call; the gradients of eq. (loss_partial) are −gu/p and −gv/p.
 func (st *observedState) gradients(gu, gv, u, v blas64.General) {
-	st.m.MulVals(gu, st.e, v, st.q.workers)
-	st.m.MulTransVals(gv, st.e, u, st.q.workers)
+	copyGeneral(gu, st.gu)
+	st.plan.MulTransCSC(gv, st.ecsc, u, st.q.workers)
 }
 
 // sparse rebuilds S_t = T(Π_Φ(Y − UVᵀ)) from the support and the factors

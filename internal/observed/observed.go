@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -22,9 +24,11 @@ const MaxEntries = math.MaxInt32
 // CSR: the entries of row i are k ∈ [RowPtr[i], RowPtr[i+1]), with column
 // ColIdx[k] (strictly increasing within a row) and value Val[k].
 //
-// CSC: the entries of column j are the CSR positions Perm[q] for
-// q ∈ [ColPtr[j], ColPtr[j+1]), in increasing row order, with RowIdx[q] the
-// row of that entry.
+// CSC: the entries of column j occupy the CSC slots q ∈ [ColPtr[j],
+// ColPtr[j+1]), in increasing row order, with RowIdx[q] the row of the
+// entry in slot q. Pos[k] is the CSC slot of the entry at CSR position k,
+// so that per-entry values kept in CSR order are moved to CSC order by one
+// scatter ([Matrix.ToCSC]).
 type Matrix struct {
 	Rows, Cols int
 	RowPtr     []int
@@ -32,7 +36,7 @@ type Matrix struct {
 	Val        []float64
 	ColPtr     []int
 	RowIdx     []int32
-	Perm       []int32
+	Pos        []int32
 }
 
 // NNZ returns |Φ|.
@@ -104,7 +108,7 @@ func FromTriplets(d1, d2 int, rows, cols []int, vals []float64) (*Matrix, error)
 			}
 		}
 	}
-	m.buildCSC()
+	m.buildCSC(cscBlocks(len(m.Val)))
 	return m, nil
 }
 
@@ -141,7 +145,7 @@ func FromCSR(d1, d2 int, rowPtr []int, colIdx []int32, val []float64) (*Matrix, 
 		}
 	}
 	m := &Matrix{Rows: d1, Cols: d2, RowPtr: rowPtr, ColIdx: colIdx, Val: val}
-	m.buildCSC()
+	m.buildCSC(cscBlocks(len(m.Val)))
 	return m, nil
 }
 
@@ -186,28 +190,77 @@ func geometricSkip(rng *rand.Rand, p float64) int {
 	return int(s)
 }
 
-// buildCSC fills ColPtr, RowIdx and Perm from the CSR arrays.
-func (m *Matrix) buildCSC() {
+// buildCSC fills ColPtr, RowIdx and Pos from the CSR arrays, in parallel
+// over blocks of rows: each block counts its entries per column, the counts
+// give every block its first slot in each column, and the blocks then
+// scatter their entries independently (rows in order within a block, so
+// each column's entries come out sorted by row).
+// nb is the number of blocks (see cscBlocks); the result does not depend
+// on it.
+func (m *Matrix) buildCSC(nb int) {
 	n := len(m.Val)
 	m.ColPtr = make([]int, m.Cols+1)
-	for _, c := range m.ColIdx {
-		m.ColPtr[c+1]++
-	}
-	for j := 0; j < m.Cols; j++ {
-		m.ColPtr[j+1] += m.ColPtr[j]
-	}
-	next := slices.Clone(m.ColPtr[:m.Cols])
 	m.RowIdx = make([]int32, n)
-	m.Perm = make([]int32, n)
-	for i := 0; i < m.Rows; i++ { // rows in order, so each column's entries come out sorted by row
-		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
-			c := m.ColIdx[k]
-			q := next[c]
-			next[c]++
-			m.RowIdx[q] = int32(i)
-			m.Perm[q] = int32(k)
+	m.Pos = make([]int32, n)
+	bounds := make([]int, nb+1)
+	for b := 1; b < nb; b++ { // rows cut so blocks hold about n/nb entries
+		bounds[b], _ = slices.BinarySearch(m.RowPtr, n*b/nb)
+		bounds[b] = max(bounds[b], bounds[b-1])
+	}
+	bounds[nb] = m.Rows
+	next := make([][]int32, nb)
+	parallelBlocks(nb, func(b int) {
+		cnt := make([]int32, m.Cols)
+		for _, c := range m.ColIdx[m.RowPtr[bounds[b]]:m.RowPtr[bounds[b+1]]] {
+			cnt[c]++
+		}
+		next[b] = cnt
+	})
+	// Prefix sums: slot of block b in column j = ColPtr[j] + counts of
+	// blocks before b in column j.
+	total := 0
+	for j := 0; j < m.Cols; j++ {
+		m.ColPtr[j] = total
+		for b := 0; b < nb; b++ {
+			c := next[b][j]
+			next[b][j] = int32(total)
+			total += int(c)
 		}
 	}
+	m.ColPtr[m.Cols] = total
+	parallelBlocks(nb, func(b int) {
+		nx := next[b]
+		for i := bounds[b]; i < bounds[b+1]; i++ {
+			for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+				c := m.ColIdx[k]
+				q := nx[c]
+				nx[c] = q + 1
+				m.RowIdx[q] = int32(i)
+				m.Pos[k] = q
+			}
+		}
+	})
+}
+
+// cscBlocks is the number of blocks of buildCSC: one per processor, each
+// holding at least 64k entries (a block's column counters cost 4·d2 bytes).
+func cscBlocks(n int) int { return min(runtime.GOMAXPROCS(0), max(1, n/(1<<16))) }
+
+// parallelBlocks runs fn(0), …, fn(n−1) on n goroutines and waits.
+func parallelBlocks(n int, fn func(b int)) {
+	if n == 1 {
+		fn(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for b := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(b)
+		}()
+	}
+	wg.Wait()
 }
 
 // sortRow sorts the parallel slices cols, vals by column index.

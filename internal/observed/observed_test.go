@@ -3,6 +3,7 @@ package observed
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,12 +83,15 @@ func TestFromTripletsLayout(t *testing.T) {
 	for j := 0; j < m.Cols; j++ {
 		prev := int32(-1)
 		for q := m.ColPtr[j]; q < m.ColPtr[j+1]; q++ {
-			i, k := m.RowIdx[q], m.Perm[q]
+			i := m.RowIdx[q]
 			if i <= prev {
 				t.Fatalf("column %d rows not increasing", j)
 			}
 			prev = i
-			if int(m.ColIdx[k]) != j || k < int32(m.RowPtr[i]) || k >= int32(m.RowPtr[i+1]) {
+			// The CSR entry (i, j) must name slot q as its CSC slot.
+			lo, hi := m.RowPtr[i], m.RowPtr[i+1]
+			k, found := slices.BinarySearch(m.ColIdx[lo:hi], int32(j))
+			if !found || m.Pos[lo+k] != int32(q) {
 				t.Fatalf("CSC slot %d of column %d points to the wrong entry", q, j)
 			}
 			seen++
@@ -156,69 +160,150 @@ func TestSampleDense(t *testing.T) {
 	}
 }
 
-// TestProducts checks Residual, MulVals and MulTransVals against dense
-// loops. Tolerance: sums of ≤ 200 products of O(1) numbers, reordered
-// across goroutines, agree to ~1e-13.
+// TestProducts checks the kernels of ops.go against obvious loops over the
+// dense form, for the unrolled rank 10 and the blocked loops of other
+// ranks (remainders 0–3 after blocks of four), with one and several chunks
+// and workers. Tolerance: every output is a sum of at most 61 products of
+// N(0, 1) numbers (|sum| of absolute terms ≲ 200), summed in a different
+// order than the reference; the rounding difference is below 200·2⁻⁵²·few
+// ≈ 1e-13, so 1e-12 leaves room without hiding a wrong term (≥ 1e-3).
 func TestProducts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	const d1, d2, r = 61, 45, 4
+	const d1, d2 = 61, 45
 	m, dense := randomObserved(t, rng, d1, d2, 0.4)
+	for _, r := range []int{10, 3, 4, 5, 12} {
+		for _, size := range []int{1 << 20, 37} { // one chunk, many chunks
+			p := newPlan(m, size)
+			for _, workers := range []int{1, 3} {
+				checkProducts(t, rng, m, dense, p, r, workers)
+			}
+		}
+	}
+}
+
+func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p *Plan, r, workers int) {
+	t.Helper()
+	d1, d2 := m.Rows, m.Cols
 	u, v := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
-	for _, workers := range []int{1, 3} {
-		e := make([]float64, m.NNZ())
-		ss := m.Residual(e, u, v, workers)
-		wantSS := 0.0
-		q := 0
-		for i := 0; i < d1; i++ {
-			for j := 0; j < d2; j++ {
-				if math.IsNaN(dense[i][j]) {
-					continue
-				}
-				dot := 0.0
-				for k := 0; k < r; k++ {
-					dot += u.Data[i*r+k] * v.Data[j*r+k]
-				}
-				want := dense[i][j] - dot
-				if math.Abs(e[q]-want) > 1e-12 {
-					t.Fatalf("residual at (%d,%d) = %v, want %v", i, j, e[q], want)
-				}
-				wantSS += want * want
-				q++
+	e := make([]float64, m.NNZ())
+	ss := p.Residual(e, u, v, workers)
+	wantSS := 0.0
+	q := 0
+	for i := 0; i < d1; i++ {
+		for j := 0; j < d2; j++ {
+			if math.IsNaN(dense[i][j]) {
+				continue
 			}
-		}
-		if math.Abs(ss-wantSS) > 1e-10*wantSS {
-			t.Errorf("sum of squares %v, want %v", ss, wantSS)
-		}
-		x2 := randGeneral(rng, d2, 3)
-		x1 := randGeneral(rng, d1, 3)
-		ev := randGeneral(rng, d1, 3) // garbage: must be overwritten
-		etu := randGeneral(rng, d2, 3)
-		m.MulVals(ev, e, x2, workers)
-		m.MulTransVals(etu, e, x1, workers)
-		wantEV := make([]float64, d1*3)
-		wantEtU := make([]float64, d2*3)
-		q = 0
-		for i := 0; i < d1; i++ {
-			for j := 0; j < d2; j++ {
-				if math.IsNaN(dense[i][j]) {
-					continue
-				}
-				for c := 0; c < 3; c++ {
-					wantEV[i*3+c] += e[q] * x2.Data[j*3+c]
-					wantEtU[j*3+c] += e[q] * x1.Data[i*3+c]
-				}
-				q++
+			dot := 0.0
+			for k := 0; k < r; k++ {
+				dot += u.Data[i*r+k] * v.Data[j*r+k]
 			}
-		}
-		for k := range wantEV {
-			if math.Abs(ev.Data[k]-wantEV[k]) > 1e-12 {
-				t.Fatalf("MulVals entry %d = %v, want %v", k, ev.Data[k], wantEV[k])
+			want := dense[i][j] - dot
+			if math.Abs(e[q]-want) > 1e-12 {
+				t.Fatalf("r=%d: residual at (%d,%d) = %v, want %v", r, i, j, e[q], want)
 			}
+			wantSS += want * want
+			q++
 		}
-		for k := range wantEtU {
-			if math.Abs(etu.Data[k]-wantEtU[k]) > 1e-12 {
-				t.Fatalf("MulTransVals entry %d = %v, want %v", k, etu.Data[k], wantEtU[k])
+	}
+	if math.Abs(ss-wantSS) > 1e-10*wantSS {
+		t.Errorf("r=%d: sum of squares %v, want %v", r, ss, wantSS)
+	}
+
+	// ZeroMulScatter with a random support; garbage in the outputs must
+	// be overwritten.
+	keep := make([]bool, len(e))
+	for k := range keep {
+		keep[k] = rng.IntN(5) == 0
+	}
+	ez := slices.Clone(e)
+	gu := randGeneral(rng, d1, r)
+	ecsc := make([]float64, len(e))
+	for k := range ecsc {
+		ecsc[k] = math.NaN()
+	}
+	ssz := p.ZeroMulScatter(gu, ecsc, ez, keep, v, workers)
+	wantZ := 0.0
+	for k := range e {
+		want := e[k]
+		if keep[k] {
+			want = 0
+		}
+		if ez[k] != want {
+			t.Fatalf("r=%d: ZeroMulScatter left e[%d] = %v, want %v", r, k, ez[k], want)
+		}
+		wantZ += want * want
+	}
+	if math.Abs(ssz-wantZ) > 1e-10*wantZ {
+		t.Errorf("r=%d: ZeroMulScatter sum of squares %v, want %v", r, ssz, wantZ)
+	}
+
+	x2 := randGeneral(rng, d2, r)
+	x1 := randGeneral(rng, d1, r)
+	ev := randGeneral(rng, d1, r) // garbage: must be overwritten
+	etu := randGeneral(rng, d2, r)
+	p.MulVals(ev, ez, x2, workers)
+	p.MulTransCSC(etu, ecsc, x1, workers)
+	wantEV := make([]float64, d1*r)
+	wantGU := make([]float64, d1*r)
+	wantEtU := make([]float64, d2*r)
+	q = 0
+	for i := 0; i < d1; i++ {
+		for j := 0; j < d2; j++ {
+			if math.IsNaN(dense[i][j]) {
+				continue
 			}
+			for c := 0; c < r; c++ {
+				wantEV[i*r+c] += ez[q] * x2.Data[j*r+c]
+				wantGU[i*r+c] += ez[q] * v.Data[j*r+c]
+				wantEtU[j*r+c] += ez[q] * x1.Data[i*r+c]
+			}
+			q++
+		}
+	}
+	for k := range wantEV {
+		if math.Abs(ev.Data[k]-wantEV[k]) > 1e-12 {
+			t.Fatalf("r=%d: MulVals entry %d = %v, want %v", r, k, ev.Data[k], wantEV[k])
+		}
+		if math.Abs(gu.Data[k]-wantGU[k]) > 1e-12 {
+			t.Fatalf("r=%d: ZeroMulScatter E·V entry %d = %v, want %v", r, k, gu.Data[k], wantGU[k])
+		}
+	}
+	for k := range wantEtU {
+		if math.Abs(etu.Data[k]-wantEtU[k]) > 1e-12 {
+			t.Fatalf("r=%d: MulTransCSC entry %d = %v, want %v", r, k, etu.Data[k], wantEtU[k])
+		}
+	}
+
+	// The operator scales both products and keeps its own CSC copy.
+	op := NewOperator(p, ez, make([]float64, len(ez)), 0.5, workers)
+	ov, ot := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
+	op.MulTo(ov, x2)
+	op.MulTransTo(ot, x1)
+	for k := range wantEV {
+		if math.Abs(ov.Data[k]-0.5*wantEV[k]) > 1e-12 {
+			t.Fatalf("r=%d: Operator.MulTo entry %d = %v, want %v", r, k, ov.Data[k], 0.5*wantEV[k])
+		}
+	}
+	for k := range wantEtU {
+		if math.Abs(ot.Data[k]-0.5*wantEtU[k]) > 1e-12 {
+			t.Fatalf("r=%d: Operator.MulTransTo entry %d = %v, want %v", r, k, ot.Data[k], 0.5*wantEtU[k])
+		}
+	}
+}
+
+// TestBuildCSCBlocks checks that the parallel CSC build gives the same
+// arrays for any number of row blocks (including empty blocks).
+func TestBuildCSCBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	m, _ := randomObserved(t, rng, 53, 41, 0.3)
+	ref := *m
+	ref.buildCSC(1)
+	for _, nb := range []int{2, 3, 7, 60} {
+		got := *m
+		got.buildCSC(nb)
+		if !slices.Equal(got.ColPtr, ref.ColPtr) || !slices.Equal(got.RowIdx, ref.RowIdx) || !slices.Equal(got.Pos, ref.Pos) {
+			t.Fatalf("%d blocks: CSC arrays differ from the serial build", nb)
 		}
 	}
 }
