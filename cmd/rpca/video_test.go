@@ -1,0 +1,458 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/video"
+)
+
+// clip is a synthetic video: a static textured background and a bright
+// square moving over it.
+type clip struct {
+	w, h, frames int
+	bg           []float64 // true background, row-major, 8-bit levels/255
+	side         int       // square side
+	names        []string
+}
+
+// squareAt reports whether pixel (x, y) is inside the square in frame k.
+func (c *clip) squareAt(k, x, y int) bool {
+	x0 := (3 * k) % (c.w - c.side)
+	y0 := (2*k + 5) % (c.h - c.side)
+	return x >= x0 && x < x0+c.side && y >= y0 && y < y0+c.side
+}
+
+// newClip writes the clip's frames as PNGs into a new temporary directory.
+func newClip(t *testing.T) (*clip, string) {
+	t.Helper()
+	c := &clip{w: 48, h: 36, frames: 30, side: 7}
+	rng := rand.New(rand.NewPCG(3, 4))
+	c.bg = make([]float64, c.w*c.h)
+	for y := 0; y < c.h; y++ {
+		for x := 0; x < c.w; x++ {
+			v := 0.35 + 0.15*math.Sin(float64(x)/3)*math.Cos(float64(y)/4) + 0.05*rng.Float64()
+			c.bg[y*c.w+x] = math.Round(v*255) / 255
+		}
+	}
+	dir := t.TempDir()
+	for k := 0; k < c.frames; k++ {
+		img := image.NewGray(image.Rect(0, 0, c.w, c.h))
+		for y := 0; y < c.h; y++ {
+			for x := 0; x < c.w; x++ {
+				v := uint8(math.Round(c.bg[y*c.w+x] * 255))
+				if c.squareAt(k, x, y) {
+					v = 245
+				}
+				img.SetGray(x, y, color.Gray{Y: v})
+			}
+		}
+		name := fmt.Sprintf("shot_%03d.png", k+1)
+		c.names = append(c.names, name)
+		writeTestPNG(t, filepath.Join(dir, name), img)
+	}
+	return c, dir
+}
+
+func writeTestPNG(t *testing.T, path string, img image.Image) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runVideoCmd runs "rpca video args..." with a fake environment.
+func runVideoCmd(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb}
+	code = run(ctx, e, append([]string{"video"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func readSummary(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	return m
+}
+
+// readGray reads a grayscale PNG as levels/255.
+func readGray(t *testing.T, path string) (vals []float64, w, h int) {
+	t.Helper()
+	img, err := video.DecodeFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			vals = append(vals, float64(color.GrayModel.Convert(img.At(x, y)).(color.Gray).Y)/255)
+		}
+	}
+	return vals, b.Dx(), b.Dy()
+}
+
+func TestVideoEndToEnd(t *testing.T) {
+	c, in := newClip(t)
+	// A ground-truth mask for one frame, to check the scoring.
+	const truthK = 11
+	tm := image.NewGray(image.Rect(0, 0, c.w, c.h))
+	for y := 0; y < c.h; y++ {
+		for x := 0; x < c.w; x++ {
+			if c.squareAt(truthK, x, y) {
+				tm.SetGray(x, y, color.Gray{Y: 255})
+			}
+		}
+	}
+	truth := filepath.Join(t.TempDir(), "gt.png")
+	writeTestPNG(t, truth, tm)
+
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet",
+		"--truth", truth, "--truth-frame", c.names[truthK])
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(stdout, "gd on 30 frames of 48×36") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("summary line %q", stdout)
+	}
+	for _, f := range []string{"montage.png", "summary.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, sub := range []string{"background", "foreground", "mask"} {
+		ents, err := os.ReadDir(filepath.Join(out, sub))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) != c.frames {
+			t.Errorf("%s: %d files, want %d", sub, len(ents), c.frames)
+		}
+		for _, name := range c.names {
+			if _, err := os.Stat(filepath.Join(out, sub, name)); err != nil {
+				t.Errorf("%s: %v", sub, err)
+			}
+		}
+	}
+
+	// Background: every frame's background must match the true one. If
+	// the square were averaged in rather than separated (the plain
+	// temporal mean), pixels on its path would be off by up to
+	// (0.96 − 0.2)·(frames covered)/30 ≈ 0.05–0.08; 8-bit rounding of the
+	// output adds at most 0.002. So a maximum error of 0.03 means the
+	// square was removed, and the mean error must be at PNG-rounding level.
+	meanBg := make([]float64, len(c.bg))
+	for k := 0; k < c.frames; k++ {
+		for i := range meanBg {
+			v := c.bg[i]
+			if c.squareAt(k, i%c.w, i/c.w) {
+				v = 245.0 / 255
+			}
+			meanBg[i] += v / float64(c.frames)
+		}
+	}
+	if e := maxAbsDiff(meanBg, c.bg); e <= 0.03 {
+		t.Fatalf("test clip too easy: the temporal mean is within %.3f of the background", e)
+	}
+	var sumErr float64
+	for _, name := range c.names {
+		got, w, h := readGray(t, filepath.Join(out, "background", name))
+		if w != c.w || h != c.h {
+			t.Fatalf("background %s is %d×%d", name, w, h)
+		}
+		if e := maxAbsDiff(got, c.bg); e > 0.03 {
+			t.Errorf("background %s: max error %.4f > 0.03", name, e)
+		}
+		for i := range got {
+			sumErr += math.Abs(got[i] - c.bg[i])
+		}
+	}
+	if mean := sumErr / float64(c.frames*len(c.bg)); mean > 0.005 {
+		t.Errorf("background mean abs error %.4f > 0.005", mean)
+	}
+
+	// Mask against the known square over all frames.
+	var pred, want []bool
+	for k, name := range c.names {
+		m, _, _ := readGray(t, filepath.Join(out, "mask", name))
+		for i, v := range m {
+			pred = append(pred, v > 0.5)
+			want = append(want, c.squareAt(k, i%c.w, i/c.w))
+		}
+	}
+	sc, err := metrics.Detect(pred, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.F < 0.95 {
+		t.Errorf("mask F-measure %.3f < 0.95 (precision %.3f, recall %.3f)", sc.F, sc.Precision, sc.Recall)
+	}
+
+	sum := readSummary(t, out)
+	if sum["rank"] != 1.0 || sum["rank_rule"] != "auto" || sum["frames"] != 30.0 || sum["width"] != 48.0 {
+		t.Errorf("summary: rank %v (%v), frames %v, width %v", sum["rank"], sum["rank_rule"], sum["frames"], sum["width"])
+	}
+	if !strings.Contains(fmt.Sprint(sum["rank_reason"]), "σ1/σ2") {
+		t.Errorf("rank_reason %q", sum["rank_reason"])
+	}
+	tr, _ := sum["truth"].(map[string]any)
+	if tr == nil || tr["frame"] != c.names[truthK] || tr["f_measure"].(float64) < 0.95 {
+		t.Errorf("truth score %v", sum["truth"])
+	}
+	if sum["stop_reason"] != "factor-tol" {
+		t.Errorf("stop reason %v, want factor-tol (real convergence)", sum["stop_reason"])
+	}
+
+	// Existing output: refused without --force and left alone.
+	code, _, stderr = runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet", "--method", "median")
+	if code == 0 || !strings.Contains(stderr, "--force") {
+		t.Errorf("second run without --force: exit %d, %q", code, stderr)
+	}
+	if readSummary(t, out)["method"] != "gd" {
+		t.Error("existing output was modified")
+	}
+	code, _, stderr = runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet", "--method", "median", "--force", "--json")
+	if code != 0 {
+		t.Fatalf("--force: exit %d, %q", code, stderr)
+	}
+	if readSummary(t, out)["method"] != "median" {
+		t.Error("--force did not replace the output")
+	}
+}
+
+func maxAbsDiff(a, b []float64) float64 {
+	m := 0.0
+	for i := range a {
+		m = max(m, math.Abs(a[i]-b[i]))
+	}
+	return m
+}
+
+func TestVideoPresetPaper(t *testing.T) {
+	_, in := newClip(t)
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--preset", "paper", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	var js map[string]any
+	if err := json.Unmarshal([]byte(stdout), &js); err != nil {
+		t.Fatalf("--json output: %v", err)
+	}
+	sum := readSummary(t, out)
+	params, _ := sum["params"].(map[string]any)
+	for _, c := range []struct {
+		got  any
+		want float64
+		what string
+	}{
+		{sum["rank"], 10, "rank"},
+		{sum["alpha"], 0.2, "alpha"},
+		{sum["factor_tol"], 4e-4, "factor_tol"},
+		{params["gamma"], 1, "gamma"},
+		{params["step_const"], 0.5, "step constant"},
+		{params["mu"], 10, "mu"},
+		{js["rank"], 10, "rank in --json"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+	if sum["preset"] != "paper" || sum["rank_rule"] != "preset" {
+		t.Errorf("preset %v, rank rule %v", sum["preset"], sum["rank_rule"])
+	}
+
+	// A flag given on the command line overrides the preset.
+	out2 := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out2, "--preset", "paper", "--rank", "2", "--quiet"); code != 0 {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	if s := readSummary(t, out2); s["rank"] != 2.0 || s["rank_rule"] != "flag" || s["factor_tol"] != 4e-4 {
+		t.Errorf("--preset paper --rank 2: rank %v (%v), factor_tol %v", s["rank"], s["rank_rule"], s["factor_tol"])
+	}
+}
+
+// TestVideoAutoRank writes a clip whose background has rank 3 (three
+// textures with independently varying brightness) and a faint moving
+// square, and checks that the default run picks rank 3.
+func TestVideoAutoRank(t *testing.T) {
+	const w, h, n, side = 40, 30, 36, 4
+	rng := rand.New(rand.NewPCG(5, 6))
+	tex := make([][]float64, 3)
+	for k := range tex {
+		tex[k] = make([]float64, w*h)
+		for i := range tex[k] {
+			tex[k][i] = rng.Float64()
+		}
+	}
+	dir := t.TempDir()
+	for j := 0; j < n; j++ {
+		a := []float64{0.3, 0.2 * math.Cos(2*math.Pi*float64(j)/n), 0.2 * math.Sin(2*math.Pi*float64(j)/n)}
+		img := image.NewGray(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				i := y*w + x
+				v := 0.15 + a[0]*tex[0][i] + a[1]*(tex[1][i]-0.5) + a[2]*(tex[2][i]-0.5)
+				if x0, y0 := j%(w-side), j%(h-side); x >= x0 && x < x0+side && y >= y0 && y < y0+side {
+					v += 0.2
+				}
+				img.SetGray(x, y, color.Gray{Y: uint8(math.Round(255 * min(max(v, 0), 1)))})
+			}
+		}
+		writeTestPNG(t, filepath.Join(dir, fmt.Sprintf("f%02d.png", j)), img)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runVideoCmd(t, context.Background(), "--in", dir, "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	sum := readSummary(t, out)
+	if sum["rank"] != 3.0 || sum["rank_rule"] != "auto" {
+		t.Errorf("rank %v (%v), want 3 (auto): %v", sum["rank"], sum["rank_rule"], sum["rank_reason"])
+	}
+	// --max-rank caps the choice.
+	out2 := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", dir, "--out", out2, "--quiet", "--max-rank", "2"); code != 0 {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	if r := readSummary(t, out2)["rank"]; r == 3.0 {
+		t.Errorf("--max-rank 2 chose rank %v", r)
+	}
+}
+
+func TestVideoErrors(t *testing.T) {
+	_, in := newClip(t)
+	mixed := t.TempDir()
+	for k, size := range []int{16, 16, 12, 16} {
+		writeTestPNG(t, filepath.Join(mixed, fmt.Sprintf("m%d.png", k)), image.NewGray(image.Rect(0, 0, size, size)))
+	}
+	bad := t.TempDir()
+	writeTestPNG(t, filepath.Join(bad, "a.png"), image.NewGray(image.Rect(0, 0, 8, 8)))
+	if err := os.WriteFile(filepath.Join(bad, "b.png"), []byte("not a png"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	movie := filepath.Join(t.TempDir(), "clip.mp4")
+	if err := os.WriteFile(movie, []byte("not really a video"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no ffmpeg here
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing dir", []string{"--in", filepath.Join(in, "nope")}, 1, "no such file"},
+		{"empty dir", []string{"--in", t.TempDir()}, 1, "no frame images"},
+		{"mixed sizes", []string{"--in", mixed}, 1, "m2.png is 12×12"},
+		{"unreadable", []string{"--in", bad}, 1, "b.png"},
+		{"no ffmpeg", []string{"--in", movie}, 1, "ffmpeg is not installed"},
+		{"rank too big", []string{"--in", in, "--rank", "30"}, 2, "--rank 30 must be smaller than"},
+		{"alpha", []string{"--in", in, "--alpha", "1.5"}, 2, "--alpha must be in [0, 1)"},
+		{"no in", nil, 2, "--in"},
+		{"bad range", []string{"--in", in, "--frames", "5:2"}, 2, "--frames"},
+		{"bad scale", []string{"--in", in, "--scale", "0.3"}, 2, "--scale"},
+		{"range past end", []string{"--in", in, "--frames", "40:"}, 1, "selects no frames"},
+		{"preset", []string{"--in", in, "--preset", "fast"}, 2, "--preset"},
+		{"method", []string{"--in", in, "--method", "pca"}, 2, "--method"},
+		{"truth without frame", []string{"--in", in, "--truth", filepath.Join(in, "shot_001.png")}, 2, "--truth-frame"},
+		{"truth frame absent", []string{"--in", in, "--truth", filepath.Join(in, "shot_001.png"), "--truth-frame", "x.png"}, 1, "x.png is not among"},
+		{"mask threshold", []string{"--in", in, "--mask-threshold", "-1"}, 2, "--mask-threshold"},
+		{"p with ialm", []string{"--in", in, "--method", "ialm", "--p", "0.5"}, 2, "--p"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, "out")
+			args := c.args
+			if len(args) > 0 {
+				args = append(args, "--out", out)
+			}
+			code, _, stderr := runVideoCmd(t, context.Background(), append(args, "--quiet")...)
+			if code != c.code || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, c.code, c.want)
+			}
+			if strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("error is not one line: %q", stderr)
+			}
+			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+				t.Errorf("failed run left %d entries in the output's parent", len(ents))
+			}
+		})
+	}
+	if !strings.Contains(func() string {
+		_, _, s := runVideoCmd(t, context.Background(), "--in", movie, "--out", filepath.Join(t.TempDir(), "o"))
+		return s
+	}(), "apt") {
+		t.Error("the missing-ffmpeg error does not say how to install it")
+	}
+}
+
+func TestVideoInterrupted(t *testing.T) {
+	_, in := newClip(t)
+	parent := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, _, stderr := runVideoCmd(t, ctx, "--in", in, "--out", filepath.Join(parent, "out"), "--quiet")
+	if code != 130 {
+		t.Errorf("exit %d, %q; want 130", code, stderr)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("interrupted run left %d entries", len(ents))
+	}
+}
+
+// TestVideoFFmpeg encodes the synthetic clip with ffmpeg and separates it
+// from the video file; it runs only where ffmpeg is installed.
+func TestVideoFFmpeg(t *testing.T) {
+	ff, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skip("ffmpeg not installed")
+	}
+	c, in := newClip(t)
+	movie := filepath.Join(t.TempDir(), "clip.avi")
+	cmd := exec.Command(ff, "-loglevel", "error", "-framerate", "10", "-i", filepath.Join(in, "shot_%03d.png"), "-c:v", "ffv1", "-pix_fmt", "gray", movie)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("ffmpeg cannot encode the test clip: %v: %s", err, b)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runVideoCmd(t, context.Background(), "--in", movie, "--out", out, "--quiet", "--frames", "2:20")
+	if code != 0 {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	sum := readSummary(t, out)
+	if sum["frames"] != 18.0 || sum["first_frame"] != "frame000003.png" {
+		t.Errorf("frames %v from %v", sum["frames"], sum["first_frame"])
+	}
+	got, _, _ := readGray(t, filepath.Join(out, "background", "frame000003.png"))
+	if e := maxAbsDiff(got, c.bg); e > 0.03 {
+		t.Errorf("background from the video: max error %.4f", e)
+	}
+}
