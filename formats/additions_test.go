@@ -3,6 +3,7 @@ package formats
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -220,5 +221,60 @@ func TestCheckOutputDir(t *testing.T) {
 	}
 	if err := CheckOutputDir(filepath.Join(dir, "f"), true); err == nil {
 		t.Fatal("a file accepted as output directory")
+	}
+}
+
+func TestErrNonFinite(t *testing.T) {
+	_, err := ReadDelimited(strings.NewReader("NaN,1\n"), "a.csv", TextOptions{})
+	if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "a.csv: line 1, column 1: non-finite value \"NaN\"") || strings.Contains(err.Error(), "header") {
+		t.Errorf("csv: %v", err)
+	}
+	_, err = ReadMatrixMarket(strings.NewReader("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 inf\n"), "b.mtx")
+	if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "b.mtx: line 3, column 3") {
+		t.Errorf("mtx: %v", err)
+	}
+	_, err = ReadRatings(strings.NewReader("u i nan\n"), "c.tsv", RatingOptions{})
+	if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "c.tsv: line 1, column 3") || strings.Contains(err.Error(), "header") {
+		t.Errorf("ratings: %v", err)
+	}
+	if _, err = ReadDelimited(strings.NewReader("1,x\n"), "d.csv", TextOptions{}); errors.Is(err, ErrNonFinite) {
+		t.Errorf("malformed number reported as non-finite: %v", err)
+	}
+}
+
+func TestNpyScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := randomDense(rng, 5, 4)
+	for _, opt := range []NpyOptions{{}, {FortranOrder: true}, {Float32: true}} {
+		p := filepath.Join(t.TempDir(), "m.npy")
+		if err := WriteFileAtomic(p, func(w io.Writer) error { return WriteNpyWith(w, m, opt) }); err != nil {
+			t.Fatal(err)
+		}
+		nf, err := OpenNpy(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mat.NewDense(5, 4, nil)
+		seen := 0
+		err = nf.Scan(func(i, j int, v float64) error {
+			if got.At(i, j) != 0 {
+				t.Fatalf("%+v: (%d,%d) twice", opt, i, j)
+			}
+			got.Set(i, j, v)
+			seen++
+			return nil
+		})
+		nf.Close()
+		if err != nil || seen != 20 {
+			t.Fatalf("%+v: %v, %d elements", opt, err, seen)
+		}
+		want := m
+		if opt.Float32 {
+			want = mat.NewDense(5, 4, nil)
+			want.Apply(func(i, j int, v float64) float64 { return float64(float32(v)) }, m)
+		}
+		if !mat.Equal(got, want) {
+			t.Fatalf("%+v: scan differs", opt)
+		}
 	}
 }

@@ -104,8 +104,8 @@ func ReadDelimited(r io.Reader, name string, opt TextOptions) (*mat.Dense, error
 		for j, f := range fields {
 			v, err := parseNumber(f, opt.AllowNonFinite)
 			if err != nil {
-				e := errAt(name, lr.line, j+1, "%v", err)
-				if rows == 0 && !opt.Header && !isNumberLike(f) {
+				e := wrapAt(name, lr.line, j+1, err)
+				if rows == 0 && !opt.Header && !isNumberLike(f) && !errors.Is(err, ErrNonFinite) {
 					e.Msg += " (if the first line is a header, enable the header option)"
 				}
 				return nil, e
@@ -119,6 +119,10 @@ func ReadDelimited(r io.Reader, name string, opt TextOptions) (*mat.Dense, error
 	}
 	return mat.NewDense(rows, cols, data), nil
 }
+
+// ErrNonFinite is wrapped by the errors for NaN and ±Inf values where
+// they are not allowed.
+var ErrNonFinite = errors.New("non-finite value")
 
 // parseNumber parses one trimmed field.
 func parseNumber(field string, allowNonFinite bool) (float64, error) {
@@ -134,7 +138,7 @@ func parseNumber(field string, allowNonFinite bool) (float64, error) {
 		return 0, fmt.Errorf("invalid number %s", quoteField(f))
 	}
 	if !allowNonFinite && (math.IsNaN(v) || math.IsInf(v, 0)) {
-		return 0, fmt.Errorf("non-finite value %s (NaN and Inf are not allowed)", quoteField(f))
+		return 0, fmt.Errorf("%w %s (NaN and Inf are not allowed)", ErrNonFinite, quoteField(f))
 	}
 	return v, nil
 }

@@ -64,6 +64,12 @@ func errAt(file string, line, col int, format string, args ...any) *Error {
 	return &Error{File: file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
 }
 
+// wrapAt returns an *Error at a line and column wrapping err, whose text
+// is the message.
+func wrapAt(file string, line, col int, err error) *Error {
+	return &Error{File: file, Line: line, Column: col, Msg: err.Error(), Err: err}
+}
+
 // quoteField quotes offending input text for an error message, shortening
 // very long fields.
 func quoteField(s string) string {

@@ -290,7 +290,7 @@ func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, err
 		}
 		v, err := parseMMValue(f[2], h.Field)
 		if err != nil {
-			return nil, errAt(name, lr.line, 3, "%v", err)
+			return nil, wrapAt(name, lr.line, 3, err)
 		}
 		if h.Symmetry == "skew-symmetric" && i == j {
 			return nil, errAt(name, lr.line, 0, "skew-symmetric matrix stores a diagonal entry")
@@ -359,7 +359,7 @@ func readMMArray(lr *lineReader, h MMHeader, size []string) (*mat.Dense, error) 
 			}
 			v, err := parseMMValue(f, h.Field)
 			if err != nil {
-				return nil, errAt(name, lr.line, k+1, "%v", err)
+				return nil, wrapAt(name, lr.line, k+1, err)
 			}
 			vals = append(vals, v)
 		}

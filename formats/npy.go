@@ -494,6 +494,41 @@ func (nf *NpyFile) ReadDense() (*mat.Dense, error) {
 	return readNpyData(bufio.NewReaderSize(nf.f, 64<<10), nf.Header, nf.name)
 }
 
+// Scan calls fn(i, j, v) for every element in file order (row by row for
+// C order, column by column for Fortran order) without holding the array
+// in memory, for example to keep a random subset of the entries of a
+// matrix too large to load. An error from fn stops the scan and is
+// returned. It may be called instead of ReadDense, once.
+func (nf *NpyFile) Scan(fn func(i, j int, v float64) error) error {
+	h := nf.Header
+	if _, err := nf.f.Seek(h.DataOffset, io.SeekStart); err != nil {
+		return &Error{File: nf.name, Msg: err.Error(), Err: err}
+	}
+	r := bufio.NewReaderSize(nf.f, 64<<10)
+	rows, cols := h.Dims()
+	n := rows * cols
+	es := h.dt.size
+	chunk := make([]byte, (64<<10)/es*es)
+	fortran := h.FortranOrder && rows > 1 && cols > 1
+	for k := 0; k < n; {
+		m := min(n-k, len(chunk)/es)
+		b := chunk[:m*es]
+		if _, err := io.ReadFull(r, b); err != nil {
+			return errf(nf.name, "truncated data: %v", err)
+		}
+		for e := 0; e < m; e, k = e+1, k+1 {
+			i, j := k/cols, k%cols
+			if fortran {
+				i, j = k%rows, k/rows
+			}
+			if err := fn(i, j, h.dt.decode(b[e*es:])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Close closes the file.
 func (nf *NpyFile) Close() error { return nf.f.Close() }
 

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -91,8 +92,8 @@ func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) 
 		}
 		v, err := parseNumber(f[2], opt.AllowNonFinite)
 		if err != nil {
-			e := errAt(name, lr.line, 3, "%v", err)
-			if len(out.Val) == 0 && !opt.Header {
+			e := wrapAt(name, lr.line, 3, err)
+			if len(out.Val) == 0 && !opt.Header && !errors.Is(err, ErrNonFinite) {
 				e.Msg += " (if the first line is a header, enable the header option)"
 			}
 			return nil, e

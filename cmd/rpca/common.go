@@ -326,3 +326,12 @@ func (o *outFlags) writeRows(d *formats.AtomicDir, base string, rows, cols int, 
 func writeJSONFile(path string, v any) error {
 	return formats.WriteFileAtomic(path, func(w io.Writer) error { return writeJSON(w, v) })
 }
+
+// headerHint rewords the readers' hint about header lines for the command
+// line, where the option is --header.
+func headerHint(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "enable the header option") {
+		return err
+	}
+	return errors.New(strings.Replace(err.Error(), "enable the header option", "use --header", 1))
+}

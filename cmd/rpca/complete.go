@@ -157,7 +157,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	r, err := formats.ReadRatingsFile(f.in, opt)
 	if err != nil {
-		return err
+		return headerHint(err)
 	}
 	if err := r.CheckDuplicates(f.in); err != nil {
 		return err

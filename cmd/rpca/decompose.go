@@ -204,8 +204,8 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	obs := ""
 	if sum.Partial {
 		obs = fmt.Sprintf(", %d observed entries (%.3g%%)", sum.Observed, 100*float64(sum.Observed)/(float64(sum.D1)*float64(sum.D2)))
-		if in.obs == nil {
-			obs = fmt.Sprintf(", subsampled at p=%g", f.p)
+		if f.p < 1 {
+			obs = fmt.Sprintf(", subsampled at p=%g to %d entries", f.p, sum.Observed)
 		}
 	}
 	trueErr := ""
@@ -233,7 +233,9 @@ func (f *decomposeFlags) validate(fs *flag.FlagSet) error {
 }
 
 // load reads the input matrix named by --in, checking sizes and memory
-// before the data are read where the format allows.
+// before the data are read where the format allows. With --p < 1 the
+// result is a random subset of the entries (an .npy file is sampled while
+// it is read, so it never needs to fit in memory as a whole).
 func (f *decomposeFlags) load() (*input, error) {
 	format, err := inputFormat(f.in, f.inFormat)
 	if err != nil {
@@ -251,24 +253,40 @@ func (f *decomposeFlags) load() (*input, error) {
 		}
 		defer nf.Close()
 		in.d1, in.d2 = nf.Header.Dims()
-		if err := f.checkSize(in.d1, in.d2); err != nil {
+		if err := f.checkRank(in.d1, in.d2); err != nil {
 			return nil, err
+		}
+		if err := f.checkMemory(float64(in.d1)*float64(in.d2), fmt.Sprintf("a dense %d×%d matrix ", in.d1, in.d2), f.p < 1); err != nil {
+			return nil, err
+		}
+		if f.p < 1 {
+			smp := f.newSampler(in.d1, in.d2)
+			if err := nf.Scan(smp.add); err != nil {
+				return nil, err
+			}
+			return in, smp.finish(in)
 		}
 		if in.dense, err = nf.ReadDense(); err != nil {
 			return nil, err
 		}
 	case "csv", "tsv", "txt":
 		if est, ok := estimateTextEntries(f.in); ok {
-			if err := f.checkMemory(est, fmt.Sprintf("%s holds about %.3g numbers; ", f.in, est)); err != nil {
+			if err := f.checkMemory(est, fmt.Sprintf("%s holds about %.3g numbers and ", f.in, est), false); err != nil {
 				return nil, err
 			}
 		}
 		opt := formats.TextOptions{Delimiter: textDelimiter[format], Header: f.header, AllowNonFinite: f.missingNaN}
 		if in.dense, err = formats.ReadDelimitedFile(f.in, opt); err != nil {
-			return nil, err
+			if errors.Is(err, formats.ErrNonFinite) {
+				err = fmt.Errorf("%w; use --missing-nan if NaN marks a missing entry", err)
+			}
+			return nil, headerHint(err)
 		}
 		in.d1, in.d2 = in.dense.Dims()
-		if err := f.checkSize(in.d1, in.d2); err != nil {
+		if err := f.checkRank(in.d1, in.d2); err != nil {
+			return nil, err
+		}
+		if err := f.checkMemory(float64(in.d1)*float64(in.d2), fmt.Sprintf("a dense %d×%d matrix ", in.d1, in.d2), false); err != nil {
 			return nil, err
 		}
 	case "mtx":
@@ -276,12 +294,107 @@ func (f *decomposeFlags) load() (*input, error) {
 			return nil, err
 		}
 	}
-	if in.dense != nil {
-		if err := f.checkFinite(in); err != nil {
-			return nil, err
+	if in.dense == nil {
+		return in, nil
+	}
+	// A dense matrix: check every value, and turn it into observed entries
+	// when NaN marks missing ones or --p subsamples it.
+	raw := in.dense.RawMatrix()
+	nans := 0
+	for i := 0; i < raw.Rows; i++ {
+		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+			if math.IsNaN(v) && f.missingNaN {
+				nans++
+			} else if err := f.checkValue(i, j, v); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return in, nil
+	if nans == 0 && f.p == 1 {
+		return in, nil
+	}
+	smp := f.newSampler(in.d1, in.d2)
+	for i := 0; i < raw.Rows; i++ {
+		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+			smp.add(i, j, v)
+		}
+	}
+	in.dense = nil
+	return in, smp.finish(in)
+}
+
+// checkValue rejects NaN and Inf (NaN is accepted by the callers with
+// --missing-nan) naming the 1-based position.
+func (f *decomposeFlags) checkValue(i, j int, v float64) error {
+	if !math.IsNaN(v) && !math.IsInf(v, 0) {
+		return nil
+	}
+	hint := ""
+	if math.IsNaN(v) {
+		hint = "; use --missing-nan if NaN marks a missing entry"
+	}
+	return fmt.Errorf("%s: non-finite value %v at row %d, column %d (NaN and Inf are not allowed%s)", f.in, v, i+1, j+1, hint)
+}
+
+// sampler collects the observed entries of a dense input: all finite ones
+// (NaN is missing with --missing-nan), or with --p < 1 each independently
+// with probability p. Whether (i, j) is kept depends only on --seed and
+// (i, j), not on the order of the file, so the same matrix stored in C or
+// Fortran order, as .npy or CSV, gives the same sample.
+type sampler struct {
+	f          *decomposeFlags
+	d2         uint64
+	all        bool
+	threshold  uint64 // keep when hash < threshold
+	rows, cols []int
+	vals       []float64
+}
+
+func (f *decomposeFlags) newSampler(d1, d2 int) *sampler {
+	s := &sampler{f: f, d2: uint64(d2), all: f.p >= 1}
+	if !s.all {
+		s.threshold = uint64(math.Ldexp(f.p, 64))
+		c := int(min(f.p*float64(d1)*float64(d2)*1.01+1000, float64(1<<24)))
+		s.rows, s.cols, s.vals = make([]int, 0, c), make([]int, 0, c), make([]float64, 0, c)
+	}
+	return s
+}
+
+// add is called for every entry of the matrix.
+func (s *sampler) add(i, j int, v float64) error {
+	if math.IsNaN(v) && s.f.missingNaN {
+		return nil
+	}
+	if err := s.f.checkValue(i, j, v); err != nil {
+		return err
+	}
+	if !s.all && splitmix(s.f.seed^0x5a3b1e5eed, uint64(i)*s.d2+uint64(j)) >= s.threshold {
+		return nil
+	}
+	s.rows, s.cols, s.vals = append(s.rows, i), append(s.cols, j), append(s.vals, v)
+	return nil
+}
+
+// finish builds the observed matrix of in.
+func (s *sampler) finish(in *input) error {
+	if len(s.vals) == 0 {
+		return fmt.Errorf("%s: no entries observed (all NaN, or --p too small)", s.f.in)
+	}
+	obs, err := rpca.NewObserved(in.d1, in.d2, s.rows, s.cols, s.vals)
+	if err != nil {
+		return fmt.Errorf("%s: %v", s.f.in, strings.TrimPrefix(err.Error(), "rpca: "))
+	}
+	in.obs = obs
+	return nil
+}
+
+// splitmix returns a 64-bit hash of (seed, k) (the SplitMix64 finalizer),
+// a counter-based random number.
+func splitmix(seed, k uint64) uint64 {
+	z := seed + (k+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // loadMatrixMarket reads an array (dense) or coordinate (partial) file.
@@ -295,18 +408,21 @@ func (f *decomposeFlags) loadMatrixMarket(in *input) error {
 		return err
 	}
 	if h.Format == "array" {
-		if err := f.checkMemory(float64(d1)*float64(d2), ""); err != nil {
+		if err := f.checkMemory(float64(d1)*float64(d2), fmt.Sprintf("a dense %d×%d matrix ", d1, d2), false); err != nil {
 			return err
 		}
 	} else {
-		// Triplets (24 bytes an entry while reading) and the observed
-		// matrix with the method's work arrays.
+		// Triplets (24 bytes an entry while reading, plus the line) and
+		// the observed matrix with the method's work arrays.
 		if need := 96 * float64(nnz); need > availableMemory() {
 			return fmt.Errorf("%s: %d entries need about %.1f GB, more than this machine has free", f.in, nnz, need/1e9)
 		}
 	}
 	mm, err := formats.ReadMatrixMarketFile(f.in)
 	if err != nil {
+		if errors.Is(err, formats.ErrNonFinite) && h.Format == "coordinate" {
+			err = fmt.Errorf("%w; leave missing entries out of a coordinate file", err)
+		}
 		return err
 	}
 	if mm.Dense != nil {
@@ -335,57 +451,6 @@ func (f *decomposeFlags) loadMatrixMarket(in *input) error {
 	return nil
 }
 
-// checkFinite rejects NaN and Inf in a dense input, or with --missing-nan
-// turns the NaN entries into missing ones.
-func (f *decomposeFlags) checkFinite(in *input) error {
-	raw := in.dense.RawMatrix()
-	nans := 0
-	for i := 0; i < raw.Rows; i++ {
-		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
-			switch {
-			case math.IsInf(v, 0) || (math.IsNaN(v) && !f.missingNaN):
-				hint := ""
-				if math.IsNaN(v) {
-					hint = "; use --missing-nan if NaN marks a missing entry"
-				}
-				return fmt.Errorf("%s: non-finite value %v at row %d, column %d (NaN and Inf are not allowed%s)", f.in, v, i+1, j+1, hint)
-			case math.IsNaN(v):
-				nans++
-			}
-		}
-	}
-	if nans == 0 {
-		return nil
-	}
-	if f.p < 1 {
-		return fmt.Errorf("--p cannot be combined with missing (NaN) entries; %s is already partially observed: %w", f.in, errUsage)
-	}
-	n := raw.Rows*raw.Cols - nans
-	rows, cols, vals := make([]int, 0, n), make([]int, 0, n), make([]float64, 0, n)
-	for i := 0; i < raw.Rows; i++ {
-		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
-			if !math.IsNaN(v) {
-				rows, cols, vals = append(rows, i), append(cols, j), append(vals, v)
-			}
-		}
-	}
-	obs, err := rpca.NewObserved(raw.Rows, raw.Cols, rows, cols, vals)
-	if err != nil {
-		return fmt.Errorf("%s: %v", f.in, strings.TrimPrefix(err.Error(), "rpca: "))
-	}
-	in.dense, in.obs = nil, obs
-	return nil
-}
-
-// checkSize checks the rank against the size and the memory a dense
-// d1×d2 problem needs.
-func (f *decomposeFlags) checkSize(d1, d2 int) error {
-	if err := f.checkRank(d1, d2); err != nil {
-		return err
-	}
-	return f.checkMemory(float64(d1)*float64(d2), fmt.Sprintf("a dense %d×%d matrix ", d1, d2))
-}
-
 func (f *decomposeFlags) checkRank(d1, d2 int) error {
 	if f.rank >= min(d1, d2) {
 		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d for the %d×%d matrix in %s: %w", f.rank, min(d1, d2), d1, d2, f.in, errUsage)
@@ -395,35 +460,58 @@ func (f *decomposeFlags) checkRank(d1, d2 int) error {
 
 // Bytes per entry of a dense d1×d2 problem, the matrix itself included:
 // the data and the method's work matrices (residual, sparse estimate,
-// multipliers), measured roughly from the methods' allocations.
+// multipliers), a rough count of the methods' allocations.
 var denseBytesPerEntry = map[string]float64{"gd": 4 * 8, "altproj": 5 * 8, "ialm": 7 * 8}
 
-// checkMemory refuses a problem with the given number of dense entries
-// that would not fit in the free memory. what starts the message.
-func (f *decomposeFlags) checkMemory(entries float64, what string) error {
+// sampledBytesPerEntry is the memory per observed entry of Algorithm 2:
+// the triplets while building, the compressed rows and columns, and the
+// method's values on Φ.
+const sampledBytesPerEntry = 64
+
+// checkMemory refuses a dense problem of the given number of entries that
+// would not fit in the free memory; streaming says the data are sampled
+// while read (--p < 1 on .npy), so that only the sample is held. what
+// starts the message.
+func (f *decomposeFlags) checkMemory(entries float64, what string, streaming bool) error {
 	per := denseBytesPerEntry[f.method]
 	if per == 0 {
 		per = denseBytesPerEntry["gd"]
 	}
 	if f.p < 1 {
-		// The dense data, plus the sampled entries in compressed rows and
-		// columns with the method's values on them.
-		per = 8 + 64*f.p
+		per = sampledBytesPerEntry * f.p
+		if !streaming {
+			per += 8 // the whole matrix is read first
+		}
 	}
 	need := per * entries
 	avail := availableMemory()
 	if need <= avail {
 		return nil
 	}
-	hint := "use --p (e.g. --p 0.1) with --method gd to work on a random fraction of the entries"
-	if f.p < 1 {
-		hint = "the data alone need " + fmt.Sprintf("%.1f GB", 8*entries/1e9) + "; store them as a Matrix Market coordinate file of fewer entries"
+	var hint string
+	switch {
+	case f.p == 1 && (f.inFmt() == "npy" || sampledBytesPerEntry*0.1*entries < avail):
+		p := math.Min(0.1, 0.5*avail/(sampledBytesPerEntry*entries))
+		hint = fmt.Sprintf("use --p (e.g. --p %.2g) with --method gd to work on a random fraction of the entries", p)
+		if f.inFmt() != "npy" {
+			hint += "; --p reads the whole matrix first unless it is an .npy file"
+		}
+	case f.p == 1:
+		hint = "convert it to .npy, which --p samples while reading"
+	default:
+		hint = fmt.Sprintf("use a smaller --p (at most about %.2g)", 0.5*avail/(sampledBytesPerEntry*entries))
+		if !streaming {
+			hint += ", or convert it to .npy, which --p samples while reading"
+		}
 	}
-	if what == "" {
-		what = "this matrix "
-	}
-	return fmt.Errorf("%sneeds about %.1f GB for --method %s, more than the %.1f GB free; %s (lowrank.npy is written row by row, --factors avoids the d1×d2 file)",
+	return fmt.Errorf("%sneeds about %.1f GB for --method %s, more than the %.1f GB free; %s",
 		what, need/1e9, f.method, avail/1e9, hint)
+}
+
+// inFmt returns the input format, "" when unknown.
+func (f *decomposeFlags) inFmt() string {
+	fm, _ := inputFormat(f.in, f.inFormat)
+	return fm
 }
 
 // textDelimiter maps the text formats to their delimiters.

@@ -1,0 +1,389 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/synth"
+)
+
+// Tolerances of the end-to-end recoveries. On the paper's model at these
+// sizes the gradient method's default stopping rules (residual 1e-9,
+// factor change 1e-16) end at a relative error of about 1e-7; 1e-5 leaves
+// room for other seeds and machines while a wrong answer (wrong rank,
+// transposed or misread data, corruptions left in M) is off by 1e-2 or
+// more. A float32 input perturbs every entry by up to 2⁻²⁴ ≈ 6e-8 of its
+// size, which the estimate carries over at a similar relative size; 1e-4
+// covers that with a wide margin.
+const (
+	tolFloat64 = 1e-5
+	tolFloat32 = 1e-4
+)
+
+// checkSparse reads sparse.mtx and compares it with the true corruptions:
+// on the model the sparse part recovers S* exactly up to the error of M.
+func checkSparse(t *testing.T, dir string, in *synth.Instance, sum map[string]any, tol float64) {
+	t.Helper()
+	mm, err := formats.ReadMatrixMarketFile(join(dir, "sparse.mtx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mm.Coord == nil {
+		t.Fatal("sparse.mtx is not a coordinate file")
+	}
+	if err := mm.Coord.CheckDuplicates("sparse.mtx"); err != nil {
+		t.Fatal(err)
+	}
+	if got := float64(mm.Coord.Len()); got != sum["sparse_entries"].(float64) {
+		t.Errorf("sparse.mtx has %v entries, summary says %v", got, sum["sparse_entries"])
+	}
+	d1, d2 := in.Y.Dims()
+	s := mat.NewDense(d1, d2, nil)
+	for k, v := range mm.Coord.Val {
+		s.Set(mm.Coord.Row[k], mm.Coord.Col[k], v)
+	}
+	if e := relDiff(s, in.S.ToDense()); e > tol {
+		t.Errorf("sparse part: relative error %.3g against S*, want ≤ %g", e, tol)
+	}
+}
+
+func TestDecomposeNpy(t *testing.T) {
+	in := testInstance(t, 120, 100, 3, 0.05, 11)
+	m := truthM(in)
+	for _, c := range []struct {
+		name string
+		opt  formats.NpyOptions
+		tol  float64
+	}{
+		{"float64 C order", formats.NpyOptions{}, tolFloat64},
+		{"float64 Fortran order", formats.NpyOptions{FortranOrder: true}, tolFloat64},
+		{"float32 Fortran order", formats.NpyOptions{Float32: true, FortranOrder: true}, tolFloat32},
+		{"float32 C order", formats.NpyOptions{Float32: true}, tolFloat32},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			y := join(dir, "Y.npy")
+			writeFile(t, y, func(w io.Writer) error { return formats.WriteNpyWith(w, in.Y, c.opt) })
+			out := join(dir, "out")
+			r := mustRun(t, "decompose", "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--json")
+			sum := readJSON(t, r.stdout)
+			if fmt.Sprint(listDir(t, out)) != "[lowrank.npy sparse.mtx summary.json]" {
+				t.Fatalf("output files %v", listDir(t, out))
+			}
+			if file := readJSONFile(t, join(out, "summary.json")); fmt.Sprint(file) != fmt.Sprint(sum) {
+				t.Errorf("summary.json %v differs from --json output %v", file, sum)
+			}
+			if sum["d1"] != 120.0 || sum["d2"] != 100.0 || sum["method"] != "gd" || sum["observed_entries"] != 12000.0 || sum["partial"] != false {
+				t.Errorf("summary %v", sum)
+			}
+			if it := sum["iterations"].(float64); it < 1 {
+				t.Errorf("iterations %v", it)
+			}
+			low, err := formats.ReadNpyFile(join(out, "lowrank.npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := relDiff(low, m); e > c.tol {
+				t.Errorf("low-rank part: relative error %.3g, want ≤ %g", e, c.tol)
+			}
+			checkSparse(t, out, in, sum, 100*c.tol)
+		})
+	}
+}
+
+func TestDecomposeCSVHeader(t *testing.T) {
+	in := testInstance(t, 90, 110, 2, 0.05, 12)
+	dir := t.TempDir()
+	y := join(dir, "Y.csv")
+	writeFile(t, y, func(w io.Writer) error {
+		var names []string
+		for j := 0; j < 110; j++ {
+			names = append(names, fmt.Sprintf("col%d", j))
+		}
+		if _, err := fmt.Fprintln(w, strings.Join(names, ",")); err != nil {
+			return err
+		}
+		return formats.WriteDelimited(w, in.Y, ",")
+	})
+	// Without --header the names are a malformed number at line 1, column 1.
+	wantError(t, 1, []string{"Y.csv", "line 1, column 1", `invalid number "col0"`, "use --header"},
+		"decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--out", join(dir, "bad"))
+	out := join(dir, "out")
+	mustRun(t, "decompose", "--in", y, "--header", "--rank", "2", "--alpha", "0.05", "--out", out, "--format", "csv", "--quiet")
+	if fmt.Sprint(listDir(t, out)) != "[lowrank.csv sparse.mtx summary.json]" {
+		t.Fatalf("output files %v", listDir(t, out))
+	}
+	low, err := formats.ReadDelimitedFile(join(out, "lowrank.csv"), formats.TextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relDiff(low, truthM(in)); e > tolFloat64 {
+		t.Errorf("low-rank part from CSV: relative error %.3g, want ≤ %g", e, tolFloat64)
+	}
+	checkSparse(t, out, in, readJSONFile(t, join(out, "summary.json")), 100*tolFloat64)
+}
+
+// observedEntriesOf adapts an instance's observed entries to the Matrix
+// Market writer.
+func observedEntriesOf(in *synth.Instance) formats.SparseMatrix {
+	return observedEntries{rpca.ObservedFromInternal(in.Obs)}
+}
+
+func TestDecomposeMatrixMarketPartial(t *testing.T) {
+	cfg := synth.Config{D1: 200, D2: 160, Rank: 3, Alpha: 0.05, P: 0.5, Seed: 13}
+	in, err := synth.Observed(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	y := join(dir, "Y.mtx")
+	writeFile(t, y, func(w io.Writer) error { return formats.WriteMatrixMarketSparse(w, observedEntriesOf(in)) })
+	out := join(dir, "out")
+	r := mustRun(t, "decompose", "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--factors", "--json")
+	sum := readJSON(t, r.stdout)
+	if fmt.Sprint(listDir(t, out)) != "[U.npy V.npy sparse.mtx summary.json]" {
+		t.Fatalf("output files %v", listDir(t, out))
+	}
+	if sum["partial"] != true || sum["observed_entries"] != float64(in.Obs.NNZ()) || sum["params"].(map[string]any)["algorithm"] != 2.0 {
+		t.Errorf("summary %v", sum)
+	}
+	u, err := formats.ReadNpyFile(join(out, "U.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := formats.ReadNpyFile(join(out, "V.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := metrics.RelError(u, v, in.A, in.B); e > tolFloat64 {
+		t.Errorf("partial input: relative error %.3g, want ≤ %g", e, tolFloat64)
+	}
+	// The sparse part lives on the observed entries and matches S* there.
+	mm, err := formats.ReadMatrixMarketFile(join(out, "sparse.mtx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff, norm float64
+	in.S.Do(func(i, j int, v float64) { norm += v * v })
+	got := map[[2]int]float64{}
+	for k, v := range mm.Coord.Val {
+		got[[2]int{mm.Coord.Row[k], mm.Coord.Col[k]}] = v
+	}
+	in.S.Do(func(i, j int, v float64) { d := got[[2]int{i, j}] - v; diff += d * d; delete(got, [2]int{i, j}) })
+	for _, v := range got {
+		diff += v * v
+	}
+	if e := math.Sqrt(diff / norm); e > 100*tolFloat64 {
+		t.Errorf("sparse part on Φ: relative error %.3g", e)
+	}
+
+	// --missing-nan: the same data as a dense CSV with NaN for the
+	// missing entries gives the same answer.
+	full := mat.NewDense(200, 160, nil)
+	for i := 0; i < 200; i++ {
+		for j := 0; j < 160; j++ {
+			full.Set(i, j, math.NaN())
+		}
+	}
+	observedEntriesOf(in).Do(func(i, j int, v float64) { full.Set(i, j, v) })
+	ycsv := join(dir, "Y.csv")
+	writeFile(t, ycsv, func(w io.Writer) error { return formats.WriteDelimited(w, full, ",") })
+	wantError(t, 1, []string{"Y.csv", "line 1, column", "non-finite", "--missing-nan"}, "decompose", "--in", ycsv, "--rank", "3", "--out", join(dir, "nan"))
+	r2 := mustRun(t, "decompose", "--in", ycsv, "--missing-nan", "--rank", "3", "--alpha", "0.05", "--out", join(dir, "nan"), "--json", "--factors")
+	if s2 := readJSON(t, r2.stdout); s2["residual"] != sum["residual"] || s2["iterations"] != sum["iterations"] {
+		t.Errorf("--missing-nan on CSV: %v %v, want the .mtx run's %v %v", s2["residual"], s2["iterations"], sum["residual"], sum["iterations"])
+	}
+}
+
+func TestDecomposeSubsampled(t *testing.T) {
+	in := testInstance(t, 200, 200, 2, 0.05, 14)
+	dir := t.TempDir()
+	y := join(dir, "Y.npy")
+	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	out := join(dir, "out")
+	writeFile(t, join(dir, "A.npy"), func(w io.Writer) error { return formats.WriteNpy(w, in.A) })
+	writeFile(t, join(dir, "B.npy"), func(w io.Writer) error { return formats.WriteNpy(w, in.B) })
+	r := mustRun(t, "decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--p", "0.5", "--out", out, "--truth", dir, "--json")
+	sum := readJSON(t, r.stdout)
+	// |Φ| ~ Binomial(40000, 0.5): mean 20000, standard deviation 100.
+	if n := sum["observed_entries"].(float64); sum["partial"] != true || math.Abs(n-20000) > 600 || sum["params"].(map[string]any)["p"] != n/40000 {
+		t.Errorf("summary %v", sum)
+	}
+	low, err := formats.ReadNpyFile(join(out, "lowrank.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := relDiff(low, truthM(in))
+	if e > tolFloat64 {
+		t.Errorf("--p 0.5: relative error %.3g, want ≤ %g", e, tolFloat64)
+	}
+	// --truth reports the same error as the one measured here.
+	if te := sum["rel_error"].(float64); math.Abs(te-e) > 1e-6*e+1e-12 {
+		t.Errorf("--truth rel_error %v, measured %v", te, e)
+	}
+	// The sample depends on the seed and the positions only: the same
+	// matrix as a Fortran-order .npy (sampled while read) and as CSV (read,
+	// then sampled) gives the same run.
+	yf := join(dir, "Yf.npy")
+	writeFile(t, yf, func(w io.Writer) error { return formats.WriteNpyWith(w, in.Y, formats.NpyOptions{FortranOrder: true}) })
+	yc := join(dir, "Y.csv")
+	writeFile(t, yc, func(w io.Writer) error { return formats.WriteDelimited(w, in.Y, ",") })
+	for _, other := range []string{yf, yc} {
+		r2 := mustRun(t, "decompose", "--in", other, "--rank", "2", "--alpha", "0.05", "--p", "0.5", "--out", join(dir, "o2"), "--force", "--json")
+		s2 := readJSON(t, r2.stdout)
+		if s2["observed_entries"] != sum["observed_entries"] || s2["residual"] != sum["residual"] || s2["iterations"] != sum["iterations"] {
+			t.Errorf("%s: %v entries, residual %v, %v iterations; .npy gave %v, %v, %v", other,
+				s2["observed_entries"], s2["residual"], s2["iterations"], sum["observed_entries"], sum["residual"], sum["iterations"])
+		}
+	}
+	// Another seed, another sample.
+	r3 := mustRun(t, "decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--p", "0.5", "--seed", "2", "--out", join(dir, "o3"), "--json")
+	if s3 := readJSON(t, r3.stdout); s3["observed_entries"] == sum["observed_entries"] && s3["residual"] == sum["residual"] {
+		t.Errorf("--seed 2 gave the same sample as --seed 1")
+	}
+}
+
+func TestDecomposeErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := testInstance(t, 20, 15, 2, 0.05, 15)
+	ynpy := join(dir, "Y.npy")
+	writeFile(t, ynpy, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	bad := join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("1,2,3\n4,5,6\n7,8.5.1,9\n"), 0o644)
+	nanY := mat.DenseCopyOf(in.Y)
+	nanY.Set(3, 4, math.NaN())
+	ynan := join(dir, "nan.npy")
+	writeFile(t, ynan, func(w io.Writer) error { return formats.WriteNpy(w, nanY) })
+	dup := join(dir, "dup.mtx")
+	os.WriteFile(dup, []byte("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n1 1 2\n"), 0o644)
+	part := join(dir, "part.mtx")
+	os.WriteFile(part, []byte("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n2 2 1\n"), 0o644)
+	odd := join(dir, "Y.xyz")
+	os.WriteFile(odd, []byte("1 2\n3 4\n"), 0o644)
+	outDir := join(dir, "out")
+
+	cases := []struct {
+		name string
+		code int
+		keys []string
+		args []string
+	}{
+		{"missing file", 1, []string{"nothere.npy", "does not exist"}, []string{"--in", join(dir, "nothere.npy"), "--rank", "2"}},
+		{"bad number", 1, []string{"bad.csv", "line 3, column 2", `invalid number "8.5.1"`}, []string{"--in", bad, "--rank", "1"}},
+		{"NaN in npy", 1, []string{"nan.npy", "NaN", "row 4, column 5", "--missing-nan"}, []string{"--in", ynan, "--rank", "2"}},
+		{"rank too large", 2, []string{"--rank 15", "min(d1, d2) = 15", "20×15"}, []string{"--in", ynpy, "--rank", "15"}},
+		{"rank missing", 2, []string{"--rank", "required"}, []string{"--in", ynpy}},
+		{"alpha 1", 2, []string{"--alpha", "[0, 1)", "got 1"}, []string{"--in", ynpy, "--rank", "2", "--alpha", "1"}},
+		{"alpha negative", 2, []string{"--alpha", "[0, 1)"}, []string{"--in", ynpy, "--rank", "2", "--alpha", "-0.1"}},
+		{"unknown extension", 2, []string{"unknown input format", ".xyz", "--in-format"}, []string{"--in", odd, "--rank", "1"}},
+		{"unknown method", 2, []string{"unknown --method", "svd"}, []string{"--in", ynpy, "--rank", "2", "--method", "svd"}},
+		{"duplicate entry", 1, []string{"dup.mtx", "line 5", "duplicate entry at row 1, column 1", "line 3"}, []string{"--in", dup, "--rank", "1"}},
+		{"no --out", 2, []string{"--out", "required"}, []string{"--in", ynpy, "--rank", "2", "--out", ""}},
+		{"bad --format", 2, []string{"--format", "npy or csv"}, []string{"--in", ynpy, "--rank", "2", "--format", "parquet"}},
+		{"altproj on partial", 2, []string{"altproj", "--method gd"}, []string{"--in", part, "--rank", "1", "--method", "altproj"}},
+		{"unknown flag", 2, []string{"-rnak", "not defined"}, []string{"--rnak", "2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"decompose", "--out", outDir}, c.args...)
+			wantError(t, c.code, c.keys, args...)
+			if _, err := os.Stat(outDir); !os.IsNotExist(err) {
+				t.Errorf("output directory exists after a failed run: %v", err)
+			}
+		})
+	}
+	// The .xyz file reads as white-space text with --in-format txt.
+	mustRun(t, "decompose", "--in", odd, "--in-format", "txt", "--rank", "1", "--alpha", "0", "--out", join(dir, "xyz"))
+}
+
+func TestDecomposeOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	in := testInstance(t, 30, 25, 2, 0.05, 16)
+	y := join(dir, "Y.npy")
+	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	out := join(dir, "out")
+	os.Mkdir(out, 0o755)
+	os.WriteFile(join(out, "keep.txt"), []byte("mine"), 0o644)
+	wantError(t, 1, []string{"out", "exists and is not empty", "--force"}, "decompose", "--in", y, "--rank", "2", "--out", out)
+	if b, err := os.ReadFile(join(out, "keep.txt")); err != nil || string(b) != "mine" {
+		t.Fatalf("existing directory touched: %v", err)
+	}
+	mustRun(t, "decompose", "--in", y, "--rank", "2", "--out", out, "--force")
+	if fmt.Sprint(listDir(t, out)) != "[lowrank.npy sparse.mtx summary.json]" {
+		t.Fatalf("--force: files %v", listDir(t, out))
+	}
+	// Nothing but the input and the output directory is left in dir.
+	if got := fmt.Sprint(listDir(t, dir)); got != "[Y.npy out]" {
+		t.Errorf("leftovers in the parent directory: %v", got)
+	}
+}
+
+// TestDecomposeCancel interrupts a run after its second iteration (the
+// context is cancelled by the progress output, as Ctrl-C would) and after
+// the solve: no output directory and no temporary files may remain.
+func TestDecomposeCancel(t *testing.T) {
+	dir := t.TempDir()
+	in := testInstance(t, 60, 50, 2, 0.05, 17)
+	y := join(dir, "Y.npy")
+	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	out := join(dir, "out")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelOnWrite{text: "iter    2", cancel: cancel}
+	var stdout strings.Builder
+	code := run(ctx, &env{stdout: &stdout, stderr: stderr}, []string{"decompose", "--in", y, "--rank", "2", "--out", out, "--verbose"})
+	if code != 130 || !strings.Contains(stderr.buf.String(), "interrupted") {
+		t.Errorf("exit %d, stderr %q; want 130 and 'interrupted'", code, stderr.buf.String())
+	}
+	if got := fmt.Sprint(listDir(t, dir)); got != "[Y.npy]" {
+		t.Errorf("files left after the interrupt: %v", got)
+	}
+
+	// Cancelled before the start.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if r := runCLI(t, ctx2, "decompose", "--in", y, "--rank", "2", "--out", out); r.code != 130 {
+		t.Errorf("pre-cancelled: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if got := fmt.Sprint(listDir(t, dir)); got != "[Y.npy]" {
+		t.Errorf("files left after the interrupt: %v", got)
+	}
+}
+
+// TestDecomposeMemoryCheck gives a .npy whose header declares a matrix far
+// larger than memory; the file is sparse (a hole after the header), so it
+// costs no disk. The command must refuse before reading the data.
+func TestDecomposeMemoryCheck(t *testing.T) {
+	dir := t.TempDir()
+	y := join(dir, "big.npy")
+	const d = 200000 // 3.2e11 bytes of float64
+	f, err := os.Create(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header is written before the first row is asked for.
+	stop := fmt.Errorf("header only")
+	if err := formats.WriteNpyRows(f, d, d, func(int, []float64) error { return stop }); err != stop {
+		t.Fatal(err)
+	}
+	hdr, err := f.Seek(0, io.SeekCurrent)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(y, hdr+8*d*d); err != nil {
+		t.Skipf("cannot create a sparse file here: %v", err)
+	}
+	wantError(t, 1, []string{"200000×200000", "GB", "--p"}, "decompose", "--in", y, "--rank", "5", "--out", join(dir, "out"))
+}
