@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"image"
+	"image/draw"
 	"io"
 	"math"
 	"path/filepath"
@@ -509,7 +510,7 @@ func pixelMasks(fg video.Matrix, g video.Geometry, threshold float64) *mat.Dense
 
 // videoMontage lays out original | background | foreground | mask for n
 // evenly spaced frames (the truth frame among them when there is one).
-func videoMontage(seq *video.Sequence, bg *mat.Dense, fg video.Matrix, mask *mat.Dense, sum *videoSummary, n, truthIdx int) (*image.RGBA, error) {
+func videoMontage(seq *video.Sequence, bg *mat.Dense, fg video.Matrix, mask *mat.Dense, sum *videoSummary, n, truthIdx int) (image.Image, error) {
 	d2 := len(seq.Names)
 	n = min(n, d2)
 	idx := make([]int, n)
@@ -533,6 +534,10 @@ func videoMontage(seq *video.Sequence, bg *mat.Dense, fg video.Matrix, mask *mat
 	}
 	if sum.Preset != "" {
 		method += " (" + sum.Preset + ")"
+	}
+	fgLabel := "foreground |Y-M|"
+	if sum.Foreground == "sparse" {
+		fgLabel = "foreground |S|"
 	}
 	var rows [][]video.Panel
 	for _, j := range idx {
@@ -560,7 +565,7 @@ func videoMontage(seq *video.Sequence, bg *mat.Dense, fg video.Matrix, mask *mat
 		rows = append(rows, []video.Panel{
 			{Image: orig, Label: seq.Names[j]},
 			{Image: b, Label: fmt.Sprintf("%s %.2fs", method, sum.Seconds)},
-			{Image: fgImg, Label: "foreground"},
+			{Image: fgImg, Label: fgLabel},
 			{Image: mk, Label: mlabel},
 		})
 	}
@@ -568,7 +573,14 @@ func videoMontage(seq *video.Sequence, bg *mat.Dense, fg video.Matrix, mask *mat
 	if g.Width < 200 {
 		zoom = 2
 	}
-	return video.Montage(rows, video.MontageOptions{Zoom: zoom}), nil
+	m := video.Montage(rows, video.MontageOptions{Zoom: zoom})
+	if g.Color {
+		return m, nil
+	}
+	// Gray frames, black labels on white: a gray PNG is a third the size.
+	gm := image.NewGray(m.Bounds())
+	draw.Draw(gm, gm.Bounds(), m, m.Bounds().Min, draw.Src)
+	return gm, nil
 }
 
 // summaryLine is the one-line summary printed on success.
