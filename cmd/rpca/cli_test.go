@@ -155,4 +155,4 @@ func testInstance(t *testing.T, d1, d2, r int, alpha float64, seed uint64) *synt
 	return in
 }
 
-func join(dir, name string) string { return filepath.Join(dir, name) }
+func join(elem ...string) string { return filepath.Join(elem...) }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,7 @@ type completeFlags struct {
 	clip        string
 	clipLo      float64
 	clipHi      float64
+	center      bool
 }
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
@@ -60,13 +62,21 @@ column ids are arbitrary strings; values are numbers. Lines starting with
 Output in DIR (written to a temporary directory and renamed into place;
 an existing non-empty DIR needs --force):
   U.npy, V.npy      the factors: the prediction for (row i, col j) is
-                    U[i]·V[j] (U.csv, V.csv with --format csv)
+                    U[i]·V[j] (U.csv, V.csv with --format csv); with
+                    --center (the default) they have r+1 columns, the last
+                    of U holding the median rating m and that of V ones
   rows.txt          the row ids, one a line, in the order of U's rows
   cols.txt          the column ids in the order of V's rows
   predictions.tsv   with --predict: row id, col id, predicted value
   outliers.tsv      with --alpha > 0: row id, col id, rating, fitted value
                     of the ratings the method set aside as outliers
   summary.json      sizes, parameters, iterations, time, errors
+
+The ratings are centered by default: the method fits the rank-r matrix
+to the ratings minus their median m, so that a rating scale far from 0
+(say 1 to 5) does not dominate the fit, and adds m back to predictions.
+This matters in particular with --alpha > 0, whose outlier detection
+compares the ratings' deviations.
 
 --holdout F fits on a random fraction 1−F of the ratings (chosen by
 --seed) and reports the root mean square error (RMSE) and mean absolute
@@ -90,6 +100,7 @@ Example:
 	fs.StringVar(&f.unknown, "unknown", "error", "ids in --predict that have no training rating: error or nan")
 	fs.Float64Var(&f.holdout, "holdout", 0, "fraction in [0, 1) of the ratings held out to measure the prediction error")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
+	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")
 	return fs
 }
 
@@ -112,8 +123,9 @@ type completeSummary struct {
 	Seconds          float64            `json:"seconds"`
 	StopReason       string             `json:"stop_reason"`
 	Residual         any                `json:"residual"`
-	TrainRMSE        any                `json:"train_rmse"`
+	TrainRMSE        any                `json:"train_rmse"` // outliers excluded
 	Outliers         int                `json:"outliers"`
+	Offset           float64            `json:"offset"`
 	Clip             []float64          `json:"clip,omitempty"`
 	Holdout          float64            `json:"holdout,omitempty"`
 	HoldoutRatings   int                `json:"holdout_ratings,omitempty"`
@@ -182,7 +194,16 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if need := 150 * float64(tr.Len()); need > availableMemory() {
 		return fmt.Errorf("%s: %d ratings need about %.1f GB, more than this machine has free", f.in, tr.Len(), need/1e9)
 	}
-	obs, err := rpca.NewObserved(d1, d2, tr.Row, tr.Col, tr.Val)
+	offset := 0.0
+	vals := tr.Val
+	if f.center {
+		offset = median(tr.Val)
+		vals = make([]float64, len(tr.Val))
+		for k, v := range tr.Val {
+			vals[k] = v - offset
+		}
+	}
+	obs, err := rpca.NewObserved(d1, d2, tr.Row, tr.Col, vals)
 	if err != nil {
 		return fmt.Errorf("%s: %v", f.in, strings.TrimPrefix(err.Error(), "rpca: "))
 	}
@@ -197,23 +218,35 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.center {
+		// M = offset + U·Vᵀ = [U, offset·1]·[V, 1]ᵀ.
+		res.U, res.V = appendColumn(res.U, offset), appendColumn(res.V, 1)
+	}
 
 	sum := &completeSummary{
 		Command: "complete", Method: res.Method, Input: f.in, Ratings: r.Len(), RowIDs: r.D1, ColIDs: r.D2,
 		D1: d1, D2: d2, Observed: obs.Len(), Rank: f.rank, Alpha: f.alpha, Seed: f.seed, Params: res.Params,
 		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
-		Residual: finite(res.Residual), Outliers: res.S.NNZ(), Output: f.out,
+		Residual: finite(res.Residual), Outliers: res.S.NNZ(), Offset: offset, Output: f.out,
 	}
 	if f.clip != "" {
 		sum.Clip = []float64{f.clipLo, f.clipHi}
 	}
 	predict := func(i, j int) float64 { return f.clipValue(dotRows(res.U, i, res.V, j)) }
+	// Training RMSE over the ratings not set aside as outliers.
 	var sq float64
+	nt := 0
 	for k, v := range tr.Val {
+		if res.S.NNZ() > 0 && res.S.At(tr.Row[k], tr.Col[k]) != 0 {
+			continue
+		}
 		d := v - dotRows(res.U, tr.Row[k], res.V, tr.Col[k])
 		sq += d * d
+		nt++
 	}
-	sum.TrainRMSE = finite(math.Sqrt(sq / float64(tr.Len())))
+	if nt > 0 {
+		sum.TrainRMSE = finite(math.Sqrt(sq / float64(nt)))
+	}
 	if held != nil {
 		f.evaluate(sum, r, held, fit, tr, predict)
 	}
@@ -263,7 +296,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		}
 		if res.S.NNZ() > 0 {
 			if err := formats.WriteFileAtomic(d.Join("outliers.tsv"), func(w io.Writer) error {
-				return writeOutliers(w, res, obs, fit)
+				return writeOutliers(w, res, obs, fit, offset)
 			}); err != nil {
 				return nil, err
 			}
@@ -290,7 +323,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		b.WriteString(")")
 	}
 	if sum.Outliers > 0 {
-		fmt.Fprintf(&b, "; %d outliers", sum.Outliers)
+		fmt.Fprintf(&b, "; %d ratings set aside as outliers (not in the training RMSE)", sum.Outliers)
 	}
 	if pairs != nil {
 		fmt.Fprintf(&b, "; %d predictions", sum.Predictions)
@@ -501,7 +534,7 @@ func writeLines(w io.Writer, lines []string) error {
 
 // writeOutliers writes the ratings in the support of S with ids, the
 // rating and the fitted value U[i]·V[j].
-func writeOutliers(w io.Writer, res *rpca.Result, obs *rpca.Observed, fit *fitted) error {
+func writeOutliers(w io.Writer, res *rpca.Result, obs *rpca.Observed, fit *fitted, offset float64) error {
 	if _, err := io.WriteString(w, "# row\tcol\trating\tfitted\n"); err != nil {
 		return err
 	}
@@ -510,9 +543,33 @@ func writeOutliers(w io.Writer, res *rpca.Result, obs *rpca.Observed, fit *fitte
 		if err != nil || res.S.At(i, j) == 0 {
 			return
 		}
-		line := fit.rowIDs[i] + "\t" + fit.colIDs[j] + "\t" + strconv.FormatFloat(y, 'g', -1, 64) + "\t" +
+		line := fit.rowIDs[i] + "\t" + fit.colIDs[j] + "\t" + strconv.FormatFloat(y+offset, 'g', -1, 64) + "\t" +
 			strconv.FormatFloat(dotRows(res.U, i, res.V, j), 'g', -1, 64) + "\n"
 		_, err = io.WriteString(w, line)
 	})
 	return err
+}
+
+// median returns the median of x (the mean of the middle two for an even
+// length); x is not modified.
+func median(x []float64) float64 {
+	y := slices.Clone(x)
+	slices.Sort(y)
+	n := len(y)
+	if n%2 == 1 {
+		return y[n/2]
+	}
+	return (y[n/2-1] + y[n/2]) / 2
+}
+
+// appendColumn returns [m, c·1].
+func appendColumn(m *mat.Dense, c float64) *mat.Dense {
+	r, k := m.Dims()
+	out := mat.NewDense(r, k+1, nil)
+	for i := 0; i < r; i++ {
+		row := out.RawRowView(i)
+		copy(row, m.RawRowView(i))
+		row[k] = c
+	}
+	return out
 }

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/formats"
+)
+
+// ratingSet is a generated rating matrix: truth[i][j] = 3 + a_i·b_j of
+// rank 3 (rank 4 with the offset), observed with probability p, with
+// Gaussian noise of standard deviation sigma, and a fraction of the
+// observed ratings replaced by gross outliers.
+type ratingSet struct {
+	d1, d2   int
+	truth    *mat.Dense
+	observed map[[2]int]bool
+	outlier  map[[2]int]bool
+	sigma    float64
+}
+
+func rowID(i int) string { return fmt.Sprintf("user-%03d", i) }
+func colID(j int) string { return fmt.Sprintf("item_%d", j) }
+
+// newRatingSet writes the observed ratings to path as "row col value"
+// lines in random order, with a header line.
+func newRatingSet(t *testing.T, path string, d1, d2 int, p, sigma, outliers float64, seed uint64) *ratingSet {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 99))
+	const r = 3
+	a, b := mat.NewDense(d1, r, nil), mat.NewDense(d2, r, nil)
+	for _, m := range []*mat.Dense{a, b} {
+		rows, _ := m.Dims()
+		for i := 0; i < rows; i++ {
+			for k := 0; k < r; k++ {
+				m.Set(i, k, rng.NormFloat64()/math.Sqrt(math.Sqrt(r)))
+			}
+		}
+	}
+	rs := &ratingSet{d1: d1, d2: d2, truth: mat.NewDense(d1, d2, nil), observed: map[[2]int]bool{}, outlier: map[[2]int]bool{}, sigma: sigma}
+	rs.truth.Mul(a, b.T())
+	rs.truth.Apply(func(i, j int, v float64) float64 { return 3 + v }, rs.truth)
+	var lines []string
+	for i := 0; i < d1; i++ {
+		for j := 0; j < d2; j++ {
+			if rng.Float64() >= p {
+				continue
+			}
+			v := rs.truth.At(i, j) + sigma*rng.NormFloat64()
+			if rng.Float64() < outliers {
+				v = 3 + (5+5*rng.Float64())*float64(2*rng.IntN(2)-1)
+				rs.outlier[[2]int{i, j}] = true
+			}
+			rs.observed[[2]int{i, j}] = true
+			lines = append(lines, fmt.Sprintf("%s\t%s\t%s", rowID(i), colID(j), strconv.FormatFloat(v, 'g', -1, 64)))
+		}
+	}
+	rng.Shuffle(len(lines), func(x, y int) { lines[x], lines[y] = lines[y], lines[x] })
+	writeFile(t, path, func(w io.Writer) error {
+		_, err := io.WriteString(w, "user\titem\trating\n"+strings.Join(lines, "\n")+"\n")
+		return err
+	})
+	return rs
+}
+
+// writePairs writes n unobserved pairs, with the true value as a third
+// field (which complete must ignore), and returns them.
+func (rs *ratingSet) writePairs(t *testing.T, path string, n int, extra ...string) [][2]int {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 5))
+	var pairs [][2]int
+	var b strings.Builder
+	b.WriteString("user\titem\ttruth\n")
+	for len(pairs) < n {
+		q := [2]int{rng.IntN(rs.d1), rng.IntN(rs.d2)}
+		if rs.observed[q] {
+			continue
+		}
+		pairs = append(pairs, q)
+		fmt.Fprintf(&b, "%s\t%s\t%g\n", rowID(q[0]), colID(q[1]), rs.truth.At(q[0], q[1]))
+	}
+	for _, l := range extra {
+		b.WriteString(l + "\n")
+	}
+	writeFile(t, path, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err })
+	return pairs
+}
+
+// readPredictions reads predictions.tsv.
+func readPredictions(t *testing.T, path string) *formats.Ratings {
+	t.Helper()
+	r, err := formats.ReadRatingsFile(path, formats.RatingOptions{Delimiter: "\t", AllowNonFinite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+func index(ids []string) map[string]int {
+	m := map[string]int{}
+	for k, id := range ids {
+		m[id] = k
+	}
+	return m
+}
+
+// TestCompleteHoldout fits a noisy rank-4 rating matrix with 10% of the
+// ratings held out. The held-out RMSE cannot beat the noise σ (the noise
+// of a held-out rating is independent of the fit) and exceeds it by the
+// estimation error, about σ·√(r(d1+d2)/n) ≈ 0.45σ here (n = 5400 training
+// ratings, r = 4, d1+d2 = 250), so σ·√(1+0.2) ≈ 1.1σ is expected; the test
+// accepts [0.8σ, 1.6σ]. The RMSE of 600 held-out noise draws varies by
+// about 3%, so 0.8σ is far outside chance, and a fit that misses the
+// low-rank structure is at the training-mean RMSE, ≈ 20σ.
+func TestCompleteHoldout(t *testing.T) {
+	dir := t.TempDir()
+	in := join(dir, "ratings.tsv")
+	const sigma = 0.05
+	rs := newRatingSet(t, in, 150, 100, 0.4, sigma, 0, 21)
+	pairsPath := join(dir, "pairs.tsv")
+	pairs := rs.writePairs(t, pairsPath, 200)
+	out := join(dir, "model")
+	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
+		"--predict", pairsPath, "--out", out, "--json")
+	sum := readJSON(t, r.stdout)
+	if fmt.Sprint(listDir(t, out)) != "[U.npy V.npy cols.txt predictions.tsv rows.txt summary.json]" {
+		t.Fatalf("files %v", listDir(t, out))
+	}
+	n := float64(len(rs.observed))
+	if sum["ratings"] != n || sum["holdout_ratings"] != math.Round(0.1*n) || sum["observed_entries"] != n-math.Round(0.1*n) || sum["alpha"] != 0.0 {
+		t.Errorf("summary counts %v", sum)
+	}
+	rmse, mae, base := sum["holdout_rmse"].(float64), sum["holdout_mae"].(float64), sum["baseline_rmse"].(float64)
+	if rmse < 0.8*sigma || rmse > 1.6*sigma {
+		t.Errorf("held-out RMSE %.4g, want within [0.8σ, 1.6σ] for σ = %g", rmse, sigma)
+	}
+	// For Gaussian errors MAE ≈ 0.8·RMSE.
+	if mae > rmse || mae < 0.6*rmse {
+		t.Errorf("held-out MAE %.4g with RMSE %.4g", mae, rmse)
+	}
+	if base < 10*rmse {
+		t.Errorf("training-mean RMSE %.4g is not far above the fit's %.4g", base, rmse)
+	}
+	// The same figures in the one-line summary without --json.
+	r2 := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7", "--out", join(dir, "m2"))
+	if want := fmt.Sprintf("held-out RMSE %.4g, MAE %.4g", rmse, mae); !strings.Contains(r2.stdout, want) || strings.Count(r2.stdout, "\n") != 1 {
+		t.Errorf("stdout %q does not have %q on one line", r2.stdout, want)
+	}
+
+	// Predictions: in the order of pairs.tsv, equal to U[row]·V[col] of
+	// the written factors, and close to the noiseless truth (estimation
+	// error ≈ 0.45σ, see above; 1σ bound).
+	u, err := formats.ReadNpyFile(join(out, "U.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := formats.ReadNpyFile(join(out, "V.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, cols := index(readLines(t, join(out, "rows.txt"))), index(readLines(t, join(out, "cols.txt")))
+	if ur, _ := u.Dims(); ur != len(rows) || ur != 150 {
+		t.Fatalf("U has %d rows, rows.txt %d ids", ur, len(rows))
+	}
+	// Centered fit: rank 4 plus a column holding the median rating.
+	if _, uc := u.Dims(); uc != 5 || u.At(17, 4) != sum["offset"] || v.At(9, 4) != 1 || math.Abs(sum["offset"].(float64)-3) > 0.5 {
+		t.Errorf("U has %d columns, last %v (offset %v), V's last %v; want 5, the offset, 1", uc, u.At(17, 4), sum["offset"], v.At(9, 4))
+	}
+	pred := readPredictions(t, join(out, "predictions.tsv"))
+	if pred.Len() != len(pairs) {
+		t.Fatalf("%d predictions for %d pairs", pred.Len(), len(pairs))
+	}
+	var sq float64
+	for k, q := range pairs {
+		ri, ci := pred.RowIDs[pred.Row[k]], pred.ColIDs[pred.Col[k]]
+		if ri != rowID(q[0]) || ci != colID(q[1]) {
+			t.Fatalf("prediction %d is for (%s, %s), want (%s, %s)", k, ri, ci, rowID(q[0]), colID(q[1]))
+		}
+		want := mat.Dot(u.RowView(rows[ri]), v.RowView(cols[ci]))
+		if math.Abs(pred.Val[k]-want) > 1e-12*math.Abs(want) {
+			t.Fatalf("prediction %v differs from U·V = %v", pred.Val[k], want)
+		}
+		d := pred.Val[k] - rs.truth.At(q[0], q[1])
+		sq += d * d
+	}
+	if e := math.Sqrt(sq / float64(len(pairs))); e > sigma {
+		t.Errorf("prediction RMSE against the truth %.4g, want ≤ σ = %g", e, sigma)
+	}
+}
+
+func TestCompletePredictOptions(t *testing.T) {
+	dir := t.TempDir()
+	in := join(dir, "ratings.tsv")
+	rs := newRatingSet(t, in, 60, 50, 0.5, 0.05, 0, 22)
+	pairsPath := join(dir, "pairs.tsv")
+	rs.writePairs(t, pairsPath, 50, "user-000\tno-such-item", "nobody\titem_1")
+
+	// Unknown ids: an error naming the line (header, 50 pairs, then these).
+	wantError(t, 1, []string{"pairs.tsv", "line 52", `unknown column id "no-such-item"`, "--unknown nan"},
+		"complete", "--in", in, "--header", "--rank", "4", "--predict", pairsPath, "--out", join(dir, "a"))
+	if _, err := os.Stat(join(dir, "a")); !os.IsNotExist(err) {
+		t.Errorf("output written despite the error")
+	}
+	// --unknown nan: NaN for those two, counted; --clip bounds the rest.
+	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--predict", pairsPath, "--unknown", "nan",
+		"--clip", "2.8:3.2", "--out", join(dir, "b"), "--json")
+	sum := readJSON(t, r.stdout)
+	if sum["predictions"] != 52.0 || sum["predictions_nan"] != 2.0 {
+		t.Errorf("summary %v", sum)
+	}
+	pred := readPredictions(t, join(dir, "b", "predictions.tsv"))
+	clipped := 0
+	for k, v := range pred.Val {
+		switch {
+		case k >= 50:
+			if !math.IsNaN(v) {
+				t.Errorf("prediction %d for an unknown id is %v, want NaN", k, v)
+			}
+		case v < 2.8 || v > 3.2:
+			t.Errorf("prediction %v outside --clip 2.8:3.2", v)
+		case v == 2.8 || v == 3.2:
+			clipped++
+		}
+	}
+	if clipped == 0 {
+		t.Errorf("no prediction was clipped (the truth spreads well beyond 2.8..3.2)")
+	}
+}
+
+// TestCompleteOutliers corrupts 5% of the ratings grossly (±5..10 around
+// the mean, where the ratings spread by about 1). Plain completion (α = 0)
+// bends the fit towards them (measured: RMSE against the truth ≈ 0.86 on
+// unobserved entries); with α = 0.15 they are set aside and the
+// predictions must be at least 5× closer to the truth (measured ≈ 0.08,
+// the bound 0.15 also catches a fit that merely shrinks towards the mean,
+// whose error is the ratings' spread, ≈ 1).
+func TestCompleteOutliers(t *testing.T) {
+	dir := t.TempDir()
+	in := join(dir, "ratings.tsv")
+	rs := newRatingSet(t, in, 150, 120, 0.5, 0.02, 0.05, 23)
+	pairsPath := join(dir, "pairs.tsv")
+	pairs := rs.writePairs(t, pairsPath, 300)
+	errOf := func(out string, alpha string) (float64, map[string]any) {
+		r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json")
+		pred := readPredictions(t, join(out, "predictions.tsv"))
+		var sq float64
+		for k, q := range pairs {
+			d := pred.Val[k] - rs.truth.At(q[0], q[1])
+			sq += d * d
+		}
+		return math.Sqrt(sq / float64(len(pairs))), readJSON(t, r.stdout)
+	}
+	plain, _ := errOf(join(dir, "plain"), "0")
+	robust, sum := errOf(join(dir, "robust"), "0.15")
+	t.Logf("prediction RMSE against the truth: α = 0.15: %.3g, α = 0: %.3g", robust, plain)
+	if robust > 0.15 || robust > plain/5 {
+		t.Errorf("prediction RMSE against the truth: %.3g with α = 0.15, %.3g with α = 0; want ≤ 0.15 and 5× better", robust, plain)
+	}
+	// outliers.tsv lists the set-aside ratings: it must contain nearly all
+	// of the true outliers.
+	lines := readLines(t, join(dir, "robust", "outliers.tsv"))
+	if len(lines)-1 != int(sum["outliers"].(float64)) {
+		t.Errorf("outliers.tsv has %d lines after its header, summary says %v", len(lines)-1, sum["outliers"])
+	}
+	found := 0
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		var i, j int
+		fmt.Sscanf(f[0], "user-%d", &i)
+		fmt.Sscanf(f[1], "item_%d", &j)
+		if rs.outlier[[2]int{i, j}] {
+			found++
+		}
+	}
+	if found < len(rs.outlier)*95/100 {
+		t.Errorf("outliers.tsv holds %d of the %d true outliers", found, len(rs.outlier))
+	}
+}
+
+func TestCompleteErrors(t *testing.T) {
+	dir := t.TempDir()
+	dup := join(dir, "dup.csv")
+	os.WriteFile(dup, []byte("# ratings\nu1,m1,4\nu2,m1,3\n\nu1,m1,5\n"), 0o644)
+	bad := join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("u1 m1 4\nu2 m1 three\n"), 0o644)
+	small := join(dir, "small.tsv")
+	os.WriteFile(small, []byte("a\tx\t1\nb\ty\t2\nc\tx\t3\n"), 0o644)
+	out := join(dir, "out")
+	cases := []struct {
+		name string
+		code int
+		keys []string
+		args []string
+	}{
+		{"duplicate", 1, []string{"dup.csv", "line 5", `duplicate rating for row "u1", column "m1"`, "line 2"}, []string{"--in", dup, "--rank", "1"}},
+		{"bad value", 1, []string{"bad.txt", "line 2, column 3", `invalid number "three"`}, []string{"--in", bad, "--rank", "1"}},
+		{"missing file", 1, []string{"none.tsv", "does not exist"}, []string{"--in", join(dir, "none.tsv"), "--rank", "1"}},
+		{"rank too large", 2, []string{"--rank 2", "min(d1, d2) = 2", "3 distinct rows and 2 distinct columns"}, []string{"--in", small, "--rank", "2"}},
+		{"alpha", 2, []string{"--alpha", "[0, 1)"}, []string{"--in", small, "--rank", "1", "--alpha", "1.5"}},
+		{"holdout", 2, []string{"--holdout", "[0, 1)"}, []string{"--in", small, "--rank", "1", "--holdout", "1"}},
+		{"clip", 2, []string{"--clip", "lo:hi"}, []string{"--in", small, "--rank", "1", "--clip", "5"}},
+		{"unknown policy", 2, []string{"--unknown", "error or nan"}, []string{"--in", small, "--rank", "1", "--unknown", "zero"}},
+		{"method", 2, []string{"--method ialm", "gd"}, []string{"--in", small, "--rank", "1", "--method", "ialm"}},
+		{"p", 2, []string{"--p", "--holdout"}, []string{"--in", small, "--rank", "1", "--p", "0.5"}},
+		{"missing predict file", 1, []string{"--predict", "nopairs.tsv", "does not exist"}, []string{"--in", small, "--rank", "1", "--predict", join(dir, "nopairs.tsv")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantError(t, c.code, c.keys, append([]string{"complete", "--out", out}, c.args...)...)
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("output directory exists after a failed run")
+			}
+		})
+	}
+}
