@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -335,5 +336,23 @@ func TestCompleteErrors(t *testing.T) {
 				t.Errorf("output directory exists after a failed run")
 			}
 		})
+	}
+}
+
+// TestCompleteCancel interrupts a fit after its second iteration: exit
+// code 130 and no output directory or temporary files.
+func TestCompleteCancel(t *testing.T) {
+	dir := t.TempDir()
+	in := join(dir, "ratings.tsv")
+	newRatingSet(t, in, 40, 30, 0.5, 0.05, 0, 24)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelOnWrite{text: "iter    2", cancel: cancel}
+	code := run(ctx, &env{stdout: io.Discard, stderr: stderr}, []string{"complete", "--in", in, "--header", "--rank", "2", "--out", join(dir, "m"), "--verbose"})
+	if code != 130 {
+		t.Errorf("exit %d, stderr %q", code, stderr.buf.String())
+	}
+	if got := fmt.Sprint(listDir(t, dir)); got != "[ratings.tsv]" {
+		t.Errorf("files left after the interrupt: %v", got)
 	}
 }

@@ -387,3 +387,44 @@ func TestDecomposeMemoryCheck(t *testing.T) {
 	}
 	wantError(t, 1, []string{"200000×200000", "GB", "--p"}, "decompose", "--in", y, "--rank", "5", "--out", join(dir, "out"))
 }
+
+// TestDecomposeMatrixMarketArray reads a dense matrix from a Matrix Market
+// array file and a complete coordinate file: both are dense problems
+// (Algorithm 1, and altproj works on them).
+func TestDecomposeMatrixMarketArray(t *testing.T) {
+	in := testInstance(t, 70, 60, 2, 0.05, 18)
+	dir := t.TempDir()
+	arr := join(dir, "array.mtx")
+	writeFile(t, arr, func(w io.Writer) error { return formats.WriteMatrixMarketDense(w, in.Y) })
+	coo := join(dir, "coord.mtx")
+	writeFile(t, coo, func(w io.Writer) error { return formats.WriteMatrixMarketSparse(w, denseEntries{in.Y}) })
+	for _, y := range []string{arr, coo} {
+		out := join(dir, "out")
+		r := mustRun(t, "decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--out", out, "--force", "--json")
+		if sum := readJSON(t, r.stdout); sum["partial"] != false || sum["params"].(map[string]any)["algorithm"] != 1.0 {
+			t.Errorf("%s: summary %v", y, sum)
+		}
+		low, err := formats.ReadNpyFile(join(out, "lowrank.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := relDiff(low, truthM(in)); e > tolFloat64 {
+			t.Errorf("%s: relative error %.3g, want ≤ %g", y, e, tolFloat64)
+		}
+	}
+	mustRun(t, "decompose", "--in", coo, "--rank", "2", "--alpha", "0.05", "--method", "altproj", "--out", join(dir, "ap"))
+}
+
+// denseEntries lists every entry of a dense matrix for the coordinate writer.
+type denseEntries struct{ m *mat.Dense }
+
+func (d denseEntries) Dims() (int, int) { return d.m.Dims() }
+func (d denseEntries) NNZ() int         { r, c := d.m.Dims(); return r * c }
+func (d denseEntries) Do(fn func(i, j int, v float64)) {
+	r, c := d.m.Dims()
+	for j := 0; j < c; j++ { // column order, to differ from the reader's
+		for i := 0; i < r; i++ {
+			fn(i, j, d.m.At(i, j))
+		}
+	}
+}

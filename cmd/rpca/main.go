@@ -39,7 +39,23 @@ func register(c *command) { commands[c.name] = c }
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr)}
+	finished := make(chan struct{})
+	go func() {
+		// The first Ctrl-C cancels the work, which then removes its
+		// temporary output; reading a large input is not interruptible,
+		// so restore the default handling: a second Ctrl-C quits at once.
+		select {
+		case <-ctx.Done():
+		case <-finished:
+			return
+		}
+		stop()
+		if e.stderrIsTerminal {
+			fmt.Fprintln(e.stderr, "\nrpca: stopping (press Ctrl-C again to quit at once)")
+		}
+	}()
 	code := run(ctx, e, os.Args[1:])
+	close(finished)
 	stop()
 	os.Exit(code)
 }
