@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rpca-gd/rpca/experiment"
+)
+
+func init() {
+	register(&command{
+		name:    "experiment",
+		summary: "reproduce a figure of the paper's Section 5 (fig1a, fig1b, fig1c, video) as CSV tables and PNG plots",
+		run:     runExperiment,
+	})
+}
+
+// experimentFlags are the flags of "rpca experiment".
+type experimentFlags struct {
+	out       string
+	force     bool
+	quick     bool
+	seed      uint64
+	workers   int
+	d         int
+	rank      int
+	dims      string
+	rates     string
+	maxIter   int
+	timeCap   time.Duration
+	frames    string
+	scale     float64
+	maxFrames int
+	quiet     bool
+}
+
+func (f *experimentFlags) register(e *env) *flag.FlagSet {
+	var list strings.Builder
+	for _, x := range experiment.List() {
+		fmt.Fprintf(&list, "  %-7s %s\n", x.Name, x.Summary)
+	}
+	fs := newFlagSet(e, "experiment", "NAME [flags]", `
+Runs one experiment of the paper's Section 5 and writes its CSV tables,
+PNG plots and summary.txt into a new directory (--out, default
+experiment-NAME), atomically: a run that fails or is interrupted leaves
+nothing behind. The paper's sizes are the default; --quick runs small
+sizes in seconds. Progress goes to stderr, the summary to stdout.
+
+Experiments:
+`+list.String()+`
+The video experiment reads --frames: a directory of frames, a directory of
+clip subdirectories, or "synthetic" (a generated clip); by default the
+shared clips in ../shared/data beside the repository when present.`)
+	fs.StringVar(&f.out, "out", "", "output directory (default experiment-NAME)")
+	fs.BoolVar(&f.force, "force", false, "replace an existing non-empty output directory")
+	fs.BoolVar(&f.quick, "quick", false, "small sizes that run in seconds")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed of the data and the methods")
+	fs.IntVar(&f.workers, "workers", 0, "goroutines for the parallel kernels (0: all cores)")
+	fs.IntVar(&f.d, "d", 0, "fig1a, fig1c: matrix size d (0: 5000, quick 400/300)")
+	fs.IntVar(&f.rank, "rank", 0, "rank r (0: 10; fig1a-c quick 5)")
+	fs.StringVar(&f.dims, "dims", "", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
+	fs.StringVar(&f.rates, "p", "", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
+	fs.IntVar(&f.maxIter, "max-iter", 0, "iteration cap of every solver run (0: the experiment's default)")
+	fs.DurationVar(&f.timeCap, "time-cap", 0, "fig1b, fig1c: wall-clock cap per solver run (0: fig1c 300s, quick 30s; fig1b none; <0: none)")
+	fs.StringVar(&f.frames, "frames", "", "video: frames directory, clips directory, or \"synthetic\"")
+	fs.Float64Var(&f.scale, "scale", 0, "video: downscale frames by 1/n, e.g. 0.5 (0: full size, quick 0.5)")
+	fs.IntVar(&f.maxFrames, "max-frames", 0, "video: use at most this many frames per clip (0: all, quick 30)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
+	return fs
+}
+
+func runExperiment(ctx context.Context, e *env, args []string) error {
+	var f experimentFlags
+	fs := f.register(e)
+	name := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if name == "" {
+		return fmt.Errorf("experiment: missing NAME (run 'rpca experiment -h' for the list): %w", errUsage)
+	}
+	if experiment.Lookup(name) == nil {
+		return fmt.Errorf("experiment: unknown experiment %q (run 'rpca experiment -h' for the list): %w", name, errUsage)
+	}
+	o := experiment.Options{
+		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.seed, Workers: f.workers,
+		D: f.d, Rank: f.rank, MaxIter: f.maxIter, TimeCap: f.timeCap,
+		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames,
+	}
+	if o.Out == "" {
+		o.Out = "experiment-" + name
+	}
+	if !f.quiet {
+		o.Log = e.stderr
+	}
+	var err error
+	if o.Dims, err = parseInts(f.dims); err != nil {
+		return fmt.Errorf("--dims: %v: %w", err, errUsage)
+	}
+	if o.Rates, err = parseFloats(f.rates); err != nil {
+		return fmt.Errorf("--p: %v: %w", err, errUsage)
+	}
+	switch {
+	case f.d < 0 || f.rank < 0 || f.maxIter < 0 || f.maxFrames < 0 || f.workers < 0:
+		return fmt.Errorf("--d, --rank, --max-iter, --max-frames and --workers must be non-negative: %w", errUsage)
+	case !(f.scale >= 0 && f.scale <= 1):
+		return fmt.Errorf("--scale must be in (0, 1], got %v: %w", f.scale, errUsage)
+	}
+	for _, p := range o.Rates {
+		if !(p > 0 && p <= 1) {
+			return fmt.Errorf("--p: rate %v must be in (0, 1]: %w", p, errUsage)
+		}
+	}
+	for _, d := range o.Dims {
+		if d < 2 {
+			return fmt.Errorf("--dims: size %d is too small: %w", d, errUsage)
+		}
+	}
+	rep, err := experiment.Run(ctx, name, o)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprint(e.stdout, rep.Summary); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "wrote %s: %s\n", rep.Dir, strings.Join(rep.Files, ", "))
+	return err
+}
+
+// parseInts parses a comma-separated list of integers ("" is empty);
+// 1e4-style values are accepted when they are integers.
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, t := range splitList(s) {
+		v, err := strconv.Atoi(t)
+		if err != nil {
+			fv, ferr := strconv.ParseFloat(t, 64)
+			if ferr != nil || fv != float64(int(fv)) {
+				return nil, fmt.Errorf("%q is not an integer", t)
+			}
+			v = int(fv)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseFloats parses a comma-separated list of numbers ("" is empty).
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, t := range splitList(s) {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", t)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/altproj"
+	"github.com/rpca-gd/rpca/ialm"
+	"github.com/rpca-gd/rpca/synth"
+)
+
+// Figure 1(c) settings: every method runs until the true relative error
+// is fig1cTarget, its own iteration cap, or the time cap.
+const (
+	fig1cTarget = 1e-7
+	fig1cAlpha  = 0.1
+)
+
+// fig1cLevels are the accuracies at which the time to reach them is
+// tabulated.
+var fig1cLevels = []float64{1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7}
+
+// fig1cRun is one curve of Figure 1(c).
+type fig1cRun struct {
+	label      string
+	recs       []rpca.Record
+	iterations int
+	seconds    float64
+	stop       string
+}
+
+// runFig1c solves one dense d×d instance with GD (p = 1), GD on a
+// subsample (the paper's Section 4.2 trick; sampling time included),
+// AltProj and IALM, recording the true error and the elapsed time at
+// every iteration. Residual and factor-change rules are switched off
+// (AltProj's accuracy parameter ε is set to the target so that its stage
+// schedule aims at it); each run ends at the target error, its iteration
+// cap or the time cap. Files: fig1c.csv (every iteration),
+// fig1c_summary.csv (time to each accuracy level), fig1c.png.
+func runFig1c(ctx context.Context, w *writer, o *Options) error {
+	d := pick(o.D, o.Quick, 300, 5000)
+	r := pick(o.Rank, o.Quick, 5, 10)
+	q := o.subRate()
+	tcap := o.timeCap()
+	in, err := synth.Dense(synth.Config{D1: d, D2: d, Rank: r, Alpha: fig1cAlpha, Seed: o.Seed, Workers: o.Workers})
+	if err != nil {
+		return err
+	}
+	prob := in.Problem()
+	type method struct {
+		label   string
+		m       rpca.Method
+		maxIter int
+	}
+	methods := []method{
+		{"GD p=1", &rpca.GD{}, 1000},
+		{fmt.Sprintf("GD p=%g", q), &rpca.GD{SampleRate: q}, 2000},
+		{"AltProj", &altproj.Method{Eps: fig1cTarget}, altproj.DefaultMaxIter},
+		{"IALM", &ialm.Method{}, ialm.DefaultMaxIter},
+	}
+	w.logf("fig1c: d=%d r=%d alpha=%g, to error %g, time cap %v per method", d, r, fig1cAlpha, fig1cTarget, tcap)
+	var runs []*fig1cRun
+	for _, me := range methods {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		maxIter := me.maxIter
+		if o.MaxIter > 0 {
+			maxIter = o.MaxIter
+		}
+		s := rpca.Settings{Rank: r, Alpha: fig1cAlpha, Seed: o.Seed, Workers: o.Workers,
+			Stop: rpca.Stop{MaxIter: maxIter, TargetError: fig1cTarget, ResidualTol: -1, FactorTol: -1}}
+		w.logf("fig1c: %s", me.label)
+		t := newTrace(w, me.label)
+		res, capped, err := solveCapped(ctx, tcap, prob, s, me.m, t)
+		if err != nil {
+			return fmt.Errorf("fig1c: %s: %w", me.label, err)
+		}
+		run := &fig1cRun{label: me.label, recs: t.recs}
+		if capped {
+			run.iterations, run.stop = len(t.recs)-1, "time-cap"
+			if len(t.recs) > 0 {
+				run.seconds = t.recs[len(t.recs)-1].Elapsed.Seconds()
+			}
+		} else {
+			run.iterations, run.seconds, run.stop = res.Iterations, res.Elapsed.Seconds(), string(res.Stop)
+		}
+		w.logf("fig1c: %s: %d iterations, %.2fs, error %.3g (%s)", me.label, run.iterations, run.seconds, lastError(run.recs), run.stop)
+		runs = append(runs, run)
+	}
+
+	var rows [][]string
+	for _, run := range runs {
+		for _, rec := range run.recs {
+			rows = append(rows, []string{run.label, itoa(rec.Iter), num(rec.Elapsed.Seconds()), num(rec.Error), num(math.Log10(rec.Error))})
+		}
+	}
+	if err := w.writeCSV("fig1c.csv", []string{"method", "iter", "seconds", "rel_error", "log10_error"}, rows); err != nil {
+		return err
+	}
+	header := []string{"method", "iterations", "seconds", "final_error", "stop"}
+	for _, l := range fig1cLevels {
+		header = append(header, "seconds_to_"+num(l))
+	}
+	rows = rows[:0]
+	w.sumf("fig1c: d=%d, r=%d, alpha=%g; seconds to reach each relative error (time cap %v per method)", d, r, fig1cAlpha, tcap)
+	line := fmt.Sprintf("%-10s %6s %8s %10s", "method", "iters", "seconds", "final_err")
+	for _, l := range fig1cLevels {
+		line += fmt.Sprintf(" %7s", num(l))
+	}
+	w.sumf("%s  stop", line)
+	for _, run := range runs {
+		fe := lastError(run.recs)
+		row := []string{run.label, itoa(run.iterations), num(run.seconds), num(fe), run.stop}
+		line := fmt.Sprintf("%-10s %6d %8.2f %10.3g", run.label, run.iterations, run.seconds, fe)
+		for _, l := range fig1cLevels {
+			t := timeTo(run.recs, l)
+			row = append(row, num(t))
+			line += fmt.Sprintf(" %7.2f", t)
+		}
+		rows = append(rows, row)
+		w.sumf("%s  %s", line, run.stop)
+	}
+	if err := w.writeCSV("fig1c_summary.csv", header, rows); err != nil {
+		return err
+	}
+	c := &chart{
+		title:  fmt.Sprintf("Fig. 1(c): d=%d, r=%d, alpha=%g", d, r, fig1cAlpha),
+		xlabel: "seconds (true-error evaluation excluded)", ylabel: "log10 relative error",
+	}
+	for _, run := range runs {
+		s := series{name: run.label}
+		for _, rec := range run.recs {
+			s.xs = append(s.xs, rec.Elapsed.Seconds())
+			s.ys = append(s.ys, math.Log10(rec.Error))
+		}
+		c.series = append(c.series, s)
+	}
+	return w.writeFile("fig1c.png", func(f io.Writer) error { return c.writePNG(f) })
+}
+
+// timeTo returns the elapsed seconds of the first record with error at
+// most level, NaN if none.
+func timeTo(recs []rpca.Record, level float64) float64 {
+	for _, r := range recs {
+		if r.Error <= level {
+			return r.Elapsed.Seconds()
+		}
+	}
+	return math.NaN()
+}

@@ -1,0 +1,147 @@
+package experiment
+
+import (
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// series is one curve of a line plot.
+type series struct {
+	name   string
+	xs, ys []float64
+	points bool // draw markers at the data points
+}
+
+// chart describes a line plot.
+type chart struct {
+	title, xlabel, ylabel string
+	logX, logY            bool
+	legendTopLeft         bool
+	series                []series
+}
+
+// Plot size: 6×4 inches at the PNG default of 96 dpi (576×384 pixels).
+const (
+	plotWidth  = 6 * vg.Inch
+	plotHeight = 4 * vg.Inch
+)
+
+// build turns the chart into a gonum plot.
+func (c *chart) build() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = c.title
+	p.X.Label.Text = c.xlabel
+	p.Y.Label.Text = c.ylabel
+	p.Add(plotter.NewGrid())
+	if c.logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if c.logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Legend.Top = true
+	p.Legend.Left = c.legendTopLeft
+	nonEmpty := 0
+	for i, s := range c.series {
+		xys := make(plotter.XYs, 0, len(s.xs))
+		for k := range s.xs {
+			x, y := s.xs[k], s.ys[k]
+			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) ||
+				(c.logX && x <= 0) || (c.logY && y <= 0) {
+				continue
+			}
+			xys = append(xys, plotter.XY{X: x, Y: y})
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		nonEmpty++
+		line, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i)
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		if s.points {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, err
+			}
+			sc.Color = plotutil.Color(i)
+			sc.Shape = draw.CircleGlyph{}
+			p.Add(sc)
+			p.Legend.Add(s.name, line, sc)
+		} else {
+			p.Legend.Add(s.name, line)
+		}
+	}
+	if nonEmpty == 0 {
+		return nil, fmt.Errorf("plot %q has no finite data", c.title)
+	}
+	// Widen log axes by a margin; this also gives a single point a
+	// non-empty (and positive) range.
+	if c.logX {
+		p.X.Min, p.X.Max = p.X.Min/1.3, p.X.Max*1.3
+	}
+	if c.logY {
+		p.Y.Min, p.Y.Max = p.Y.Min/1.3, p.Y.Max*1.3
+	}
+	return p, nil
+}
+
+// writePNG renders the chart as a PNG.
+func (c *chart) writePNG(w io.Writer) error {
+	p, err := c.build()
+	if err != nil {
+		return err
+	}
+	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
+// writeImagePNG encodes an image with the best compression; RGBA images
+// whose pixels are all gray are stored as 8-bit gray, a third of the size.
+func writeImagePNG(w io.Writer, img image.Image) error {
+	if rgba, ok := img.(*image.RGBA); ok {
+		if g := grayIfGray(rgba); g != nil {
+			img = g
+		}
+	}
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	return enc.Encode(w, img)
+}
+
+// grayIfGray returns img as *image.Gray when every pixel has R = G = B,
+// else nil.
+func grayIfGray(img *image.RGBA) *image.Gray {
+	b := img.Bounds()
+	g := image.NewGray(b)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		row := img.Pix[(y-b.Min.Y)*img.Stride:]
+		for x := 0; x < b.Dx(); x++ {
+			r, gg, bb := row[4*x], row[4*x+1], row[4*x+2]
+			if r != gg || r != bb {
+				return nil
+			}
+			g.Pix[(y-b.Min.Y)*g.Stride+x] = r
+		}
+	}
+	return g
+}
