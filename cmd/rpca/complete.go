@@ -89,8 +89,15 @@ naming the line, or with --unknown nan give NaN predictions.
 
 Example:
   rpca complete --in ratings.tsv --rank 10 --holdout 0.1 --out model
-  rpca complete --in ratings.tsv --rank 10 --predict pairs.tsv --clip 1:5 --out model`)
+  rpca complete --in ratings.tsv --rank 10 --predict pairs.tsv --clip 1:5 --out model
+
+See docs/cli.md for details.`)
 	f.solveFlags.register(fs, 0, 0)
+	fs.Lookup("rank").Usage = "rank r of the fitted matrix (required)"
+	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
+	fs.Lookup("method").Usage = "method: only gd (Algorithm 2) works on partial data"
+	fs.Lookup("p").Usage = "not used by complete: the ratings are already partial (see --holdout)"
+	fs.Lookup("lambda").Usage = "not used by complete (ialm only)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")

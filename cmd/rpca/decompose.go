@@ -57,7 +57,8 @@ Output in DIR (written to a temporary directory and renamed into place, so
 DIR appears complete or not at all; an existing non-empty DIR needs --force):
   lowrank.npy    M = U·Vᵀ, d1×d2 (lowrank.csv with --format csv)
   U.npy, V.npy   instead of lowrank.npy with --factors: M = U·Vᵀ, U d1×k, V d2×k
-  sparse.mtx     the nonzero entries of S, Matrix Market coordinate, 1-based
+  sparse.mtx     the entries of S (the corruptions found), Matrix Market
+                 coordinate, 1-based
   summary.json   method, input, size, parameters, iterations, time, stop reason
 
 With --p < 1 (--method gd) the method sees only a random fraction p of the
@@ -65,9 +66,14 @@ entries (the paper's subsampling, Section 4.2): less memory and time. With
 --truth DIR (as written by 'rpca synth --save DIR') the true relative error
 ‖M − M*‖_F/‖M*‖_F is reported.
 
-Example:
-  rpca decompose --in Y.npy --rank 10 --alpha 0.1 --out result`)
+Examples:
+  rpca decompose --in Y.npy --rank 10 --alpha 0.1 --out result
+  rpca decompose --in scores.csv --header --rank 5 --out res --format csv
+  rpca decompose --in huge.npy --rank 20 --p 0.05 --factors --out res
+
+See docs/cli.md for details.`)
 	f.solveFlags.register(fs, 0, 0.1)
+	fs.Lookup("rank").Usage = "rank r of the low-rank part (required)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "input matrix file (required)")
 	fs.StringVar(&f.inFormat, "in-format", "", "input format, overriding the extension: npy, csv, tsv, txt (white space) or mtx")
