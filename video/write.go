@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -104,7 +106,9 @@ func PNGName(name string) string {
 // dir/PNGName(names[k]), creating dir if needed. Each file is written
 // atomically ([formats.WriteFileAtomic]); to make the whole directory
 // appear at once, write into an [formats.AtomicDir]. Two names that map
-// to the same output file are an error.
+// to the same output file are an error. Frames are encoded and written by
+// several goroutines, so that the per-file syncs of the atomic writes
+// overlap; the error reported is that of the first failing frame.
 func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
 	_, c := m.Dims()
 	if len(names) != c {
@@ -122,18 +126,50 @@ func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
 		return fmt.Errorf("video: %v", err)
 	}
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	for k, name := range names {
+	write := func(k int) error {
 		img, err := FrameImage(m, k, g)
 		if err != nil {
 			return err
 		}
-		path := filepath.Join(dir, PNGName(name))
+		path := filepath.Join(dir, PNGName(names[k]))
 		if err := formats.WriteFileAtomic(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
 			return fmt.Errorf("video: writing %s: %v", path, err)
+		}
+		return nil
+	}
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		errs   = make([]error, len(names))
+		wg     sync.WaitGroup
+	)
+	for w := 0; w < min(writeWorkers, len(names)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				k := int(next.Add(1) - 1)
+				if k >= len(names) {
+					return
+				}
+				if errs[k] = write(k); errs[k] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// writeWorkers is the number of frames written at once: the work is
+// mostly waiting for the disk (one sync per file), so more than the cores.
+const writeWorkers = 16
 
 // WritePNG writes img as a PNG file atomically.
 func WritePNG(path string, img image.Image) error {

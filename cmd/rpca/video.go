@@ -9,6 +9,7 @@ import (
 	"image/draw"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -87,9 +88,9 @@ stacks the red, green and blue planes of a frame into one column (one
 problem whose background is shared by the channels).
 
 By default the rank is chosen from the data (the last k ≤ --max-rank with
-σ_k/σ_{k+1} ≥ --rank-gap among the singular values of Y, or 1) and gd runs to real
-convergence (factor change ≤ 1e-7, at most 500 iterations), with α = 0.2,
-γ = 1 and the library's other gd defaults (step 0.5, μ = 10).
+σ_k/σ_{k+1} ≥ --rank-gap among the singular values of Y, or 1) and gd
+runs to real convergence (factor change ≤ 1e-7, at most 500 iterations),
+with α = 0.2, γ = 1 and the library's other gd defaults (step 0.5, μ = 10).
 --preset paper uses the paper's Appendix B settings instead (r = 10,
 α = 0.2, μ = 10, γ = 1, step 0.5, factor change ≤ 4e-4; residual 1e-3 for
 altproj and ialm). Flags given on the command line override either.
@@ -105,6 +106,17 @@ non-empty DIR is replaced only with --force. With --truth MASK.png
 --truth-frame NAME the mask of frame NAME is scored against MASK.png:
 precision, recall and F-measure.`)
 	f.solveFlags.register(fs, 0, videoAlpha)
+	// The shared flags, with what they mean for this command.
+	for name, usage := range map[string]string{
+		"rank":       "rank r of the background (0: choose it from the data, see --max-rank and --rank-gap; --preset paper: 10)",
+		"method":     "method: gd (the paper's gradient descent), altproj, ialm, or median (the per-pixel temporal median, a baseline)",
+		"gamma":      "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 1 here, the paper's video value)",
+		"factor-tol": fmt.Sprintf("gd: relative factor-change tolerance (0: %g, --preset paper: %g; <0: off)", videoFactorTol, paperFactorTol),
+		"max-iter":   fmt.Sprintf("iteration cap (0: %d for gd, the method's default otherwise)", videoMaxIter),
+		"tol":        fmt.Sprintf("relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default, --preset paper: %g for altproj and ialm; <0: off)", paperResTol),
+	} {
+		fs.Lookup(name).Usage = usage
+	}
 	fs.StringVar(&f.in, "in", "", "directory of frame images, or a video file (needs ffmpeg)")
 	fs.StringVar(&f.out, "out", "", "output directory (created atomically)")
 	fs.StringVar(&f.frames, "frames", "", "frame range a:b (0-based, b exclusive; either may be omitted) of the sorted frames")
@@ -188,6 +200,9 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	}
 	defer dir.Abort()
 
+	if _, err := os.Stat(f.in); err != nil {
+		return fmt.Errorf("--in: %v", err)
+	}
 	t0 := time.Now()
 	seq, err := video.Load(ctx, f.in, opts)
 	if err != nil {
@@ -282,7 +297,7 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	if f.out == "" {
 		return opts, usage("video: --out DIR is required (run 'rpca video -h' for help)")
 	}
-	if abs(f.in) == abs(f.out) {
+	if absPath(f.in) == absPath(f.out) {
 		return opts, usage("video: --out must differ from --in")
 	}
 	r, err := video.ParseRange(f.frames)
@@ -318,28 +333,35 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	if f.method == "median" && f.foreground == "sparse" {
 		return opts, usage("--method median has no sparse part; use --foreground residual")
 	}
+	// def gives a flag that was not set, or set to 0 ("default"), the
+	// value v of the preset.
 	def := func(name string, p *float64, v float64) {
-		if !set[name] {
+		if !set[name] || *p == 0 {
 			*p = v
 		}
 	}
 	switch f.preset {
 	case "":
-		def("factor-tol", &f.factorTol, videoFactorTol)
-		def("gamma", &f.gamma, videoGamma)
-		if !set["max-iter"] && f.method == "gd" {
-			f.maxIter = videoMaxIter
+		if f.method == "gd" {
+			def("factor-tol", &f.factorTol, videoFactorTol)
+			def("gamma", &f.gamma, videoGamma)
+			if f.maxIter == 0 {
+				f.maxIter = videoMaxIter
+			}
 		}
 	case "paper":
 		if !set["rank"] {
 			f.rank = paperRank
 		}
-		def("alpha", &f.alpha, paperAlpha)
+		if !set["alpha"] {
+			f.alpha = paperAlpha
+		}
 		def("mu", &f.mu, paperMu)
-		def("gamma", &f.gamma, paperGamma)
-		def("step", &f.step, paperStep)
-		def("factor-tol", &f.factorTol, paperFactorTol)
-		if f.method != "gd" {
+		if f.method == "gd" {
+			def("gamma", &f.gamma, paperGamma)
+			def("step", &f.step, paperStep)
+			def("factor-tol", &f.factorTol, paperFactorTol)
+		} else {
 			def("tol", &f.tol, paperResTol)
 		}
 	default:
@@ -361,7 +383,7 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	return opts, nil
 }
 
-func abs(p string) string {
+func absPath(p string) string {
 	a, err := filepath.Abs(p)
 	if err != nil {
 		return p
@@ -519,8 +541,9 @@ func videoMontage(seq *video.Sequence, bg *mat.Dense, fg video.Matrix, mask *mat
 	}
 	if truthIdx >= 0 {
 		near := 0
+		dist := func(j int) int { return max(j-truthIdx, truthIdx-j) }
 		for k, j := range idx {
-			if abs := max(j-truthIdx, truthIdx-j); abs < max(idx[near]-truthIdx, truthIdx-idx[near]) {
+			if dist(j) < dist(idx[near]) {
 				near = k
 			}
 		}
