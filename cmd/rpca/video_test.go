@@ -456,3 +456,68 @@ func TestVideoFFmpeg(t *testing.T) {
 		t.Errorf("background from the video: max error %.4f", e)
 	}
 }
+
+// TestVideoColor moves a red square whose luma (0.299·255 ≈ 76) equals the
+// gray background's, so only --color can see it.
+func TestVideoColor(t *testing.T) {
+	const w, h, n, side = 40, 30, 24, 6
+	at := func(k, x, y int) bool {
+		x0, y0 := (3*k)%(w-side), (2*k)%(h-side)
+		return x >= x0 && x < x0+side && y >= y0 && y < y0+side
+	}
+	dir := t.TempDir()
+	for k := 0; k < n; k++ {
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				c := color.RGBA{76, 76, 76, 255}
+				if at(k, x, y) {
+					c = color.RGBA{255, 0, 0, 255}
+				}
+				img.SetRGBA(x, y, c)
+			}
+		}
+		writeTestPNG(t, filepath.Join(dir, fmt.Sprintf("c%02d.png", k)), img)
+	}
+	score := func(out string) float64 {
+		var pred, want []bool
+		for k := 0; k < n; k++ {
+			m, _, _ := readGray(t, filepath.Join(out, "mask", fmt.Sprintf("c%02d.png", k)))
+			for i, v := range m {
+				pred = append(pred, v > 0.5)
+				want = append(want, at(k, i%w, i/w))
+			}
+		}
+		sc, err := metrics.Detect(pred, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc.F
+	}
+	gray := filepath.Join(t.TempDir(), "gray")
+	col := filepath.Join(t.TempDir(), "color")
+	for _, run := range []struct {
+		out  string
+		args []string
+	}{{gray, nil}, {col, []string{"--color"}}} {
+		if code, _, stderr := runVideoCmd(t, context.Background(), append([]string{"--in", dir, "--out", run.out, "--quiet"}, run.args...)...); code != 0 {
+			t.Fatalf("%v: exit %d, %q", run.args, code, stderr)
+		}
+	}
+	if f := score(gray); f > 0.5 {
+		t.Errorf("grayscale run found the equal-luma square (F = %.2f); the test does not test --color", f)
+	}
+	if f := score(col); f < 0.95 {
+		t.Errorf("--color: mask F-measure %.3f < 0.95", f)
+	}
+	if s := readSummary(t, col); s["channels"] != 3.0 {
+		t.Errorf("channels %v, want 3", s["channels"])
+	}
+	img, err := video.DecodeFile(filepath.Join(col, "background", "c05.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, g, b, _ := img.At(0, 0).RGBA(); r>>8 != 76 || g>>8 != 76 || b>>8 != 76 {
+		t.Errorf("color background pixel (%d, %d, %d), want gray 76", r>>8, g>>8, b>>8)
+	}
+}
