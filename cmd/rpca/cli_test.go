@@ -55,7 +55,7 @@ func wantError(t *testing.T, code int, keys []string, args ...string) {
 		t.Errorf("rpca %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), r.code, code, r.stderr)
 	}
 	msg := strings.TrimSuffix(r.stderr, "\n")
-	if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "rpca: ") {
+	if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "rpca: ") || strings.HasPrefix(msg, "rpca: rpca:") {
 		t.Errorf("rpca %s: error is not one 'rpca: ' line: %q", strings.Join(args, " "), r.stderr)
 	}
 	for _, k := range keys {

@@ -290,6 +290,7 @@ func TestDecomposeErrors(t *testing.T) {
 		{"duplicate entry", 1, []string{"dup.mtx", "line 5", "duplicate entry at row 1, column 1", "line 3"}, []string{"--in", dup, "--rank", "1"}},
 		{"no --out", 2, []string{"--out", "required"}, []string{"--in", ynpy, "--rank", "2", "--out", ""}},
 		{"bad --format", 2, []string{"--format", "npy or csv"}, []string{"--in", ynpy, "--rank", "2", "--format", "parquet"}},
+		{"empty row", 1, []string{"1 rows and 1 columns have no observed entry"}, []string{"--in", part, "--rank", "1"}},
 		{"altproj on partial", 2, []string{"altproj", "--method gd"}, []string{"--in", part, "--rank", "1", "--method", "altproj"}},
 		{"unknown flag", 2, []string{"-rnak", "not defined"}, []string{"--rnak", "2"}},
 	}

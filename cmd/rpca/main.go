@@ -103,7 +103,9 @@ func exitCode(e *env, err error) int {
 		fmt.Fprintf(e.stderr, "rpca: %v\n", strings.TrimSuffix(err.Error(), ": usage"))
 		return 2
 	}
-	fmt.Fprintf(e.stderr, "rpca: %v\n", oneLine(err.Error()))
+	// Library errors start with their package name ("rpca: ..."); do not
+	// print it twice.
+	fmt.Fprintf(e.stderr, "rpca: %v\n", strings.TrimPrefix(oneLine(err.Error()), "rpca: "))
 	return 1
 }
 
