@@ -19,5 +19,7 @@
 //
 // Results go back to images with [FrameImage] and [WriteFrames]; [Magnitude]
 // and [Mask] turn the sparse part into a visible foreground, and [Montage]
-// lays frames out in a labelled grid.
+// lays frames out in a labelled grid. [ChooseRank] picks the background's
+// rank from the spectrum of Y, and [MedianBackground] is the per-pixel
+// temporal median, the usual baseline.
 package video

@@ -47,6 +47,9 @@ const (
 	videoMaxIter = 500
 )
 
+// videoMemFactor is the peak memory of a run in units of the size of Y.
+const videoMemFactor = 6
+
 // The paper's Appendix B video settings (--preset paper).
 const (
 	paperRank      = 10
@@ -380,6 +383,12 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 		return opts, usage("--p < 1 (subsampling) works with --method gd only")
 	}
 	opts = video.Options{Range: r, Scale: f.scale, Color: f.color}
+	// Y, M, the foreground, the mask and the sorted magnitudes for the
+	// display scale each take about the size of Y: refuse a Y above a
+	// sixth of the free memory (video.Load says to use --frames or --scale).
+	if free := availableMemory() / videoMemFactor; free < float64(video.DefaultMaxBytes) {
+		opts.MaxBytes = max(int64(free), 1)
+	}
 	return opts, nil
 }
 
