@@ -71,6 +71,10 @@ type Options struct {
 	// run (default 0.2).
 	Rates []float64
 
+	// Gamma is γ of every GD run (0: rpca.GD's defaults, 2 for Algorithm
+	// 1 and 3 for Algorithm 2; video: the paper's 1).
+	Gamma float64
+
 	// MaxIter caps the iterations of every solver run (0: per experiment).
 	MaxIter int
 
@@ -192,6 +196,9 @@ func (o *Options) check() error {
 		if !(p > 0 && p <= 1) {
 			return fmt.Errorf("experiment: sampling rate %v must be in (0, 1]", p)
 		}
+	}
+	if !(o.Gamma >= 0) || math.IsInf(o.Gamma, 1) {
+		return fmt.Errorf("experiment: gamma %v must be a finite non-negative number", o.Gamma)
 	}
 	if !(o.Scale >= 0 && o.Scale <= 1) {
 		return fmt.Errorf("experiment: scale %v must be in (0, 1]", o.Scale)
@@ -386,6 +393,14 @@ func lineFit(xs, ys []float64) (a, b float64) {
 	}
 	b = sxy / sxx
 	return my - b*mx, b
+}
+
+// gammaText describes the γ of the GD runs for titles and summaries.
+func gammaText(g float64) string {
+	if g == 0 {
+		return "gamma 2 (p=1) / 3 (p<1)"
+	}
+	return fmt.Sprintf("gamma %g", g)
 }
 
 // lastError returns the error of the last record (NaN if none).

@@ -56,8 +56,8 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		maxIter int
 	}
 	methods := []method{
-		{"GD p=1", &rpca.GD{}, 1000},
-		{fmt.Sprintf("GD p=%g", q), &rpca.GD{SampleRate: q}, 2000},
+		{"GD p=1", &rpca.GD{Gamma: o.Gamma}, 1000},
+		{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: o.Gamma, SampleRate: q}, 2000},
 		{"AltProj", &altproj.Method{Eps: fig1cTarget}, altproj.DefaultMaxIter},
 		{"IALM", &ialm.Method{}, ialm.DefaultMaxIter},
 	}
@@ -106,7 +106,7 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		header = append(header, "seconds_to_"+num(l))
 	}
 	rows = rows[:0]
-	w.sumf("fig1c: d=%d, r=%d, alpha=%g; seconds to reach each relative error (time cap %v per method)", d, r, fig1cAlpha, tcap)
+	w.sumf("fig1c: d=%d, r=%d, alpha=%g, GD %s; seconds to reach each relative error (time cap %v per method)", d, r, fig1cAlpha, gammaText(o.Gamma), tcap)
 	line := fmt.Sprintf("%-10s %6s %8s %10s", "method", "iters", "seconds", "final_err")
 	for _, l := range fig1cLevels {
 		line += fmt.Sprintf(" %7s", num(l))
@@ -130,6 +130,7 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 	c := &chart{
 		title:  fmt.Sprintf("Fig. 1(c): d=%d, r=%d, alpha=%g", d, r, fig1cAlpha),
 		xlabel: "seconds (true-error evaluation excluded)", ylabel: "log10 relative error",
+		headroom: 0.3,
 	}
 	for _, run := range runs {
 		s := series{name: run.label}

@@ -26,6 +26,7 @@ type chart struct {
 	title, xlabel, ylabel string
 	logX, logY            bool
 	legendTopLeft         bool
+	headroom              float64 // extra fraction of the y range on top, for the legend (linear y only)
 	series                []series
 }
 
@@ -98,6 +99,8 @@ func (c *chart) build() (*plot.Plot, error) {
 	}
 	if c.logY {
 		p.Y.Min, p.Y.Max = p.Y.Min/1.3, p.Y.Max*1.3
+	} else if c.headroom > 0 {
+		p.Y.Max += c.headroom * (p.Y.Max - p.Y.Min)
 	}
 	return p, nil
 }

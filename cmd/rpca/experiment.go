@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ type experimentFlags struct {
 	rank      int
 	dims      string
 	rates     string
+	gamma     float64
 	maxIter   int
 	timeCap   time.Duration
 	frames    string
@@ -64,6 +66,7 @@ shared clips in ../shared/data beside the repository when present.`)
 	fs.IntVar(&f.rank, "rank", 0, "rank r (0: 10; fig1a-c quick 5)")
 	fs.StringVar(&f.dims, "dims", "", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
 	fs.StringVar(&f.rates, "p", "", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
+	fs.Float64Var(&f.gamma, "gamma", 0, "γ of every GD run (0: GD's defaults, 2 for p = 1 and 3 for p < 1; video: the paper's 1)")
 	fs.IntVar(&f.maxIter, "max-iter", 0, "iteration cap of every solver run (0: the experiment's default)")
 	fs.DurationVar(&f.timeCap, "time-cap", 0, "fig1b, fig1c: wall-clock cap per solver run (0: fig1c 300s, quick 30s; fig1b none; <0: none)")
 	fs.StringVar(&f.frames, "frames", "", "video: frames directory, clips directory, or \"synthetic\"")
@@ -91,7 +94,7 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	o := experiment.Options{
 		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.seed, Workers: f.workers,
-		D: f.d, Rank: f.rank, MaxIter: f.maxIter, TimeCap: f.timeCap,
+		D: f.d, Rank: f.rank, Gamma: f.gamma, MaxIter: f.maxIter, TimeCap: f.timeCap,
 		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames,
 	}
 	if o.Out == "" {
@@ -110,6 +113,8 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	switch {
 	case f.d < 0 || f.rank < 0 || f.maxIter < 0 || f.maxFrames < 0 || f.workers < 0:
 		return fmt.Errorf("--d, --rank, --max-iter, --max-frames and --workers must be non-negative: %w", errUsage)
+	case !(f.gamma >= 0) || math.IsInf(f.gamma, 1):
+		return fmt.Errorf("--gamma must be a finite non-negative number, got %v: %w", f.gamma, errUsage)
 	case !(f.scale >= 0 && f.scale <= 1):
 		return fmt.Errorf("--scale must be in (0, 1], got %v: %w", f.scale, errUsage)
 	}
