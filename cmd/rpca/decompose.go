@@ -66,6 +66,11 @@ entries (the paper's subsampling, Section 4.2): less memory and time. With
 --truth DIR (as written by 'rpca synth --save DIR') the true relative error
 ‖M − M*‖_F/‖M*‖_F is reported.
 
+A common offset of all entries (a mean far from 0 compared with their
+spread) is one more dimension of the low-rank part: count it in --rank.
+It also makes the problem ill-conditioned, so the method converges more
+slowly (watch for stop reason max-iter).
+
 Examples:
   rpca decompose --in Y.npy --rank 10 --alpha 0.1 --out result
   rpca decompose --in scores.csv --header --rank 5 --out res --format csv
