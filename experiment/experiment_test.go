@@ -209,13 +209,18 @@ func TestFig1cQuick(t *testing.T) {
 
 func TestVideoQuickSynthetic(t *testing.T) {
 	dir := runQuick(t, "video", Options{Frames: SyntheticFrames, MaxFrames: 60, MaxIter: 150})
-	runs := readTable(t, filepath.Join(dir, "video_runs.csv"), []string{"clip", "width", "height", "frames", "method", "iterations", "seconds", "stop", "residual"})
+	runs := readTable(t, filepath.Join(dir, "video_runs.csv"), []string{"clip", "width", "height", "frames", "method", "rank", "iterations", "seconds", "stop", "residual"})
 	if len(runs) != 4 {
 		t.Fatalf("%d runs, want 4", len(runs))
 	}
 	for _, r := range runs {
 		if r["clip"] != "synthetic" || r["width"] != "64" || r["height"] != "48" || r["frames"] != "60" {
 			t.Errorf("run %v", r)
+		}
+		// GD keeps rank r; AltProj may stop at an earlier stage (rank ≤ r);
+		// IALM's rank comes from its thresholding.
+		if k := fnum(t, r["rank"]); k < 1 || (strings.HasPrefix(r["method"], "GD") && k != videoRank) || (r["method"] == "AltProj" && k > videoRank) {
+			t.Errorf("%s: rank %v", r["method"], k)
 		}
 		if res := fnum(t, r["residual"]); !(res >= 0 && res < 0.5) {
 			t.Errorf("%s: residual %v", r["method"], res)

@@ -92,11 +92,11 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 	}
 	q := o.subRate()
 	maxIter := pick(o.MaxIter, o.Quick, 500, 1000)
-	runHeader := []string{"clip", "width", "height", "frames", "method", "iterations", "seconds", "stop", "residual"}
+	runHeader := []string{"clip", "width", "height", "frames", "method", "rank", "iterations", "seconds", "stop", "residual"}
 	scoreHeader := []string{"clip", "frame", "method", "mask", "threshold", "precision", "recall", "f_measure"}
 	var runRows, scoreRows [][]string
 	w.sumf("video: r=%d alpha=%g; GD gamma=%g mu=%d step 1/(2 sigma1), stops at factor change %g; AltProj and IALM (lambda=1/sqrt(d1)) stop at residual %g", pick(o.Rank, false, 0, videoRank), videoAlpha, pick(o.Gamma, false, 0, float64(videoGamma)), videoMu, videoFactorTol, videoResTol)
-	w.sumf("%-14s %-10s %6s %9s  %-12s %9s", "clip", "method", "iters", "seconds", "stop", "residual")
+	w.sumf("%-14s %-10s %4s %6s %9s  %-12s %9s", "clip", "method", "rank", "iters", "seconds", "stop", "residual")
 	for _, c := range clips {
 		g := c.seq.Geometry
 		d1, d2 := c.seq.Y.Dims()
@@ -145,8 +145,9 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 			}
 			secs := (res.Elapsed + extra).Seconds()
 			w.logf("video: %s %s: %d iterations, %.2fs (%s), residual %.3g", c.name, me.label, res.Iterations, secs, res.Stop, res.Residual)
-			w.sumf("%-14s %-10s %6d %9.2f  %-12s %9.3g", c.name, me.label, res.Iterations, secs, res.Stop, res.Residual)
-			runRows = append(runRows, []string{c.name, itoa(g.Width), itoa(g.Height), itoa(d2), me.label, itoa(res.Iterations), num(secs), string(res.Stop), num(res.Residual)})
+			w.sumf("%-14s %-10s %4d %6d %9.2f  %-12s %9.3g", c.name, me.label, res.U.RawMatrix().Cols, res.Iterations, secs, res.Stop, res.Residual)
+			_, k := res.U.Dims()
+			runRows = append(runRows, []string{c.name, itoa(g.Width), itoa(g.Height), itoa(d2), me.label, itoa(k), itoa(res.Iterations), num(secs), string(res.Stop), num(res.Residual)})
 			runs = append(runs, videoRun{label: me.label, res: res, seconds: secs})
 		}
 		backgrounds := make([]*mat.Dense, len(runs))
