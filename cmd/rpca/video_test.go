@@ -427,6 +427,28 @@ func TestVideoInterrupted(t *testing.T) {
 	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
 		t.Errorf("interrupted run left %d entries", len(ents))
 	}
+
+	// Interrupted during the solve: the first progress line (--verbose)
+	// cancels the context, as Ctrl-C would.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	e := &env{stdout: &out, stderr: cancelWriter{cancel}}
+	code = run(ctx, e, []string{"video", "--in", in, "--out", filepath.Join(parent, "out"), "--verbose", "--rank", "2"})
+	if code != 130 {
+		t.Errorf("interrupted solve: exit %d; want 130", code)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("run interrupted in the solve left %d entries", len(ents))
+	}
+}
+
+// cancelWriter cancels a context at the first write.
+type cancelWriter struct{ cancel context.CancelFunc }
+
+func (w cancelWriter) Write(p []byte) (int, error) {
+	w.cancel()
+	return len(p), nil
 }
 
 // TestVideoFFmpeg encodes the synthetic clip with ffmpeg and separates it
