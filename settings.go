@@ -68,6 +68,7 @@ const (
 	StopResidualTol StopReason = "residual-tol" // the residual is small enough
 	StopTargetError StopReason = "target-error" // the true error reached the target
 	StopExact       StopReason = "exact"        // the decomposition is exact (e.g. zero residual, early exit of AltProj)
+	StopSchedule    StopReason = "schedule"     // a method with a fixed schedule ran all of it (AltProj's r stages, line 17 of its Algorithm 1)
 )
 
 // withDefaults returns st with zero fields replaced by def and negative

@@ -287,8 +287,9 @@ func (sv *solver) run() (*rpca.Result, error) {
 			return sv.result(res, rpca.StopExact)
 		}
 	}
-	// Line 17: the schedule of r stages is complete.
-	return sv.result(res, rpca.StopMaxIter)
+	// Line 17: the schedule of r stages is complete; this is not the
+	// iteration cap, which the tracker reports as StopMaxIter.
+	return sv.result(res, rpca.StopSchedule)
 }
 
 // innerIters is line 6's T = ⌈10·ln(n·β·σ/ε)⌉, at least 1.

@@ -212,8 +212,8 @@ func TestMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Iterations != 3*(T+1) || res.Stop != rpca.StopMaxIter {
-		t.Fatalf("%d iterations, stop %s; want %d, max-iter", res.Iterations, res.Stop, 3*(T+1))
+	if res.Iterations != 3*(T+1) || res.Stop != rpca.StopSchedule {
+		t.Fatalf("%d iterations, stop %s; want %d, schedule", res.Iterations, res.Stop, 3*(T+1))
 	}
 	if res.Params["beta"] != beta {
 		t.Errorf("beta %v, want %v", res.Params["beta"], beta)
