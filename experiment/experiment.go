@@ -106,8 +106,8 @@ type Report struct {
 
 // Experiment describes one runnable experiment.
 type Experiment struct {
-	Name    string
-	Summary string
+	Name    string // the name given to Run, e.g. "fig1a"
+	Summary string // one line: what the experiment measures
 	run     func(ctx context.Context, w *writer, o *Options) error
 }
 
@@ -394,6 +394,10 @@ func lineFit(xs, ys []float64) (a, b float64) {
 	b = sxy / sxx
 	return my - b*mx, b
 }
+
+// altprojStallTol is the early end of an AltProj stage used by the
+// authors' code (altproj.Method.StallTol), with which the paper ran it.
+const altprojStallTol = 0.1
 
 // gammaText describes the γ of the GD runs for titles and summaries.
 func gammaText(g float64) string {

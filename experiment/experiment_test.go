@@ -181,7 +181,7 @@ func TestFig1cQuick(t *testing.T) {
 		prev[m] = s
 		last[m] = fnum(t, r["rel_error"])
 	}
-	for _, m := range []string{"GD p=1", "GD p=0.5", "AltProj", "IALM"} {
+	for _, m := range []string{"GD p=1", "GD p=0.5", "AltProj", "AltProj (no stall exit)", "IALM"} {
 		e, ok := last[m]
 		if !ok {
 			t.Fatalf("no rows for %s", m)
@@ -195,8 +195,8 @@ func TestFig1cQuick(t *testing.T) {
 		header = append(header, "seconds_to_"+num(l))
 	}
 	sum := readTable(t, filepath.Join(dir, "fig1c_summary.csv"), header)
-	if len(sum) != 4 {
-		t.Fatalf("%d summary rows, want 4", len(sum))
+	if len(sum) != 5 {
+		t.Fatalf("%d summary rows, want 5", len(sum))
 	}
 	for _, r := range sum {
 		// Reaching 1e-1 cannot take longer than reaching 1e-2.

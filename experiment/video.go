@@ -25,7 +25,9 @@ import (
 // Video settings of the paper's Appendix B: r = 10, α = 0.2, μ = 10,
 // γ = 1, η = 1/(2σ̂₁) (step constant 0.5), GD stops when the relative
 // factor change is at most 4e-4; AltProj (default parameters) and IALM
-// (λ = 1/√d1) stop at ‖Y − M − S‖_F/‖Y‖_F ≤ 1e-3.
+// (λ = 1/√d1) stop at ‖Y − M − S‖_F/‖Y‖_F ≤ 1e-3. "Default parameters"
+// of AltProj are those of the authors' code, which ends a stage early when
+// an iteration lowers the residual by less than 10% (altprojStallTol).
 const (
 	videoRank      = 10
 	videoAlpha     = 0.2
@@ -113,7 +115,7 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 				rpca.Stop{FactorTol: videoFactorTol, ResidualTol: -1, MaxIter: maxIter}},
 			{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: videoStepConst, Mu: videoMu, SampleRate: q},
 				rpca.Stop{FactorTol: videoFactorTol, ResidualTol: -1, MaxIter: maxIter}},
-			{"AltProj", &altproj.Method{}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},
+			{"AltProj", &altproj.Method{StallTol: altprojStallTol}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},
 			{"IALM", &ialm.Method{}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},
 		}
 		w.logf("video: clip %s: %d×%d, %d frames (d1=%d, d2=%d)", c.name, g.Width, g.Height, d2, d1, d2)
