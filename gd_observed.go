@@ -15,18 +15,18 @@ import (
 // per-entry work arrays, all of length |Φ|; nothing of size d1×d2. The
 // steady state allocates nothing.
 //
-// One iteration makes these passes over Φ: the residual (CSR order, with
-// V), T_{γpα} (internal/sparsify), one pass that zeroes S_t's support,
-// forms E·V and copies E to CSC order (CSR order, with V), and Eᵀ·U (CSC
-// order, with U). See docs/performance.md for the measurements.
+// One iteration makes two passes over Φ in CSR order besides T_{γpα}
+// (internal/sparsify): the residual (with V), and one pass that zeroes
+// S_t's support and forms E·V and Eᵀ·U. See docs/performance.md for the
+// measurements.
 type observedState struct {
 	q     *gdParams
 	m     *observed.Matrix
 	plan  *observed.Plan
 	e     []float64 // Π_Φ(Y − UVᵀ), then with S_t zeroed (CSR order)
-	ecsc  []float64 // e in CSC order
 	keep  []bool    // support of S_t
 	gu    blas64.General
+	gv    blas64.General
 	sel   *sparsify.Observed
 	ynorm float64
 	u, v  blas64.General // factors of the last residual, to rebuild S_t
@@ -34,7 +34,7 @@ type observedState struct {
 
 func newObservedState(m *observed.Matrix, q *gdParams) *observedState {
 	st := &observedState{q: q, m: m, plan: observed.NewPlan(m), e: make([]float64, m.NNZ()),
-		ecsc: make([]float64, m.NNZ()), keep: make([]bool, m.NNZ()), gu: newGeneral(m.Rows, q.rank)}
+		keep: make([]bool, m.NNZ()), gu: newGeneral(m.Rows, q.rank), gv: newGeneral(m.Cols, q.rank)}
 	if q.alpha > 0 {
 		st.sel = sparsify.NewObserved(m, q.workers)
 	}
@@ -54,7 +54,7 @@ func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, e
 	if err := st.apply(q.kRow0, q.kCol0); err != nil {
 		return u, v, err
 	}
-	op := observed.NewOperator(st.plan, st.e, st.ecsc, 1/q.p, q.workers)
+	op := observed.NewOperator(st.plan, st.e, 1/q.p, q.workers)
 	sv, err := tsvd.Compute(ctx, op, tsvd.Options{Rank: q.rank, Tol: q.svdTol, Seed: q.seed, Workers: q.workers})
 	if err != nil {
 		return u, v, err
@@ -85,7 +85,7 @@ func (st *observedState) mark(kRow, kCol int) error {
 }
 
 // residual is Algorithm 2 line 6 plus the residual on Φ for the stopping
-// rule; it also forms E·V (into st.gu) and E in CSC order for gradients.
+// rule; it also forms the gradients E·V and Eᵀ·U (into st.gu, st.gv).
 func (st *observedState) residual(u, v blas64.General) (float64, error) {
 	q := st.q
 	st.plan.Residual(st.e, u, v, q.workers)
@@ -93,7 +93,7 @@ func (st *observedState) residual(u, v blas64.General) (float64, error) {
 		return 0, err
 	}
 	st.u, st.v = u, v
-	ss := st.plan.ZeroMulScatter(st.gu, st.ecsc, st.e, st.keep, v, q.workers)
+	ss := st.plan.ZeroMulBoth(st.gu, st.gv, st.e, st.keep, u, v, q.workers)
 	return math.Sqrt(ss) / st.ynorm, nil
 }
 
@@ -101,7 +101,7 @@ func (st *observedState) residual(u, v blas64.General) (float64, error) {
 // residual call; the gradients of eq. (loss_partial) are −gu/p and −gv/p.
 func (st *observedState) gradients(gu, gv, u, v blas64.General) {
 	copyGeneral(gu, st.gu)
-	st.plan.MulTransCSC(gv, st.ecsc, u, st.q.workers)
+	copyGeneral(gv, st.gv)
 }
 
 // sparse rebuilds S_t = T(Π_Φ(Y − UVᵀ)) from the support and the factors

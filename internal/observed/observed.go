@@ -24,11 +24,10 @@ const MaxEntries = math.MaxInt32
 // CSR: the entries of row i are k ∈ [RowPtr[i], RowPtr[i+1]), with column
 // ColIdx[k] (strictly increasing within a row) and value Val[k].
 //
-// CSC: the entries of column j occupy the CSC slots q ∈ [ColPtr[j],
-// ColPtr[j+1]), in increasing row order, with RowIdx[q] the row of the
-// entry in slot q. Pos[k] is the CSC slot of the entry at CSR position k,
-// so that per-entry values kept in CSR order are moved to CSC order by one
-// scatter ([Matrix.ToCSC]).
+// CSC pattern: the entries of column j occupy the CSC slots q ∈
+// [ColPtr[j], ColPtr[j+1]), in increasing row order, with RowIdx[q] the row
+// of the entry in slot q. (Values are kept in CSR order only; users that
+// need them by column copy them, as internal/sparsify does.)
 type Matrix struct {
 	Rows, Cols int
 	RowPtr     []int
@@ -36,7 +35,6 @@ type Matrix struct {
 	Val        []float64
 	ColPtr     []int
 	RowIdx     []int32
-	Pos        []int32
 }
 
 // NNZ returns |Φ|.
@@ -190,7 +188,7 @@ func geometricSkip(rng *rand.Rand, p float64) int {
 	return int(s)
 }
 
-// buildCSC fills ColPtr, RowIdx and Pos from the CSR arrays, in parallel
+// buildCSC fills ColPtr and RowIdx from the CSR arrays, in parallel
 // over blocks of rows: each block counts its entries per column, the counts
 // give every block its first slot in each column, and the blocks then
 // scatter their entries independently (rows in order within a block, so
@@ -201,7 +199,6 @@ func (m *Matrix) buildCSC(nb int) {
 	n := len(m.Val)
 	m.ColPtr = make([]int, m.Cols+1)
 	m.RowIdx = make([]int32, n)
-	m.Pos = make([]int32, n)
 	bounds := make([]int, nb+1)
 	for b := 1; b < nb; b++ { // rows cut so blocks hold about n/nb entries
 		bounds[b], _ = slices.BinarySearch(m.RowPtr, n*b/nb)
@@ -236,7 +233,6 @@ func (m *Matrix) buildCSC(nb int) {
 				q := nx[c]
 				nx[c] = q + 1
 				m.RowIdx[q] = int32(i)
-				m.Pos[k] = q
 			}
 		}
 	})

@@ -88,10 +88,9 @@ func TestFromTripletsLayout(t *testing.T) {
 				t.Fatalf("column %d rows not increasing", j)
 			}
 			prev = i
-			// The CSR entry (i, j) must name slot q as its CSC slot.
+			// The CSR row i must hold column j.
 			lo, hi := m.RowPtr[i], m.RowPtr[i+1]
-			k, found := slices.BinarySearch(m.ColIdx[lo:hi], int32(j))
-			if !found || m.Pos[lo+k] != int32(q) {
+			if _, found := slices.BinarySearch(m.ColIdx[lo:hi], int32(j)); !found {
 				t.Fatalf("CSC slot %d of column %d points to the wrong entry", q, j)
 			}
 			seen++
@@ -162,7 +161,7 @@ func TestSampleDense(t *testing.T) {
 
 // TestProducts checks the kernels of ops.go against obvious loops over the
 // dense form, for the unrolled rank 10 and the blocked loops of other
-// ranks (remainders 0–3 after blocks of four), with one and several chunks
+// ranks (blocks of eight and four, and remainders), with one and several chunks
 // and workers. Tolerance: every output is a sum of at most 61 products of
 // N(0, 1) numbers (|sum| of absolute terms ≲ 200), summed in a different
 // order than the reference; the rounding difference is below 200·2⁻⁵²·few
@@ -171,7 +170,7 @@ func TestProducts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const d1, d2 = 61, 45
 	m, dense := randomObserved(t, rng, d1, d2, 0.4)
-	for _, r := range []int{10, 3, 4, 5, 12} {
+	for _, r := range []int{10, 3, 4, 5, 12, 19} {
 		for _, size := range []int{1 << 20, 37} { // one chunk, many chunks
 			p := newPlan(m, size)
 			for _, workers := range []int{1, 3} {
@@ -210,19 +209,16 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 		t.Errorf("r=%d: sum of squares %v, want %v", r, ss, wantSS)
 	}
 
-	// ZeroMulScatter with a random support; garbage in the outputs must
-	// be overwritten.
+	// ZeroMulBoth with a random support; garbage in the outputs must be
+	// overwritten.
 	keep := make([]bool, len(e))
 	for k := range keep {
 		keep[k] = rng.IntN(5) == 0
 	}
 	ez := slices.Clone(e)
-	gu := randGeneral(rng, d1, r)
-	ecsc := make([]float64, len(e))
-	for k := range ecsc {
-		ecsc[k] = math.NaN()
-	}
-	ssz := p.ZeroMulScatter(gu, ecsc, ez, keep, v, workers)
+	x1 := randGeneral(rng, d1, r)
+	gu, gv := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
+	ssz := p.ZeroMulBoth(gu, gv, ez, keep, x1, v, workers)
 	wantZ := 0.0
 	for k := range e {
 		want := e[k]
@@ -230,20 +226,19 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 			want = 0
 		}
 		if ez[k] != want {
-			t.Fatalf("r=%d: ZeroMulScatter left e[%d] = %v, want %v", r, k, ez[k], want)
+			t.Fatalf("r=%d: ZeroMulBoth left e[%d] = %v, want %v", r, k, ez[k], want)
 		}
 		wantZ += want * want
 	}
 	if math.Abs(ssz-wantZ) > 1e-10*wantZ {
-		t.Errorf("r=%d: ZeroMulScatter sum of squares %v, want %v", r, ssz, wantZ)
+		t.Errorf("r=%d: ZeroMulBoth sum of squares %v, want %v", r, ssz, wantZ)
 	}
 
 	x2 := randGeneral(rng, d2, r)
-	x1 := randGeneral(rng, d1, r)
 	ev := randGeneral(rng, d1, r) // garbage: must be overwritten
 	etu := randGeneral(rng, d2, r)
 	p.MulVals(ev, ez, x2, workers)
-	p.MulTransCSC(etu, ecsc, x1, workers)
+	p.MulTransVals(etu, ez, x1, workers)
 	wantEV := make([]float64, d1*r)
 	wantGU := make([]float64, d1*r)
 	wantEtU := make([]float64, d2*r)
@@ -266,17 +261,20 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 			t.Fatalf("r=%d: MulVals entry %d = %v, want %v", r, k, ev.Data[k], wantEV[k])
 		}
 		if math.Abs(gu.Data[k]-wantGU[k]) > 1e-12 {
-			t.Fatalf("r=%d: ZeroMulScatter E·V entry %d = %v, want %v", r, k, gu.Data[k], wantGU[k])
+			t.Fatalf("r=%d: ZeroMulBoth E·V entry %d = %v, want %v", r, k, gu.Data[k], wantGU[k])
 		}
 	}
 	for k := range wantEtU {
 		if math.Abs(etu.Data[k]-wantEtU[k]) > 1e-12 {
-			t.Fatalf("r=%d: MulTransCSC entry %d = %v, want %v", r, k, etu.Data[k], wantEtU[k])
+			t.Fatalf("r=%d: MulTransVals entry %d = %v, want %v", r, k, etu.Data[k], wantEtU[k])
+		}
+		if math.Abs(gv.Data[k]-wantEtU[k]) > 1e-12 {
+			t.Fatalf("r=%d: ZeroMulBoth Eᵀ·U entry %d = %v, want %v", r, k, gv.Data[k], wantEtU[k])
 		}
 	}
 
-	// The operator scales both products and keeps its own CSC copy.
-	op := NewOperator(p, ez, make([]float64, len(ez)), 0.5, workers)
+	// The operator scales both products.
+	op := NewOperator(p, ez, 0.5, workers)
 	ov, ot := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
 	op.MulTo(ov, x2)
 	op.MulTransTo(ot, x1)
@@ -302,7 +300,7 @@ func TestBuildCSCBlocks(t *testing.T) {
 	for _, nb := range []int{2, 3, 7, 60} {
 		got := *m
 		got.buildCSC(nb)
-		if !slices.Equal(got.ColPtr, ref.ColPtr) || !slices.Equal(got.RowIdx, ref.RowIdx) || !slices.Equal(got.Pos, ref.Pos) {
+		if !slices.Equal(got.ColPtr, ref.ColPtr) || !slices.Equal(got.RowIdx, ref.RowIdx) {
 			t.Fatalf("%d blocks: CSC arrays differ from the serial build", nb)
 		}
 	}
