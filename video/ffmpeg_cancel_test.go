@@ -1,0 +1,107 @@
+//go:build unix
+
+package video
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeTools writes shell scripts standing in for ffprobe and ffmpeg and
+// returns a LookPath that finds them. ffmpeg writes its process id to
+// pidFile and then runs body.
+func fakeTools(t *testing.T, body string) (lookPath func(string) (string, error), pidFile string) {
+	t.Helper()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	pidFile = filepath.Join(dir, "pid")
+	scripts := map[string]string{
+		"ffprobe": "#!/bin/sh\necho 4x3\n",
+		"ffmpeg":  "#!/bin/sh\necho $$ > " + pidFile + "\n" + body + "\n",
+	}
+	for name, s := range scripts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func(name string) (string, error) {
+		if _, ok := scripts[name]; ok {
+			return filepath.Join(dir, name), nil
+		}
+		return "", exec.ErrNotFound
+	}, pidFile
+}
+
+// TestLoadVideoCancelKillsFFmpeg cancels a decode while ffmpeg is running
+// (an ffmpeg that never writes a frame): LoadVideo must return the
+// context's error promptly and the ffmpeg process must be gone.
+func TestLoadVideoCancelKillsFFmpeg(t *testing.T) {
+	lookPath, pidFile := fakeTools(t, "exec sleep 60")
+	vid := filepath.Join(t.TempDir(), "clip.mp4")
+	os.WriteFile(vid, []byte("x"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := LoadVideo(ctx, vid, Options{LookPath: lookPath})
+		done <- err
+	}()
+	// Wait until the fake ffmpeg runs, then cancel.
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("fake ffmpeg did not start")
+		}
+		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+			if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "clip.mp4") {
+			t.Fatalf("cancelled decode: %v", err)
+		}
+		if d := time.Since(start); d > 4*time.Second {
+			t.Errorf("LoadVideo returned %v after the cancellation", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("LoadVideo did not return after the cancellation")
+	}
+	// LoadVideo waited for the killed process, so it is reaped: signal 0
+	// to its pid must fail.
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("ffmpeg (pid %d) still runs after the cancellation", pid)
+	}
+}
+
+// TestLoadVideoFFmpegFails reports ffmpeg's last stderr line, in one line,
+// when ffmpeg fails without output and when it stops inside a frame.
+func TestLoadVideoFFmpegFails(t *testing.T) {
+	vid := filepath.Join(t.TempDir(), "clip.mp4")
+	os.WriteFile(vid, []byte("x"), 0o644)
+	for _, tc := range []struct{ body, want string }{
+		{"echo 'first line' >&2; echo 'clip.mp4: Invalid data found when processing input' >&2; exit 1", "ffmpeg failed on " + vid + ": clip.mp4: Invalid data found"},
+		// 12 bytes make a 4×3 gray frame; 17 leave a partial second one.
+		{"printf 'aaaaaaaaaaaaaaaaa'", "ended inside frame 2 (5 of 12 bytes)"},
+		{"exit 0", "selects no frames"},
+	} {
+		lookPath, _ := fakeTools(t, tc.body)
+		_, err := LoadVideo(context.Background(), vid, Options{LookPath: lookPath})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ffmpeg %q: error %v, want one line containing %q", tc.body, err, tc.want)
+		}
+	}
+}
