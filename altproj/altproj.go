@@ -21,6 +21,7 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/tsvd"
 )
 
 // Defaults of the method's parameters and stopping rules.
@@ -223,7 +224,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 	// Lines 3–4: ζ₀ = β·σ₁(Y), L⁽⁰⁾ = 0, S⁽⁰⁾ = H_ζ₀(Y).
 	zeta0 := 0.0
 	if yF > 0 {
-		top, err := topSVD(sv.ctx, y, 1, blas64.General{}, sv.svdTol(), sv.seed, sv.workers)
+		top, err := tsvd.Top(sv.ctx, y, 1, blas64.General{}, sv.svdTol(), sv.seed, sv.workers)
 		if err != nil {
 			return nil, sv.wrap(err)
 		}
@@ -249,7 +250,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 		var sig []float64
 		for t := 0; ; t++ { // line 6: t = 0…T
 			// Lines 7–8 share one rank-(k+1) SVD of Y − S⁽ᵗ⁾.
-			tri, err := topSVD(sv.ctx, sv.w, k+1, start, sv.svdTol(), sv.seed+uint64(sv.iter)+1, sv.workers)
+			tri, err := tsvd.Top(sv.ctx, sv.w, k+1, start, sv.svdTol(), sv.seed+uint64(sv.iter)+1, sv.workers)
 			if err != nil {
 				return nil, sv.wrap(err)
 			}
@@ -259,8 +260,8 @@ func (sv *solver) run() (*rpca.Result, error) {
 			}
 			sv.lastT = T
 			zeta := sv.beta * (sig[k] + math.Ldexp(sig[k-1], -t)) // line 7
-			sv.fu = scaledFactor(tri.U, sig[:k])                  // line 8: L = P_k(Y − S)
-			sv.fv = scaledFactor(tri.V, sig[:k])
+			sv.fu = tsvd.ScaledFactor(tri.U, sig[:k])             // line 8: L = P_k(Y − S)
+			sv.fv = tsvd.ScaledFactor(tri.V, sig[:k])
 			sv.rank = k
 			kernels.SubMulABt(sv.w, y, sv.fu.RawMatrix(), sv.fv.RawMatrix(), sv.workers)
 			res = rel(sv.threshold(zeta)) // line 9: S = H_ζ(Y − L)

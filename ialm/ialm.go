@@ -31,6 +31,7 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/tsvd"
 )
 
 // Defaults of the method's parameters and stopping rules.
@@ -215,7 +216,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 	}
 
 	// ‖Y‖₂ from a rank-1 truncated SVD; Λ₀ = Y/J(Y); μ₀ = 1.25/‖Y‖₂.
-	top, err := topSVD(sv.ctx, d, 1, blas64.General{}, sv.svdTol(), sv.seed, sv.workers)
+	top, err := tsvd.Top(sv.ctx, d, 1, blas64.General{}, sv.svdTol(), sv.seed, sv.workers)
 	if err != nil {
 		return nil, sv.wrap(err)
 	}
@@ -248,7 +249,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 			return 0
 		})
 		// M_{k+1} = SVT_{1/μ}(W) from the top sv triplets.
-		tri, err := topSVD(sv.ctx, sv.w, sv.sv, start, sv.svdTol(), sv.seed+uint64(sv.iter)+1, sv.workers)
+		tri, err := tsvd.Top(sv.ctx, sv.w, sv.sv, start, sv.svdTol(), sv.seed+uint64(sv.iter)+1, sv.workers)
 		if err != nil {
 			return nil, sv.wrap(err)
 		}
@@ -275,8 +276,8 @@ func (sv *solver) run() (*rpca.Result, error) {
 			for c := range shrunk {
 				shrunk[c] = tri.S[c] - 1/mu
 			}
-			sv.fu = scaledFactor(tri.U, shrunk)
-			sv.fv = scaledFactor(tri.V, shrunk)
+			sv.fu = tsvd.ScaledFactor(tri.U, shrunk)
+			sv.fv = tsvd.ScaledFactor(tri.V, shrunk)
 			// W ← W − M_{k+1} = Y − M_{k+1} − S_k + Λ_k/μ_k.
 			kernels.SubMulABt(sv.w, sv.w, sv.fu.RawMatrix(), sv.fv.RawMatrix(), sv.workers)
 		}
