@@ -22,46 +22,26 @@ func (p *Pairs) Len() int { return len(p.Row) }
 // set) can be used as is; with opt.IgnoreExtra any further fields are
 // ignored too. An empty input is allowed and gives no pairs.
 func ReadPairs(r io.Reader, name string, opt RatingOptions) (*Pairs, error) {
-	lr := newLineReader(r, name)
+	lines := &idLines{lr: newLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
 	out := &Pairs{}
-	delim := opt.Delimiter
-	header := opt.Header
 	for {
-		b, ok, err := lr.next()
+		f, ok, err := lines.next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			break
 		}
-		if isBlank(b) {
-			continue
-		}
-		line := string(b)
-		if strings.HasPrefix(strings.TrimSpace(line), "#") {
-			continue
-		}
-		if header {
-			header = false
-			continue
-		}
-		if delim == "" {
-			delim = guessDelimiter(line)
-		}
-		f := splitFields(line, delim)
 		if len(f) < 2 || (len(f) > 3 && !opt.IgnoreExtra) {
-			return nil, errAt(name, lr.line, 0, "%d fields, want 2 (row col) or 3 (row col value) separated by %s", len(f), delimName(delim))
+			return nil, lines.errAt(0, "%d fields, want 2 (row col) or 3 (row col value) separated by %s", len(f), delimName(lines.delim))
 		}
-		rowID, colID := strings.TrimSpace(f[0]), strings.TrimSpace(f[1])
-		if rowID == "" {
-			return nil, errAt(name, lr.line, 1, "empty row id")
-		}
-		if colID == "" {
-			return nil, errAt(name, lr.line, 2, "empty column id")
+		rowID, colID, err := lines.ids(f)
+		if err != nil {
+			return nil, err
 		}
 		out.Row = append(out.Row, rowID)
 		out.Col = append(out.Col, colID)
-		out.Line = append(out.Line, lr.line)
+		out.Line = append(out.Line, lines.lr.line)
 	}
 	return out, nil
 }
@@ -74,6 +54,60 @@ func ReadPairsFile(path string, opt RatingOptions) (*Pairs, error) {
 	}
 	defer f.Close()
 	return ReadPairs(f, path, opt)
+}
+
+// idLines reads the data lines of a "row col [value]" file for
+// [ReadRatings] and [ReadPairs]: blank lines and lines whose first
+// non-blank character is '#' are skipped, and so is the first data line
+// when header is set; an empty delim is guessed from the first data line.
+type idLines struct {
+	lr     *lineReader
+	name   string
+	delim  string
+	header bool
+}
+
+// next returns the fields of the next data line; ok is false at the end.
+func (l *idLines) next() (fields []string, ok bool, err error) {
+	for {
+		b, ok, err := l.lr.next()
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		if isBlank(b) {
+			continue
+		}
+		line := string(b)
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		if l.header {
+			l.header = false
+			continue
+		}
+		if l.delim == "" {
+			l.delim = guessDelimiter(line)
+		}
+		return splitFields(line, l.delim), true, nil
+	}
+}
+
+// errAt returns an error at field (1-based, 0 for none) of the current line.
+func (l *idLines) errAt(field int, format string, args ...any) *Error {
+	return errAt(l.name, l.lr.line, field, format, args...)
+}
+
+// ids returns the trimmed, non-empty row and column ids of fields (at
+// least two).
+func (l *idLines) ids(fields []string) (row, col string, err error) {
+	row, col = strings.TrimSpace(fields[0]), strings.TrimSpace(fields[1])
+	if row == "" {
+		return "", "", l.errAt(1, "empty row id")
+	}
+	if col == "" {
+		return "", "", l.errAt(2, "empty column id")
+	}
+	return row, col, nil
 }
 
 // guessDelimiter picks tab if line has one, else comma if it has one,

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 )
 
 // RatingOptions configures [ReadRatings].
@@ -53,46 +52,26 @@ func (r *Ratings) Lookup(rowID, colID string) (i, j int, ok bool) {
 // are skipped. Errors name the 1-based line and field. name is used in
 // error messages.
 func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) {
-	lr := newLineReader(r, name)
+	lines := &idLines{lr: newLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
 	out := &Ratings{RowIndex: map[string]int{}, ColIndex: map[string]int{}}
-	delim := opt.Delimiter
-	header := opt.Header
 	for {
-		b, ok, err := lr.next()
+		f, ok, err := lines.next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			break
 		}
-		if isBlank(b) {
-			continue
-		}
-		line := string(b)
-		if strings.HasPrefix(strings.TrimSpace(line), "#") {
-			continue
-		}
-		if header {
-			header = false
-			continue
-		}
-		if delim == "" {
-			delim = guessDelimiter(line)
-		}
-		f := splitFields(line, delim)
 		if len(f) < 3 || (len(f) > 3 && !opt.IgnoreExtra) {
-			return nil, errAt(name, lr.line, 0, "%d fields, want 3 (row col value) separated by %s", len(f), delimName(delim))
+			return nil, lines.errAt(0, "%d fields, want 3 (row col value) separated by %s", len(f), delimName(lines.delim))
 		}
-		rowID, colID := strings.TrimSpace(f[0]), strings.TrimSpace(f[1])
-		if rowID == "" {
-			return nil, errAt(name, lr.line, 1, "empty row id")
-		}
-		if colID == "" {
-			return nil, errAt(name, lr.line, 2, "empty column id")
+		rowID, colID, err := lines.ids(f)
+		if err != nil {
+			return nil, err
 		}
 		v, err := parseNumber(f[2], opt.AllowNonFinite)
 		if err != nil {
-			e := wrapAt(name, lr.line, 3, err)
+			e := wrapAt(name, lines.lr.line, 3, err)
 			if len(out.Val) == 0 && !opt.Header && !errors.Is(err, ErrNonFinite) {
 				e.Msg += " (if the first line is a header, enable the header option)"
 			}
@@ -111,7 +90,7 @@ func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) 
 			out.ColIDs = append(out.ColIDs, colID)
 		}
 		out.Row, out.Col, out.Val = append(out.Row, i), append(out.Col, j), append(out.Val, v)
-		out.Line = append(out.Line, lr.line)
+		out.Line = append(out.Line, lines.lr.line)
 	}
 	if len(out.Val) == 0 {
 		return nil, errf(name, "no entries")
