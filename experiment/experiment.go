@@ -75,6 +75,10 @@ type Options struct {
 	// 1 and 3 for Algorithm 2; video: the paper's 1).
 	Gamma float64
 
+	// FactorTol is the factor-change stopping rule of the video GD runs
+	// (0: the paper's 4e-4; negative: off, so that MaxIter ends the run).
+	FactorTol float64
+
 	// MaxIter caps the iterations of every solver run (0: per experiment).
 	MaxIter int
 
@@ -196,6 +200,9 @@ func (o *Options) check() error {
 		if !(p > 0 && p <= 1) {
 			return fmt.Errorf("experiment: sampling rate %v must be in (0, 1]", p)
 		}
+	}
+	if math.IsNaN(o.FactorTol) || math.IsInf(o.FactorTol, 0) {
+		return fmt.Errorf("experiment: factor tolerance %v must be finite", o.FactorTol)
 	}
 	if !(o.Gamma >= 0) || math.IsInf(o.Gamma, 1) {
 		return fmt.Errorf("experiment: gamma %v must be a finite non-negative number", o.Gamma)

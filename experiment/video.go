@@ -94,10 +94,11 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 	}
 	q := o.subRate()
 	maxIter := pick(o.MaxIter, o.Quick, 500, 1000)
+	factorTol := pick(o.FactorTol, false, 0, videoFactorTol)
 	runHeader := []string{"clip", "width", "height", "frames", "method", "rank", "iterations", "seconds", "stop", "residual"}
 	scoreHeader := []string{"clip", "frame", "method", "mask", "threshold", "precision", "recall", "f_measure"}
 	var runRows, scoreRows [][]string
-	w.sumf("video: r=%d alpha=%g; GD gamma=%g mu=%d step 1/(2 sigma1), stops at factor change %g; AltProj and IALM (lambda=1/sqrt(d1)) stop at residual %g", pick(o.Rank, false, 0, videoRank), videoAlpha, pick(o.Gamma, false, 0, float64(videoGamma)), videoMu, videoFactorTol, videoResTol)
+	w.sumf("video: r=%d alpha=%g; GD gamma=%g mu=%d step 1/(2 sigma1), stops at factor change %g (<= 0: off) or %d iterations; AltProj and IALM (lambda=1/sqrt(d1)) stop at residual %g", pick(o.Rank, false, 0, videoRank), videoAlpha, pick(o.Gamma, false, 0, float64(videoGamma)), videoMu, factorTol, maxIter, videoResTol)
 	w.sumf("%-14s %-10s %4s %6s %9s  %-12s %9s", "clip", "method", "rank", "iters", "seconds", "stop", "residual")
 	for _, c := range clips {
 		g := c.seq.Geometry
@@ -112,9 +113,9 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 			stop  rpca.Stop
 		}{
 			{"GD p=1", &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: videoStepConst, Mu: videoMu},
-				rpca.Stop{FactorTol: videoFactorTol, ResidualTol: -1, MaxIter: maxIter}},
+				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
 			{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: videoStepConst, Mu: videoMu, SampleRate: q},
-				rpca.Stop{FactorTol: videoFactorTol, ResidualTol: -1, MaxIter: maxIter}},
+				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
 			{"AltProj", &altproj.Method{StallTol: altprojStallTol}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},
 			{"IALM", &ialm.Method{}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},
 		}
