@@ -418,8 +418,18 @@ func writeMontage(w *writer, c *clip, runs []videoRun, backgrounds []*mat.Dense)
 			show = append(show, j)
 		}
 	}
-	for _, j := range []int{n / 3, (3 * n) / 4, 2 * n / 3} {
-		if len(show) < 2 && !slices.Contains(show, j) {
+	// Fill up with frames a third and three quarters into the clip,
+	// skipping any within a tenth of the clip of one already shown.
+	near := func(j int) bool {
+		for _, s := range show {
+			if abs(j-s) < max(1, n/10) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, j := range []int{n / 3, (3 * n) / 4, 2 * n / 3, n - 1} {
+		if len(show) < 2 && !near(j) {
 			show = append(show, j)
 		}
 	}
@@ -468,6 +478,13 @@ func posterize(g *image.Gray, levels int) *image.Gray {
 		g.Pix[i] = uint8(min(int(v)/step*step+step/2, 255))
 	}
 	return g
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // fmtSeconds formats a run time for a panel title.
