@@ -60,8 +60,11 @@ type GD struct {
 // Default step constants c of η = c/σ̂₁, chosen by measurement on the
 // paper's synthetic model (see docs/performance.md).
 const (
-	DefaultStepDense   = 0.5
-	DefaultStepPartial = 0.5
+	DefaultStepDense = 0.5
+	// DefaultStepPartial: c = 0.75 needs about 35% fewer iterations than
+	// 0.5 on every partial problem measured, and c = 1 stalls or
+	// diverges on three of five problem families.
+	DefaultStepPartial = 0.75
 )
 
 // DefaultGDStop are the default stopping rules of GD: at most 1000

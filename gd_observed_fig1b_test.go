@@ -28,7 +28,8 @@ import (
 // RPCA_FIG1B_D (comma-separated sizes, default the paper's
 // 1e4,2e4,5e4,1e5,2e5), RPCA_FIG1B_C (comma-separated step constants,
 // default 0.5,1) and RPCA_FIG1B_SEEDS (comma-separated seeds, default 1)
-// select the runs. For each it prints d, the seed, |Φ|, the
+// select the runs; RPCA_FIG1B_SVDTOL sets GD.SVDTol (default 0, the
+// package default). For each it prints d, the seed, |Φ|, the
 // generation time and the peak resident memory after generation, the
 // iterations and seconds to 1e-4 (Result.Elapsed: initialization
 // included, true-error evaluation excluded), the time of the
@@ -43,6 +44,7 @@ func TestFig1bSweep(t *testing.T) {
 	ds := envInts(t, "RPCA_FIG1B_D", []int{10_000, 20_000, 50_000, 100_000, 200_000})
 	cs := envFloats(t, "RPCA_FIG1B_C", []float64{0.5, 1})
 	seeds := envInts(t, "RPCA_FIG1B_SEEDS", []int{1})
+	svdTol := envFloats(t, "RPCA_FIG1B_SVDTOL", []float64{0})[0]
 	const r, alpha, target = 10, 0.1, 1e-4
 	secs := make(map[float64][]float64) // median over seeds, per d
 	t.Logf("%8s %4s %10s %7s %8s %4s %6s %8s %8s %8s %8s", "d", "seed", "|Φ|", "gen(s)", "genRSS", "c", "iters", "time(s)", "init(s)", "s/iter", "peakRSS")
@@ -67,7 +69,7 @@ func TestFig1bSweep(t *testing.T) {
 					}
 				}
 				res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: r, Alpha: alpha, Callback: progress,
-					Stop: rpca.Stop{TargetError: target, MaxIter: 2000}}, &rpca.GD{StepConst: c})
+					Stop: rpca.Stop{TargetError: target, MaxIter: 2000}}, &rpca.GD{StepConst: c, SVDTol: svdTol})
 				if err != nil {
 					t.Logf("%8d %4d %10d %7.2f %8s %4.2g  error: %v", d, seed, p.Observed.Len(), gen, mib(genRSS), c, err)
 					continue
@@ -179,3 +181,63 @@ func peakRSS() uint64 {
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%dM", b>>20) }
+
+// TestStepSafety measures, for several step constants c and seeds, whether
+// Algorithm 2 converges (true error ≤ 1e-6) or diverges on the partial
+// problems of the unit tests (which use other sizes, rates and α than
+// Figure 1(b)), to back the choice of DefaultStepPartial. Opt-in:
+//
+//	RPCA_STEP_SAFETY=1 go test -run TestStepSafety -v .
+//
+// RPCA_FIG1B_C and RPCA_FIG1B_SEEDS select c (default 0.5,0.75,1) and the
+// seeds (default 1–5).
+func TestStepSafety(t *testing.T) {
+	if os.Getenv("RPCA_STEP_SAFETY") == "" {
+		t.Skip("set RPCA_STEP_SAFETY=1 to run the step-size safety study")
+	}
+	cs := envFloats(t, "RPCA_FIG1B_C", []float64{0.5, 0.75, 1})
+	seeds := envInts(t, "RPCA_FIG1B_SEEDS", []int{1, 2, 3, 4, 5})
+	cases := []struct {
+		name string
+		cfg  synth.Config
+		gd   rpca.GD
+	}{
+		{"completion 600x500 r4 p0.2", synth.Config{D1: 600, D2: 500, Rank: 4, P: 0.2}, rpca.GD{}},
+		{"partial 1000x1000 r5 a0.05 p0.3", synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3}, rpca.GD{}},
+		{"partial 400x900 r3 a0.05 p0.4", synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4}, rpca.GD{}},
+		{"partial 2000x2000 r10 a0.1 paper p", synth.Config{D1: 2000, D2: 2000, Rank: 10, Alpha: 0.1, P: synth.PaperRate(2000, 10)}, rpca.GD{}},
+		{"subsampled 600x600 r5 a0.05 p0.5", synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05}, rpca.GD{SampleRate: 0.5}},
+	}
+	for _, tc := range cases {
+		for _, c := range cs {
+			var line []string
+			for _, seed := range seeds {
+				cfg := tc.cfg
+				cfg.Seed = uint64(seed)
+				var in *synth.Instance
+				var err error
+				if cfg.P > 0 {
+					in, err = synth.Observed(cfg)
+				} else {
+					in, err = synth.Dense(cfg)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				g := tc.gd
+				g.StepConst = c
+				res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: cfg.Rank, Alpha: cfg.Alpha,
+					Stop: rpca.Stop{TargetError: 1e-6, MaxIter: 3000}}, &g)
+				switch {
+				case err != nil:
+					line = append(line, "diverged")
+				case res.Stop != rpca.StopTargetError:
+					line = append(line, fmt.Sprintf("%s@%.2g", res.Stop, res.History[len(res.History)-1].Error))
+				default:
+					line = append(line, strconv.Itoa(res.Iterations))
+				}
+			}
+			t.Logf("%-36s c=%-4g iterations to 1e-6 per seed: %s", tc.name, c, strings.Join(line, " "))
+		}
+	}
+}
