@@ -75,6 +75,11 @@ type Options struct {
 	// 1 and 3 for Algorithm 2; video: the paper's 1).
 	Gamma float64
 
+	// Step is the step constant c of η = c/σ̂₁ of the GD runs of fig1a–c
+	// (0: rpca.GD's defaults, DefaultStepDense and DefaultStepPartial; the
+	// video runs use the paper's 0.5 unless it is set).
+	Step float64
+
 	// FactorTol is the factor-change stopping rule of the video GD runs
 	// (0: the paper's 4e-4; negative: off, so that MaxIter ends the run).
 	FactorTol float64
@@ -206,6 +211,9 @@ func (o *Options) check() error {
 	}
 	if !(o.Gamma >= 0) || math.IsInf(o.Gamma, 1) {
 		return fmt.Errorf("experiment: gamma %v must be a finite non-negative number", o.Gamma)
+	}
+	if !(o.Step >= 0) || math.IsInf(o.Step, 1) {
+		return fmt.Errorf("experiment: step constant %v must be a finite non-negative number", o.Step)
 	}
 	if !(o.Scale >= 0 && o.Scale <= 1) {
 		return fmt.Errorf("experiment: scale %v must be in (0, 1]", o.Scale)
@@ -406,12 +414,21 @@ func lineFit(xs, ys []float64) (a, b float64) {
 // authors' code (altproj.Method.StallTol), with which the paper ran it.
 const altprojStallTol = 0.1
 
-// gammaText describes the γ of the GD runs for titles and summaries.
-func gammaText(g float64) string {
-	if g == 0 {
-		return "gamma 2 (p=1) / 3 (p<1)"
+// gammaText describes the γ and step constant of the GD runs for titles
+// and summaries.
+func gammaText(o *Options) string {
+	g := "gamma 2 (p=1), 3 (p<1)"
+	if o.Gamma != 0 {
+		g = fmt.Sprintf("gamma %g", o.Gamma)
 	}
-	return fmt.Sprintf("gamma %g", g)
+	c := fmt.Sprintf("step %g/sigma1 (p=1), %g/sigma1 (p<1)", rpca.DefaultStepDense, rpca.DefaultStepPartial)
+	if rpca.DefaultStepDense == rpca.DefaultStepPartial {
+		c = fmt.Sprintf("step %g/sigma1", rpca.DefaultStepDense)
+	}
+	if o.Step != 0 {
+		c = fmt.Sprintf("step %g/sigma1", o.Step)
+	}
+	return g + "; " + c
 }
 
 // lastError returns the error of the last record (NaN if none).

@@ -72,7 +72,7 @@ func runFig1a(ctx context.Context, w *writer, o *Options) error {
 		label := fmt.Sprintf("GD p=%g", p)
 		w.logf("fig1a: %s", label)
 		t := newTrace(w, label)
-		res, _, err := solveCapped(ctx, 0, prob, s, &rpca.GD{Gamma: o.Gamma}, t)
+		res, _, err := solveCapped(ctx, 0, prob, s, &rpca.GD{Gamma: o.Gamma, StepConst: o.Step}, t)
 		if err != nil {
 			return fmt.Errorf("fig1a: %s: %w", label, err)
 		}
@@ -97,7 +97,7 @@ func runFig1a(ctx context.Context, w *writer, o *Options) error {
 		return err
 	}
 	rows = rows[:0]
-	w.sumf("fig1a: GD on d=%d, r=%d, alpha=%g, %s; contraction factor fitted where %g <= error <= %g", d, r, fig1aAlpha, gammaText(o.Gamma), fig1aFitLo, fig1aFitHi)
+	w.sumf("fig1a: GD on d=%d, r=%d, alpha=%g, %s; contraction factor fitted where %g <= error <= %g", d, r, fig1aAlpha, gammaText(o), fig1aFitLo, fig1aFitHi)
 	w.sumf("%6s %10s %6s %9s %11s %11s  %s", "p", "entries", "iters", "seconds", "final_err", "contraction", "stop")
 	for _, run := range runs {
 		fe := lastError(run.recs)
@@ -108,7 +108,7 @@ func runFig1a(ctx context.Context, w *writer, o *Options) error {
 		return err
 	}
 	c := &chart{
-		title:  fmt.Sprintf("Fig. 1(a): GD, d=%d, r=%d, alpha=%g, %s", d, r, fig1aAlpha, gammaText(o.Gamma)),
+		title:  fmt.Sprintf("Fig. 1(a): GD, d=%d, r=%d, alpha=%g\n%s", d, r, fig1aAlpha, gammaText(o)),
 		xlabel: "iteration", ylabel: "log10 relative error ||UV'-M*||_F/||M*||_F",
 		headroom: 0.3,
 	}

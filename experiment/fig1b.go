@@ -56,7 +56,7 @@ func runFig1b(ctx context.Context, w *writer, o *Options) error {
 	header := []string{"d", "p", "observed_entries", "generate_seconds", "iterations", "seconds", "init_seconds", "final_error", "stop"}
 	var rows [][]string
 	var xs, ys []float64
-	w.sumf("fig1b: Algorithm 2 (%s), r=%d, alpha=%g, p = %s, time to relative error %g", gammaText(o.Gamma), r, fig1bAlpha, map[bool]string{true: "max(0.15 r^2 log(d)/d, 20r/d)", false: "0.15 r^2 log(d)/d"}[o.Quick], fig1bTarget)
+	w.sumf("fig1b: Algorithm 2 (%s), r=%d, alpha=%g, p = %s, time to relative error %g", gammaText(o), r, fig1bAlpha, map[bool]string{true: "max(0.15 r^2 log(d)/d, 20r/d)", false: "0.15 r^2 log(d)/d"}[o.Quick], fig1bTarget)
 	w.sumf("%8s %9s %11s %6s %9s %11s  %s", "d", "p", "entries", "iters", "seconds", "final_err", "stop")
 	for _, d := range dims {
 		if err := ctx.Err(); err != nil {
@@ -80,7 +80,7 @@ func runFig1b(ctx context.Context, w *writer, o *Options) error {
 		s := rpca.Settings{Rank: r, Alpha: fig1bAlpha, Seed: o.Seed, Workers: o.Workers,
 			Stop: rpca.Stop{MaxIter: maxIter, TargetError: fig1bTarget, ResidualTol: -1, FactorTol: -1}}
 		t := newTrace(w, fmt.Sprintf("d=%d", d))
-		res, capped, err := solveCapped(ctx, tcap, prob, s, &rpca.GD{Gamma: o.Gamma}, t)
+		res, capped, err := solveCapped(ctx, tcap, prob, s, &rpca.GD{Gamma: o.Gamma, StepConst: o.Step}, t)
 		if err != nil {
 			return fmt.Errorf("fig1b: d=%d: %w", d, err)
 		}

@@ -58,8 +58,8 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		maxIter int
 	}
 	methods := []method{
-		{"GD p=1", &rpca.GD{Gamma: o.Gamma}, 1000},
-		{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: o.Gamma, SampleRate: q}, 2000},
+		{"GD p=1", &rpca.GD{Gamma: o.Gamma, StepConst: o.Step}, 1000},
+		{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: o.Gamma, StepConst: o.Step, SampleRate: q}, 2000},
 		{"AltProj", &altproj.Method{Eps: fig1cTarget, StallTol: altprojStallTol}, altproj.DefaultMaxIter},
 		{"AltProj (no stall exit)", &altproj.Method{Eps: fig1cTarget}, altproj.DefaultMaxIter},
 		{"IALM", &ialm.Method{}, ialm.DefaultMaxIter},
@@ -109,7 +109,7 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		header = append(header, "seconds_to_"+num(l))
 	}
 	rows = rows[:0]
-	w.sumf("fig1c: d=%d, r=%d, alpha=%g, GD %s; seconds to reach each relative error (time cap %v per method)", d, r, fig1cAlpha, gammaText(o.Gamma), tcap)
+	w.sumf("fig1c: d=%d, r=%d, alpha=%g, GD %s; seconds to reach each relative error (time cap %v per method)", d, r, fig1cAlpha, gammaText(o), tcap)
 	line := fmt.Sprintf("%-24s %6s %8s %10s", "method", "iters", "seconds", "final_err")
 	for _, l := range fig1cLevels {
 		line += fmt.Sprintf(" %7s", num(l))
@@ -131,7 +131,7 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		return err
 	}
 	c := &chart{
-		title:  fmt.Sprintf("Fig. 1(c): d=%d, r=%d, alpha=%g, GD %s", d, r, fig1cAlpha, gammaText(o.Gamma)),
+		title:  fmt.Sprintf("Fig. 1(c): d=%d, r=%d, alpha=%g\nGD %s", d, r, fig1cAlpha, gammaText(o)),
 		xlabel: "seconds, log scale (true-error evaluation excluded)", ylabel: "log10 relative error",
 		// A log time axis keeps the fast methods apart when a slow one
 		// (AltProj's full schedule) takes ten times longer.

@@ -112,9 +112,9 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 			m     rpca.Method
 			stop  rpca.Stop
 		}{
-			{"GD p=1", &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: videoStepConst, Mu: videoMu},
+			{"GD p=1", &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: pick(o.Step, false, 0, videoStepConst), Mu: videoMu},
 				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
-			{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: videoStepConst, Mu: videoMu, SampleRate: q},
+			{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: pick(o.Step, false, 0, videoStepConst), Mu: videoMu, SampleRate: q},
 				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
 			{"AltProj", &altproj.Method{StallTol: altprojStallTol}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},
 			{"IALM", &ialm.Method{}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},

@@ -33,6 +33,7 @@ type experimentFlags struct {
 	rates     string
 	gamma     float64
 	factorTol float64
+	step      float64
 	maxIter   int
 	timeCap   time.Duration
 	frames    string
@@ -68,6 +69,7 @@ shared clips in ../shared/data beside the repository when present.`)
 	fs.StringVar(&f.dims, "dims", "", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
 	fs.StringVar(&f.rates, "p", "", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
 	fs.Float64Var(&f.gamma, "gamma", 0, "γ of every GD run (0: GD's defaults, 2 for p = 1 and 3 for p < 1; video: the paper's 1)")
+	fs.Float64Var(&f.step, "step", 0, "step constant c in η = c/σ̂₁ of every GD run (0: GD's defaults; video: the paper's 0.5)")
 	fs.Float64Var(&f.factorTol, "factor-tol", 0, "video: GD's relative factor-change stop (0: the paper's 4e-4; <0: off)")
 	fs.IntVar(&f.maxIter, "max-iter", 0, "iteration cap of every solver run (0: the experiment's default)")
 	fs.DurationVar(&f.timeCap, "time-cap", 0, "fig1b, fig1c: wall-clock cap per solver run (0: fig1c 300s, quick 30s; fig1b none; <0: none)")
@@ -96,7 +98,7 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	o := experiment.Options{
 		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.seed, Workers: f.workers,
-		D: f.d, Rank: f.rank, Gamma: f.gamma, FactorTol: f.factorTol, MaxIter: f.maxIter, TimeCap: f.timeCap,
+		D: f.d, Rank: f.rank, Gamma: f.gamma, Step: f.step, FactorTol: f.factorTol, MaxIter: f.maxIter, TimeCap: f.timeCap,
 		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames,
 	}
 	if o.Out == "" {
@@ -117,6 +119,8 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("--d, --rank, --max-iter, --max-frames and --workers must be non-negative: %w", errUsage)
 	case !(f.gamma >= 0) || math.IsInf(f.gamma, 1):
 		return fmt.Errorf("--gamma must be a finite non-negative number, got %v: %w", f.gamma, errUsage)
+	case !(f.step >= 0) || math.IsInf(f.step, 1):
+		return fmt.Errorf("--step must be a finite non-negative number, got %v: %w", f.step, errUsage)
 	case !(f.scale >= 0 && f.scale <= 1):
 		return fmt.Errorf("--scale must be in (0, 1], got %v: %w", f.scale, errUsage)
 	}

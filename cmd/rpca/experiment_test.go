@@ -90,6 +90,7 @@ func TestExperimentUsage(t *testing.T) {
 		{[]string{"experiment", "fig1b", "--dims", "1000,abc", "--out", out}, 2, "--dims"},
 		{[]string{"experiment", "video", "--scale", "3", "--out", out}, 2, "--scale"},
 		{[]string{"experiment", "fig1a", "--gamma", "-1", "--out", out}, 2, "--gamma"},
+		{[]string{"experiment", "fig1a", "--step", "-1", "--out", out}, 2, "--step"},
 		{[]string{"experiment", "fig1a", "extra", "--out", out}, 2, "unexpected argument"},
 	} {
 		code, _, errOut := runExp(ctx, c.args...)
