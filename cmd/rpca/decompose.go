@@ -423,6 +423,12 @@ func (f *decomposeFlags) loadMatrixMarket(in *input) error {
 			return err
 		}
 	} else {
+		// The gradient method needs an observed entry in every row and
+		// column; refusing fewer entries here also keeps a size line of
+		// huge dimensions from allocating per-row and per-column arrays.
+		if nnz < max(d1, d2) {
+			return fmt.Errorf("%s: %d entries cannot cover the %d rows and %d columns of a %d×%d matrix; every row and column needs an observed entry", f.in, nnz, d1, d2, d1, d2)
+		}
 		// Triplets (24 bytes an entry while reading, plus the line) and
 		// the observed matrix with the method's work arrays.
 		if need := 96 * float64(nnz); need > availableMemory() {

@@ -267,7 +267,7 @@ func TestDecomposeErrors(t *testing.T) {
 	dup := join(dir, "dup.mtx")
 	os.WriteFile(dup, []byte("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n1 1 2\n"), 0o644)
 	part := join(dir, "part.mtx")
-	os.WriteFile(part, []byte("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n2 2 1\n"), 0o644)
+	os.WriteFile(part, []byte("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n1 2 1\n2 1 1\n"), 0o644)
 	odd := join(dir, "Y.xyz")
 	os.WriteFile(odd, []byte("1 2\n3 4\n"), 0o644)
 	outDir := join(dir, "out")
