@@ -134,6 +134,24 @@ func (f *solveFlags) check() error {
 		return fmt.Errorf("--p must be in (0, 1], got %v: %w", f.p, errUsage)
 	case f.workers < 0:
 		return fmt.Errorf("--workers must be non-negative: %w", errUsage)
+	case f.maxIter < 0:
+		return fmt.Errorf("--max-iter must be non-negative (0: the method's default), got %d: %w", f.maxIter, errUsage)
+	}
+	for _, v := range []struct {
+		name   string
+		v      float64
+		signed bool // negative values mean "off"
+	}{
+		{"gamma", f.gamma, false}, {"step", f.step, false}, {"mu", f.mu, false}, {"lambda", f.ialmLambda, false},
+		{"tol", f.tol, true}, {"factor-tol", f.factorTol, true},
+	} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || (!v.signed && v.v < 0) {
+			want := "a finite non-negative number (0: the default)"
+			if v.signed {
+				want = "a finite number (0: the default, < 0: off)"
+			}
+			return fmt.Errorf("--%s must be %s, got %v: %w", v.name, want, v.v, errUsage)
+		}
 	}
 	return nil
 }

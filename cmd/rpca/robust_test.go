@@ -97,6 +97,12 @@ func TestDecomposeRobust(t *testing.T) {
 		{"alpha 1", 2, []string{"--alpha"}, []string{"--in", y, "--rank", "1", "--alpha", "1"}},
 		{"p 0", 2, []string{"--p must be in (0, 1]"}, []string{"--in", y, "--rank", "1", "--p", "0"}},
 		{"p 1.5", 2, []string{"--p must be in (0, 1]"}, []string{"--in", y, "--rank", "1", "--p", "1.5"}},
+		{"gamma NaN", 2, []string{"--gamma", "NaN"}, []string{"--in", y, "--rank", "1", "--gamma", "NaN"}},
+		{"step negative", 2, []string{"--step", "-1"}, []string{"--in", y, "--rank", "1", "--step", "-1"}},
+		{"mu Inf", 2, []string{"--mu", "Inf"}, []string{"--in", y, "--rank", "1", "--mu", "Inf"}},
+		{"tol NaN", 2, []string{"--tol", "NaN"}, []string{"--in", y, "--rank", "1", "--tol", "NaN"}},
+		{"max-iter negative", 2, []string{"--max-iter", "-1"}, []string{"--in", y, "--rank", "1", "--max-iter", "-1"}},
+		{"lambda negative", 2, []string{"--lambda"}, []string{"--in", y, "--rank", "1", "--method", "ialm", "--lambda", "-2"}},
 	})
 }
 
@@ -121,4 +127,19 @@ func TestCompleteRobust(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(rows), "\xff\xfe\n") {
 		t.Errorf("rows.txt %q (%v) does not start with the non-UTF-8 id", rows, err)
 	}
+}
+
+func TestVideoRobust(t *testing.T) {
+	_, in := newClip(t)
+	checkRobust(t, "video", []robustCase{
+		{"scale 0", 2, []string{"--scale", "0"}, []string{"--in", in, "--scale", "0"}},
+		{"scale negative", 2, []string{"--scale"}, []string{"--in", in, "--scale", "-0.5"}},
+		{"frames past the end", 1, []string{"selects no frames", "there are 30"}, []string{"--in", in, "--frames", "30:40"}},
+		{"one frame", 1, []string{"at least 2 frames"}, []string{"--in", in, "--frames", "29:"}},
+		{"negative frame", 2, []string{"--frames"}, []string{"--in", in, "--frames", "-1:3"}},
+		{"alpha 1", 2, []string{"--alpha"}, []string{"--in", in, "--alpha", "1"}},
+		{"p 1.5", 2, []string{"--p must be in (0, 1]"}, []string{"--in", in, "--p", "1.5"}},
+		{"step NaN", 2, []string{"--step", "NaN"}, []string{"--in", in, "--step", "NaN"}},
+		{"a file that is no video", 1, []string{"empty.npy"}, []string{"--in", writeRaw(t, t.TempDir(), "empty.npy", "")}},
+	})
 }

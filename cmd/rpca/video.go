@@ -307,6 +307,11 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	if err != nil {
 		return opts, usage("--frames: %v", strings.TrimPrefix(err.Error(), "video: "))
 	}
+	// The library reads scale 0 as "not set" (1); on the command line the
+	// default is 1, so an explicit 0 is a mistake.
+	if f.scale == 0 {
+		return opts, usage("--scale: scale 0 must be in (0, 1]")
+	}
 	if _, err := video.ScaleFactor(f.scale); err != nil {
 		return opts, usage("--scale: %v", strings.TrimPrefix(err.Error(), "video: "))
 	}
