@@ -286,9 +286,25 @@ func (o *outFlags) validate(cmd string) error {
 }
 
 // checkTarget fails early, before any long work, if the output directory
-// exists and may not be replaced.
+// exists and may not be replaced or cannot be created.
 func (o *outFlags) checkTarget() error {
-	return outDirError(formats.CheckOutputDir(o.out, o.force), o.out)
+	return checkOutputDir(o.out, o.force)
+}
+
+// checkOutputDir fails if dir exists and may not be replaced, or if its
+// temporary sibling cannot be created (a read-only or missing parent):
+// it creates that sibling and removes it at once, so that a long run does
+// not end in an error it could have reported at the start.
+func checkOutputDir(dir string, force bool) error {
+	if err := formats.CheckOutputDir(dir, force); err != nil {
+		return outDirError(err, dir)
+	}
+	d, err := formats.NewAtomicDir(dir, force)
+	if err != nil {
+		return fmt.Errorf("cannot create output directory %s: %v", dir, err)
+	}
+	d.Abort()
+	return nil
 }
 
 // outDirError rewords the "directory exists" error for the command line.

@@ -129,6 +129,67 @@ func TestCompleteRobust(t *testing.T) {
 	}
 }
 
+func TestSynthRobust(t *testing.T) {
+	// Sizes beyond any machine's memory are refused before anything is
+	// allocated, with and without a solve, dense and partial (before the
+	// check, the save-only run died in makeslice after a minute).
+	checkRobust(t, "synth", []robustCase{
+		{"negative size", 1, []string{"-5×-5", "positive"}, []string{"--d", "-5", "--quiet"}},
+		{"rank 0", 2, []string{"--rank must be at least 1"}, []string{"--d", "10", "--rank", "0"}},
+		{"p 0", 2, []string{"--p must be in (0, 1]"}, []string{"--d", "10", "--rank", "1", "--p", "0"}},
+		{"huge dense", 1, []string{"10000000×10000000", "GB", "free"}, []string{"--d", "10000000", "--rank", "1", "--quiet"}},
+		{"huge dense, save only", 1, []string{"10000000×10000000", "GB", "free"}, []string{"--d", "10000000", "--rank", "1", "--no-solve"}},
+		{"huge partial", 1, []string{"10000000×10000000", "--p 0.5", "GB", "free"}, []string{"--d", "10000000", "--rank", "1", "--p", "0.5", "--quiet"}},
+	})
+}
+
+// readOnlyParent returns a directory in which nothing can be created, or
+// skips the test: a directory without write permission, or (for root, who
+// may write anyway) /proc/self.
+func readOnlyParent(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	if f, err := os.CreateTemp(dir, "probe"); err != nil {
+		return dir
+	} else {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	if _, err := os.Stat("/proc/self"); err == nil {
+		if _, err := os.CreateTemp("/proc/self", "probe"); err != nil {
+			return "/proc/self"
+		}
+	}
+	t.Skip("no read-only directory available")
+	return ""
+}
+
+// TestOutputNotCreatable checks that an --out that cannot be created is
+// reported before the solve (--verbose would print iteration lines).
+func TestOutputNotCreatable(t *testing.T) {
+	ro := readOnlyParent(t)
+	dir := t.TempDir()
+	y := filepath.Join(dir, "Y.npy")
+	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
+	ratings := writeRaw(t, dir, "r.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t5\n")
+	out := filepath.Join(ro, "rpca-out")
+	for _, args := range [][]string{
+		{"decompose", "--in", y, "--rank", "2"},
+		{"complete", "--in", ratings, "--rank", "1"},
+		{"synth", "--d", "30", "--rank", "2", "--save", out},
+		{"synth", "--d", "30", "--rank", "2", "--save", out, "--no-solve"},
+	} {
+		if args[0] != "synth" {
+			args = append(args, "--out", out)
+		}
+		wantError(t, 1, []string{"cannot create output directory", out}, append(args, "--verbose")...)
+	}
+}
+
 func TestVideoRobust(t *testing.T) {
 	_, in := newClip(t)
 	checkRobust(t, "video", []robustCase{

@@ -128,9 +128,12 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("--no-solve needs --save DIR: %w", errUsage)
 	}
 	if f.save != "" {
-		if err := outDirError(formats.CheckOutputDir(f.save, f.force), f.save); err != nil {
+		if err := checkOutputDir(f.save, f.force); err != nil {
 			return err
 		}
+	}
+	if err := checkSynthMemory(cfg, !f.noSolve); err != nil {
+		return err
 	}
 	if f.noSolve {
 		return saveOnly(ctx, e, &f, cfg)
@@ -149,14 +152,6 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 		return nil, err
 	}
 	partial := f.p < 1
-	if !partial {
-		// Y, the residual and the method's work matrices: refuse early
-		// rather than die in the allocator.
-		if need := 4 * 8 * float64(cfg.D1) * float64(cfg.D2); need > availableMemory() {
-			return nil, fmt.Errorf("a dense %d×%d problem needs about %.1f GB, more than this machine has free; use --p (e.g. --p %.3g) to work on a random subset of the entries",
-				cfg.D1, cfg.D2, need/1e9, synth.PaperRate(max(cfg.D1, cfg.D2), max(cfg.Rank, 1)))
-		}
-	}
 	in, gen, err := generate(cfg, partial)
 	if err != nil {
 		return nil, err
@@ -207,6 +202,42 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 		sum.Saved = f.save
 	}
 	return sum, nil
+}
+
+// checkSynthMemory refuses an instance that would not fit in the free
+// memory before anything is allocated, rather than die in the allocator.
+// Rough budget: a dense instance holds Y and S and, to solve it, the
+// method's work matrices (4 d1×d2 float64 matrices, 2 without a solve);
+// a partial one (cfg.P < 1) sampledBytesPerEntry per expected observed
+// entry (measured for synth: 42); both hold the factors A, B, U and V.
+func checkSynthMemory(cfg synth.Config, solve bool) error {
+	if cfg.D1 <= 0 || cfg.D2 <= 0 {
+		return nil // synth reports the bad size
+	}
+	d1, d2, r := float64(cfg.D1), float64(cfg.D2), float64(max(cfg.Rank, 1))
+	factors := 4 * 8 * (d1 + d2) * r
+	copies := 4.0
+	if !solve {
+		copies = 2
+	}
+	need := copies*8*d1*d2 + factors
+	if cfg.P < 1 {
+		need = sampledBytesPerEntry*cfg.P*d1*d2 + factors
+	}
+	avail := availableMemory()
+	if need <= avail {
+		return nil
+	}
+	gb := func(b float64) string { return fmt.Sprintf("%.3g GB", b/1e9) }
+	if factors > avail/2 {
+		return fmt.Errorf("a %d×%d problem of rank %d needs about %s for its factors alone, more than this machine has free (%s)", cfg.D1, cfg.D2, cfg.Rank, gb(factors), gb(avail))
+	}
+	pFit := 0.5 * (avail - factors) / (sampledBytesPerEntry * d1 * d2)
+	if cfg.P < 1 {
+		return fmt.Errorf("a %d×%d problem at --p %g needs about %s, more than the %s free; use --p %.2g or less", cfg.D1, cfg.D2, cfg.P, gb(need), gb(avail), pFit)
+	}
+	return fmt.Errorf("a dense %d×%d problem needs about %s, more than the %s free; use --p (e.g. --p %.2g) to work on a random subset of the entries",
+		cfg.D1, cfg.D2, gb(need), gb(avail), min(pFit, synth.PaperRate(max(cfg.D1, cfg.D2), max(cfg.Rank, 1))))
 }
 
 // generate draws the instance: all of Y, or only the entries on a random
