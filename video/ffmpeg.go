@@ -175,9 +175,12 @@ func (d *decodeRun) decode(ctx context.Context, syncOpt string) ([][]byte, error
 			break
 		}
 	}
-	if stopped || readErr != nil {
+	if stopped || (readErr != nil && !partial) {
 		cancel() // kill ffmpeg; its exit status no longer matters
 	}
+	// After a partial frame ffmpeg has closed its output and is exiting:
+	// its exit status tells a failure (reported with its message) from a
+	// short last frame, so it must not be killed here.
 	waitErr := cmd.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("video: decoding %s: %w", d.path, err)

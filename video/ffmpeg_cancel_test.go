@@ -95,7 +95,10 @@ func TestLoadVideoFFmpegFails(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{"echo 'first line' >&2; echo 'clip.mp4: Invalid data found when processing input' >&2; exit 1", "ffmpeg failed on " + vid + ": clip.mp4: Invalid data found"},
 		// 12 bytes make a 4×3 gray frame; 17 leave a partial second one.
+		// (ffmpeg is not killed after a partial frame: its exit status
+		// and message decide the error.)
 		{"printf 'aaaaaaaaaaaaaaaaa'", "ended inside frame 2 (5 of 12 bytes)"},
+		{"printf 'aaaaaaaaaaaaaaaaa'; echo 'Error while decoding stream #0:0' >&2; exit 1", "ffmpeg failed on " + vid + ": Error while decoding stream #0:0"},
 		{"exit 0", "selects no frames"},
 	} {
 		lookPath, _ := fakeTools(t, tc.body)
