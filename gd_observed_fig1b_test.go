@@ -27,7 +27,7 @@ import (
 //
 // RPCA_FIG1B_D (comma-separated sizes, default the paper's
 // 1e4,2e4,5e4,1e5,2e5), RPCA_FIG1B_C (comma-separated step constants,
-// default 0.5,1) and RPCA_FIG1B_SEEDS (comma-separated seeds, default 1)
+// default DefaultStepPartial) and RPCA_FIG1B_SEEDS (comma-separated seeds, default 1)
 // select the runs; RPCA_FIG1B_SVDTOL sets GD.SVDTol (default 0, the
 // package default). For each it prints d, the seed, |Φ|, the
 // generation time and the peak resident memory after generation, the
@@ -42,7 +42,7 @@ func TestFig1bSweep(t *testing.T) {
 		t.Skip("set RPCA_FIG1B=1 to run the Figure 1(b) sweep")
 	}
 	ds := envInts(t, "RPCA_FIG1B_D", []int{10_000, 20_000, 50_000, 100_000, 200_000})
-	cs := envFloats(t, "RPCA_FIG1B_C", []float64{0.5, 1})
+	cs := envFloats(t, "RPCA_FIG1B_C", []float64{rpca.DefaultStepPartial})
 	seeds := envInts(t, "RPCA_FIG1B_SEEDS", []int{1})
 	svdTol := envFloats(t, "RPCA_FIG1B_SVDTOL", []float64{0})[0]
 	const r, alpha, target = 10, 0.1, 1e-4

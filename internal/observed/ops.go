@@ -88,13 +88,20 @@ type Plan struct {
 	parts []int
 	bufs  [][]float64
 	wss   []float64
+
+	// Column tiling of the tiled kernels (see tiling).
+	tile      int // target bytes of V per block
+	tileCols  []int
+	tileStart [][]int32
+	tileSS    []float64
+	guBufs    [][]float64
 }
 
 // NewPlan returns the plan of m.
 func NewPlan(m *Matrix) *Plan { return newPlan(m, chunkEntries) }
 
 func newPlan(m *Matrix, size int) *Plan {
-	p := &Plan{m: m, rowB: lineChunks(m.RowPtr, size), colB: lineChunks(m.ColPtr, size)}
+	p := &Plan{m: m, rowB: lineChunks(m.RowPtr, size), colB: lineChunks(m.ColPtr, size), tile: tileBytes}
 	p.partials = make([]float64, len(p.rowB)-1)
 	return p
 }
@@ -495,4 +502,210 @@ func scale(m blas64.General, s float64) {
 			r[k] *= s
 		}
 	}
+}
+
+// Column tiling for large d2. When V (d2×r) is much larger than the
+// caches, the random row accesses of V in the CSR passes miss L2 and L3.
+// The tiled kernels split the columns into blocks whose slice of V (and of
+// the Eᵀ·U output) takes about tileBytes, and walk Φ block by block, all
+// rows per block, so the rows of V being touched stay cached; U and E·V are
+// then streamed once per block instead.
+const tileBytes = 2 << 20
+
+// tiling returns the plan's column blocks for rank r, building them on
+// first use: p.tileCols[b] is the first column of block b and
+// p.tileStart[b][i] the CSR position of the first entry of row i in block
+// b (so row i's entries in block b are [tileStart[b][i], tileStart[b+1][i])).
+// It returns false when fewer than four blocks would cover all columns:
+// at d2 = 5e4 (two blocks) the tiled kernels measured no faster than the
+// plain ones, while at d2 = 2e5 (eight blocks) ZeroMulBothTiled took 24
+// ns/entry against 65 (docs/performance.md).
+func (p *Plan) tiling(r int) bool {
+	m := p.m
+	nb := (m.Cols*r*8 + p.tile - 1) / p.tile
+	if nb < 4 {
+		return false
+	}
+	if len(p.tileCols) == nb+1 {
+		return true
+	}
+	p.tileCols = make([]int, nb+1)
+	for b := range p.tileCols {
+		p.tileCols[b] = m.Cols * b / nb
+	}
+	p.tileStart = make([][]int32, nb+1)
+	for b := range p.tileStart {
+		p.tileStart[b] = make([]int32, m.Rows)
+	}
+	forChunks(p.rowB, 0, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			q := m.RowPtr[i]
+			for b := 0; b <= nb; b++ {
+				c := int32(p.tileCols[b])
+				if b == nb {
+					c = int32(m.Cols)
+				}
+				for q < m.RowPtr[i+1] && m.ColIdx[q] < c {
+					q++
+				}
+				p.tileStart[b][i] = int32(q - m.RowPtr[i]) // offset within the row
+			}
+		}
+	})
+	p.tileSS = make([]float64, nb)
+	return true
+}
+
+// ResidualTiled is [Plan.Residual] walking Φ by column blocks (see
+// tiling). Each entry's value is the same as Residual's.
+func (p *Plan) ResidualTiled(e []float64, u, v blas64.General, workers int) float64 {
+	m := p.m
+	if len(e) != len(m.Val) || u.Rows != m.Rows || v.Rows != m.Cols || u.Cols != v.Cols {
+		panic("observed: ResidualTiled dimension mismatch")
+	}
+	if u.Cols != 10 || !p.tiling(10) {
+		return p.Residual(e, u, v, workers)
+	}
+	nb := len(p.tileCols) - 1
+	blocks := make([]int, nb+1)
+	for b := range blocks {
+		blocks[b] = b
+	}
+	vd, vs := v.Data, v.Stride
+	forChunks(blocks, workers, func(b, _, _ int) {
+		s0, s1 := p.tileStart[b], p.tileStart[b+1]
+		ss := 0.0
+		for i := 0; i < m.Rows; i++ {
+			base := m.RowPtr[i]
+			qlo, qhi := base+int(s0[i]), base+int(s1[i])
+			if qlo == qhi {
+				continue
+			}
+			ui := (*[10]float64)(row(u, i))
+			u0, u1, u2, u3, u4, u5, u6, u7, u8, u9 := ui[0], ui[1], ui[2], ui[3], ui[4], ui[5], ui[6], ui[7], ui[8], ui[9]
+			cols, vals, ei := m.ColIdx[qlo:qhi], m.Val[qlo:qhi], e[qlo:qhi]
+			for q, j := range cols {
+				o := int(j) * vs
+				vj := (*[10]float64)(vd[o : o+10])
+				s := ((u0*vj[0] + u1*vj[1]) + (u2*vj[2] + u3*vj[3])) +
+					((u4*vj[4] + u5*vj[5]) + (u6*vj[6] + u7*vj[7])) + (u8*vj[8] + u9*vj[9])
+				r := vals[q] - s
+				ei[q] = r
+				ss += r * r
+			}
+		}
+		p.tileSS[b] = ss
+	})
+	ss := 0.0
+	for _, x := range p.tileSS {
+		ss += x
+	}
+	return ss
+}
+
+// ZeroMulBothTiled is [Plan.ZeroMulBoth] walking Φ by column blocks (see
+// tiling): worker w takes blocks w, w+W, …; it writes Eᵀ·U for its blocks'
+// columns directly and accumulates E·V in its own d1×r buffer (gu itself
+// for the first worker), summed at the end, so the result depends on the
+// worker count but not on scheduling.
+func (p *Plan) ZeroMulBothTiled(gu, gv blas64.General, e []float64, keep []bool, u, v blas64.General, workers int) float64 {
+	m := p.m
+	r := v.Cols
+	if len(e) != len(m.Val) || len(keep) != len(e) || gu.Rows != m.Rows || gv.Rows != m.Cols || v.Rows != m.Cols ||
+		u.Rows != m.Rows || gu.Cols != r || gv.Cols != r || u.Cols != r || gv.Stride != r || gu.Stride != r {
+		panic("observed: ZeroMulBothTiled dimension mismatch")
+	}
+	if r != 10 || !p.tiling(10) {
+		return p.ZeroMulBoth(gu, gv, e, keep, u, v, workers)
+	}
+	nb := len(p.tileCols) - 1
+	w := max(1, min(kernels.Workers(workers), nb))
+	if len(p.guBufs) < w {
+		p.guBufs = append(p.guBufs, make([][]float64, w-len(p.guBufs))...)
+	}
+	vd, vs := v.Data, v.Stride
+	n := m.Rows * r
+	var wg sync.WaitGroup
+	for t := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			acc := gu.Data[:n]
+			if t > 0 {
+				if len(p.guBufs[t]) != n {
+					p.guBufs[t] = make([]float64, n)
+				}
+				acc = p.guBufs[t]
+			}
+			clear(acc)
+			for b := t; b < nb; b += w {
+				clear(gv.Data[p.tileCols[b]*r : p.tileCols[b+1]*r])
+				s0, s1 := p.tileStart[b], p.tileStart[b+1]
+				ss := 0.0
+				for i := 0; i < m.Rows; i++ {
+					base := m.RowPtr[i]
+					qlo, qhi := base+int(s0[i]), base+int(s1[i])
+					if qlo == qhi {
+						continue
+					}
+					ui := (*[10]float64)(row(u, i))
+					ai := (*[10]float64)(acc[i*10 : i*10+10])
+					a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 := ai[0], ai[1], ai[2], ai[3], ai[4], ai[5], ai[6], ai[7], ai[8], ai[9]
+					cols, kp, ei := m.ColIdx[qlo:qhi], keep[qlo:qhi], e[qlo:qhi]
+					for q, j := range cols {
+						x := ei[q]
+						if kp[q] {
+							x = 0
+							ei[q] = 0
+						}
+						if x == 0 {
+							continue
+						}
+						ss += x * x
+						o := int(j) * vs
+						vj := (*[10]float64)(vd[o : o+10])
+						a0 += x * vj[0]
+						a1 += x * vj[1]
+						a2 += x * vj[2]
+						a3 += x * vj[3]
+						a4 += x * vj[4]
+						a5 += x * vj[5]
+						a6 += x * vj[6]
+						a7 += x * vj[7]
+						a8 += x * vj[8]
+						a9 += x * vj[9]
+						g := (*[10]float64)(gv.Data[int(j)*10 : int(j)*10+10])
+						g[0] += x * ui[0]
+						g[1] += x * ui[1]
+						g[2] += x * ui[2]
+						g[3] += x * ui[3]
+						g[4] += x * ui[4]
+						g[5] += x * ui[5]
+						g[6] += x * ui[6]
+						g[7] += x * ui[7]
+						g[8] += x * ui[8]
+						g[9] += x * ui[9]
+					}
+					ai[0], ai[1], ai[2], ai[3], ai[4], ai[5], ai[6], ai[7], ai[8], ai[9] = a0, a1, a2, a3, a4, a5, a6, a7, a8, a9
+				}
+				p.tileSS[b] = ss
+			}
+		}()
+	}
+	wg.Wait()
+	if w > 1 {
+		kernels.ParallelFor(m.Rows, workers, 1024, func(lo, hi int) {
+			d := gu.Data[lo*r : hi*r]
+			for t := 1; t < w; t++ {
+				for c, x := range p.guBufs[t][lo*r : hi*r] {
+					d[c] += x
+				}
+			}
+		})
+	}
+	ss := 0.0
+	for _, x := range p.tileSS {
+		ss += x
+	}
+	return ss
 }
