@@ -33,7 +33,7 @@ func ReadPairs(r io.Reader, name string, opt RatingOptions) (*Pairs, error) {
 			break
 		}
 		if len(f) < 2 || (len(f) > 3 && !opt.IgnoreExtra) {
-			return nil, lines.errAt(0, "%d fields, want 2 (row col) or 3 (row col value) separated by %s", len(f), delimName(lines.delim))
+			return nil, lines.errAt(0, "%d fields, want 2 (row col) or 3 (row col value) separated by %s%s", len(f), delimName(lines.delim), extraHint(len(f), 3))
 		}
 		rowID, colID, err := lines.ids(f)
 		if err != nil {
@@ -108,6 +108,15 @@ func (l *idLines) ids(fields []string) (row, col string, err error) {
 		return "", "", l.errAt(2, "empty column id")
 	}
 	return row, col, nil
+}
+
+// extraHint is the hint appended to a field-count error when a line has
+// more than want fields, which the ignore-extra option would accept.
+func extraHint(fields, want int) string {
+	if fields <= want {
+		return ""
+	}
+	return " (to ignore further fields, enable the ignore-extra option)"
 }
 
 // guessDelimiter picks tab if line has one, else comma if it has one,

@@ -63,7 +63,7 @@ func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) 
 			break
 		}
 		if len(f) < 3 || (len(f) > 3 && !opt.IgnoreExtra) {
-			return nil, lines.errAt(0, "%d fields, want 3 (row col value) separated by %s", len(f), delimName(lines.delim))
+			return nil, lines.errAt(0, "%d fields, want 3 (row col value) separated by %s%s", len(f), delimName(lines.delim), extraHint(len(f), 3))
 		}
 		rowID, colID, err := lines.ids(f)
 		if err != nil {

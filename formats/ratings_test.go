@@ -57,7 +57,7 @@ func TestRatingsErrors(t *testing.T) {
 		contains   string
 	}{
 		{"two fields", "a\tb\t1\nc\td\n", RatingOptions{}, 2, 0, "2 fields, want 3"},
-		{"four fields", "a,b,1,2\n", RatingOptions{}, 1, 0, "4 fields"},
+		{"four fields", "a,b,1,2\n", RatingOptions{}, 1, 0, "4 fields, want 3 (row col value) separated by commas (to ignore further fields, enable the ignore-extra option)"},
 		{"bad value", "a b 1\nc d five\n", RatingOptions{}, 2, 3, `invalid number "five"`},
 		{"header hint", "user\titem\trating\n", RatingOptions{}, 1, 3, "header option"},
 		{"empty row id", " ,b,1\n", RatingOptions{}, 1, 1, "empty row id"},
@@ -74,6 +74,13 @@ func TestRatingsErrors(t *testing.T) {
 		if fe.Line != c.line || fe.Column != c.col || !strings.Contains(err.Error(), c.contains) {
 			t.Errorf("%s: error %q at line %d column %d, want line %d column %d containing %q", c.name, err, fe.Line, fe.Column, c.line, c.col, c.contains)
 		}
+	}
+	// Too few fields: the ignore-extra hint would be wrong.
+	if _, err := ReadRatings(strings.NewReader("a\tb\n"), "r.tsv", RatingOptions{}); err == nil || strings.Contains(err.Error(), "ignore-extra") {
+		t.Errorf("two fields: error %v", err)
+	}
+	if _, err := ReadPairs(strings.NewReader("a\tb\t1\t2\n"), "p.tsv", RatingOptions{}); err == nil || !strings.Contains(err.Error(), "enable the ignore-extra option") {
+		t.Errorf("pairs with four fields: error %v", err)
 	}
 }
 

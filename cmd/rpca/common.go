@@ -361,11 +361,18 @@ func writeJSONFile(path string, v any) error {
 	return formats.WriteFileAtomic(path, func(w io.Writer) error { return writeJSON(w, v) })
 }
 
-// headerHint rewords the readers' hint about header lines for the command
-// line, where the option is --header.
+// headerHint rewords the readers' hints about a header line and about
+// extra fields for the command line, where the options are --header and
+// --ignore-extra.
 func headerHint(err error) error {
-	if err == nil || !strings.Contains(err.Error(), "enable the header option") {
+	if err == nil {
 		return err
 	}
-	return errors.New(strings.Replace(err.Error(), "enable the header option", "use --header", 1))
+	msg := err.Error()
+	for _, r := range [][2]string{{"enable the header option", "use --header"}, {"enable the ignore-extra option", "use --ignore-extra"}} {
+		if strings.Contains(msg, r[0]) {
+			return errors.New(strings.Replace(msg, r[0], r[1], 1))
+		}
+	}
+	return err
 }

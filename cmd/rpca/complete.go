@@ -187,7 +187,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("--predict: %v", err)
 		}
 		if pairs, err = formats.ReadPairsFile(f.predict, opt); err != nil {
-			return err
+			return headerHint(err)
 		}
 	}
 
