@@ -143,6 +143,9 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 			q.balance = 1.0 / 16
 		}
 	}
+	if q.gamma*q.alpha >= 1 {
+		return q, fmt.Errorf("rpca: γ·α = %g·%g ≥ 1: the sparse estimator T_{γα} would keep every entry and leave nothing to the low-rank part; lower Alpha or GD.Gamma (default γ = 2, or 3 with partial observations)", q.gamma, q.alpha)
+	}
 	pa := q.p * q.alpha
 	if q.partial {
 		q.kRow0, q.kCol0 = sparsify.Count(2*pa, d2), sparsify.Count(2*pa, d1)
