@@ -17,8 +17,8 @@ import (
 //
 // One iteration makes two passes over Φ in CSR order besides T_{γpα}
 // (internal/sparsify): the residual (with V), and one pass that zeroes
-// S_t's support and forms E·V and Eᵀ·U; for large d2 both walk Φ by column
-// blocks so that the rows of V in use stay cached. See
+// S_t's support and forms E·V and Eᵀ·U (for large d2 by column blocks, so
+// that the rows of V and Eᵀ·U in use stay cached). See
 // docs/performance.md for the measurements.
 type observedState struct {
 	q     *gdParams
@@ -89,7 +89,7 @@ func (st *observedState) mark(kRow, kCol int) error {
 // rule; it also forms the gradients E·V and Eᵀ·U (into st.gu, st.gv).
 func (st *observedState) residual(u, v blas64.General) (float64, error) {
 	q := st.q
-	st.plan.ResidualTiled(st.e, u, v, q.workers)
+	st.plan.Residual(st.e, u, v, q.workers)
 	if err := st.mark(q.kRow, q.kCol); err != nil {
 		return 0, err
 	}

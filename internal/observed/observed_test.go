@@ -273,18 +273,12 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 		}
 	}
 
-	// The column-tiled kernels (rank 10 only) must agree with the plain
-	// ones: the same residual bit for bit, sums reordered by block.
+	// The column-tiled kernel (rank 10 only) must agree with the plain
+	// one: the same E, the sums reordered by block.
 	if r == 10 {
 		tp := newPlan(m, 1<<20)
 		tp.tile = 8 * r * 7 // blocks of 7 columns
-		e3 := make([]float64, len(e))
-		if ss3 := tp.ResidualTiled(e3, u, v, workers); math.Abs(ss3-wantSS) > 1e-10*wantSS {
-			t.Errorf("ResidualTiled sum of squares %v, want %v", ss3, wantSS)
-		}
-		if !slices.Equal(e3, e) {
-			t.Fatalf("ResidualTiled residual differs from Residual")
-		}
+		e3 := slices.Clone(e)
 		gu3, gv3 := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
 		if ss3 := tp.ZeroMulBothTiled(gu3, gv3, e3, keep, x1, v, workers); math.Abs(ss3-wantZ) > 1e-10*wantZ {
 			t.Errorf("ZeroMulBothTiled sum of squares %v, want %v", ss3, wantZ)

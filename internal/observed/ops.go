@@ -505,11 +505,13 @@ func scale(m blas64.General, s float64) {
 }
 
 // Column tiling for large d2. When V (d2×r) is much larger than the
-// caches, the random row accesses of V in the CSR passes miss L2 and L3.
-// The tiled kernels split the columns into blocks whose slice of V (and of
-// the Eᵀ·U output) takes about tileBytes, and walk Φ block by block, all
-// rows per block, so the rows of V being touched stay cached; U and E·V are
-// then streamed once per block instead.
+// caches, the random row accesses of V and of the Eᵀ·U buffers in the CSR
+// pass miss L2 and L3. ZeroMulBothTiled splits the columns into blocks
+// whose slice of V (and of Eᵀ·U) takes about tileBytes, and walks Φ block
+// by block, all rows per block, so the rows being touched stay cached; U
+// and E·V are then streamed once per block instead. (A tiled residual
+// pass was measured too: 10 ns/entry against 4 at d = 1e5, about equal at
+// 2e5, so the residual is not tiled.)
 const tileBytes = 2 << 20
 
 // tiling returns the plan's column blocks for rank r, building them on
@@ -517,8 +519,8 @@ const tileBytes = 2 << 20
 // p.tileStart[b][i] the CSR position of the first entry of row i in block
 // b (so row i's entries in block b are [tileStart[b][i], tileStart[b+1][i])).
 // It returns false when fewer than four blocks would cover all columns:
-// at d2 = 5e4 (two blocks) the tiled kernels measured no faster than the
-// plain ones, while at d2 = 2e5 (eight blocks) ZeroMulBothTiled took 24
+// at d2 = 5e4 and 1e5 (two and four blocks) ZeroMulBothTiled measured the
+// same as ZeroMulBoth, while at d2 = 2e5 (eight blocks) it took 24
 // ns/entry against 65 (docs/performance.md).
 func (p *Plan) tiling(r int) bool {
 	m := p.m
@@ -554,53 +556,6 @@ func (p *Plan) tiling(r int) bool {
 	})
 	p.tileSS = make([]float64, nb)
 	return true
-}
-
-// ResidualTiled is [Plan.Residual] walking Φ by column blocks (see
-// tiling). Each entry's value is the same as Residual's.
-func (p *Plan) ResidualTiled(e []float64, u, v blas64.General, workers int) float64 {
-	m := p.m
-	if len(e) != len(m.Val) || u.Rows != m.Rows || v.Rows != m.Cols || u.Cols != v.Cols {
-		panic("observed: ResidualTiled dimension mismatch")
-	}
-	if u.Cols != 10 || !p.tiling(10) {
-		return p.Residual(e, u, v, workers)
-	}
-	nb := len(p.tileCols) - 1
-	blocks := make([]int, nb+1)
-	for b := range blocks {
-		blocks[b] = b
-	}
-	vd, vs := v.Data, v.Stride
-	forChunks(blocks, workers, func(b, _, _ int) {
-		s0, s1 := p.tileStart[b], p.tileStart[b+1]
-		ss := 0.0
-		for i := 0; i < m.Rows; i++ {
-			base := m.RowPtr[i]
-			qlo, qhi := base+int(s0[i]), base+int(s1[i])
-			if qlo == qhi {
-				continue
-			}
-			ui := (*[10]float64)(row(u, i))
-			u0, u1, u2, u3, u4, u5, u6, u7, u8, u9 := ui[0], ui[1], ui[2], ui[3], ui[4], ui[5], ui[6], ui[7], ui[8], ui[9]
-			cols, vals, ei := m.ColIdx[qlo:qhi], m.Val[qlo:qhi], e[qlo:qhi]
-			for q, j := range cols {
-				o := int(j) * vs
-				vj := (*[10]float64)(vd[o : o+10])
-				s := ((u0*vj[0] + u1*vj[1]) + (u2*vj[2] + u3*vj[3])) +
-					((u4*vj[4] + u5*vj[5]) + (u6*vj[6] + u7*vj[7])) + (u8*vj[8] + u9*vj[9])
-				r := vals[q] - s
-				ei[q] = r
-				ss += r * r
-			}
-		}
-		p.tileSS[b] = ss
-	})
-	ss := 0.0
-	for _, x := range p.tileSS {
-		ss += x
-	}
-	return ss
 }
 
 // ZeroMulBothTiled is [Plan.ZeroMulBoth] walking Φ by column blocks (see

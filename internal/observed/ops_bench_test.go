@@ -82,7 +82,6 @@ func BenchmarkKernels(b *testing.B) {
 		}
 		run("Residual", func() { p.Residual(e, u, v, 0) })
 		run("ZeroMulBoth", func() { p.ZeroMulBoth(gu, gv, e, keep, u, v, 0) })
-		run("ResidualTiled", func() { p.ResidualTiled(e, u, v, 0) })
 		run("ZeroMulBothTiled", func() { p.ZeroMulBothTiled(gu, gv, e, keep, u, v, 0) })
 		run("MulVals", func() { p.MulVals(gu, e, v, 0) })
 		run("MulTransVals", func() { p.MulTransVals(gv, e, u, 0) })
