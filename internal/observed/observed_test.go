@@ -298,6 +298,22 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 		}
 	}
 
+	// The column-tiled Eᵀ·X (any rank).
+	{
+		tp := newPlan(m, 1<<20)
+		tp.tile = 8 * r * 5 // blocks of 5 columns
+		got := randGeneral(rng, d2, r)
+		tp.MulTransVals(got, ez, x1, workers)
+		if len(tp.tileCols) < 2 {
+			t.Fatalf("r=%d: tiling not used", r)
+		}
+		for k := range wantEtU {
+			if math.Abs(got.Data[k]-wantEtU[k]) > 1e-12 {
+				t.Fatalf("r=%d: tiled MulTransVals entry %d = %v, want %v", r, k, got.Data[k], wantEtU[k])
+			}
+		}
+	}
+
 	// The operator scales both products.
 	op := NewOperator(p, ez, 0.5, workers)
 	ov, ot := randGeneral(rng, d1, r), randGeneral(rng, d2, r)

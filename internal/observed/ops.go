@@ -224,6 +224,10 @@ func (p *Plan) MulTransVals(dst blas64.General, e []float64, x blas64.General, w
 	if len(e) != len(m.Val) || dst.Rows != m.Cols || x.Rows != m.Rows || dst.Cols != x.Cols || dst.Stride != dst.Cols {
 		panic("observed: MulTransVals dimension mismatch")
 	}
+	if p.tiling(x.Cols) {
+		p.mulTransTiled(dst, e, x, workers)
+		return
+	}
 	p.byWorkers(dst, workers, func(buf []float64, lo, hi int) float64 {
 		if x.Cols == 10 {
 			scatterRows10(m, buf, e, x, lo, hi)
@@ -663,4 +667,40 @@ func (p *Plan) ZeroMulBothTiled(gu, gv blas64.General, e []float64, keep []bool,
 		ss += x
 	}
 	return ss
+}
+
+// mulTransTiled is MulTransVals by column blocks (see tiling): the workers
+// take whole blocks in turn and write the rows of dst of their block's
+// columns directly, so nothing depends on the worker count or scheduling.
+func (p *Plan) mulTransTiled(dst blas64.General, e []float64, x blas64.General, workers int) {
+	m := p.m
+	k := x.Cols
+	nb := len(p.tileCols) - 1
+	blocks := make([]int, nb+1)
+	for b := range blocks {
+		blocks[b] = b
+	}
+	forChunks(blocks, workers, func(b, _, _ int) {
+		clear(dst.Data[p.tileCols[b]*k : p.tileCols[b+1]*k])
+		s0, s1 := p.tileStart[b], p.tileStart[b+1]
+		for i := 0; i < m.Rows; i++ {
+			base := m.RowPtr[i]
+			qlo, qhi := base+int(s0[i]), base+int(s1[i])
+			if qlo == qhi {
+				continue
+			}
+			xi := row(x, i)
+			el := e[qlo:qhi]
+			for q, j := range m.ColIdx[qlo:qhi] {
+				w := el[q]
+				if w == 0 {
+					continue
+				}
+				d := dst.Data[int(j)*k : int(j)*k+k]
+				for c, xc := range xi {
+					d[c] += w * xc
+				}
+			}
+		}
+	})
 }

@@ -87,6 +87,9 @@ func BenchmarkKernels(b *testing.B) {
 		run("MulTransVals", func() { p.MulTransVals(gv, e, u, 0) })
 		run("MulVals12", func() { p.MulVals(d12, e, x12, 0) })
 		run("MulTransVals12", func() { p.MulTransVals(d12, e, x12, 0) })
+		plain := NewPlan(m)
+		plain.tile = math.MaxInt / 64 // never tiled
+		run("MulTransVals12Untiled", func() { plain.MulTransVals(d12, e, x12, 0) })
 	}
 }
 
