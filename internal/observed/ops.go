@@ -76,12 +76,11 @@ func forChunks(bounds []int, workers int, fn func(c, lo, hi int)) {
 	wg.Wait()
 }
 
-// Plan holds the chunking of m's rows and columns for the kernels, and
+// Plan holds the row chunks and column blocks of m for the kernels, and
 // scratch for their reductions. It is not safe for concurrent use.
 type Plan struct {
 	m        *Matrix
 	rowB     []int
-	colB     []int
 	partials []float64
 
 	// ZeroMulBoth's static row blocks, per-worker buffers and sums.
@@ -101,7 +100,7 @@ type Plan struct {
 func NewPlan(m *Matrix) *Plan { return newPlan(m, chunkEntries) }
 
 func newPlan(m *Matrix, size int) *Plan {
-	p := &Plan{m: m, rowB: lineChunks(m.RowPtr, size), colB: lineChunks(m.ColPtr, size), tile: tileBytes}
+	p := &Plan{m: m, rowB: lineChunks(m.RowPtr, size), tile: tileBytes}
 	p.partials = make([]float64, len(p.rowB)-1)
 	return p
 }
