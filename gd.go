@@ -234,7 +234,8 @@ type gdState interface {
 	// gradients sets gu = E·V and gv = Eᵀ·U (the negated gradients of the
 	// loss up to the factor 1/p).
 	gradients(gu, gv, u, v blas64.General)
-	// sparse returns S_t of the last residual call.
+	// sparse returns S_t of the last residual call. It is called once, at
+	// the end of the run, and may hand the state's storage over.
 	sparse() *Sparse
 }
 

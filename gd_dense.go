@@ -27,6 +27,7 @@ func newDenseState(y blas64.General, q *gdParams) *denseState {
 	st := &denseState{q: q, y: y, r: newGeneral(y.Rows, y.Cols)}
 	if q.alpha > 0 {
 		st.sel = sparsify.NewDense(y.Rows, y.Cols, q.workers)
+		st.sel.Reserve(max(q.kRow0, q.kRow), max(q.kCol0, q.kCol))
 	}
 	st.ynorm = math.Sqrt(denseSumSq(y, q.workers))
 	return st
@@ -104,10 +105,13 @@ func (st *denseState) gradients(gu, gv, u, v blas64.General) {
 	kernels.MulAXAtY(gu, gv, st.r, v, u, st.q.workers)
 }
 
+// sparse returns S_t, handing over the state's storage (a copy would
+// raise the peak memory by the size of S at the very end of the run); the
+// state must not be used afterwards.
 func (st *denseState) sparse() *Sparse {
-	s := &st.s
-	return &Sparse{Rows: s.Rows, Cols: s.Cols, RowPtr: append([]int(nil), s.RowPtr...),
-		ColIdx: append([]int32(nil), s.ColIdx...), Val: append([]float64(nil), s.Val...)}
+	s := st.s
+	st.s = sparsify.Sparse{}
+	return &Sparse{Rows: s.Rows, Cols: s.Cols, RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val}
 }
 
 func denseSumSq(a blas64.General, workers int) float64 {

@@ -76,17 +76,12 @@ type Dense struct {
 	wg     sync.WaitGroup
 }
 
-// colCand is a candidate entry for a column threshold.
-type colCand struct {
-	v   float64 // magnitude
-	row int32
-}
-
 // denseWorker is the private workspace of one goroutine.
 type denseWorker struct {
 	above   []int64   // per column: entries above the column bracket
 	cn      []int32   // per column: candidates seen (may exceed capCol)
-	cand    []colCand // per column j: candidates, [j*capCol, …)
+	candV   []float64 // per column j: candidates' magnitudes, [j*capCol, …)
+	candRow []int32   // and their rows (two arrays: 12 bytes a candidate, not a padded 16)
 	ge      []int32   // current row: positions at or above the row bracket
 	cc      []int32   // current row: positions inside their column bracket
 	samp    []float64 // sample buffer
@@ -168,11 +163,28 @@ func (d *Dense) ensure(kRow, kCol int) {
 		w := &d.ws[i]
 		w.above = grow(w.above, d.cols)
 		w.cn = grow(w.cn, d.cols)
-		w.cand = grow(w.cand, d.cols*d.capCol)
+		w.candV = grow(w.candV, d.cols*d.capCol)
+		w.candRow = grow(w.candRow, d.cols*d.capCol)
 		w.ge = grow(w.ge, d.cols+scanPad)
 		w.cc = grow(w.cc, d.cols+scanPad)
 		w.samp = grow(w.samp, max(len(d.rowSamp), colBlock*len(d.colSamp)))
 	}
+}
+
+// Reserve sizes the workspace for counts up to kRow per row and kCol per
+// column (clamped to the line lengths), so that a sequence of Apply calls
+// with different counts — Algorithm 1 applies T_α once and then T_{γα} —
+// reuses one set of buffers instead of holding both at once until the
+// garbage collector runs. It panics if a count is negative.
+func (d *Dense) Reserve(kRow, kCol int) {
+	if kRow < 0 || kCol < 0 {
+		panic("sparsify: negative count")
+	}
+	kRow, kCol = min(kRow, d.cols), min(kCol, d.rows)
+	if kRow == 0 || kCol == 0 {
+		return
+	}
+	d.ensure(kRow, kCol)
 }
 
 // grow returns s resliced to length n, reallocated if its capacity is too
@@ -390,7 +402,7 @@ func (d *Dense) rowPass(w int) {
 			n := cn[j]
 			if int(n) < capCol {
 				p := int(j)*capCol + int(n)
-				ws.cand[p] = colCand{math.Abs(row[j]), int32(i)}
+				ws.candV[p], ws.candRow[p] = math.Abs(row[j]), int32(i)
 			}
 			cn[j] = n + 1
 		}
@@ -489,9 +501,7 @@ func (d *Dense) columnCutoffs(w int) {
 			cand := ws.scratch[:0]
 			for v := range d.ws {
 				p := j * capCol
-				for _, c := range d.ws[v].cand[p : p+int(d.ws[v].cn[j])] {
-					cand = append(cand, c.v)
-				}
+				cand = append(cand, d.ws[v].candV[p:p+int(d.ws[v].cn[j])]...)
 			}
 			kk := k - above
 			t := selection.Select(cand, kk)
@@ -514,9 +524,10 @@ func (d *Dense) tieRow(ws *denseWorker, j int, t float64, e int) int32 {
 	p := j * d.capCol
 	rows := ws.tieRows[:0]
 	for v := range d.ws {
-		for _, c := range d.ws[v].cand[p : p+int(d.ws[v].cn[j])] {
-			if c.v == t {
-				rows = append(rows, c.row)
+		w := &d.ws[v]
+		for q, x := range w.candV[p : p+int(w.cn[j])] {
+			if x == t {
+				rows = append(rows, w.candRow[p+q])
 			}
 		}
 	}
