@@ -20,6 +20,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/video"
 )
 
 // readTable reads a CSV file and returns its header and its rows as maps
@@ -384,5 +385,34 @@ func TestImageHelpers(t *testing.T) {
 	}
 	if s := fmtSeconds(12.34); s != "12.3s" {
 		t.Errorf("fmtSeconds(12.34) = %q", s)
+	}
+}
+
+// TestTruthFrameFix checks that a mask listed in truthFrameFix is scored
+// against the frame it outlines, and any other mask against its namesake.
+func TestTruthFrameFix(t *testing.T) {
+	for _, tc := range []struct{ dir, want string }{{"hall", "frame0019.png"}, {"other", "frame0016.png"}} {
+		dir := filepath.Join(t.TempDir(), tc.dir)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		img := image.NewGray(image.Rect(0, 0, 4, 3))
+		img.SetGray(1, 1, color.Gray{Y: 255})
+		f, err := os.Create(filepath.Join(dir, "groundtruth_frame0016.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		c := &clip{name: tc.dir, seq: &video.Sequence{Geometry: video.Geometry{Width: 4, Height: 3}, Names: []string{"frame0016.png", "frame0019.png"}}}
+		if err := c.loadTruth(dir, 1); err != nil {
+			t.Fatal(err)
+		}
+		j := slices.Index(c.seq.Names, tc.want)
+		if len(c.truth) != 1 || c.truth[j] == nil || !c.truth[j][1*4+1] {
+			t.Errorf("%s: truth on frames %v, want only on %s with pixel (1,1) set", tc.dir, c.truth, tc.want)
+		}
 	}
 }
