@@ -267,17 +267,7 @@ func (p *Plan) byWorkers(dst blas64.General, workers int, fn func(buf []float64,
 		}()
 	}
 	wg.Wait()
-	if w > 1 {
-		k := dst.Cols
-		kernels.ParallelFor(m.Cols, workers, 1024, func(lo, hi int) {
-			d := dst.Data[lo*k : hi*k]
-			for t := 1; t < w; t++ {
-				for c, x := range p.bufs[t][lo*k : hi*k] {
-					d[c] += x
-				}
-			}
-		})
-	}
+	addWorkerBuffers(dst.Data, p.bufs[:w], m.Cols, dst.Cols, workers)
 	ss := 0.0
 	for _, x := range p.wss {
 		ss += x
@@ -651,16 +641,7 @@ func (p *Plan) ZeroMulBothTiled(gu, gv blas64.General, e []float64, keep []bool,
 		}()
 	}
 	wg.Wait()
-	if w > 1 {
-		kernels.ParallelFor(m.Rows, workers, 1024, func(lo, hi int) {
-			d := gu.Data[lo*r : hi*r]
-			for t := 1; t < w; t++ {
-				for c, x := range p.guBufs[t][lo*r : hi*r] {
-					d[c] += x
-				}
-			}
-		})
-	}
+	addWorkerBuffers(gu.Data, p.guBufs[:w], m.Rows, r, workers)
 	ss := 0.0
 	for _, x := range p.tileSS {
 		ss += x
@@ -699,6 +680,24 @@ func (p *Plan) mulTransTiled(dst blas64.General, e []float64, x blas64.General, 
 				for c, xc := range xi {
 					d[c] += w * xc
 				}
+			}
+		}
+	})
+}
+
+// addWorkerBuffers adds the per-worker partial sums bufs[1:] (bufs[0] is
+// dst itself or already in it) into dst, all lines×k row-major, in
+// parallel over blocks of lines; the sum per entry is in worker order, so
+// the result does not depend on the scheduling.
+func addWorkerBuffers(dst []float64, bufs [][]float64, lines, k, workers int) {
+	if len(bufs) < 2 {
+		return
+	}
+	kernels.ParallelFor(lines, workers, 1024, func(lo, hi int) {
+		d := dst[lo*k : hi*k]
+		for _, b := range bufs[1:] {
+			for c, x := range b[lo*k : hi*k] {
+				d[c] += x
 			}
 		}
 	})
