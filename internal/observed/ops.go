@@ -32,19 +32,7 @@ func row(m blas64.General, i int) []float64 { return m.Data[i*m.Stride : i*m.Str
 // chunks of about size entries plus lines and returns the chunk boundaries.
 func lineChunks(ptr []int, size int) []int {
 	n := len(ptr) - 1
-	total := ptr[n] + n
-	c := max(1, min(n, total/size))
-	b := make([]int, c+1)
-	l := 0
-	for k := 1; k < c; k++ {
-		target := total * k / c
-		for l < n && ptr[l]+l < target {
-			l++
-		}
-		b[k] = l
-	}
-	b[c] = n
-	return b
+	return BalanceLines(ptr, max(1, min(n, (ptr[n]+n)/size)))
 }
 
 // forChunks calls fn(c, bounds[c], bounds[c+1]) for every chunk c on at
@@ -244,7 +232,7 @@ func (p *Plan) byWorkers(dst blas64.General, workers int, fn func(buf []float64,
 	m := p.m
 	w := max(1, min(kernels.Workers(workers), m.Rows))
 	if len(p.parts) != w+1 {
-		p.parts = balanceLines(m.RowPtr, w)
+		p.parts = BalanceLines(m.RowPtr, w)
 		p.bufs = make([][]float64, w)
 		p.wss = make([]float64, w)
 	}
@@ -322,9 +310,10 @@ func scatterRowsAny(m *Matrix, buf, e []float64, u blas64.General, lo, hi int) {
 	}
 }
 
-// balanceLines cuts the lines of ptr (len n+1) into w contiguous blocks
-// with about equal numbers of entries plus lines.
-func balanceLines(ptr []int, w int) []int {
+// BalanceLines cuts the lines described by the pointer array ptr (len
+// n+1, CSR RowPtr or CSC ColPtr) into w contiguous blocks holding about
+// equal numbers of entries plus lines, and returns the w+1 boundaries.
+func BalanceLines(ptr []int, w int) []int {
 	n := len(ptr) - 1
 	parts := make([]int, w+1)
 	total := ptr[n] + n

@@ -62,8 +62,8 @@ func NewObserved(m *observed.Matrix, workers int) *Observed {
 		colT:    make([]float64, m.Cols),
 		colLast: make([]int32, m.Cols),
 	}
-	o.rowParts = balance(m.RowPtr, w)
-	o.colParts = balance(m.ColPtr, w)
+	o.rowParts = observed.BalanceLines(m.RowPtr, w)
+	o.colParts = observed.BalanceLines(m.ColPtr, w)
 	longest := 0
 	for i := 0; i < m.Rows; i++ {
 		longest = max(longest, m.RowPtr[i+1]-m.RowPtr[i])
@@ -88,25 +88,6 @@ func NewObserved(m *observed.Matrix, workers int) *Observed {
 		}
 	}
 	return o
-}
-
-// balance cuts the lines described by the pointer array ptr (len n+1)
-// into w contiguous blocks holding about equal numbers of entries plus
-// lines.
-func balance(ptr []int, w int) []int {
-	n := len(ptr) - 1
-	parts := make([]int, w+1)
-	total := ptr[n] + n
-	l := 0
-	for p := 1; p < w; p++ {
-		target := total * p / w
-		for l < n && ptr[l]+l < target {
-			l++
-		}
-		parts[p] = l
-	}
-	parts[w] = n
-	return parts
 }
 
 // Apply sets keep[q] for the CSR positions q of m whose value vals[q] is
