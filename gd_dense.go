@@ -21,15 +21,16 @@ type denseState struct {
 	sel   *sparsify.Dense
 	s     sparsify.Sparse
 	ynorm float64
+	rowSS []float64 // per-row sums of squares of zeroSparse, reused
 }
 
 func newDenseState(y blas64.General, q *gdParams) *denseState {
-	st := &denseState{q: q, y: y, r: newGeneral(y.Rows, y.Cols)}
+	st := &denseState{q: q, y: y, r: newGeneral(y.Rows, y.Cols), rowSS: make([]float64, y.Rows)}
 	if q.alpha > 0 {
 		st.sel = sparsify.NewDense(y.Rows, y.Cols, q.workers)
 		st.sel.Reserve(max(q.kRow0, q.kRow), max(q.kCol0, q.kCol))
 	}
-	st.ynorm = math.Sqrt(denseSumSq(y, q.workers))
+	st.ynorm = math.Sqrt(kernels.SumSq(y, q.workers))
 	return st
 }
 
@@ -68,7 +69,7 @@ func (st *denseState) apply(a blas64.General, kRow, kCol int) error {
 // pass over the rows.
 func (st *denseState) zeroSparse() float64 {
 	s, r := &st.s, st.r
-	parts := make([]float64, r.Rows)
+	parts := st.rowSS
 	kernels.ParallelFor(r.Rows, st.q.workers, 16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			ri := r.Data[i*r.Stride : i*r.Stride+r.Cols]
@@ -112,22 +113,4 @@ func (st *denseState) sparse() *Sparse {
 	s := st.s
 	st.s = sparsify.Sparse{}
 	return &Sparse{Rows: s.Rows, Cols: s.Cols, RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val}
-}
-
-func denseSumSq(a blas64.General, workers int) float64 {
-	parts := make([]float64, a.Rows)
-	kernels.ParallelFor(a.Rows, workers, 16, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s := 0.0
-			for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
-				s += x * x
-			}
-			parts[i] = s
-		}
-	})
-	t := 0.0
-	for _, x := range parts {
-		t += x
-	}
-	return t
 }

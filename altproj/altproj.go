@@ -208,7 +208,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 	y := sv.y
 	d1, d2 := y.Rows, y.Cols
 	n := math.Sqrt(float64(d1) * float64(d2))
-	yF := frobenius(y)
+	yF := math.Sqrt(kernels.SumSq(y, sv.workers))
 	sv.w = blas64.General{Rows: d1, Cols: d2, Stride: d2, Data: make([]float64, d1*d2)}
 	sv.wpr = (d2 + 63) / 64
 	sv.bits = make([]uint64, d1*sv.wpr)
@@ -397,15 +397,4 @@ func (sv *solver) wrap(err error) error {
 		return err
 	}
 	return fmt.Errorf("altproj: truncated SVD: %w", err)
-}
-
-// frobenius returns ‖a‖_F.
-func frobenius(a blas64.General) float64 {
-	ss := 0.0
-	for i := 0; i < a.Rows; i++ {
-		for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
-			ss += x * x
-		}
-	}
-	return math.Sqrt(ss)
 }

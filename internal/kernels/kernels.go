@@ -214,6 +214,26 @@ func MulABt(dst, a, b blas64.General, workers int) {
 	abt(dst, blas64.General{}, a, b, workers, false)
 }
 
+// SumSq returns ‖a‖²_F, summing rows in parallel; the row sums are
+// combined in row order, so the result does not depend on workers.
+func SumSq(a blas64.General, workers int) float64 {
+	parts := make([]float64, a.Rows)
+	ParallelFor(a.Rows, workers, 16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := 0.0
+			for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
+				s += x * x
+			}
+			parts[i] = s
+		}
+	})
+	t := 0.0
+	for _, x := range parts {
+		t += x
+	}
+	return t
+}
+
 // SubMulABt sets dst = Y − A·Bᵀ and returns ‖dst‖²_F: the residual
 // Y − U_t·V_tᵀ of Algorithm 1, line 6, with A = U_t and B = V_t. dst may
 // alias y (the same view), in which case Y is overwritten by the residual.
