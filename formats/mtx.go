@@ -99,19 +99,27 @@ func readMMHead(lr *lineReader) (MMHeader, []string, error) {
 		return h, nil, errAt(name, 1, 0, "%v", err)
 	}
 	// Size line: first line that is neither a comment nor blank.
+	s, ok, err := nextMMLine(lr)
+	if err != nil {
+		return h, nil, err
+	}
+	if !ok {
+		return h, nil, errf(name, "no size line after the banner")
+	}
+	return h, strings.Fields(s), nil
+}
+
+// nextMMLine returns the next Matrix Market line that is neither blank nor
+// a '%' comment, trimmed; ok is false at the end of input.
+func nextMMLine(lr *lineReader) (s string, ok bool, err error) {
 	for {
 		b, ok, err := lr.next()
-		if err != nil {
-			return h, nil, err
+		if err != nil || !ok {
+			return "", false, err
 		}
-		if !ok {
-			return h, nil, errf(name, "no size line after the banner")
+		if s := strings.TrimSpace(string(b)); s != "" && s[0] != '%' {
+			return s, true, nil
 		}
-		s := strings.TrimSpace(string(b))
-		if s == "" || s[0] == '%' {
-			continue
-		}
-		return h, strings.Fields(s), nil
 	}
 }
 
@@ -262,16 +270,12 @@ func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, err
 	t := &Triplets{D1: d1, D2: d2, Row: make([]int, 0, c), Col: make([]int, 0, c), Val: make([]float64, 0, c), Line: make([]int, 0, c)}
 	read := 0
 	for {
-		b, ok, err := lr.next()
+		s, ok, err := nextMMLine(lr)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			break
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "" || s[0] == '%' {
-			continue
 		}
 		if read == nnz {
 			return nil, errAt(name, lr.line, 0, "more entries than the %d declared on the size line", nnz)
@@ -342,16 +346,12 @@ func readMMArray(lr *lineReader, h MMHeader, size []string) (*mat.Dense, error) 
 	}
 	vals := make([]float64, 0, min(want, initialCap))
 	for {
-		b, ok, err := lr.next()
+		s, ok, err := nextMMLine(lr)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			break
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "" || s[0] == '%' {
-			continue
 		}
 		for k, f := range strings.Fields(s) {
 			if len(vals) == want {
