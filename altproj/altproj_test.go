@@ -10,29 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	rpca "github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/synth"
+	"github.com/rpca-gd/rpca/internal/methodtest"
 )
-
-// instance generates the paper's synthetic model (Section 5.1).
-func instance(t testing.TB, d1, d2, r int, alpha float64, seed uint64) *synth.Instance {
-	t.Helper()
-	in, err := synth.Dense(synth.Config{D1: d1, D2: d2, Rank: r, Alpha: alpha, Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
-}
-
-// relErr is ‖UVᵀ − ABᵀ‖_F/‖ABᵀ‖_F computed densely with gonum (an
-// independent check of the tracker's metric).
-func relErr(u, v, a, b *mat.Dense) float64 {
-	var m, ms mat.Dense
-	m.Mul(u, v.T())
-	ms.Mul(a, b.T())
-	n := mat.Norm(&ms, 2)
-	m.Sub(&m, &ms)
-	return mat.Norm(&m, 2) / n
-}
 
 // sparseErr is ‖S − S*‖_F/‖S*‖_F.
 func sparseErr(s, st *rpca.Sparse) float64 {
@@ -49,13 +28,13 @@ func TestRecoverPaperModel(t *testing.T) {
 	// support) and the residual is made of entries of L* − L below the
 	// threshold, the error of L is of the order of the residual times
 	// ‖Y‖_F/‖M*‖_F (about 1.5 here), far below the 1e-4 asked.
-	in := instance(t, 300, 300, 5, 0.05, 1)
+	in := methodtest.Instance(t, 300, 300, 5, 0.05, 1)
 	s := rpca.Settings{Rank: 5, Alpha: 0.05, Stop: rpca.Stop{ResidualTol: 1e-7}, Seed: 3}
 	res, err := rpca.Solve(context.Background(), in.Problem(), s, &Method{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := relErr(res.U, res.V, in.A, in.B)
+	e := methodtest.RelErr(res.U, res.V, in.A, in.B)
 	t.Logf("iters %d stop %s residual %.3g error %.3g params %v", res.Iterations, res.Stop, res.Residual, e, res.Params)
 	if e > 1e-4 {
 		t.Errorf("relative error %.3g > 1e-4", e)
@@ -107,7 +86,7 @@ func checkResult(t *testing.T, res *rpca.Result, y *mat.Dense) {
 
 func TestRectangular(t *testing.T) {
 	for _, dims := range [][2]int{{180, 300}, {300, 180}} {
-		in := instance(t, dims[0], dims[1], 4, 0.05, 7)
+		in := methodtest.Instance(t, dims[0], dims[1], 4, 0.05, 7)
 		s := rpca.Settings{Rank: 4, Stop: rpca.Stop{ResidualTol: 1e-7}}
 		res, err := rpca.Solve(context.Background(), in.Problem(), s, &Method{})
 		if err != nil {
@@ -119,7 +98,7 @@ func TestRectangular(t *testing.T) {
 			t.Fatalf("%v: factors %d×%d and %d×%d", dims, u1, k, v1, k)
 		}
 		// Same justification as TestRecoverPaperModel.
-		if e := relErr(res.U, res.V, in.A, in.B); e > 1e-4 {
+		if e := methodtest.RelErr(res.U, res.V, in.A, in.B); e > 1e-4 {
 			t.Errorf("%v: relative error %.3g > 1e-4", dims, e)
 		}
 		checkResult(t, res, in.Y)
@@ -130,7 +109,7 @@ func TestEarlyExitAtTrueRank(t *testing.T) {
 	// Y has rank 2 (no corruption) but the target rank is 5: after stage 2
 	// the third singular value of Y − S is at rounding level, so line 11
 	// must return the rank-2 estimate instead of running stages 3–5.
-	in := instance(t, 120, 100, 2, 0, 5)
+	in := methodtest.Instance(t, 120, 100, 2, 0, 5)
 	s := rpca.Settings{Rank: 5, Stop: rpca.Stop{ResidualTol: -1}}
 	res, err := rpca.Solve(context.Background(), in.Problem(), s, &Method{Eps: 1e-6})
 	if err != nil {
@@ -139,7 +118,7 @@ func TestEarlyExitAtTrueRank(t *testing.T) {
 	if res.Stop != rpca.StopExact || res.Params["final_rank"] != 2 {
 		t.Fatalf("stop %s, params %v; want exact stop at rank 2", res.Stop, res.Params)
 	}
-	if e := relErr(res.U, res.V, in.A, in.B); e > 1e-8 {
+	if e := methodtest.RelErr(res.U, res.V, in.A, in.B); e > 1e-8 {
 		t.Errorf("relative error %.3g", e)
 	}
 	// Two full stages of T+1 iterations each, T from line 6.
@@ -203,7 +182,7 @@ func TestMatchesReference(t *testing.T) {
 	// thresholding is discontinuous, but on random data no entry of Y − L
 	// lies that close to ζ, so the supports agree and the tolerance 1e-8
 	// leaves a wide margin.
-	in := instance(t, 60, 50, 3, 0.1, 11)
+	in := methodtest.Instance(t, 60, 50, 3, 0.1, 11)
 	const T = 6
 	beta := 4 * 3 / math.Sqrt(60*50)
 	lr, sr := reference(in.Y, 3, T, beta)
@@ -240,36 +219,9 @@ func TestInnerIters(t *testing.T) {
 	}
 }
 
-func TestZeroMatrix(t *testing.T) {
-	y := mat.NewDense(20, 30, nil)
-	res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 2}, &Method{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.S.NNZ() != 0 || mat.Norm(res.LowRank(), 2) != 0 || res.Stop != rpca.StopExact {
-		t.Errorf("zero input gave stop %s, nnz %d", res.Stop, res.S.NNZ())
-	}
-}
+func TestZeroMatrix(t *testing.T) { methodtest.ZeroMatrix(t, &Method{}) }
 
-func TestCancel(t *testing.T) {
-	in := instance(t, 200, 200, 5, 0.05, 2)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	calls := 0
-	s := rpca.Settings{Rank: 5, Callback: func(rec rpca.Record) {
-		calls++
-		if rec.Iter == 3 {
-			cancel()
-		}
-	}}
-	_, err := rpca.Solve(ctx, in.Problem(), s, &Method{})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want context.Canceled", err)
-	}
-	if calls != 4 {
-		t.Errorf("callback called %d times, want 4 (records 0–3)", calls)
-	}
-}
+func TestCancel(t *testing.T) { methodtest.Cancel(t, &Method{}) }
 
 func TestBadInput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))

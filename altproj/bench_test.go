@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	rpca "github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/methodtest"
 )
 
 // benchPaper times AltProj on the paper's synthetic model (Section 5.1,
@@ -15,7 +16,7 @@ func benchPaper(b *testing.B, d int, m *Method, tol float64) {
 	if d >= 3000 && testing.Short() {
 		b.Skip("d = 3000 skipped under -short")
 	}
-	in := instance(b, d, d, 10, 0.1, 1)
+	in := methodtest.Instance(b, d, d, 10, 0.1, 1)
 	p := &rpca.Problem{Dense: in.Y}
 	s := rpca.Settings{Rank: 10, Alpha: 0.1, Stop: rpca.Stop{ResidualTol: tol}}
 	var res *rpca.Result
@@ -25,7 +26,7 @@ func benchPaper(b *testing.B, d int, m *Method, tol float64) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(relErr(res.U, res.V, in.A, in.B), "relerr")
+	b.ReportMetric(methodtest.RelErr(res.U, res.V, in.A, in.B), "relerr")
 	b.ReportMetric(float64(res.Iterations), "iters")
 }
 

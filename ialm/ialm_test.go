@@ -10,40 +10,20 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	rpca "github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/synth"
+	"github.com/rpca-gd/rpca/internal/methodtest"
 )
-
-// instance generates the paper's synthetic model (Section 5.1).
-func instance(t testing.TB, d1, d2, r int, alpha float64, seed uint64) *synth.Instance {
-	t.Helper()
-	in, err := synth.Dense(synth.Config{D1: d1, D2: d2, Rank: r, Alpha: alpha, Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
-}
-
-// relErr is ‖UVᵀ − ABᵀ‖_F/‖ABᵀ‖_F computed densely with gonum.
-func relErr(u, v, a, b *mat.Dense) float64 {
-	var m, ms mat.Dense
-	m.Mul(u, v.T())
-	ms.Mul(a, b.T())
-	n := mat.Norm(&ms, 2)
-	m.Sub(&m, &ms)
-	return mat.Norm(&m, 2) / n
-}
 
 func TestRecoverPaperModel(t *testing.T) {
 	// d = 300, r = 5, α = 0.05: principal component pursuit recovers M*
 	// exactly on this model (Candès et al.), so the error is limited by the
 	// solver's accuracy; at the published tolerance 1e-7 on
 	// ‖Y − M − S‖_F/‖Y‖_F it is far below the 1e-4 asked.
-	in := instance(t, 300, 300, 5, 0.05, 1)
+	in := methodtest.Instance(t, 300, 300, 5, 0.05, 1)
 	res, st, err := (&Method{}).solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := relErr(res.U, res.V, in.A, in.B)
+	e := methodtest.RelErr(res.U, res.V, in.A, in.B)
 	t.Logf("iters %d stop %s residual %.3g error %.3g params %v", res.Iterations, res.Stop, res.Residual, e, res.Params)
 	if e > 1e-4 {
 		t.Errorf("relative error %.3g > 1e-4", e)
@@ -178,7 +158,7 @@ func TestRectangular(t *testing.T) {
 		{300, 180, 0},
 	}
 	for _, c := range cases {
-		in := instance(t, c.d1, c.d2, 4, 0.05, 7)
+		in := methodtest.Instance(t, c.d1, c.d2, 4, 0.05, 7)
 		res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 4}, &Method{Lambda: c.lambda})
 		if err != nil {
 			t.Fatal(err)
@@ -195,7 +175,7 @@ func TestRectangular(t *testing.T) {
 		if u1 != c.d1 || v1 != c.d2 {
 			t.Fatalf("%+v: factors with %d and %d rows", c, u1, v1)
 		}
-		if e := relErr(res.U, res.V, in.A, in.B); e > 1e-4 {
+		if e := methodtest.RelErr(res.U, res.V, in.A, in.B); e > 1e-4 {
 			t.Errorf("%+v: relative error %.3g > 1e-4", c, e)
 		}
 		checkResult(t, res, in.Y)
@@ -278,7 +258,7 @@ func TestMatchesReference(t *testing.T) {
 	// 12 iterations the two must agree to the SVD accuracy; 1e-8 relative
 	// leaves a wide margin (the iteration is a contraction-like map, errors
 	// are not amplified over so few steps).
-	in := instance(t, 60, 50, 3, 0.1, 11)
+	in := methodtest.Instance(t, 60, 50, 3, 0.1, 11)
 	const iters = 12
 	ar, er := reference(in.Y, 1/math.Sqrt(60), 3, iters)
 	s := rpca.Settings{Rank: 2, Stop: rpca.Stop{MaxIter: iters, ResidualTol: -1}}
@@ -301,36 +281,9 @@ func TestMatchesReference(t *testing.T) {
 	}
 }
 
-func TestZeroMatrix(t *testing.T) {
-	y := mat.NewDense(20, 30, nil)
-	res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 2}, &Method{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.S.NNZ() != 0 || mat.Norm(res.LowRank(), 2) != 0 || res.Stop != rpca.StopExact {
-		t.Errorf("zero input gave stop %s, nnz %d", res.Stop, res.S.NNZ())
-	}
-}
+func TestZeroMatrix(t *testing.T) { methodtest.ZeroMatrix(t, &Method{}) }
 
-func TestCancel(t *testing.T) {
-	in := instance(t, 200, 200, 5, 0.05, 2)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	calls := 0
-	s := rpca.Settings{Rank: 5, Callback: func(rec rpca.Record) {
-		calls++
-		if rec.Iter == 3 {
-			cancel()
-		}
-	}}
-	_, err := rpca.Solve(ctx, in.Problem(), s, &Method{})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want context.Canceled", err)
-	}
-	if calls != 4 {
-		t.Errorf("callback called %d times, want 4 (records 0–3)", calls)
-	}
-}
+func TestCancel(t *testing.T) { methodtest.Cancel(t, &Method{}) }
 
 func TestBadInput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
