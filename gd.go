@@ -296,7 +296,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 			projectRows(un, q.boundU)
 			projectRows(vn, q.boundV)
 		}
-		change := (diffSq(un, u) + diffSq(vn, v)) / (sumSq(u) + sumSq(v))
+		change := (diffSq(un, u) + diffSq(vn, v)) / (kernels.SumSq(u, 1) + kernels.SumSq(v, 1))
 		u, un = un, u
 		v, vn = vn, v
 		iter++
@@ -404,16 +404,6 @@ func axpyGeneral(dst blas64.General, alpha float64, x blas64.General) {
 			d[k] += alpha * xv
 		}
 	}
-}
-
-func sumSq(a blas64.General) float64 {
-	s := 0.0
-	for i := 0; i < a.Rows; i++ {
-		for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
-			s += x * x
-		}
-	}
-	return s
 }
 
 func diffSq(a, b blas64.General) float64 {

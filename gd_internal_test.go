@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 )
 
@@ -76,8 +77,8 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 			t.Fatalf("iteration %d: residuals %v and %v differ", k, r1, r2)
 		}
 	}
-	du, nu := diffSq(res1.U.RawMatrix(), res2.U.RawMatrix()), sumSq(res1.U.RawMatrix())
-	dv, nv := diffSq(res1.V.RawMatrix(), res2.V.RawMatrix()), sumSq(res1.V.RawMatrix())
+	du, nu := diffSq(res1.U.RawMatrix(), res2.U.RawMatrix()), kernels.SumSq(res1.U.RawMatrix(), 1)
+	dv, nv := diffSq(res1.V.RawMatrix(), res2.V.RawMatrix()), kernels.SumSq(res1.V.RawMatrix(), 1)
 	if rel := math.Sqrt((du + dv) / (nu + nv)); rel > 1e-10 {
 		t.Fatalf("final factors differ by %.3g (relative)", rel)
 	}

@@ -217,14 +217,24 @@ func MulABt(dst, a, b blas64.General, workers int) {
 // SumSq returns ‖a‖²_F, summing rows in parallel; the row sums are
 // combined in row order, so the result does not depend on workers.
 func SumSq(a blas64.General, workers int) float64 {
+	rowSum := func(i int) float64 {
+		s := 0.0
+		for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
+			s += x * x
+		}
+		return s
+	}
+	if Workers(workers) == 1 {
+		t := 0.0 // the same grouping as below, without the buffer
+		for i := range a.Rows {
+			t += rowSum(i)
+		}
+		return t
+	}
 	parts := make([]float64, a.Rows)
 	ParallelFor(a.Rows, workers, 16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s := 0.0
-			for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
-				s += x * x
-			}
-			parts[i] = s
+			parts[i] = rowSum(i)
 		}
 	})
 	t := 0.0
