@@ -58,12 +58,11 @@ type GD struct {
 	SVDTol float64
 }
 
-// DefaultSVDTol is the default accuracy of the initial SVD. The starting
-// point it gives is only as good as T_α's estimate of S (relative error
-// of order 1e-2 on the paper's model), so a tighter SVD buys nothing: at
-// d = 5·10⁴, p at the paper's rate, 1e-6 halved Algorithm 2's
-// initialization time against 1e-10 with the same iteration count
-// (docs/performance.md).
+// DefaultSVDTol is the default accuracy of Algorithm 1's initial SVD. The
+// starting point it gives is only as good as T_α's estimate of S
+// (relative error about 0.2 on the paper's model at d = 2000), so a
+// tighter SVD buys nothing; at d = 5000 the SVD takes 128 ms at 1e-6
+// against 177 ms at 1e-10 (docs/performance.md).
 const DefaultSVDTol = 1e-6
 
 // DefaultSVDTolPartial is the default accuracy of Algorithm 2's initial
