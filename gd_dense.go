@@ -28,7 +28,13 @@ func newDenseState(y blas64.General, q *gdParams) *denseState {
 	st := &denseState{q: q, y: y, r: newGeneral(y.Rows, y.Cols), rowSS: make([]float64, y.Rows)}
 	if q.alpha > 0 {
 		st.sel = sparsify.NewDense(y.Rows, y.Cols, q.workers)
-		st.sel.Reserve(max(q.kRow0, q.kRow), max(q.kCol0, q.kCol))
+		kRow, kCol := min(max(q.kRow0, q.kRow), y.Cols), min(max(q.kCol0, q.kCol), y.Rows)
+		st.sel.Reserve(kRow, kCol)
+		// S_t holds at most min(kRow·d1, kCol·d2) entries: room for that
+		// from the start, so that T never reallocates S while the old
+		// arrays are still waiting for the garbage collector.
+		n := min(kRow*y.Rows, kCol*y.Cols)
+		st.s.ColIdx, st.s.Val = make([]int32, 0, n), make([]float64, 0, n)
 	}
 	st.ynorm = math.Sqrt(kernels.SumSq(y, q.workers))
 	return st
