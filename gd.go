@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
@@ -27,10 +26,16 @@ type GD struct {
 	// because rows with more than αd corruptions leak into the gradient.
 	Gamma float64
 
-	// StepConst is c in the step size η = c/σ̂₁, with σ̂₁ the top singular
-	// value of the initial SVD. 0 means DefaultStepDense for Algorithm 1 and
+	// Update is the Phase II step: UpdatePaper (the zero value, the
+	// paper's Algorithms 1 and 2) or UpdateScaled (scaled gradient steps,
+	// whose speed does not depend on the condition number of M).
+	Update UpdateRule
+
+	// StepConst is c in the step size η = c/σ̂₁ of UpdatePaper, with σ̂₁
+	// the top singular value of the initial SVD, or the step η itself of
+	// UpdateScaled. 0 means DefaultStepDense for Algorithm 1 and
 	// DefaultStepPartial for Algorithm 2 (see docs/performance.md for the
-	// measurements behind them).
+	// measurements behind them), and DefaultStepScaled for UpdateScaled.
 	StepConst float64
 
 	// Mu is the incoherence parameter μ of the constraint sets 𝒰, 𝒱 of
@@ -48,8 +53,9 @@ type GD struct {
 	SampleRate float64
 
 	// Balance is the weight of the balancing term −Balance·η·U(UᵀU − VᵀV)
-	// in the update of U (and symmetrically of V). 0 means 1/2 for
-	// Algorithm 1 and 1/16 for Algorithm 2, the paper's constants.
+	// in the update of U (and symmetrically of V) of UpdatePaper. 0 means
+	// 1/2 for Algorithm 1 and 1/16 for Algorithm 2, the paper's constants.
+	// UpdateScaled has no balancing term.
 	Balance float64
 
 	// SVDTol is the relative accuracy of the initial truncated SVD (line 2
@@ -89,12 +95,18 @@ var DefaultGDStop = Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16}
 
 const gdDivergenceHint = "the step size may be too large (lower GD.StepConst, --step), or the rank or alpha may be wrong for this data"
 
-// Name returns "gd".
-func (g *GD) Name() string { return "gd" }
+// Name returns "gd" for the paper's update and "scaledgd" for the scaled one.
+func (g *GD) Name() string {
+	if g.Update == UpdateScaled {
+		return "scaledgd"
+	}
+	return "gd"
+}
 
 // gdParams are the effective parameters of one run.
 type gdParams struct {
 	partial        bool
+	scaled         bool
 	gamma, c, mu   float64
 	balance, p     float64
 	project        bool
@@ -124,6 +136,13 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 			return q, fmt.Errorf("rpca: GD.%s must be a finite non-negative number, got %v", f.name, f.v)
 		}
 	}
+	switch g.Update {
+	case "", UpdatePaper:
+	case UpdateScaled:
+		q.scaled = true
+	default:
+		return q, fmt.Errorf("rpca: unknown GD.Update %q (want %q or %q)", g.Update, UpdatePaper, UpdateScaled)
+	}
 	if sr := g.SampleRate; math.IsNaN(sr) || sr < 0 || sr > 1 {
 		return q, fmt.Errorf("rpca: GD.SampleRate p must be in (0, 1], got %v", sr)
 	}
@@ -144,11 +163,13 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 			q.gamma = 3
 		}
 	}
-	if q.c == 0 {
+	switch {
+	case q.c == 0 && q.scaled:
+		q.c = DefaultStepScaled
+	case q.c == 0 && q.partial:
+		q.c = DefaultStepPartial
+	case q.c == 0:
 		q.c = DefaultStepDense
-		if q.partial {
-			q.c = DefaultStepPartial
-		}
 	}
 	if q.mu == 0 {
 		q.mu = 10
@@ -182,7 +203,10 @@ func (q *gdParams) toMap() map[string]float64 {
 	m := map[string]float64{
 		"gamma": q.gamma, "step_const": q.c, "step": q.eta, "sigma1": q.sigma1, "mu": q.mu,
 		"balance": q.balance, "p": q.p, "k_row": float64(q.kRow), "k_col": float64(q.kCol),
-		"projection": 0, "algorithm": 1,
+		"projection": 0, "algorithm": 1, "scaled": 0,
+	}
+	if q.scaled {
+		m["scaled"] = 1
 	}
 	if q.project {
 		m["projection"] = 1
@@ -253,21 +277,26 @@ type gdState interface {
 // runGD is Phase II, shared by both algorithms: projected gradient steps
 // on (U, V) with the balancing term, until a stopping rule fires.
 func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, error) {
-	q.eta = q.c / q.sigma1
-	// Constraint sets of eq. (set); ‖U0‖op = ‖V0‖op = √σ̂₁ since U0 = LΣ^½.
-	q.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * math.Sqrt(q.sigma1)
-	q.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * math.Sqrt(q.sigma1)
-	if q.project {
-		projectRows(u, q.boundU)
-		projectRows(v, q.boundV)
+	var upd updater
+	if q.scaled {
+		q.eta = q.c
+		upd = newScaledUpdate(q)
+	} else {
+		q.eta = q.c / q.sigma1
+		if q.project {
+			// Constraint sets of eq. (set); ‖U0‖op = ‖V0‖op = √σ̂₁ since U0 = LΣ^½.
+			q.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * math.Sqrt(q.sigma1)
+			q.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * math.Sqrt(q.sigma1)
+			projectRows(u, q.boundU)
+			projectRows(v, q.boundV)
+		}
+		upd = newPaperUpdate(q)
 	}
 	r := q.rank
 	gu := newGeneral(q.d1, r)
 	gv := newGeneral(q.d2, r)
 	un := newGeneral(q.d1, r)
 	vn := newGeneral(q.d2, r)
-	d := newGeneral(r, r)
-	gscale := 1 / q.p
 
 	res, err := st.residual(u, v)
 	if err != nil {
@@ -281,19 +310,8 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 	minRes := res
 	for !done {
 		st.gradients(gu, gv, u, v)
-		// D = UᵀU − VᵀV
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
-		blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
-		// U+ = U + η/p·E·V − b·η·U·D ; V+ = V + η/p·Eᵀ·U + b·η·V·D
-		copyGeneral(un, u)
-		axpyGeneral(un, q.eta*gscale, gu)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, -q.balance*q.eta, u, d, 1, un)
-		copyGeneral(vn, v)
-		axpyGeneral(vn, q.eta*gscale, gv)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, q.balance*q.eta, v, d, 1, vn)
-		if q.project {
-			projectRows(un, q.boundU)
-			projectRows(vn, q.boundV)
+		if err := upd.step(un, vn, u, v, gu, gv); err != nil {
+			return nil, fmt.Errorf("%w at iteration %d", err, iter+1)
 		}
 		change := (diffSq(un, u) + diffSq(vn, v)) / (kernels.SumSq(u, 1) + kernels.SumSq(v, 1))
 		u, un = un, u
@@ -318,8 +336,12 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 		minRes = min(minRes, res)
 	}
 	hist := tr.History()
+	method := "gd"
+	if q.scaled {
+		method = "scaledgd"
+	}
 	return &Result{
-		Method:     "gd",
+		Method:     method,
 		U:          asDense(u),
 		V:          asDense(v),
 		S:          st.sparse(),

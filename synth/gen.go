@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
@@ -16,7 +17,59 @@ import (
 func truth(c *Config) (a, b *mat.Dense) {
 	a = gaussian(c.D1, c.Rank, 1/math.Sqrt(float64(c.D1)), streamKey(c.Seed, streamA), c.Workers)
 	b = gaussian(c.D2, c.Rank, 1/math.Sqrt(float64(c.D2)), streamKey(c.Seed, streamB), c.Workers)
+	if c.Kappa > 1 {
+		s := kappaSpectrum(c.Rank, c.Kappa)
+		a, b = orthoScaled(a, s), orthoScaled(b, s)
+	}
 	return a, b
+}
+
+// kappaSpectrum returns r values evenly spaced from 1 down to 1/κ, scaled
+// to a Euclidean norm of √r (Config.Kappa).
+func kappaSpectrum(r int, kappa float64) []float64 {
+	s := make([]float64, r)
+	ss := 0.0
+	for k := range s {
+		t := 0.0
+		if r > 1 {
+			t = float64(k) / float64(r-1)
+		}
+		s[k] = 1 + t*(1/kappa-1)
+		ss += s[k] * s[k]
+	}
+	f := math.Sqrt(float64(r) / ss)
+	for k := range s {
+		s[k] *= f
+	}
+	return s
+}
+
+// orthoScaled returns Q·diag(√s) for an orthonormal basis Q of the columns
+// of g (modified Gram–Schmidt, applied twice for orthogonality to machine
+// precision), without forming anything larger than g.
+func orthoScaled(g *mat.Dense, s []float64) *mat.Dense {
+	n, r := g.Dims()
+	cols := make([][]float64, r)
+	for k := range cols {
+		cols[k] = mat.Col(nil, k, g)
+	}
+	for pass := 0; pass < 2; pass++ {
+		for k := range cols {
+			for l := 0; l < k; l++ {
+				d := floats.Dot(cols[l], cols[k])
+				floats.AddScaled(cols[k], -d, cols[l])
+			}
+			floats.Scale(1/floats.Norm(cols[k], 2), cols[k])
+		}
+	}
+	out := mat.NewDense(n, r, nil)
+	for k, c := range cols {
+		f := math.Sqrt(s[k])
+		for i, x := range c {
+			out.Set(i, k, x*f)
+		}
+	}
+	return out
 }
 
 // sparseParts collects the corruptions of a range of rows; rows of

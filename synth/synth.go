@@ -75,6 +75,14 @@ type Config struct {
 	// d = √(D1·D2).
 	Magnitude float64
 
+	// Kappa, when greater than 1, makes M* ill-conditioned with condition
+	// number κ: M* = Q_A·diag(s)·Q_Bᵀ with orthonormal Q_A, Q_B (the QR of
+	// the Gaussian factors) and s evenly spaced from 1 down to 1/κ, scaled
+	// so that ‖M*‖_F = √r (as for the default model, whose singular values
+	// are near 1). The factors are A = Q_A·diag(√s), B = Q_B·diag(√s).
+	// 0 or 1 keeps the paper's model.
+	Kappa float64
+
 	// P is the sampling rate p ∈ (0, 1] of [Observed]: each entry is in Φ
 	// independently with probability p (eq. (Y)). [Dense] ignores it.
 	P float64
@@ -148,6 +156,8 @@ func (c *Config) validate(observedMode bool) error {
 		return fmt.Errorf("synth: unknown corruption model %d", int(c.Corruption))
 	case !(c.Magnitude >= 0) || math.IsInf(c.Magnitude, 1):
 		return fmt.Errorf("synth: corruption magnitude %v must be finite and ≥ 0", c.Magnitude)
+	case !(c.Kappa >= 0) || math.IsInf(c.Kappa, 1) || (c.Kappa > 0 && c.Kappa < 1):
+		return fmt.Errorf("synth: condition number κ = %v must be finite and ≥ 1 (0: the paper's model)", c.Kappa)
 	}
 	if !observedMode {
 		if c.D1 > math.MaxInt/8/c.D2 {

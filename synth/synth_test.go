@@ -377,3 +377,38 @@ func TestInvalidConfig(t *testing.T) {
 		t.Errorf("Dense rejected P = 0: %v", err)
 	}
 }
+
+// TestKappa checks the ill-conditioned model against a full SVD of
+// M* = A·Bᵀ: singular values evenly spaced from σ₁ to σ₁/κ, ‖M*‖_F = √r.
+func TestKappa(t *testing.T) {
+	const r, kappa = 4, 100.0
+	in, err := Dense(Config{D1: 120, D2: 90, Rank: r, Alpha: 0.1, Kappa: kappa, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m mat.Dense
+	m.Mul(in.A, in.B.T())
+	var svd mat.SVD
+	if !svd.Factorize(&m, mat.SVDNone) {
+		t.Fatal("SVD failed")
+	}
+	s := svd.Values(nil)
+	if got := s[0] / s[r-1]; math.Abs(got-kappa) > 1e-9*kappa {
+		t.Errorf("σ₁/σ_r = %v, want %v", got, kappa)
+	}
+	if s[r] > 1e-12 {
+		t.Errorf("σ_{r+1} = %v, want 0", s[r])
+	}
+	mid := s[0] + (s[r-1]-s[0])/float64(r-1)
+	if math.Abs(s[1]-mid) > 1e-12 {
+		t.Errorf("σ₂ = %v, want %v (evenly spaced)", s[1], mid)
+	}
+	if f := mat.Norm(&m, 2); math.Abs(f-math.Sqrt(r)) > 1e-12 {
+		t.Errorf("‖M*‖_F = %v, want √r", f)
+	}
+	for _, k := range []float64{0.5, -1, math.NaN(), math.Inf(1)} {
+		if _, err := Dense(Config{D1: 20, D2: 20, Rank: 2, Kappa: k}); err == nil {
+			t.Errorf("Kappa %v accepted", k)
+		}
+	}
+}

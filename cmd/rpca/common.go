@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/accaltproj"
 	"github.com/rpca-gd/rpca/altproj"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/ialm"
@@ -159,18 +160,24 @@ func (f *solveFlags) check() error {
 // newMethod builds the method chosen by --method.
 func (f *solveFlags) newMethod() (rpca.Method, error) {
 	switch f.method {
-	case "gd", "":
+	case "gd", "scaledgd", "":
 		g := &rpca.GD{Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj}
+		if f.method != "gd" {
+			g.Update = rpca.UpdateScaled
+		}
 		if f.p < 1 {
 			g.SampleRate = f.p
 		}
 		return g, nil
-	case "altproj", "ialm":
+	case "altproj", "ialm", "accaltproj":
 		if f.p < 1 {
 			return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd only: %w", f.method, errUsage)
 		}
-		if f.method == "altproj" {
+		switch f.method {
+		case "altproj":
 			return &altproj.Method{Mu: f.mu}, nil
+		case "accaltproj":
+			return &accaltproj.Method{Mu: f.mu}, nil
 		}
 		return &ialm.Method{Lambda: f.ialmLambda}, nil
 	}

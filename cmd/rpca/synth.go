@@ -31,6 +31,7 @@ type synthFlags struct {
 	save        string // --save DIR: write the generated instance
 	force       bool
 	noSolve     bool
+	kappa       float64
 }
 
 func (f *synthFlags) register(e *env, name string) *flag.FlagSet {
@@ -60,6 +61,7 @@ DIR appears complete or not at all, after the solve (or at once with
 	fs.IntVar(&f.d2, "d2", 0, "number of columns (overrides --d)")
 	fs.StringVar(&f.corruption, "corruption", "random", "corruption model: random (the paper's experiments) or deterministic (the theory's model)")
 	fs.Float64Var(&f.magnitude, "magnitude", 0, "corruption scale c (0: 5r/√(d1·d2))")
+	fs.Float64Var(&f.kappa, "kappa", 0, "condition number κ of M*: singular values evenly spaced over [1/κ, 1] (0: the paper's model)")
 	fs.Float64Var(&f.targetError, "target-error", 0, "also stop as soon as the true relative error is at most this (0: off)")
 	fs.StringVar(&f.save, "save", "", "write the generated instance (Y, A, B, S, instance.json) into this directory")
 	fs.BoolVar(&f.force, "force", false, "with --save: replace the directory if it exists and is not empty")
@@ -68,7 +70,7 @@ DIR appears complete or not at all, after the solve (or at once with
 }
 
 func (f *synthFlags) config() (synth.Config, error) {
-	cfg := synth.Config{D1: f.d, D2: f.d, Rank: f.rank, Alpha: f.alpha, Magnitude: f.magnitude, Seed: f.seed, Workers: f.workers, P: f.p}
+	cfg := synth.Config{D1: f.d, D2: f.d, Rank: f.rank, Alpha: f.alpha, Magnitude: f.magnitude, Kappa: f.kappa, Seed: f.seed, Workers: f.workers, P: f.p}
 	if f.d1 > 0 {
 		cfg.D1 = f.d1
 	}
