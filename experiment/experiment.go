@@ -170,7 +170,7 @@ func Run(ctx context.Context, name string, o Options) (*Report, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	dir, err := formats.NewAtomicDir(o.Out, o.Force)
+	dir, err := formats.NewAtomicDir(o.Out, o.Force, o.Frames)
 	if err != nil {
 		return nil, err
 	}

@@ -273,6 +273,12 @@ func TestRunErrors(t *testing.T) {
 		t.Fatal("existing directory was touched")
 	}
 	o.Force = true
+	if _, err := Run(ctx, "fig1a", o); !errors.Is(err, formats.ErrNotOurOutput) {
+		t.Errorf("Force on a directory rpca did not write: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, formats.OwnerMarker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Run(ctx, "fig1a", o); err != nil {
 		t.Fatal(err)
 	}

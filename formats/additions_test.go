@@ -216,6 +216,10 @@ func TestCheckOutputDir(t *testing.T) {
 	if err := CheckOutputDir(dir, false); !errors.Is(err, ErrDirExists) {
 		t.Fatalf("non-empty dir: %v", err)
 	}
+	if err := CheckOutputDir(dir, true); !errors.Is(err, ErrNotOurOutput) {
+		t.Fatalf("force on a directory rpca did not write: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, OwnerMarker), nil, 0o644)
 	if err := CheckOutputDir(dir, true); err != nil {
 		t.Fatalf("force: %v", err)
 	}

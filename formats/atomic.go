@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 )
 
 // WriteFileAtomic creates or replaces the file at path with the bytes that
@@ -67,6 +69,27 @@ func syncDir(dir string) {
 // the output directory exists, is not empty and force is not set.
 var ErrDirExists = errors.New("output directory exists and is not empty")
 
+// ErrNotOurOutput is wrapped when force is set but the existing non-empty
+// directory has no [OwnerMarker]: it was not written by [AtomicDir], so it
+// may hold the user's own files and is never replaced.
+var ErrNotOurOutput = errors.New("directory was not written by rpca")
+
+// ErrProtectedDir is wrapped when the output directory is the file
+// system's root, the home directory, or the current directory or one of
+// its ancestors: none of them is ever replaced, with force or not.
+var ErrProtectedDir = errors.New("directory may not be replaced")
+
+// ErrContainsInput is wrapped when the output directory would replace a
+// directory that holds one of the command's inputs.
+var ErrContainsInput = errors.New("directory holds an input of this command")
+
+// OwnerMarker is the name of the file that every directory made by
+// [AtomicDir] contains. Only a directory holding it may be replaced with
+// force.
+const OwnerMarker = ".rpca-output"
+
+const ownerMarkerText = "This directory was written by rpca. 'rpca ... --force' may replace it as a whole.\n"
+
 // AtomicDir builds an output directory so that it appears complete or not
 // at all: files are written into a temporary sibling directory
 // (DIR.tmp-XXXX) that [AtomicDir.Commit] renames to DIR. Typical use:
@@ -78,19 +101,26 @@ var ErrDirExists = errors.New("output directory exists and is not empty")
 //	...
 //	return d.Commit()
 type AtomicDir struct {
-	dir   string // final path
-	tmp   string // temporary sibling being filled
-	force bool
-	done  bool // committed or aborted
+	dir    string // final path
+	tmp    string // temporary sibling being filled
+	force  bool
+	inputs []string
+	done   bool // committed or aborted
 }
 
 // NewAtomicDir prepares to create dir. It fails if dir exists as a
 // non-empty directory (or as something other than a directory) unless
 // force is set; with force an existing directory is replaced only at
 // Commit, so a run that fails leaves it intact.
-func NewAtomicDir(dir string, force bool) (*AtomicDir, error) {
+//
+// Whatever force says, dir is refused (before anything is created) when it
+// is the root, the home directory, the current directory or one of its
+// ancestors, or when it is or contains one of inputs (the paths the
+// command reads); an existing non-empty dir is replaced only if it holds
+// the [OwnerMarker] that every AtomicDir writes.
+func NewAtomicDir(dir string, force bool, inputs ...string) (*AtomicDir, error) {
 	dir = filepath.Clean(dir)
-	if err := checkTarget(dir, force); err != nil {
+	if err := checkTarget(dir, force, inputs); err != nil {
 		return nil, err
 	}
 	parent := filepath.Dir(dir)
@@ -105,41 +135,115 @@ func NewAtomicDir(dir string, force bool) (*AtomicDir, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	return &AtomicDir{dir: dir, tmp: tmp, force: force}, nil
+	if err := os.WriteFile(filepath.Join(tmp, OwnerMarker), []byte(ownerMarkerText), 0o644); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &AtomicDir{dir: dir, tmp: tmp, force: force, inputs: inputs}, nil
 }
 
 // CheckOutputDir reports, without creating anything, whether
-// [NewAtomicDir] would accept dir: nil when dir does not exist, is an
-// empty directory, or is a directory and force is set; an error wrapping
-// [ErrDirExists] when it is a non-empty directory and force is not set.
+// [NewAtomicDir] would accept dir with the same force and inputs: nil when
+// dir does not exist, is an empty directory, or is a directory written by
+// rpca and force is set; an error wrapping [ErrDirExists],
+// [ErrNotOurOutput], [ErrProtectedDir] or [ErrContainsInput] otherwise.
 // Commands call it before long work so that they fail early.
-func CheckOutputDir(dir string, force bool) error {
-	return checkTarget(filepath.Clean(dir), force)
+func CheckOutputDir(dir string, force bool, inputs ...string) error {
+	return checkTarget(filepath.Clean(dir), force, inputs)
 }
 
 // checkTarget reports whether dir may be (re)placed.
-func checkTarget(dir string, force bool) error {
+func checkTarget(dir string, force bool, inputs []string) error {
+	if err := checkProtected(dir, inputs); err != nil {
+		return err
+	}
 	st, err := os.Lstat(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) && errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("%s: a parent of the output directory is a file, not a directory", dir)
+		}
 		return err
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("%s exists and is not a directory", dir)
 	}
-	if force {
-		return nil
-	}
 	empty, err := isEmptyDir(dir)
 	if err != nil {
 		return err
 	}
-	if !empty {
+	switch {
+	case empty:
+		return nil
+	case !force:
 		return fmt.Errorf("%s: %w (use force to replace it)", dir, ErrDirExists)
 	}
+	if _, err := os.Lstat(filepath.Join(dir, OwnerMarker)); err != nil {
+		return fmt.Errorf("%s: %w (it has no %s file), so force will not replace it; choose another output directory", dir, ErrNotOurOutput, OwnerMarker)
+	}
 	return nil
+}
+
+// checkProtected refuses the root, the home directory, the current
+// directory and its ancestors, and any directory that is or contains one
+// of inputs. Paths are compared after making them absolute and resolving
+// symbolic links (of the longest existing prefix).
+func checkProtected(dir string, inputs []string) error {
+	abs := resolve(dir)
+	if abs == "" {
+		return nil
+	}
+	if filepath.Dir(abs) == abs {
+		return fmt.Errorf("%s: %w: it is the root of the file system", dir, ErrProtectedDir)
+	}
+	if home, err := os.UserHomeDir(); err == nil && resolve(home) == abs {
+		return fmt.Errorf("%s: %w: it is the home directory", dir, ErrProtectedDir)
+	}
+	if wd, err := os.Getwd(); err == nil && within(resolve(wd), abs) {
+		return fmt.Errorf("%s: %w: it is the current directory or one of its parents", dir, ErrProtectedDir)
+	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if within(resolve(in), abs) {
+			return fmt.Errorf("%s: %w (%s); write the output elsewhere", dir, ErrContainsInput, in)
+		}
+	}
+	return nil
+}
+
+// resolve returns the absolute path of p with symbolic links resolved in
+// its longest existing prefix ("" if p cannot be made absolute).
+func resolve(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	rest := ""
+	for cur := abs; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// within reports whether path is dir or lies below it.
+func within(path, dir string) bool {
+	if path == "" || dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func isEmptyDir(dir string) (bool, error) {
@@ -174,7 +278,7 @@ func (d *AtomicDir) Commit() error {
 	if d.done {
 		return fmt.Errorf("%s: output directory already committed or aborted", d.dir)
 	}
-	if err := checkTarget(d.dir, d.force); err != nil {
+	if err := checkTarget(d.dir, d.force, d.inputs); err != nil {
 		return err
 	}
 	syncDir(d.tmp)

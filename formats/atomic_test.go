@@ -19,6 +19,9 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range ents {
+		if e.Name() == OwnerMarker { // checked by TestOwnership
+			continue
+		}
 		names = append(names, e.Name())
 	}
 	slices.Sort(names)
@@ -135,6 +138,11 @@ func TestAtomicDirExisting(t *testing.T) {
 	if got := listDir(t, parent); !slices.Equal(got, []string{"out"}) {
 		t.Fatalf("refused NewAtomicDir left %v", got)
 	}
+	// With force too, as long as the directory is not marked as rpca's.
+	if _, err := NewAtomicDir(out, true); !errors.Is(err, ErrNotOurOutput) {
+		t.Fatalf("error %v, want ErrNotOurOutput", err)
+	}
+	os.WriteFile(filepath.Join(out, OwnerMarker), nil, 0o644)
 
 	// With force, an aborted run leaves the old directory intact.
 	d, err := NewAtomicDir(out, true)
@@ -214,5 +222,74 @@ func TestAtomicDirExisting(t *testing.T) {
 	}
 	if got := listDir(t, parent); !slices.Equal(got, []string{"empty", "file", "late", "out"}) {
 		t.Fatalf("leftovers in parent: %v", got)
+	}
+}
+
+// TestOwnership covers the cases in which force must not replace a
+// directory: the user's own files, the current directory and its
+// parents, the root, the home directory, and a directory holding an input.
+func TestOwnership(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "out")
+	d, err := NewAtomicDir(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, d, "Y.npy", "data")
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, OwnerMarker)); err != nil {
+		t.Fatalf("committed directory has no marker: %v", err)
+	}
+	// The directory is rpca's, but it holds this command's input.
+	in := filepath.Join(out, "Y.npy")
+	for _, inputs := range [][]string{{in}, {out}, {"", filepath.Join(out, "sub", "..", "Y.npy")}} {
+		if err := CheckOutputDir(out, true, inputs...); !errors.Is(err, ErrContainsInput) {
+			t.Errorf("inputs %v: error %v, want ErrContainsInput", inputs, err)
+		}
+		if _, err := NewAtomicDir(out, true, inputs...); !errors.Is(err, ErrContainsInput) {
+			t.Errorf("NewAtomicDir, inputs %v: error %v, want ErrContainsInput", inputs, err)
+		}
+	}
+	// A symbolic link to the input is resolved.
+	link := filepath.Join(parent, "link")
+	if err := os.Symlink(out, link); err == nil {
+		if err := CheckOutputDir(out, true, filepath.Join(link, "Y.npy")); !errors.Is(err, ErrContainsInput) {
+			t.Errorf("input through a link: %v", err)
+		}
+		if err := CheckOutputDir(link, true, in); !errors.Is(err, ErrContainsInput) {
+			t.Errorf("output through a link: %v", err)
+		}
+	}
+	// An input elsewhere does not block it.
+	if err := CheckOutputDir(out, true, filepath.Join(parent, "Y.npy")); err != nil {
+		t.Errorf("unrelated input: %v", err)
+	}
+	if b, _ := os.ReadFile(in); string(b) != "data" {
+		t.Fatalf("input changed: %q", b)
+	}
+
+	// The current directory and its parents, the root and home.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := []string{".", wd, filepath.Dir(wd), "/", ".."}
+	if home, err := os.UserHomeDir(); err == nil {
+		protected = append(protected, home)
+	}
+	for _, p := range protected {
+		for _, force := range []bool{false, true} {
+			if err := CheckOutputDir(p, force); !errors.Is(err, ErrProtectedDir) {
+				t.Errorf("CheckOutputDir(%q, %v): %v, want ErrProtectedDir", p, force, err)
+			}
+		}
+	}
+	// A file as a parent.
+	f := filepath.Join(parent, "file")
+	os.WriteFile(f, nil, 0o644)
+	if err := CheckOutputDir(filepath.Join(f, "out"), false); err == nil || !strings.Contains(err.Error(), "is a file") {
+		t.Errorf("file as parent: %v", err)
 	}
 }

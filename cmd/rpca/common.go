@@ -273,11 +273,14 @@ type outFlags struct {
 	out    string
 	force  bool
 	format string
+	// inputs are the paths the command reads; the output directory may
+	// neither be nor contain any of them (formats.ErrContainsInput).
+	inputs []string
 }
 
 func (o *outFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "output directory (required); created complete or not at all")
-	fs.BoolVar(&o.force, "force", false, "replace the output directory if it exists and is not empty")
+	fs.BoolVar(&o.force, "force", false, "replace the output directory if rpca wrote it (it holds "+formats.OwnerMarker+"); never the current directory, its parents, home, or a directory holding an input")
 	fs.StringVar(&o.format, "format", "npy", "format of the matrices written: npy (NumPy float64) or csv")
 }
 
@@ -295,18 +298,18 @@ func (o *outFlags) validate(cmd string) error {
 // checkTarget fails early, before any long work, if the output directory
 // exists and may not be replaced or cannot be created.
 func (o *outFlags) checkTarget() error {
-	return checkOutputDir(o.out, o.force)
+	return checkOutputDir(o.out, o.force, o.inputs...)
 }
 
 // checkOutputDir fails if dir exists and may not be replaced, or if its
 // temporary sibling cannot be created (a read-only or missing parent):
 // it creates that sibling and removes it at once, so that a long run does
 // not end in an error it could have reported at the start.
-func checkOutputDir(dir string, force bool) error {
-	if err := formats.CheckOutputDir(dir, force); err != nil {
+func checkOutputDir(dir string, force bool, inputs ...string) error {
+	if err := formats.CheckOutputDir(dir, force, inputs...); err != nil {
 		return outDirError(err, dir)
 	}
-	d, err := formats.NewAtomicDir(dir, force)
+	d, err := formats.NewAtomicDir(dir, force, inputs...)
 	if err != nil {
 		return fmt.Errorf("cannot create output directory %s: %v", dir, err)
 	}
@@ -326,7 +329,7 @@ func outDirError(err error, dir string) error {
 // into the temporary directory d; the directory is renamed into place
 // only if fill succeeds and ctx is not cancelled, and removed otherwise.
 func (o *outFlags) write(ctx context.Context, fill func(d *formats.AtomicDir) ([]string, error)) error {
-	d, err := formats.NewAtomicDir(o.out, o.force)
+	d, err := formats.NewAtomicDir(o.out, o.force, o.inputs...)
 	if err != nil {
 		return outDirError(err, o.out)
 	}

@@ -167,6 +167,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	f.outFlags.inputs = []string{f.in, f.predict}
 	if err := f.outFlags.checkTarget(); err != nil {
 		return err
 	}

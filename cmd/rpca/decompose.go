@@ -135,6 +135,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	f.outFlags.inputs = []string{f.in, f.truth}
 	if err := f.outFlags.checkTarget(); err != nil {
 		return err
 	}

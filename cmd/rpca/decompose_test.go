@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -319,6 +320,13 @@ func TestDecomposeOutputDir(t *testing.T) {
 	if b, err := os.ReadFile(join(out, "keep.txt")); err != nil || string(b) != "mine" {
 		t.Fatalf("existing directory touched: %v", err)
 	}
+	// --force does not replace a directory that rpca did not write.
+	wantError(t, 1, []string{"out", "not written by rpca"}, "decompose", "--in", y, "--rank", "2", "--out", out, "--force")
+	if b, err := os.ReadFile(join(out, "keep.txt")); err != nil || string(b) != "mine" {
+		t.Fatalf("existing directory touched by --force: %v", err)
+	}
+	os.Remove(join(out, "keep.txt"))
+	mustRun(t, "decompose", "--in", y, "--rank", "2", "--out", out)
 	mustRun(t, "decompose", "--in", y, "--rank", "2", "--out", out, "--force")
 	if fmt.Sprint(listDir(t, out)) != "[lowrank.npy sparse.mtx summary.json]" {
 		t.Fatalf("--force: files %v", listDir(t, out))
@@ -427,5 +435,44 @@ func (d denseEntries) Do(fn func(i, j int, v float64)) {
 		for i := 0; i < r; i++ {
 			fn(i, j, d.m.At(i, j))
 		}
+	}
+}
+
+// TestForceOwnership: --force replaces only what rpca wrote, and never a
+// directory holding the command's input, the current directory or its
+// parents. The input is untouched in every case.
+func TestForceOwnership(t *testing.T) {
+	dir := t.TempDir()
+	inst := join(dir, "inst")
+	mustRun(t, "synth", "--d", "40", "--rank", "2", "--alpha", "0.05", "--save", inst, "--no-solve")
+	if _, err := os.Stat(join(inst, formats.OwnerMarker)); err != nil {
+		t.Fatalf("synth --save wrote no marker: %v", err)
+	}
+	y := join(inst, "Y.npy")
+	before, err := os.ReadFile(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	for _, c := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"input inside --out", []string{"--out", inst, "--force"}, "holds an input"},
+		{"truth inside --out", []string{"--out", inst, "--force", "--truth", inst}, "holds an input"},
+		{"current directory", []string{"--out", ".", "--force"}, "current directory"},
+		{"working directory by path", []string{"--out", wd, "--force"}, "current directory"},
+		{"parent of the working directory", []string{"--out", "..", "--force"}, "current directory"},
+		{"root", []string{"--out", "/", "--force"}, "root"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"decompose", "--in", y, "--rank", "2"}, c.args...)
+			wantError(t, 1, []string{c.msg}, args...)
+			after, err := os.ReadFile(y)
+			if err != nil || !bytes.Equal(before, after) {
+				t.Fatalf("input changed or deleted: %v", err)
+			}
+		})
 	}
 }

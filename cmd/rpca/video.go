@@ -194,7 +194,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	// Refuse an existing output before the (possibly long) work.
-	dir, err := formats.NewAtomicDir(f.out, f.force)
+	dir, err := formats.NewAtomicDir(f.out, f.force, f.in, f.truth)
 	if err != nil {
 		if errors.Is(err, formats.ErrDirExists) {
 			return fmt.Errorf("%s exists and is not empty; use --force to replace it", f.out)
