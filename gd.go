@@ -103,6 +103,10 @@ func (g *GD) Name() string {
 	return "gd"
 }
 
+// Capabilities: GD works on full and partial observations, uses α and
+// returns rank-r factors.
+func (g *GD) Capabilities() Capabilities { return Capabilities{UsesAlpha: true, FixedRank: true} }
+
 // gdParams are the effective parameters of one run.
 type gdParams struct {
 	partial        bool

@@ -14,14 +14,41 @@ type Method interface {
 	// Name is a short identifier such as "gd", "altproj" or "ialm".
 	Name() string
 
+	// Capabilities declares what the method needs and uses; [Solve]
+	// checks the problem against it before calling Solve.
+	Capabilities() Capabilities
+
 	// Solve runs the method. Callers should use [Solve], which validates
 	// the problem and the shared settings first.
 	Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 }
 
+// Capabilities describe a method's needs and how it reads the shared
+// settings.
+type Capabilities struct {
+	// DenseOnly: the method needs a fully observed Y (Problem.Dense);
+	// [Solve] refuses a partially observed problem with [ErrDenseOnly].
+	DenseOnly bool
+
+	// UsesAlpha: the method reads Settings.Alpha (the sparse estimator
+	// T_α); methods that find the support of S by thresholding ignore it.
+	UsesAlpha bool
+
+	// FixedRank: the result has exactly Settings.Rank factor columns. A
+	// method without it (IALM) treats the rank as a hint and reports the
+	// rank it found through the width of Result.U.
+	FixedRank bool
+}
+
 // Solve decomposes p with method m (the gradient method [GD] with its
 // defaults when m is nil). It checks the problem and the shared settings,
 // then hands over to the method. On cancellation it returns ctx's error.
+//
+// The answer does not depend on the scale of Y: data whose largest
+// magnitude is below 2^−64 or above 2^64 are solved on a copy divided by a
+// power of two (which rounds nothing), and U and S are multiplied back;
+// Result.Params["data_scale"] then records the factor. Within that range
+// Y is used as it is, without a copy.
 func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -36,11 +63,20 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if m == nil {
 		m = &GD{}
 	}
+	if m.Capabilities().DenseOnly && p.Dense == nil {
+		return nil, fmt.Errorf("rpca: method %s: %w", m.Name(), ErrDenseOnly)
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	// Very large or very small data are solved on a copy scaled by a power
+	// of two (exact), so that no method overflows or underflows.
+	c := dataScale(p)
+	if c != 1 {
+		p = p.scaled(c)
 	}
 	res, err := m.Solve(ctx, p, s)
 	if err != nil {
@@ -48,6 +84,9 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	}
 	if res == nil {
 		return nil, fmt.Errorf("rpca: method %s returned no result", m.Name())
+	}
+	if c != 1 {
+		res.unscale(c)
 	}
 	return res, nil
 }

@@ -54,6 +54,9 @@ func (p *Problem) Validate() error {
 	if (p.Dense == nil) == (p.Observed == nil) {
 		return errors.New("rpca: problem must set exactly one of Dense and Observed")
 	}
+	if p.Observed != nil && p.Observed.m == nil {
+		return errors.New("rpca: Problem.Observed is a zero value; build it with NewObserved or SampleDense")
+	}
 	d1, d2 := p.Dims()
 	if d1 == 0 || d2 == 0 {
 		return errors.New("rpca: empty matrix")
@@ -106,6 +109,9 @@ func NewObserved(d1, d2 int, rows, cols []int, vals []float64) (*Observed, error
 // (the paper's Bernoulli model, eq. (Y)), using the given seed. It is the
 // subsampling trick of Section 4.2 for fully observed data.
 func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
+	if y == nil {
+		return nil, errors.New("rpca: SampleDense of a nil matrix")
+	}
 	m, err := observed.SampleDense(y.RawMatrix(), p, seed)
 	if err != nil {
 		return nil, fmt.Errorf("rpca: %w", err)
@@ -117,8 +123,14 @@ func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
 // packages of this module (the synthetic generator) that build Φ directly.
 func wrapObserved(m *observed.Matrix) *Observed { return &Observed{m: m} }
 
-// Dims returns the size d1×d2 of the underlying matrix.
-func (o *Observed) Dims() (d1, d2 int) { return o.m.Rows, o.m.Cols }
+// Dims returns the size d1×d2 of the underlying matrix (0×0 for a zero
+// value).
+func (o *Observed) Dims() (d1, d2 int) {
+	if o.m == nil {
+		return 0, 0
+	}
+	return o.m.Rows, o.m.Cols
+}
 
 // Len returns |Φ|, the number of observed entries.
 func (o *Observed) Len() int { return o.m.NNZ() }

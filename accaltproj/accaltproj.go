@@ -85,6 +85,12 @@ type Method struct {
 	SVDTol float64
 }
 
+// Capabilities: AccAltProj needs a fully observed Y, finds the support of
+// S by thresholding (α unused) and returns rank-r factors.
+func (m *Method) Capabilities() rpca.Capabilities {
+	return rpca.Capabilities{DenseOnly: true, FixedRank: true}
+}
+
 // Name returns "accaltproj".
 func (m *Method) Name() string { return "accaltproj" }
 

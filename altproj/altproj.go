@@ -86,6 +86,12 @@ type Method struct {
 	StallTol float64
 }
 
+// Capabilities: AltProj needs a fully observed Y, finds the support of S by
+// thresholding (α unused) and returns rank-r factors.
+func (m *Method) Capabilities() rpca.Capabilities {
+	return rpca.Capabilities{DenseOnly: true, FixedRank: true}
+}
+
 // Name returns "altproj".
 func (m *Method) Name() string { return "altproj" }
 

@@ -76,6 +76,10 @@ type Method struct {
 	MuMax float64
 }
 
+// Capabilities: IALM needs a fully observed Y, ignores α (its ‖S‖₁ weight
+// is Lambda) and finds the rank itself.
+func (m *Method) Capabilities() rpca.Capabilities { return rpca.Capabilities{DenseOnly: true} }
+
 // Name returns "ialm".
 func (m *Method) Name() string { return "ialm" }
 

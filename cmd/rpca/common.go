@@ -84,12 +84,17 @@ type solveFlags struct {
 	verbose    bool
 	jsonOut    bool
 	ialmLambda float64
+	allowAuto  bool // --method auto is accepted (and the default)
 }
 
 // register adds the flags to fs; rank and alpha defaults are given by the
 // command (0 rank means required).
 func (f *solveFlags) register(fs *flag.FlagSet, rank int, alpha float64) {
-	fs.StringVar(&f.method, "method", "gd", "method: gd (the paper's gradient descent), altproj or ialm")
+	def := "gd"
+	if f.allowAuto {
+		def = methodAuto
+	}
+	fs.StringVar(&f.method, "method", def, methodHelp(def))
 	fs.IntVar(&f.rank, "rank", rank, "rank r of the low-rank part")
 	fs.Float64Var(&f.alpha, "alpha", alpha, "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
 	fs.Float64Var(&f.gamma, "gamma", 0, "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)")
@@ -157,31 +162,97 @@ func (f *solveFlags) check() error {
 	return nil
 }
 
-// newMethod builds the method chosen by --method.
-func (f *solveFlags) newMethod() (rpca.Method, error) {
-	switch f.method {
-	case "gd", "scaledgd", "":
-		g := &rpca.GD{Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj}
-		if f.method != "gd" {
-			g.Update = rpca.UpdateScaled
+// methodEntry is one row of the method table: the name taken by
+// --method, its help, and how the flags build it.
+type methodEntry struct {
+	name, help string
+	build      func(f *solveFlags) rpca.Method
+}
+
+// methodAuto is the default --method of decompose and synth: AccAltProj
+// for a fully observed matrix (its speed does not depend on the condition
+// number, and it recovers offsets and constant matrices), the paper's
+// gradient method for partial observations (AccAltProj needs all entries).
+const methodAuto = "auto"
+
+// methodTable lists the methods of the solving commands, in the order of
+// the help text. A method's needs (dense data only, …) come from its
+// rpca.Capabilities, not from this table.
+var methodTable = []methodEntry{
+	{"accaltproj", "accelerated alternating projections (Cai, Cai, Wei 2019)", func(f *solveFlags) rpca.Method {
+		return &accaltproj.Method{Mu: f.mu}
+	}},
+	{"gd", "the paper's gradient descent, Algorithms 1 and 2", func(f *solveFlags) rpca.Method {
+		return &rpca.GD{Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj}
+	}},
+	{"scaledgd", "gradient descent with scaled steps (Tong, Ma, Chi 2021)", func(f *solveFlags) rpca.Method {
+		return &rpca.GD{Update: rpca.UpdateScaled, Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj}
+	}},
+	{"altproj", "alternating projections (Netrapalli et al. 2014)", func(f *solveFlags) rpca.Method {
+		return &altproj.Method{Mu: f.mu}
+	}},
+	{"ialm", "inexact augmented Lagrangian (Lin, Chen, Ma 2010)", func(f *solveFlags) rpca.Method {
+		return &ialm.Method{Lambda: f.ialmLambda}
+	}},
+}
+
+// methodNames returns the names of the table, with auto first when allowed.
+func methodNames(auto bool) []string {
+	var names []string
+	if auto {
+		names = append(names, methodAuto)
+	}
+	for _, m := range methodTable {
+		names = append(names, m.name)
+	}
+	return names
+}
+
+// methodHelp is the usage text of --method.
+func methodHelp(def string) string {
+	var b strings.Builder
+	b.WriteString("method:")
+	if def == methodAuto {
+		b.WriteString(" auto (accaltproj for a fully observed matrix, gd for partial observations or --p < 1),")
+	}
+	for i, m := range methodTable {
+		if i > 0 {
+			b.WriteString(",")
 		}
-		if f.p < 1 {
+		fmt.Fprintf(&b, " %s (%s)", m.name, m.help)
+	}
+	return b.String()
+}
+
+// newMethod builds the method chosen by --method for a problem that is
+// partially observed (partial) or not. A dense-only method on partial
+// data is a usage error; auto picks by the data.
+func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
+	part := f.p < 1 || (len(partial) > 0 && partial[0])
+	name := f.method
+	if name == methodAuto || name == "" {
+		name = "accaltproj"
+		if part {
+			name = "gd"
+		}
+	}
+	for _, e := range methodTable {
+		if e.name != name {
+			continue
+		}
+		m := e.build(f)
+		if part && m.Capabilities().DenseOnly {
+			if f.p < 1 {
+				return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only: %w", name, errUsage)
+			}
+			return nil, fmt.Errorf("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd: %w", name, errUsage)
+		}
+		if g, ok := m.(*rpca.GD); ok && f.p < 1 {
 			g.SampleRate = f.p
 		}
-		return g, nil
-	case "altproj", "ialm", "accaltproj":
-		if f.p < 1 {
-			return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd only: %w", f.method, errUsage)
-		}
-		switch f.method {
-		case "altproj":
-			return &altproj.Method{Mu: f.mu}, nil
-		case "accaltproj":
-			return &accaltproj.Method{Mu: f.mu}, nil
-		}
-		return &ialm.Method{Lambda: f.ialmLambda}, nil
+		return m, nil
 	}
-	return nil, fmt.Errorf("unknown --method %q (want gd, altproj or ialm): %w", f.method, errUsage)
+	return nil, fmt.Errorf("unknown --method %q (want %s): %w", f.method, strings.Join(methodNames(f.allowAuto), ", "), errUsage)
 }
 
 // progress reports iterations on stderr: an updating line on a terminal,
@@ -249,12 +320,28 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// finite replaces NaN and ±Inf, which JSON cannot hold, by nil.
-func finite(x float64) any {
+// number is a float64 in a summary. A nil *number stands for a value
+// that is not available (NaN or ±Inf, which JSON cannot hold): it is
+// written as null in JSON and as "n/a" in text, so no summary can print
+// Go's "%!g(<nil>)".
+type number float64
+
+// finite returns x as a *number, nil when x is NaN or ±Inf.
+func finite(x float64) *number {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}
-	return x
+	n := number(x)
+	return &n
+}
+
+// Format prints the number with the verb and flags given, or "n/a".
+func (n *number) Format(f fmt.State, verb rune) {
+	if n == nil {
+		io.WriteString(f, "n/a")
+		return
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), float64(*n))
 }
 
 // flagSet reports whether the flag name was given on the command line.

@@ -129,17 +129,17 @@ type completeSummary struct {
 	Iterations       int                `json:"iterations"`
 	Seconds          float64            `json:"seconds"`
 	StopReason       string             `json:"stop_reason"`
-	Residual         any                `json:"residual"`
-	TrainRMSE        any                `json:"train_rmse"` // outliers excluded
+	Residual         *number            `json:"residual"`
+	TrainRMSE        *number            `json:"train_rmse"` // outliers excluded
 	Outliers         int                `json:"outliers"`
 	Offset           float64            `json:"offset"`
 	Clip             []float64          `json:"clip,omitempty"`
 	Holdout          float64            `json:"holdout,omitempty"`
 	HoldoutRatings   int                `json:"holdout_ratings,omitempty"`
 	HoldoutSkipped   int                `json:"holdout_skipped,omitempty"`
-	HoldoutRMSE      any                `json:"holdout_rmse,omitempty"`
-	HoldoutMAE       any                `json:"holdout_mae,omitempty"`
-	BaselineRMSE     any                `json:"baseline_rmse,omitempty"`
+	HoldoutRMSE      *number            `json:"holdout_rmse,omitempty"`
+	HoldoutMAE       *number            `json:"holdout_mae,omitempty"`
+	BaselineRMSE     *number            `json:"baseline_rmse,omitempty"`
 	Predictions      int                `json:"predictions,omitempty"`
 	PredictionsNaN   int                `json:"predictions_nan,omitempty"`
 	PredictUnknownAs string             `json:"predict_unknown,omitempty"`

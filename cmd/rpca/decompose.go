@@ -77,6 +77,7 @@ Examples:
   rpca decompose --in huge.npy --rank 20 --p 0.05 --factors --out res
 
 See docs/cli.md for details.`)
+	f.allowAuto = true
 	f.solveFlags.register(fs, 0, 0.1)
 	fs.Lookup("rank").Usage = "rank r of the low-rank part (required)"
 	f.outFlags.register(fs)
@@ -107,9 +108,9 @@ type decomposeSummary struct {
 	Iterations    int                `json:"iterations"`
 	Seconds       float64            `json:"seconds"`
 	StopReason    string             `json:"stop_reason"`
-	Residual      any                `json:"residual"`
+	Residual      *number            `json:"residual"`
 	SparseEntries int                `json:"sparse_entries"`
-	RelError      any                `json:"rel_error,omitempty"`
+	RelError      *number            `json:"rel_error,omitempty"`
 	Output        string             `json:"output"`
 	Files         []string           `json:"files"`
 }
@@ -151,10 +152,11 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	}
 	p := &rpca.Problem{Dense: in.dense, Observed: in.obs, Truth: truth}
 	if in.obs != nil {
+		if method, err = f.newMethod(true); err != nil {
+			return fmt.Errorf("%s is partially observed: %w", f.in, err)
+		}
 		if g, ok := method.(*rpca.GD); ok {
 			g.SampleRate = 0 // the data are already partial
-		} else {
-			return fmt.Errorf("--method %s needs a fully observed matrix, but %s is partially observed; use --method gd: %w", f.method, f.in, errUsage)
 		}
 	}
 	s := f.settings()
@@ -481,7 +483,7 @@ func (f *decomposeFlags) checkRank(d1, d2 int) error {
 // multipliers). Measured peak RSS of 'rpca decompose' on a 3000×3000
 // .npy (72 MB): gd 4.0×, altproj 4.0×, ialm 7.9× the matrix (4.7× for gd
 // with --truth); rounded up.
-var denseBytesPerEntry = map[string]float64{"gd": 5 * 8, "altproj": 5 * 8, "ialm": 8 * 8}
+var denseBytesPerEntry = map[string]float64{"gd": 5 * 8, "scaledgd": 5 * 8, "altproj": 5 * 8, "accaltproj": 5 * 8, "ialm": 8 * 8}
 
 // sampledBytesPerEntry is the memory per observed entry of Algorithm 2:
 // the triplets while building, the compressed rows and columns, and the

@@ -55,6 +55,7 @@ rerun it (for example with 'rpca decompose --in DIR/Y.npy --truth DIR'):
   instance.json  the generator's configuration, seed included
 DIR appears complete or not at all, after the solve (or at once with
 --no-solve); an existing non-empty DIR needs --force.`)
+	f.allowAuto = true
 	f.solveFlags.register(fs, 10, 0.1)
 	fs.IntVar(&f.d, "d", 2000, "size of a square problem (d1 = d2 = d)")
 	fs.IntVar(&f.d1, "d1", 0, "number of rows (overrides --d)")
@@ -106,8 +107,8 @@ type synthSummary struct {
 	Seconds         float64            `json:"seconds"`
 	GenerateSeconds float64            `json:"generate_seconds"`
 	StopReason      string             `json:"stop_reason"`
-	RelError        any                `json:"rel_error"`
-	Residual        any                `json:"residual"`
+	RelError        *number            `json:"rel_error"`
+	Residual        *number            `json:"residual"`
 	SparseEntries   int                `json:"sparse_entries"`
 	Params          map[string]float64 `json:"params"`
 	Saved           string             `json:"saved,omitempty"`

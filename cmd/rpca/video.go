@@ -165,7 +165,7 @@ type videoSummary struct {
 	RankSeconds   float64            `json:"rank_seconds,omitempty"`
 	LoadSeconds   float64            `json:"load_seconds"`
 	StopReason    string             `json:"stop_reason"`
-	Residual      any                `json:"residual"`
+	Residual      *number            `json:"residual"`
 	Foreground    string             `json:"foreground"`
 	MaskThreshold float64            `json:"mask_threshold"`
 	DisplayScale  float64            `json:"foreground_display_scale"`
