@@ -15,15 +15,16 @@
 // Results are deterministic: the work split depends only on the shapes and
 // the worker count, and every reduction runs in a fixed order, so the same
 // inputs and worker count give bitwise identical outputs on a given
-// machine. MulABt, SubMulABt (including the returned norm) and MulAX do not
-// even depend on the worker count; MulAtX and the Aᵀ·Y half of MulAXAtY sum
-// per-worker partial results and do. Different instruction sets round
+// machine, and none of them depends on the worker count: MulAtX and the
+// Aᵀ·Y half of MulAXAtY sum partial results over chunks of rows whose
+// number depends only on the shapes. Different instruction sets round
 // differently.
 package kernels
 
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -87,6 +88,57 @@ func parallelChunks(n, workers, grain int, fn func(t, lo, hi int)) {
 			defer wg.Done()
 			fn(t, t*size, min((t+1)*size, n))
 		}(t)
+	}
+	wg.Wait()
+}
+
+// maxReduction bounds the number of chunks of a reduction over panels,
+// and reductionBytes the memory of their accumulators together.
+const (
+	maxReduction   = 8
+	reductionBytes = 32 << 20
+)
+
+// reductionChunks splits n panels into chunks whose number and size
+// depend only on n, grain and the accumulator length acc (float64s per
+// chunk), never on the worker count: at most maxReduction chunks, of at
+// least grain panels, with at most reductionBytes of accumulators.
+func reductionChunks(n, grain, acc int) (count, size int) {
+	if n <= 0 {
+		return 0, 0
+	}
+	c := min(maxReduction, (n+max(grain, 1)-1)/max(grain, 1), max(1, reductionBytes/(8*max(acc, 1))))
+	size = (n + c - 1) / c
+	return (n + size - 1) / size, size
+}
+
+// runChunks calls fn(t, t·size, min((t+1)·size, n)) for t < count on at
+// most workers goroutines, which take the chunks in turn.
+func runChunks(n, count, size, workers int, fn func(t, lo, hi int)) {
+	if count == 0 {
+		return
+	}
+	w := min(Workers(workers), count)
+	if w <= 1 {
+		for t := range count {
+			fn(t, t*size, min((t+1)*size, n))
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= count {
+					return
+				}
+				fn(t, t*size, min((t+1)*size, n))
+			}
+		}()
 	}
 	wg.Wait()
 }
@@ -390,12 +442,21 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 	}
 	tc := tileWidth(k, l)
 	grain := panelGrain(4 * n * (k + l))
-	count, _ := chunks(np, workers, grain)
+	// With Aᵀ·Y to accumulate, the panels are cut into a number of chunks
+	// that depends on the shapes only, each with its own accumulator,
+	// summed in chunk order at the end: the result does not depend on the
+	// worker count.
+	var count, size int
+	if l > 0 {
+		count, size = reductionChunks(np, grain, l*ld)
+	} else {
+		count, size = chunks(np, workers, grain)
+	}
 	var accs []*[]float64
 	if l > 0 {
 		accs = make([]*[]float64, count)
 	}
-	parallelChunks(np, workers, grain, func(t, lo, hi int) {
+	runChunks(np, count, size, workers, func(t, lo, hi int) {
 		var acct, accv []float64
 		if l > 0 {
 			accs[t] = getBuf(l * ld)

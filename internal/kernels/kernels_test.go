@@ -463,3 +463,31 @@ func TestSumSq(t *testing.T) {
 		}
 	}
 }
+
+// TestReductionIgnoresWorkers: MulAXAtY and MulAtX sum partial results
+// over chunks that depend on the shapes only, so 1, 2, 3, 4 and 8 workers
+// give bitwise identical results (also for a matrix large enough to be
+// cut into the maximum number of chunks).
+func TestReductionIgnoresWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, sz := range [][2]int{{50, 40}, {1200, 900}} {
+		a := randView(rng, sz[0], sz[1])
+		x, y := randView(rng, sz[1], 10), randView(rng, sz[0], 10)
+		var ref []float64
+		for _, w := range []int{1, 2, 3, 4, 8} {
+			ax, aty, atx := newG(sz[0], 10), newG(sz[1], 10), newG(sz[1], 10)
+			MulAXAtY(ax, aty, a, x, y, w)
+			MulAtX(atx, a, y, w)
+			got := append(append(slices.Clone(ax.Data), aty.Data...), atx.Data...)
+			if ref == nil {
+				ref = got
+			} else if !slices.Equal(got, ref) {
+				t.Errorf("%v: %d workers differ from 1", sz, w)
+			}
+		}
+	}
+}
+
+func newG(r, c int) blas64.General {
+	return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
+}

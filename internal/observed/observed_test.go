@@ -356,3 +356,58 @@ func TestEmptyLines(t *testing.T) {
 		t.Errorf("EmptyLines = %d, %d; want 1, 3", r, c)
 	}
 }
+
+// TestReductionsIgnoreWorkers: the kernels that sum partial buffers
+// (ZeroMulBoth, MulTransVals and the column-tiled ZeroMulBothTiled) give
+// bitwise identical results for 1, 2, 3, 4 and 8 workers.
+func TestReductionsIgnoreWorkers(t *testing.T) {
+	const d1, d2, r = 300, 250, 10
+	rng := rand.New(rand.NewPCG(21, 22))
+	var rows, cols []int
+	var vals []float64
+	for i := 0; i < d1; i++ {
+		for j := 0; j < d2; j++ {
+			if rng.Float64() < 0.2 {
+				rows, cols, vals = append(rows, i), append(cols, j), append(vals, rng.NormFloat64())
+			}
+		}
+	}
+	m, err := FromTriplets(d1, d2, rows, cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, v, x := randGeneral(rng, d1, r), randGeneral(rng, d2, r), randGeneral(rng, d1, r)
+	keep := make([]bool, m.NNZ())
+	for k := range keep {
+		keep[k] = rng.Float64() < 0.1
+	}
+	type out struct {
+		ss     float64
+		gu, gv []float64
+	}
+	run := func(tiled bool, workers int) out {
+		p := newPlan(m, 1<<20)
+		if tiled {
+			p.tile = 8 * r * 9 // blocks of 9 columns
+		}
+		e := slices.Clone(m.Val)
+		gu, gv := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
+		var ss float64
+		if tiled {
+			ss = p.ZeroMulBothTiled(gu, gv, e, keep, u, v, workers)
+		} else {
+			ss = p.ZeroMulBoth(gu, gv, e, keep, u, v, workers)
+			p.MulTransVals(gv, e, x, workers) // the untiled transpose product
+		}
+		return out{ss, gu.Data, gv.Data}
+	}
+	for _, tiled := range []bool{false, true} {
+		ref := run(tiled, 1)
+		for _, w := range []int{2, 3, 4, 8} {
+			got := run(tiled, w)
+			if got.ss != ref.ss || !slices.Equal(got.gu, ref.gu) || !slices.Equal(got.gv, ref.gv) {
+				t.Errorf("tiled=%v: %d workers differ from 1", tiled, w)
+			}
+		}
+	}
+}
