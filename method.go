@@ -51,11 +51,14 @@ type Capabilities struct {
 // Y is used as it is, without a copy.
 func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	d1, d2 := p.Dims()
 	if err := s.validate(d1, d2); err != nil {
-		return nil, err
+		return nil, badInput(err)
+	}
+	if err := identifiable(p, s); err != nil {
+		return nil, badInput(err)
 	}
 	if s.Stop.TargetError > 0 && p.Truth == nil {
 		return nil, errNoTruth
@@ -89,6 +92,47 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		res.unscale(c)
 	}
 	return res, nil
+}
+
+// ErrBadInput is wrapped by every error that [Solve] returns for a
+// problem or settings it refuses before solving (non-finite values, ranks
+// or parameters out of range, a model that cannot be identified from the
+// data); errors.Is(err, ErrBadInput) tells them from failures of a run
+// (ErrDiverged, context.Canceled, …).
+var ErrBadInput = errors.New("rpca: bad input")
+
+// inputError marks err as a bad-input error without changing its text.
+type inputError struct{ err error }
+
+func (e inputError) Error() string   { return e.err.Error() }
+func (e inputError) Unwrap() []error { return []error{e.err, ErrBadInput} }
+
+func badInput(err error) error {
+	if err == nil || errors.Is(err, ErrBadInput) {
+		return err
+	}
+	return inputError{err}
+}
+
+// identifiable refuses a dense problem with α > 0 in which the rank-r
+// model has more degrees of freedom, r(d1+d2−r), than half the entries
+// outside the corrupted fraction α: a 2×2 matrix at rank 1 has 3 degrees
+// of freedom and 4 entries, one of which may be corrupted, and no method
+// can tell which. (Partially observed problems are not checked here: the
+// paper's own video setting, 10 observations per pixel at rank 10, has
+// fewer observations than degrees of freedom, and its experiment must
+// run; the gradient method refuses rows or columns without observations.)
+func identifiable(p *Problem, s Settings) error {
+	if p.Dense == nil || s.Alpha == 0 {
+		return nil
+	}
+	d1, d2 := p.Dims()
+	r := float64(s.Rank)
+	dof := r * (float64(d1) + float64(d2) - r)
+	if clean := (1 - s.Alpha) * float64(d1) * float64(d2); clean < 2*dof {
+		return fmt.Errorf("rpca: a %d×%d matrix is too small to separate a rank-%d part (%.0f degrees of freedom) from corruptions of up to a fraction α = %g of its entries; lower the rank or alpha, or use more data", d1, d2, s.Rank, dof, s.Alpha)
+	}
+	return nil
 }
 
 // ErrDiverged is wrapped by the error a method returns when its iterates

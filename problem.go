@@ -97,7 +97,21 @@ type Observed struct {
 // (rows[k], cols[k], vals[k]). The triplets may come in any order.
 // Duplicate positions, indices out of range, mismatched slice lengths and
 // non-finite values are errors.
+//
+// Sizes are checked before anything is allocated: a size with far more
+// rows and columns than entries (d1 + d2 > 2·len(vals) + 2^20) is refused,
+// since nearly all its lines would be empty and their index arrays alone
+// could exhaust memory (NewObserved(1e9, 1e9, …) with a few entries).
 func NewObserved(d1, d2 int, rows, cols []int, vals []float64) (*Observed, error) {
+	if d1 <= 0 || d2 <= 0 {
+		return nil, badInput(fmt.Errorf("rpca: matrix size %d×%d must be positive", d1, d2))
+	}
+	if len(rows) != len(vals) || len(cols) != len(vals) {
+		return nil, badInput(fmt.Errorf("rpca: %d row indices, %d column indices and %d values; want equal counts", len(rows), len(cols), len(vals)))
+	}
+	if float64(d1)+float64(d2) > 2*float64(len(vals))+(1<<20) {
+		return nil, badInput(fmt.Errorf("rpca: a %d×%d matrix with only %d observed entries: nearly every row and column would be empty (at least one entry per row and column is needed)", d1, d2, len(vals)))
+	}
 	m, err := observed.FromTriplets(d1, d2, rows, cols, vals)
 	if err != nil {
 		return nil, fmt.Errorf("rpca: %w", err)

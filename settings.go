@@ -116,6 +116,9 @@ func (s *Settings) validate(d1, d2 int) error {
 	case s.Workers < 0:
 		return fmt.Errorf("rpca: workers must be non-negative, got %d", s.Workers)
 	}
+	if st := s.Stop; st.MaxIter < 0 && st.FactorTol < 0 && st.ResidualTol < 0 && !(st.TargetError > 0) {
+		return errors.New("rpca: every stopping rule is disabled (Stop.MaxIter, FactorTol and ResidualTol negative, no TargetError), so the run would never end; keep at least one")
+	}
 	for _, f := range []struct {
 		name string
 		v    float64

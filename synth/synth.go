@@ -141,6 +141,10 @@ func (c *Config) magnitude() float64 {
 	return 5 * float64(c.Rank) / math.Sqrt(float64(c.D1)*float64(c.D2))
 }
 
+// Validate checks the configuration as [Dense] (observed false) or
+// [Observed] (observed true) would, without generating anything.
+func (c Config) Validate(observed bool) error { return c.validate(observed) }
+
 // validate checks the configuration; observedMode adds the checks on P.
 func (c *Config) validate(observedMode bool) error {
 	switch {

@@ -430,6 +430,14 @@ func (f *decomposeFlags) loadMatrixMarket(in *input) error {
 		// column; refusing fewer entries here also keeps a size line of
 		// huge dimensions from allocating per-row and per-column arrays.
 		if nnz < max(d1, d2) {
+			// Report a bad entry (an index out of range, 0-based or
+			// negative) before the count, when the file is small enough
+			// to read without per-line arrays of a huge size.
+			if max(d1, d2) <= 1<<24 {
+				if _, err := formats.ReadMatrixMarketFile(f.in); err != nil {
+					return err
+				}
+			}
 			return fmt.Errorf("%s: %d entries cannot cover the %d rows and %d columns of a %d×%d matrix; every row and column needs an observed entry", f.in, nnz, d1, d2, d1, d2)
 		}
 		// Triplets (24 bytes an entry while reading, plus the line) and

@@ -2,9 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/accaltproj"
+	"github.com/rpca-gd/rpca/ialm"
+	"gonum.org/v1/gonum/mat"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,12 +42,36 @@ func checkRobust(t *testing.T, cmd string, cases []robustCase) {
 				outFlag = "--save"
 			}
 			args := append([]string{cmd, outFlag, filepath.Join(parent, "out")}, c.args...)
+			if cmd == "experiment" { // the experiment's name comes first
+				args = append([]string{cmd, c.args[0], outFlag, filepath.Join(parent, "out")}, c.args[1:]...)
+			}
+			before := snapshotInputs(c.args)
 			wantError(t, c.code, c.keys, args...)
 			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
 				t.Errorf("failed run left %d entries in the output's parent", len(ents))
 			}
+			for path, data := range before {
+				if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, data) {
+					t.Errorf("input %s changed or removed (%v)", path, err)
+				}
+			}
 		})
 	}
+}
+
+// snapshotInputs returns the contents of every argument that names an
+// existing regular file (the inputs of a case), to check after the run
+// that none was changed or removed.
+func snapshotInputs(args []string) map[string][]byte {
+	m := map[string][]byte{}
+	for _, a := range args {
+		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() {
+			if b, err := os.ReadFile(a); err == nil {
+				m[a] = b
+			}
+		}
+	}
+	return m
 }
 
 // writeRaw writes text into a new file of dir and returns its path.
@@ -103,7 +134,42 @@ func TestDecomposeRobust(t *testing.T) {
 		{"tol NaN", 2, []string{"--tol", "NaN"}, []string{"--in", y, "--rank", "1", "--tol", "NaN"}},
 		{"max-iter negative", 2, []string{"--max-iter", "-1"}, []string{"--in", y, "--rank", "1", "--max-iter", "-1"}},
 		{"lambda negative", 2, []string{"--lambda"}, []string{"--in", y, "--rank", "1", "--method", "ialm", "--lambda", "-2"}},
+		{"mtx row index out of range", 1, []string{"line 3", "row index 4", "out of range 1..3"}, []string{"--in", writeRaw(t, dir, "oob.mtx", mm+"3 3 2\n4 1 1\n1 1 2\n"), "--rank", "1"}},
+		{"mtx row index 0, few entries", 1, []string{"line 3", "row index 0"}, []string{"--in", writeRaw(t, dir, "zero2.mtx", mm+"3 3 2\n0 1 1\n1 1 2\n"), "--rank", "1"}},
+		{"mtx negative index", 1, []string{"line 3", "row index -1"}, []string{"--in", writeRaw(t, dir, "negidx.mtx", mm+"3 3 2\n-1 1 1\n1 1 2\n"), "--rank", "1"}},
+		{"mtx column out of range", 1, []string{"column index 9"}, []string{"--in", writeRaw(t, dir, "coloob.mtx", mm+"3 3 3\n1 9 1\n2 2 1\n3 3 1\n"), "--rank", "1"}},
+		{"mtx duplicate entry", 1, []string{"duplicate"}, []string{"--in", writeRaw(t, dir, "dup.mtx", mm+"3 3 4\n1 1 1\n1 1 2\n2 2 1\n3 3 1\n"), "--rank", "1"}},
+		{"mtx NaN value", 1, []string{"NaN"}, []string{"--in", writeRaw(t, dir, "nan.mtx", mm+"3 3 3\n1 1 NaN\n2 2 1\n3 3 1\n"), "--rank", "1"}},
+		{"mtx bad header", 1, []string{"MatrixMarket"}, []string{"--in", writeRaw(t, dir, "hdr.mtx", "%%MatrixMarket matrix pattern\n3 3 1\n1 1\n"), "--rank", "1"}},
+		{"npy object dtype", 1, []string{"dtype"}, []string{"--in", writeRaw(t, dir, "obj.npy", npyDescr("|O", "(2, 2)")), "--rank", "1"}},
+		{"npy 3-d", 1, []string{"3 dimensions"}, []string{"--in", writeRaw(t, dir, "3d.npy", npyFile("(2, 2, 2)", 1, 2, 3, 4, 5, 6, 7, 8)), "--rank", "1"}},
+		{"csv with text", 1, []string{"line 1"}, []string{"--in", writeRaw(t, dir, "text.csv", "1,abc,3\n4,5,6\n"), "--rank", "1"}},
+		{"csv Inf", 1, []string{"non-finite", "Inf"}, []string{"--in", writeRaw(t, dir, "inf.csv", "1,2,3\n4,Inf,6\n7,8,9\n1,2,2\n"), "--rank", "1"}},
+		{"missing --in", 2, []string{"--in"}, []string{"--rank", "1"}},
+		{"missing file", 1, []string{"no-such-file"}, []string{"--in", filepath.Join(dir, "no-such-file.npy"), "--rank", "1"}},
+		{"rank too large", 2, []string{"--rank 20"}, []string{"--in", y, "--rank", "20"}},
+		{"unknown method", 2, []string{"unknown --method", "accaltproj"}, []string{"--in", y, "--rank", "1", "--method", "svd"}},
+		{"dense-only method with --p", 2, []string{"accaltproj", "--p"}, []string{"--in", y, "--rank", "1", "--method", "accaltproj", "--p", "0.5"}},
+		{"dense-only method on partial data", 2, []string{"partially observed", "ialm"}, []string{"--in", writeRaw(t, dir, "part.mtx", mm+"3 3 4\n1 1 1\n2 2 1\n3 3 1\n1 2 1\n"), "--rank", "1", "--method", "ialm"}},
+		{"unknown format", 2, []string{"--format"}, []string{"--in", y, "--rank", "1", "--format", "xls"}},
+		{"unknown flag", 2, []string{"flag provided but not defined"}, []string{"--in", y, "--rank", "1", "--bogus"}},
+		{"stray argument", 2, []string{"unexpected argument"}, []string{"--in", y, "--rank", "1", "extra"}},
+		{"factor-tol NaN", 2, []string{"--factor-tol"}, []string{"--in", y, "--rank", "1", "--factor-tol", "NaN"}},
+		{"workers negative", 2, []string{"--workers"}, []string{"--in", y, "--rank", "1", "--workers", "-1"}},
+		{"too small for the model", 1, []string{"too small to separate"}, []string{"--in", writeRaw(t, dir, "tiny.csv", "1,2\n3,4\n"), "--rank", "1"}},
+		{"truth dir missing", 1, []string{"A.npy"}, []string{"--in", y, "--rank", "1", "--truth", t.TempDir()}},
+		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", y, "--rank", "1", "--force", "--out", dir}},
 	})
+}
+
+// npyDescr returns a .npy header with the given dtype descr and shape and
+// no data.
+func npyDescr(descr, shape string) string {
+	hdr := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape)
+	for (10+len(hdr)+1)%64 != 0 {
+		hdr += " "
+	}
+	return "\x93NUMPY\x01\x00" + string([]byte{byte(len(hdr) + 1), 0}) + hdr + "\n"
 }
 
 func TestCompleteRobust(t *testing.T) {
@@ -120,6 +186,18 @@ func TestCompleteRobust(t *testing.T) {
 		{"directory as --in", 1, []string{"is a directory"}, []string{"--in", t.TempDir(), "--rank", "1"}},
 		{"rank 0", 2, []string{"--rank must be at least 1"}, []string{"--in", writeRaw(t, dir, "r.tsv", "a\tb\t1\n"), "--rank", "0"}},
 		{"holdout 1", 2, []string{"--holdout"}, []string{"--in", writeRaw(t, dir, "h.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "1"}},
+		{"NaN rating", 1, []string{"line 2"}, []string{"--in", writeRaw(t, dir, "nan.tsv", "a\tx\t1\na\ty\tNaN\nb\tx\t3\n"), "--rank", "1"}},
+		{"Inf rating", 1, []string{"line 1"}, []string{"--in", writeRaw(t, dir, "inf.tsv", "a\tx\tInf\na\ty\t2\nb\tx\t3\n"), "--rank", "1"}},
+		{"duplicate pair", 1, []string{"duplicate"}, []string{"--in", writeRaw(t, dir, "dup.tsv", "a\tx\t1\na\tx\t2\nb\ty\t3\nb\tx\t3\n"), "--rank", "1"}},
+		{"text rating", 1, []string{"line 1"}, []string{"--in", writeRaw(t, dir, "txt.tsv", "a\tx\tgood\n"), "--rank", "1"}},
+		{"missing --in", 2, []string{"--in"}, []string{"--rank", "1"}},
+		{"missing --rank", 2, []string{"--rank"}, []string{"--in", writeRaw(t, dir, "nr.tsv", "a\tx\t1\n")}},
+		{"method altproj", 2, []string{"--method altproj"}, []string{"--in", writeRaw(t, dir, "m.tsv", "a\tx\t1\n"), "--rank", "1", "--method", "altproj"}},
+		{"p given", 2, []string{"--p"}, []string{"--in", writeRaw(t, dir, "pgiven.tsv", "a\tx\t1\n"), "--rank", "1", "--p", "0.5"}},
+		{"holdout negative", 2, []string{"--holdout"}, []string{"--in", writeRaw(t, dir, "hn.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "-0.1"}},
+		{"clip reversed", 2, []string{"--clip"}, []string{"--in", writeRaw(t, dir, "c.tsv", "a\tb\t1\n"), "--rank", "1", "--clip", "5:1"}},
+		{"missing --predict file", 1, []string{"no-such"}, []string{"--in", writeRaw(t, dir, "pp.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--predict", filepath.Join(dir, "no-such.tsv")}},
+		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", writeRaw(t, dir, "own.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--force", "--out", dir}},
 	})
 	// Ids are arbitrary bytes, not necessarily UTF-8: they are kept as
 	// given and written back unchanged.
@@ -137,12 +215,24 @@ func TestSynthRobust(t *testing.T) {
 	// allocated, with and without a solve, dense and partial (before the
 	// check, the save-only run died in makeslice after a minute).
 	checkRobust(t, "synth", []robustCase{
-		{"negative size", 1, []string{"-5×-5", "positive"}, []string{"--d", "-5", "--quiet"}},
+		{"negative size", 2, []string{"-5×-5", "positive"}, []string{"--d", "-5", "--quiet"}},
 		{"rank 0", 2, []string{"--rank must be at least 1"}, []string{"--d", "10", "--rank", "0"}},
 		{"p 0", 2, []string{"--p must be in (0, 1]"}, []string{"--d", "10", "--rank", "1", "--p", "0"}},
 		{"huge dense", 1, []string{"10000000×10000000", "GB", "free"}, []string{"--d", "10000000", "--rank", "1", "--quiet"}},
 		{"huge dense, save only", 1, []string{"10000000×10000000", "GB", "free"}, []string{"--d", "10000000", "--rank", "1", "--no-solve"}},
 		{"huge partial", 1, []string{"10000000×10000000", "--p 0.5", "GB", "free"}, []string{"--d", "10000000", "--rank", "1", "--p", "0.5", "--quiet"}},
+		{"d 2", 1, []string{"too small to separate"}, []string{"--d", "2", "--rank", "1", "--quiet"}},
+		{"rank too large", 2, []string{"rank"}, []string{"--d", "10", "--rank", "10", "--quiet"}},
+		{"alpha negative", 2, []string{"--alpha"}, []string{"--d", "10", "--rank", "1", "--alpha", "-0.1"}},
+		{"kappa below 1", 2, []string{"κ"}, []string{"--d", "10", "--rank", "1", "--kappa", "0.5"}},
+		{"kappa NaN", 2, []string{"κ"}, []string{"--d", "10", "--rank", "1", "--kappa", "NaN"}},
+		{"magnitude negative", 2, []string{"magnitude"}, []string{"--d", "10", "--rank", "1", "--magnitude", "-1"}},
+		{"corruption unknown", 2, []string{"--corruption"}, []string{"--d", "10", "--rank", "1", "--corruption", "adversarial"}},
+		{"target error negative", 2, []string{"--target-error"}, []string{"--d", "10", "--rank", "1", "--target-error", "-1"}},
+		{"no-solve without save", 2, []string{"--no-solve"}, []string{"--d", "10", "--rank", "1", "--no-solve", "--save", ""}},
+		{"unknown method", 2, []string{"unknown --method"}, []string{"--d", "10", "--rank", "1", "--method", "pca"}},
+		{"dense-only method with p", 2, []string{"--p"}, []string{"--d", "10", "--rank", "1", "--method", "accaltproj", "--p", "0.5"}},
+		{"d zero", 2, []string{"0×0", "positive"}, []string{"--d", "0", "--rank", "1"}},
 	})
 }
 
@@ -205,5 +295,120 @@ func TestVideoRobust(t *testing.T) {
 		{"p 1.5", 2, []string{"--p must be in (0, 1]"}, []string{"--in", in, "--p", "1.5"}},
 		{"step NaN", 2, []string{"--step", "NaN"}, []string{"--in", in, "--step", "NaN"}},
 		{"a file that is no video", 1, []string{"empty.npy"}, []string{"--in", writeRaw(t, t.TempDir(), "empty.npy", "")}},
+		{"missing --in", 2, []string{"--in"}, nil},
+		{"no such directory", 1, []string{"no-such"}, []string{"--in", filepath.Join(t.TempDir(), "no-such")}},
+		{"empty directory", 1, []string{"no frame"}, []string{"--in", t.TempDir()}},
+		{"unknown method", 2, []string{"unknown --method"}, []string{"--in", in, "--method", "pca"}},
+		{"unknown preset", 2, []string{"--preset"}, []string{"--in", in, "--preset", "fast"}},
+		{"rank negative", 2, []string{"--rank"}, []string{"--in", in, "--rank", "-1"}},
+		{"rank too large", 2, []string{"--rank"}, []string{"--in", in, "--rank", "40"}},
+		{"median with sparse foreground", 2, []string{"median"}, []string{"--in", in, "--method", "median", "--foreground", "sparse"}},
+		{"dense-only method with p", 2, []string{"--p"}, []string{"--in", in, "--method", "ialm", "--p", "0.5"}},
+		{"frames reversed", 2, []string{"--frames"}, []string{"--in", in, "--frames", "5:2"}},
+		{"frames not a range", 2, []string{"--frames"}, []string{"--in", in, "--frames", "abc"}},
+		{"montage frames 0", 2, []string{"--montage-frames"}, []string{"--in", in, "--montage-frames", "0"}},
+		{"truth missing", 1, []string{"no-such"}, []string{"--in", in, "--truth", filepath.Join(t.TempDir(), "no-such.png"), "--truth-frame", "f000.png"}},
+		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", in, "--force", "--out", filepath.Dir(in)}},
+		{"output is the input", 2, []string{"--out must differ from --in"}, []string{"--in", in, "--force", "--out", in}},
+		{"workers negative", 2, []string{"--workers"}, []string{"--in", in, "--workers", "-2"}},
 	})
+}
+
+func TestExperimentRobust(t *testing.T) {
+	// The experiment name comes first; checkRobust puts --out before the
+	// arguments, so each case starts with the name.
+	dir := t.TempDir()
+	checkRobust(t, "experiment", []robustCase{
+		{"unknown name", 2, []string{"unknown experiment"}, []string{"fig9"}},
+		{"d negative", 2, []string{"non-negative"}, []string{"fig1a", "--d", "-5"}},
+		{"rank negative", 2, []string{"non-negative"}, []string{"fig1a", "--rank", "-1"}},
+		{"rates not numbers", 2, []string{"--p"}, []string{"fig1a", "--p", "a,b"}},
+		{"dims not numbers", 2, []string{"--dims"}, []string{"fig1b", "--dims", "1e4,x"}},
+		{"gamma NaN", 2, []string{"gamma"}, []string{"fig1a", "--gamma", "NaN"}},
+		{"frames missing", 1, []string{"no-such"}, []string{"video", "--quick", "--frames", filepath.Join(dir, "no-such")}},
+		{"unknown flag", 2, []string{"not defined"}, []string{"fig1a", "--bogus"}},
+		{"output holds the frames", 1, []string{"holds an input"}, []string{"video", "--quick", "--force", "--frames", dir, "--out", dir}},
+	})
+}
+
+// TestLibraryRobust: the library refuses what the command line refuses,
+// with errors (wrapping rpca.ErrBadInput where the input is at fault),
+// never a panic.
+func TestLibraryRobust(t *testing.T) {
+	y := testInstance(t, 30, 20, 2, 0.05, 5).Y
+	nan := mat.DenseCopyOf(y)
+	nan.Set(3, 4, math.NaN())
+	obs, err := rpca.NewObserved(3, 3, []int{0, 1, 2, 0}, []int{0, 1, 2, 1}, []float64{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := rpca.Stop{MaxIter: -1, FactorTol: -1, ResidualTol: -1}
+	for _, c := range []struct {
+		name string
+		p    *rpca.Problem
+		s    rpca.Settings
+		m    rpca.Method
+		bad  bool // wraps ErrBadInput
+	}{
+		{"nil problem", nil, rpca.Settings{Rank: 1}, nil, true},
+		{"empty problem", &rpca.Problem{}, rpca.Settings{Rank: 1}, nil, true},
+		{"both dense and observed", &rpca.Problem{Dense: y, Observed: obs}, rpca.Settings{Rank: 1}, nil, true},
+		{"zero Observed", &rpca.Problem{Observed: &rpca.Observed{}}, rpca.Settings{Rank: 1}, nil, true},
+		{"NaN", &rpca.Problem{Dense: nan}, rpca.Settings{Rank: 1}, nil, true},
+		{"rank 0", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 0}, nil, true},
+		{"rank too large", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 20}, nil, true},
+		{"alpha 1", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Alpha: 1}, nil, true},
+		{"alpha NaN", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Alpha: math.NaN()}, nil, true},
+		{"workers negative", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Workers: -1}, nil, true},
+		{"every stop disabled", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Stop: off}, nil, true},
+		{"tolerance Inf", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Stop: rpca.Stop{FactorTol: math.Inf(1)}}, nil, true},
+		{"target error without truth", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Stop: rpca.Stop{TargetError: 1e-3}}, nil, false},
+		{"too small to identify", &rpca.Problem{Dense: mat.NewDense(2, 2, []float64{1, 2, 3, 4})}, rpca.Settings{Rank: 1, Alpha: 0.1}, nil, true},
+		{"dense-only on partial", &rpca.Problem{Observed: obs}, rpca.Settings{Rank: 1}, &ialm.Method{}, false},
+		{"GD unknown update", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Update: "newton"}, false},
+		{"GD step NaN", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{StepConst: math.NaN()}, false},
+		{"GD gamma·alpha ≥ 1", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Alpha: 0.6}, &rpca.GD{}, false},
+		{"accaltproj gamma 1", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &accaltproj.Method{Gamma: 1}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("panic: %v", r)
+				}
+			}()
+			res, err := rpca.Solve(context.Background(), c.p, c.s, c.m)
+			if err == nil || res != nil {
+				t.Fatalf("no error (result %v)", res)
+			}
+			if c.bad && !errors.Is(err, rpca.ErrBadInput) {
+				t.Errorf("%v does not wrap ErrBadInput", err)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name       string
+		d1, d2     int
+		rows, cols []int
+		vals       []float64
+	}{
+		{"huge size, no entries", 1e9, 1e9, nil, nil, nil},
+		{"index out of range", 2, 2, []int{2}, []int{0}, []float64{1}},
+		{"negative index", 2, 2, []int{-1}, []int{0}, []float64{1}},
+		{"mismatched lengths", 2, 2, []int{0, 1}, []int{0}, []float64{1}},
+		{"duplicate", 2, 2, []int{0, 0}, []int{1, 1}, []float64{1, 2}},
+		{"Inf value", 2, 2, []int{0}, []int{0}, []float64{math.Inf(-1)}},
+		{"negative size", -2, 2, nil, nil, nil},
+	} {
+		if _, err := rpca.NewObserved(c.d1, c.d2, c.rows, c.cols, c.vals); err == nil {
+			t.Errorf("NewObserved %s: no error", c.name)
+		}
+	}
+	if _, err := rpca.SampleDense(nil, 0.5, 1); err == nil {
+		t.Error("SampleDense(nil): no error")
+	}
+	for _, p := range []float64{0, -1, 1.5, math.NaN()} {
+		if _, err := rpca.SampleDense(y, p, 1); err == nil {
+			t.Errorf("SampleDense p=%v: no error", p)
+		}
+	}
 }

@@ -138,6 +138,10 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	if err := checkSynthMemory(cfg, !f.noSolve); err != nil {
 		return err
 	}
+	// Sizes, rank, α, κ and p out of range are usage errors (exit code 2).
+	if err := cfg.Validate(f.p < 1); err != nil {
+		return fmt.Errorf("%w: %w", err, errUsage)
+	}
 	if f.noSolve {
 		return saveOnly(ctx, e, &f, cfg)
 	}
