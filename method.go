@@ -49,6 +49,9 @@ type Capabilities struct {
 // power of two (which rounds nothing), and U and S are multiplied back;
 // Result.Params["data_scale"] then records the factor. Within that range
 // Y is used as it is, without a copy.
+//
+// Entries of the sparse part that do not stand above the noise of the fit
+// are not reported as corruptions (see [SparseNoiseFactor]).
 func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, badInput(err)
@@ -88,6 +91,7 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if res == nil {
 		return nil, fmt.Errorf("rpca: method %s returned no result", m.Name())
 	}
+	res.pruneSparse(p)
 	if c != 1 {
 		res.unscale(c)
 	}
