@@ -264,18 +264,46 @@ type progress struct {
 	last    time.Time
 	printed bool
 	maxIter int
+	width   int // columns of the terminal (the bar is cut to width−1)
 }
 
 func newProgress(e *env, f *solveFlags) *progress {
-	p := &progress{w: e.stderr}
+	p := &progress{w: e.stderr, width: 80}
 	switch {
 	case f.quiet:
 	case f.verbose:
 		p.lines = true
 	case e.stderrIsTerminal:
 		p.bar = true
+		if w := e.termWidth(); w > 0 {
+			p.width = w
+		}
 	}
 	return p
+}
+
+// stage announces a step of the work ("reading Y.npy", "solving",
+// "writing 200 PNGs") on a line of its own, at once, so that no long step
+// is silent; nothing with --quiet or when stderr is neither a terminal nor
+// --verbose.
+func (p *progress) stage(format string, args ...any) {
+	if !p.bar && !p.lines {
+		return
+	}
+	if p.bar && p.printed {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.printed = false
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// fit cuts line to the terminal width minus one column, so that the
+// updating bar never wraps.
+func (p *progress) fit(line string) string {
+	if r := []rune(line); len(r) > p.width-1 {
+		return string(r[:max(p.width-1, 0)])
+	}
+	return line
 }
 
 // callback is passed to rpca.Settings.Callback.
@@ -283,17 +311,18 @@ func (p *progress) callback(r rpca.Record) {
 	if !p.bar && !p.lines {
 		return
 	}
-	line := fmt.Sprintf("iter %4d  residual %.3e", r.Iter, r.Residual)
+	// At most 72 columns: "iter 1234 res 1.234e-05 chg 1.23e-07 err 1.234e-05 123.45s 12.3it/s".
+	line := fmt.Sprintf("iter %4d res %.3e", r.Iter, r.Residual)
 	if !math.IsNaN(r.FactorChange) {
-		line += fmt.Sprintf("  change %.2e", r.FactorChange)
+		line += fmt.Sprintf(" chg %.2e", r.FactorChange)
 	}
 	if !math.IsNaN(r.Error) {
-		line += fmt.Sprintf("  error %.3e", r.Error)
+		line += fmt.Sprintf(" err %.3e", r.Error)
 	}
 	secs := r.Elapsed.Seconds()
-	line += fmt.Sprintf("  %7.2fs", secs)
+	line += fmt.Sprintf(" %.2fs", secs)
 	if r.Iter > 0 && secs > 0 {
-		line += fmt.Sprintf("  %.1f it/s", float64(r.Iter)/secs)
+		line += fmt.Sprintf(" %.1fit/s", float64(r.Iter)/secs)
 	}
 	if p.lines {
 		fmt.Fprintln(p.w, line)
@@ -301,7 +330,7 @@ func (p *progress) callback(r rpca.Record) {
 	}
 	if now := time.Now(); now.Sub(p.last) > 100*time.Millisecond {
 		p.last = now
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		fmt.Fprintf(p.w, "\r\033[K%s", p.fit(line))
 		p.printed = true
 	}
 }

@@ -221,6 +221,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	s := f.settings()
 	prog := newProgress(e, &f.solveFlags)
 	s.Callback = prog.callback
+	prog.stage("solving with %s on %d ratings (initialization, then iterations)", method.Name(), obs.Len())
 	res, err := rpca.Solve(ctx, &rpca.Problem{Observed: obs}, s, method)
 	prog.done()
 	if err != nil {

@@ -140,6 +140,8 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	if err := f.outFlags.checkTarget(); err != nil {
 		return err
 	}
+	prog := newProgress(e, &f.solveFlags)
+	prog.stage("reading %s", f.in)
 	in, err := f.load()
 	if err != nil {
 		return err
@@ -160,8 +162,8 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	s := f.settings()
-	prog := newProgress(e, &f.solveFlags)
 	s.Callback = prog.callback
+	prog.stage("solving %d×%d at rank %d with %s (initialization, then iterations)", in.d1, in.d2, f.rank, method.Name())
 	res, err := rpca.Solve(ctx, p, s, method)
 	prog.done()
 	if err != nil {
@@ -182,6 +184,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	if truth != nil {
 		sum.RelError = finite(metrics.RelError(res.U, res.V, truth.A, truth.B))
 	}
+	prog.stage("writing %s", f.out)
 	err = f.outFlags.write(ctx, func(d *formats.AtomicDir) ([]string, error) {
 		var files []string
 		if f.factors {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/term"
 	"io"
 	"os"
 	"os/signal"
@@ -30,6 +31,19 @@ type env struct {
 	stdout, stderr io.Writer
 	// stderrIsTerminal enables the progress bar.
 	stderrIsTerminal bool
+}
+
+// termWidth returns the number of columns of stderr's terminal, or 0.
+func (e *env) termWidth() int {
+	f, ok := e.stderr.(*os.File)
+	if !ok || !e.stderrIsTerminal {
+		return 0
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }
 
 var commands = map[string]*command{}

@@ -159,6 +159,8 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 		return nil, err
 	}
 	partial := f.p < 1
+	prog := newProgress(e, &f.solveFlags)
+	prog.stage("generating a %d×%d instance", cfg.D1, cfg.D2)
 	in, gen, err := generate(cfg, partial)
 	if err != nil {
 		return nil, err
@@ -172,8 +174,8 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 	}
 	s := f.settings()
 	s.Stop.TargetError = f.targetError
-	prog := newProgress(e, &f.solveFlags)
 	s.Callback = prog.callback
+	prog.stage("solving with %s (initialization, then iterations)", m.Name())
 	p := in.Problem()
 	var res *rpca.Result
 	if partial {

@@ -206,6 +206,8 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	if _, err := os.Stat(f.in); err != nil {
 		return fmt.Errorf("--in: %v", err)
 	}
+	vprog := newProgress(e, &f.solveFlags)
+	vprog.stage("loading frames from %s", f.in)
 	t0 := time.Now()
 	seq, err := video.Load(ctx, f.in, opts)
 	if err != nil {
@@ -255,6 +257,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 		{"foreground", video.Magnitude(fg, sum.DisplayScale), g},
 		{"mask", mask, gray},
 	}
+	vprog.stage("writing %d PNGs into %s", len(writes)*len(seq.Names)+1, f.out)
 	for _, w := range writes {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -488,6 +491,7 @@ func (f *videoFlags) separate(ctx context.Context, e *env, seq *video.Sequence, 
 	s := f.settings()
 	prog := newProgress(e, &f.solveFlags)
 	s.Callback = prog.callback
+	prog.stage("solving %d×%d at rank %d with %s (initialization, then iterations)", d1, d2, f.rank, method.Name())
 	res, err := rpca.Solve(ctx, &rpca.Problem{Dense: y}, s, method)
 	prog.done()
 	if err != nil {
