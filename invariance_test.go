@@ -13,6 +13,7 @@ import (
 	"github.com/rpca-gd/rpca/accaltproj"
 	"github.com/rpca-gd/rpca/altproj"
 	"github.com/rpca-gd/rpca/ialm"
+	"github.com/rpca-gd/rpca/internal/methodtest"
 )
 
 // allMethods returns a fresh value of every method of the module.
@@ -174,5 +175,17 @@ func TestZeroValues(t *testing.T) {
 	}
 	if _, err := rpca.Solve(context.Background(), nil, rpca.Settings{Rank: 1}, nil); err == nil {
 		t.Error("nil problem accepted")
+	}
+}
+
+// TestMethodContract runs the shared contract of methodtest (zero matrix:
+// M = 0, S = 0, stop "exact"; cancellation from the callback) for every
+// method, the gradient methods included.
+func TestMethodContract(t *testing.T) {
+	for _, m := range allMethods() {
+		t.Run(m.Name(), func(t *testing.T) {
+			methodtest.ZeroMatrix(t, m)
+			methodtest.Cancel(t, m)
+		})
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Method is an algorithm that decomposes a Problem. The gradient method of
@@ -78,6 +81,10 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Y = 0 has one answer, M = 0 and S = 0, whatever the method.
+	if isZero(p) {
+		return zeroResult(ctx, p, s, m)
+	}
 	// Very large or very small data are solved on a copy scaled by a power
 	// of two (exact), so that no method overflows or underflows.
 	c := dataScale(p)
@@ -96,6 +103,40 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		res.unscale(c)
 	}
 	return res, nil
+}
+
+// isZero reports whether every observed entry of p is zero.
+func isZero(p *Problem) bool {
+	if p.Dense != nil {
+		raw := p.Dense.RawMatrix()
+		for i := 0; i < raw.Rows; i++ {
+			for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+				if v != 0 {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for _, v := range p.Observed.m.Val {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// zeroResult is the answer for Y = 0: U = 0 (d1×r), V = 0 (d2×r), S = 0,
+// stop reason StopExact, one history record.
+func zeroResult(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
+	d1, d2 := p.Dims()
+	tr := NewTracker(ctx, p, s, Stop{MaxIter: 1}, "")
+	u, v := mat.NewDense(d1, s.Rank, nil), mat.NewDense(d2, s.Rank, nil)
+	if _, _, err := tr.Step(0, 0, math.NaN(), u, v); err != nil {
+		return nil, err
+	}
+	return &Result{Method: m.Name(), U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
+		Stop: StopExact, Elapsed: tr.Elapsed(), History: tr.History()}, nil
 }
 
 // ErrBadInput is wrapped by every error that [Solve] returns for a

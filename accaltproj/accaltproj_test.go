@@ -147,7 +147,8 @@ func TestZeroMatrix(t *testing.T) { methodtest.ZeroMatrix(t, &Method{}) }
 func TestCancel(t *testing.T)     { methodtest.Cancel(t, &Method{}) }
 
 func TestBadInput(t *testing.T) {
-	y := mat.NewDense(20, 30, nil)
+	y := mat.NewDense(20, 30, nil) // not zero: rpca.Solve answers Y = 0 itself
+	y.Set(1, 2, 1)
 	for _, m := range []*Method{{Mu: -1}, {Gamma: 1}, {Gamma: math.NaN()}, {Beta: math.Inf(1)}, {SVDTol: 2}} {
 		if _, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 2}, m); err == nil {
 			t.Errorf("%+v: no error", *m)
