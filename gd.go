@@ -109,20 +109,18 @@ func (g *GD) Capabilities() Capabilities { return Capabilities{UsesAlpha: true, 
 
 // gdParams are the effective parameters of one run.
 type gdParams struct {
-	partial        bool
-	scaled         bool
-	gamma, c, mu   float64
-	balance, p     float64
-	project        bool
-	rank, workers  int
-	alpha          float64
-	svdTol         float64
-	seed           uint64
-	kRow, kCol     int // counts of T in the iterations
-	kRow0, kCol0   int // counts of T in the initialization
-	d1, d2         int
-	eta, sigma1    float64
-	boundU, boundV float64
+	partial       bool
+	scaled        bool
+	gamma, c, mu  float64
+	balance, p    float64
+	project       bool
+	rank, workers int
+	alpha         float64
+	svdTol        float64
+	seed          uint64
+	kRow, kCol    int // counts of T in the iterations
+	kRow0, kCol0  int // counts of T in the initialization
+	d1, d2        int
 }
 
 func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
@@ -203,9 +201,10 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 	return q, nil
 }
 
-func (q *gdParams) toMap() map[string]float64 {
+// toMap reports the parameters with the step η and σ̂₁ of the run.
+func (q *gdParams) toMap(eta, sigma1 float64) map[string]float64 {
 	m := map[string]float64{
-		"gamma": q.gamma, "step_const": q.c, "step": q.eta, "sigma1": q.sigma1, "mu": q.mu,
+		"gamma": q.gamma, "step_const": q.c, "step": eta, "sigma1": sigma1, "mu": q.mu,
 		"balance": q.balance, "p": q.p, "k_row": float64(q.kRow), "k_col": float64(q.kCol),
 		"projection": 0, "algorithm": 1, "scaled": 0,
 	}
@@ -241,11 +240,11 @@ func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 	} else {
 		st = newDenseState(p.Dense.RawMatrix(), &q)
 	}
-	u, v, err := st.initialize(ctx)
+	u, v, sigma1, err := st.initialize(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return runGD(tr, st, &q, u, v)
+	return runGD(tr, st, &q, u, v, sigma1)
 }
 
 // observedMatrix returns Φ for Algorithm 2: the problem's own, or a random
@@ -262,39 +261,38 @@ func (g *GD) observedMatrix(p *Problem, s Settings) (*observed.Matrix, error) {
 }
 
 // gdState is what differs between Algorithm 1 and Algorithm 2: the data
-// layout, the initialization and the residual/gradient pass.
+// layout, the initialization and the evaluation of the loss.
 type gdState interface {
-	// initialize runs Phase I up to U0, V0 (before projection) and sets
-	// q.sigma1.
-	initialize(ctx context.Context) (u, v blas64.General, err error)
-	// residual computes S_t = T(Π_Φ(Y − UVᵀ)) and E = Π_Φ(Y − UVᵀ − S_t)
-	// and returns ‖E‖_F/‖Π_Φ Y‖_F.
-	residual(u, v blas64.General) (float64, error)
-	// gradients sets gu = E·V and gv = Eᵀ·U (the negated gradients of the
-	// loss up to the factor 1/p).
-	gradients(gu, gv, u, v blas64.General)
-	// sparse returns S_t of the last residual call. It is called once, at
-	// the end of the run, and may hand the state's storage over.
+	// initialize runs Phase I (lines 1–3) up to U0, V0 (before
+	// projection) and returns them with σ̂₁, the top singular value of
+	// the initial SVD.
+	initialize(ctx context.Context) (u, v blas64.General, sigma1 float64, err error)
+	// evaluate is line 6 and the gradients of lines 7–8 in one step: it
+	// forms S_t = T(Π_Φ(Y − UVᵀ)) and E = Π_Φ(Y − UVᵀ − S_t), sets
+	// gu = E·V and gv = Eᵀ·U (the negated gradients of the loss, up to
+	// the factor 1/p) and returns ‖E‖_F/‖Π_Φ Y‖_F.
+	evaluate(u, v, gu, gv blas64.General) (float64, error)
+	// sparse returns S_t of the last evaluation. It is called once, at the
+	// end of the run, and may hand the state's storage over.
 	sparse() *Sparse
 }
 
-// runGD is Phase II, shared by both algorithms: projected gradient steps
-// on (U, V) with the balancing term, until a stopping rule fires.
-func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, error) {
+// runGD is Phase II, shared by both algorithms: steps of the update rule
+// on (U, V) until a stopping rule fires. q is not modified.
+func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*Result, error) {
 	var upd updater
+	var eta float64
 	if q.scaled {
-		q.eta = q.c
-		upd = newScaledUpdate(q)
+		eta = q.c
+		upd = newScaledUpdate(q, sigma1)
 	} else {
-		q.eta = q.c / q.sigma1
-		if q.project {
-			// Constraint sets of eq. (set); ‖U0‖op = ‖V0‖op = √σ̂₁ since U0 = LΣ^½.
-			q.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * math.Sqrt(q.sigma1)
-			q.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * math.Sqrt(q.sigma1)
-			projectRows(u, q.boundU)
-			projectRows(v, q.boundV)
+		eta = q.c / sigma1
+		pu := newPaperUpdate(q, sigma1)
+		if pu.boundU > 0 {
+			projectRows(u, pu.boundU)
+			projectRows(v, pu.boundV)
 		}
-		upd = newPaperUpdate(q)
+		upd = pu
 	}
 	r := q.rank
 	gu := newGeneral(q.d1, r)
@@ -302,7 +300,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 	un := newGeneral(q.d1, r)
 	vn := newGeneral(q.d2, r)
 
-	res, err := st.residual(u, v)
+	res, err := st.evaluate(u, v, gu, gv)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +311,6 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 	iter := 0
 	minRes := res
 	for !done {
-		st.gradients(gu, gv, u, v)
 		if err := upd.step(un, vn, u, v, gu, gv); err != nil {
 			return nil, fmt.Errorf("%w at iteration %d", err, iter+1)
 		}
@@ -321,7 +318,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 		u, un = un, u
 		v, vn = vn, v
 		iter++
-		res, err = st.residual(u, v)
+		res, err = st.evaluate(u, v, gu, gv)
 		if err != nil {
 			return nil, err
 		}
@@ -354,17 +351,16 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General) (*Result, 
 		Stop:       reason,
 		Residual:   res,
 		History:    hist,
-		Params:     q.toMap(),
+		Params:     q.toMap(eta, sigma1),
 	}, nil
 }
 
 // svdFactors turns a truncated SVD L·Σ·Rᵀ into U0 = L·Σ^½, V0 = R·Σ^½
-// (Algorithm 1 line 3) and records σ̂₁.
-func svdFactors(sv *tsvd.Result, q *gdParams) (u, v blas64.General, err error) {
+// (Algorithm 1 line 3) and returns them with σ̂₁.
+func svdFactors(sv *tsvd.Result, q *gdParams) (u, v blas64.General, sigma1 float64, err error) {
 	if len(sv.S) == 0 || !(sv.S[0] > 0) {
-		return u, v, fmt.Errorf("rpca: the initial SVD found no signal (top singular value %v): the data are zero after removing the initial sparse estimate", firstOr(sv.S))
+		return u, v, 0, fmt.Errorf("rpca: the initial SVD found no signal (top singular value %v): the data are zero after removing the initial sparse estimate", firstOr(sv.S))
 	}
-	q.sigma1 = sv.S[0]
 	u = newGeneral(q.d1, q.rank)
 	v = newGeneral(q.d2, q.rank)
 	for k := 0; k < q.rank; k++ {
@@ -376,7 +372,7 @@ func svdFactors(sv *tsvd.Result, q *gdParams) (u, v blas64.General, err error) {
 			v.Data[j*v.Stride+k] = sv.V.Data[j*sv.V.Stride+k] * sq
 		}
 	}
-	return u, v, nil
+	return u, v, sv.S[0], nil
 }
 
 func firstOr(s []float64) float64 {

@@ -42,7 +42,7 @@ func newDenseState(y blas64.General, q *gdParams) *denseState {
 
 // initialize is Algorithm 1 lines 1–3: S_init = T_α(Y),
 // [L, Σ, R] = SVD_r(Y − S_init), U0 = LΣ^½, V0 = RΣ^½.
-func (st *denseState) initialize(ctx context.Context) (u, v blas64.General, err error) {
+func (st *denseState) initialize(ctx context.Context) (u, v blas64.General, sigma1 float64, err error) {
 	q := st.q
 	kernels.ParallelFor(st.y.Rows, q.workers, 16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -50,13 +50,13 @@ func (st *denseState) initialize(ctx context.Context) (u, v blas64.General, err 
 		}
 	})
 	if err := st.apply(st.y, q.kRow0, q.kCol0); err != nil {
-		return u, v, err
+		return u, v, 0, err
 	}
 	st.zeroSparse() // Y − S_init: S_init holds exactly the entries of Y it keeps
 	sv, err := tsvd.Compute(ctx, tsvd.Dense{A: st.r, Workers: q.workers},
 		tsvd.Options{Rank: q.rank, Tol: q.svdTol, Seed: q.seed, Workers: q.workers})
 	if err != nil {
-		return u, v, err
+		return u, v, 0, err
 	}
 	return svdFactors(sv, q)
 }
@@ -96,20 +96,18 @@ func (st *denseState) zeroSparse() float64 {
 	return t
 }
 
-// residual is Algorithm 1 line 6 plus the residual for the stopping rule.
-func (st *denseState) residual(u, v blas64.General) (float64, error) {
+// evaluate is Algorithm 1 line 6, the residual for the stopping rule, and
+// gu = E·V, gv = Eᵀ·U in one pass over E (the gradients of eq. (loss) are
+// ∇_Uℒ = −gu, ∇_Vℒ = −gv).
+func (st *denseState) evaluate(u, v, gu, gv blas64.General) (float64, error) {
 	q := st.q
 	kernels.SubMulABt(st.r, st.y, u, v, q.workers)
 	if err := st.apply(st.r, q.kRow, q.kCol); err != nil {
 		return 0, err
 	}
-	return math.Sqrt(st.zeroSparse()) / st.ynorm, nil
-}
-
-// gradients sets gu = E·V, gv = Eᵀ·U in one pass over E; the gradients
-// of eq. (loss) are ∇_Uℒ = −gu, ∇_Vℒ = −gv.
-func (st *denseState) gradients(gu, gv, u, v blas64.General) {
-	kernels.MulAXAtY(gu, gv, st.r, v, u, st.q.workers)
+	res := math.Sqrt(st.zeroSparse()) / st.ynorm
+	kernels.MulAXAtY(gu, gv, st.r, v, u, q.workers)
+	return res, nil
 }
 
 // sparse returns S_t, handing over the state's storage (a copy would

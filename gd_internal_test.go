@@ -45,11 +45,10 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 	q2.partial = true
 
 	st1 := newDenseState(y, &q1)
-	u0, v0, err := st1.initialize(context.Background())
+	u0, v0, sigma1, err := st1.initialize(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	q2.sigma1 = q1.sigma1
 	m, err := observed.SampleDense(y, 1, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -60,11 +59,11 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 
 	s := Settings{Rank: r, Alpha: 0.05, Stop: Stop{MaxIter: 25, ResidualTol: -1, FactorTol: -1}}
 	p := &Problem{}
-	res1, err := runGD(NewTracker(context.Background(), p, s, DefaultGDStop, ""), st1, &q1, u1, v1)
+	res1, err := runGD(NewTracker(context.Background(), p, s, DefaultGDStop, ""), st1, &q1, u1, v1, sigma1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res2, err := runGD(NewTracker(context.Background(), p, s, DefaultGDStop, ""), st2, &q2, u2, v2)
+	res2, err := runGD(NewTracker(context.Background(), p, s, DefaultGDStop, ""), st2, &q2, u2, v2, sigma1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,6 @@ type observedState struct {
 	plan  *observed.Plan
 	e     []float64 // Π_Φ(Y − UVᵀ), then with S_t zeroed (CSR order)
 	keep  []bool    // support of S_t
-	gu    blas64.General
-	gv    blas64.General
 	sel   *sparsify.Observed
 	ynorm float64
 	u, v  blas64.General // factors of the last residual, to rebuild S_t
@@ -35,7 +33,7 @@ type observedState struct {
 
 func newObservedState(m *observed.Matrix, q *gdParams) *observedState {
 	st := &observedState{q: q, m: m, plan: observed.NewPlan(m), e: make([]float64, m.NNZ()),
-		keep: make([]bool, m.NNZ()), gu: newGeneral(m.Rows, q.rank), gv: newGeneral(m.Cols, q.rank)}
+		keep: make([]bool, m.NNZ())}
 	if q.alpha > 0 {
 		st.sel = sparsify.NewObserved(m, q.workers)
 	}
@@ -49,16 +47,16 @@ func newObservedState(m *observed.Matrix, q *gdParams) *observedState {
 
 // initialize is Algorithm 2 lines 1–3: S_init = T_{2pα}(Π_Φ(Y)),
 // [L, Σ, R] = SVD_r((1/p)(Y − S_init)), U0 = LΣ^½, V0 = RΣ^½.
-func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, err error) {
+func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, sigma1 float64, err error) {
 	q := st.q
 	copy(st.e, st.m.Val)
 	if err := st.apply(q.kRow0, q.kCol0); err != nil {
-		return u, v, err
+		return u, v, 0, err
 	}
 	op := observed.NewOperator(st.plan, st.e, 1/q.p, q.workers)
 	sv, err := tsvd.Compute(ctx, op, tsvd.Options{Rank: q.rank, Tol: q.svdTol, Seed: q.seed, Workers: q.workers})
 	if err != nil {
-		return u, v, err
+		return u, v, 0, err
 	}
 	return svdFactors(sv, q)
 }
@@ -85,24 +83,18 @@ func (st *observedState) mark(kRow, kCol int) error {
 	return st.sel.Apply(st.e, kRow, kCol, st.keep)
 }
 
-// residual is Algorithm 2 line 6 plus the residual on Φ for the stopping
-// rule; it also forms the gradients E·V and Eᵀ·U (into st.gu, st.gv).
-func (st *observedState) residual(u, v blas64.General) (float64, error) {
+// evaluate is Algorithm 2 line 6, the residual on Φ for the stopping rule,
+// and gu = E·V, gv = Eᵀ·U over Φ, formed in the same pass that zeroes
+// S_t's support (the gradients of eq. (loss_partial) are −gu/p, −gv/p).
+func (st *observedState) evaluate(u, v, gu, gv blas64.General) (float64, error) {
 	q := st.q
 	st.plan.Residual(st.e, u, v, q.workers)
 	if err := st.mark(q.kRow, q.kCol); err != nil {
 		return 0, err
 	}
 	st.u, st.v = u, v
-	ss := st.plan.ZeroMulBothTiled(st.gu, st.gv, st.e, st.keep, u, v, q.workers)
+	ss := st.plan.ZeroMulBothTiled(gu, gv, st.e, st.keep, u, v, q.workers)
 	return math.Sqrt(ss) / st.ynorm, nil
-}
-
-// gradients sets gu = E·V and gv = Eᵀ·U over Φ, for the u, v of the last
-// residual call; the gradients of eq. (loss_partial) are −gu/p and −gv/p.
-func (st *observedState) gradients(gu, gv, u, v blas64.General) {
-	copyGeneral(gu, st.gu)
-	copyGeneral(gv, st.gv)
 }
 
 // sparse rebuilds S_t = T(Π_Φ(Y − UVᵀ)) from the support and the factors

@@ -54,9 +54,17 @@ type paperUpdate struct {
 	d                    blas64.General
 }
 
-func newPaperUpdate(q *gdParams) *paperUpdate {
-	return &paperUpdate{eta: q.eta, balance: q.balance, gscale: 1 / q.p, boundU: q.boundU, boundV: q.boundV,
-		d: newGeneral(q.rank, q.rank)}
+// newPaperUpdate is the paper's rule for a run whose initial SVD had top
+// singular value sigma1: η = c/σ̂₁ and, with the projection on, the row
+// bounds √(2μr/d)·√σ̂₁ of eq. (set) (‖U0‖op = ‖V0‖op = √σ̂₁ since
+// U0 = LΣ^½).
+func newPaperUpdate(q *gdParams, sigma1 float64) *paperUpdate {
+	pu := &paperUpdate{eta: q.c / sigma1, balance: q.balance, gscale: 1 / q.p, d: newGeneral(q.rank, q.rank)}
+	if q.project {
+		pu.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * math.Sqrt(sigma1)
+		pu.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * math.Sqrt(sigma1)
+	}
+	return pu
 }
 
 func (pu *paperUpdate) step(un, vn, u, v, gu, gv blas64.General) error {
@@ -86,13 +94,15 @@ type scaledUpdate struct {
 	pu, pv         blas64.General // (VᵀV)⁻¹ and (UᵀU)⁻¹
 }
 
-func newScaledUpdate(q *gdParams) *scaledUpdate {
+// newScaledUpdate is the scaled rule, η = c, with row bounds on UVᵀ of
+// √(2μr/d)·σ̂₁ when the projection is on.
+func newScaledUpdate(q *gdParams, sigma1 float64) *scaledUpdate {
 	su := &scaledUpdate{eta: q.c, gscale: 1 / q.p,
 		gu: newGeneral(q.d1, q.rank), gv: newGeneral(q.d2, q.rank),
 		pu: newGeneral(q.rank, q.rank), pv: newGeneral(q.rank, q.rank)}
 	if q.project {
-		su.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * q.sigma1
-		su.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * q.sigma1
+		su.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * sigma1
+		su.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * sigma1
 	}
 	return su
 }

@@ -19,26 +19,28 @@ func TestUpdateRulesOneStep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	u, v, gu, gv := randG(rng, d1, r), randG(rng, d2, r), randG(rng, d1, r), randG(rng, d2, r)
 	U, V, GU, GV := denseOf(u), denseOf(v), denseOf(gu), denseOf(gv)
-	q := gdParams{d1: d1, d2: d2, rank: r, p: 0.4, c: 0.3, eta: 0.05, balance: 0.25, sigma1: 2}
+	q := gdParams{d1: d1, d2: d2, rank: r, p: 0.4, c: 0.3, balance: 0.25}
+	const sigma1 = 2.0
+	eta := q.c / sigma1 // the paper's η = c/σ̂₁
 
 	// Paper: U⁺ = U + η/p·G_U − b·η·U(UᵀU − VᵀV), V⁺ = V + η/p·G_V + b·η·V(UᵀU − VᵀV).
 	var utu, vtv, d, t1, wantU, wantV mat.Dense
 	utu.Mul(U.T(), U)
 	vtv.Mul(V.T(), V)
 	d.Sub(&utu, &vtv)
-	wantU.Scale(q.eta/q.p, GU)
+	wantU.Scale(eta/q.p, GU)
 	wantU.Add(&wantU, U)
 	t1.Mul(U, &d)
-	t1.Scale(q.balance*q.eta, &t1)
+	t1.Scale(q.balance*eta, &t1)
 	wantU.Sub(&wantU, &t1)
-	wantV.Scale(q.eta/q.p, GV)
+	wantV.Scale(eta/q.p, GV)
 	wantV.Add(&wantV, V)
 	var t2 mat.Dense
 	t2.Mul(V, &d)
-	t2.Scale(q.balance*q.eta, &t2)
+	t2.Scale(q.balance*eta, &t2)
 	wantV.Add(&wantV, &t2)
 	un, vn := newGeneral(d1, r), newGeneral(d2, r)
-	if err := newPaperUpdate(&q).step(un, vn, u, v, gu, gv); err != nil {
+	if err := newPaperUpdate(&q, sigma1).step(un, vn, u, v, gu, gv); err != nil {
 		t.Fatal(err)
 	}
 	checkClose(t, "paper U⁺", denseOf(un), &wantU, 1e-13)
@@ -58,7 +60,7 @@ func TestUpdateRulesOneStep(t *testing.T) {
 	sV.Mul(GV, &iutu)
 	sV.Scale(q.c/q.p, &sV)
 	sV.Add(&sV, V)
-	if err := newScaledUpdate(&q).step(un, vn, u, v, gu, gv); err != nil {
+	if err := newScaledUpdate(&q, sigma1).step(un, vn, u, v, gu, gv); err != nil {
 		t.Fatal(err)
 	}
 	// The ridge of gramInverse (1e-13 of the mean diagonal) perturbs the
