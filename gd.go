@@ -46,6 +46,18 @@ type GD struct {
 	// NoProjection switches the projections Π_𝒰, Π_𝒱 off.
 	NoProjection bool
 
+	// Step is the step rule: StepFixed takes the update rule's η as it is
+	// every iteration (the paper's rule); StepBacktracking halves it until
+	// the objective with S_t fixed — ½‖Π_Φ(Y − UVᵀ − S_t)‖²/p plus the
+	// balancing term ¼·Balance·‖UᵀU − VᵀV‖²_F of UpdatePaper — falls by at
+	// least 1e-4 of the decrease its gradient predicts (Armijo), and
+	// doubles it again (up to η) after a step accepted at once, so the
+	// objective never rises within an iteration. "" means StepBacktracking
+	// for partial observations, where η = c/σ̂₁ (from the 1/p-scaled
+	// initial SVD) is too long when the observed entries are far from
+	// uniform, as real ratings are, and StepFixed for a fully observed Y.
+	Step StepRule
+
 	// SampleRate is p. For a dense Y, a value in (0, 1) runs Algorithm 2 on
 	// a random fraction p of the entries (the paper's subsampling trick,
 	// Section 4.2); 0 or 1 runs Algorithm 1 on all of Y. For a partially
@@ -93,7 +105,23 @@ const (
 // iterations, relative residual 1e-9, or relative factor change 1e-16 (a step of 1e-8 relative to the factors).
 var DefaultGDStop = Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16}
 
+// Backtracking line search (StepBacktracking): the Armijo constant and
+// the largest number of step halvings per iteration.
+const (
+	armijo        = 1e-4
+	maxBacktracks = 50
+)
+
 const gdDivergenceHint = "the step size may be too large (lower GD.StepConst, --step), or the rank or alpha may be wrong for this data"
+
+// StepRule selects how GD sets the length of each step.
+type StepRule string
+
+// The step rules of GD.
+const (
+	StepFixed        StepRule = "fixed"
+	StepBacktracking StepRule = "backtracking"
+)
 
 // Name returns "gd" for the paper's update and "scaledgd" for the scaled one.
 func (g *GD) Name() string {
@@ -111,6 +139,7 @@ func (g *GD) Capabilities() Capabilities { return Capabilities{UsesAlpha: true, 
 type gdParams struct {
 	partial       bool
 	scaled        bool
+	backtrack     bool
 	gamma, c, mu  float64
 	balance, p    float64
 	project       bool
@@ -138,6 +167,11 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 			return q, fmt.Errorf("rpca: GD.%s must be a finite non-negative number, got %v", f.name, f.v)
 		}
 	}
+	switch g.Step {
+	case "", StepFixed, StepBacktracking:
+	default:
+		return q, fmt.Errorf("rpca: unknown GD.Step %q (want %q or %q)", g.Step, StepFixed, StepBacktracking)
+	}
 	switch g.Update {
 	case "", UpdatePaper:
 	case UpdateScaled:
@@ -159,6 +193,7 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 		q.partial = true
 		q.p = g.SampleRate
 	}
+	q.backtrack = g.Step == StepBacktracking || (g.Step == "" && q.partial)
 	if q.gamma == 0 {
 		q.gamma = 2
 		if q.partial {
@@ -206,7 +241,10 @@ func (q *gdParams) toMap(eta, sigma1 float64) map[string]float64 {
 	m := map[string]float64{
 		"gamma": q.gamma, "step_const": q.c, "step": eta, "sigma1": sigma1, "mu": q.mu,
 		"balance": q.balance, "p": q.p, "k_row": float64(q.kRow), "k_col": float64(q.kCol),
-		"projection": 0, "algorithm": 1, "scaled": 0,
+		"projection": 0, "algorithm": 1, "scaled": 0, "backtracking": 0,
+	}
+	if q.backtrack {
+		m["backtracking"] = 1
 	}
 	if q.scaled {
 		m["scaled"] = 1
@@ -272,6 +310,13 @@ type gdState interface {
 	// gu = E·V and gv = Eᵀ·U (the negated gradients of the loss, up to
 	// the factor 1/p) and returns ‖E‖_F/‖Π_Φ Y‖_F.
 	evaluate(u, v, gu, gv blas64.General) (float64, error)
+	// trial returns ½‖Π_Φ(Y − UVᵀ − S)‖²_F at (u, v) with S the estimate
+	// of the last evaluation (the loss the step descends), summed entry by
+	// entry like evaluate's, and keeps the residual so that an evaluate at
+	// the same (u, v) does not redo it.
+	trial(u, v blas64.General) float64
+	// normY returns ‖Π_Φ Y‖_F.
+	normY() float64
 	// sparse returns S_t of the last evaluation. It is called once, at the
 	// end of the run, and may hand the state's storage over.
 	sparse() *Sparse
@@ -310,9 +355,42 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 	}
 	iter := 0
 	minRes := res
+	t := 1.0 // step multiplier of the backtracking rule
+	ny := st.normY()
 	for !done {
-		if err := upd.step(un, vn, u, v, gu, gv); err != nil {
-			return nil, fmt.Errorf("%w at iteration %d", err, iter+1)
+		// The objective the step descends, with S_t fixed: F = ½‖E‖²/p
+		// plus the update rule's own regulariser (the balancing term).
+		fOld := 0.5*(res*ny)*(res*ny)/q.p + upd.penalty(u, v)
+		stationary := false
+		for try := 0; ; try++ {
+			if err := upd.step(un, vn, u, v, gu, gv, t); err != nil {
+				return nil, fmt.Errorf("%w at iteration %d", err, iter+1)
+			}
+			if !q.backtrack {
+				break
+			}
+			// Armijo: accept when F falls by at least 1e-4 of the decrease
+			// its gradient predicts for this step (any decrease when a
+			// projection makes the prediction useless), up to rounding.
+			fNew := st.trial(un, vn)/q.p + upd.penalty(un, vn)
+			pred := math.Max(upd.predicted(un, vn, u, v, gu, gv), 0)
+			if fNew <= fOld-armijo*pred+1e-12*math.Abs(fOld) {
+				if try == 0 {
+					t = min(1, 2*t) // regain the full step after a cut
+				}
+				break
+			}
+			if try == maxBacktracks {
+				stationary = true
+				break
+			}
+			t /= 2
+		}
+		if stationary {
+			// No step lowers the objective beyond rounding: the factors
+			// are stationary for the step rule.
+			reason = StopStationary
+			break
 		}
 		change := (diffSq(un, u) + diffSq(vn, v)) / (kernels.SumSq(u, 1) + kernels.SumSq(v, 1))
 		u, un = un, u

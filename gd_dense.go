@@ -22,7 +22,45 @@ type denseState struct {
 	s     sparsify.Sparse
 	ynorm float64
 	rowSS []float64 // per-row sums of squares of zeroSparse, reused
+	// trialU, trialV are the factors whose residual Y − UVᵀ st.r holds
+	// after a trial (nil otherwise).
+	trialU, trialV []float64
 }
+
+// normY returns ‖Y‖_F.
+func (st *denseState) normY() float64 { return st.ynorm }
+
+// trial sets r = Y − UVᵀ and returns ½ of its sum of squares outside the
+// support of the current S_t, summed per row (skipping S_t's entries, no
+// cancellation) and then over rows in order.
+func (st *denseState) trial(u, v blas64.General) float64 {
+	kernels.SubMulABt(st.r, st.y, u, v, st.q.workers)
+	s, r, parts := &st.s, st.r, st.rowSS
+	kernels.ParallelFor(r.Rows, st.q.workers, 16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ri := r.Data[i*r.Stride : i*r.Stride+r.Cols]
+			k, end := s.RowPtr[i], s.RowPtr[i+1]
+			ss := 0.0
+			for j, x := range ri {
+				if k < end && int(s.ColIdx[k]) == j {
+					k++
+					continue
+				}
+				ss += x * x
+			}
+			parts[i] = ss
+		}
+	})
+	t := 0.0
+	for _, x := range parts {
+		t += x
+	}
+	st.trialU, st.trialV = u.Data, v.Data
+	return 0.5 * t
+}
+
+// sameData reports whether a and b are the same slice.
+func sameData(a, b []float64) bool { return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0] }
 
 func newDenseState(y blas64.General, q *gdParams) *denseState {
 	st := &denseState{q: q, y: y, r: newGeneral(y.Rows, y.Cols), rowSS: make([]float64, y.Rows)}
@@ -101,7 +139,10 @@ func (st *denseState) zeroSparse() float64 {
 // ∇_Uℒ = −gu, ∇_Vℒ = −gv).
 func (st *denseState) evaluate(u, v, gu, gv blas64.General) (float64, error) {
 	q := st.q
-	kernels.SubMulABt(st.r, st.y, u, v, q.workers)
+	if !sameData(st.trialU, u.Data) || !sameData(st.trialV, v.Data) {
+		kernels.SubMulABt(st.r, st.y, u, v, q.workers)
+	}
+	st.trialU, st.trialV = nil, nil
 	if err := st.apply(st.r, q.kRow, q.kCol); err != nil {
 		return 0, err
 	}

@@ -29,6 +29,26 @@ type observedState struct {
 	sel   *sparsify.Observed
 	ynorm float64
 	u, v  blas64.General // factors of the last residual, to rebuild S_t
+	// trialU, trialV are the factors whose residual e holds after a
+	// trial (nil otherwise).
+	trialU, trialV []float64
+}
+
+// normY returns ‖Π_Φ Y‖_F.
+func (st *observedState) normY() float64 { return st.ynorm }
+
+// trial sets e = Π_Φ(Y − UVᵀ) and returns ½ of its sum of squares outside
+// the support of the current S_t, summed entry by entry in CSR order.
+func (st *observedState) trial(u, v blas64.General) float64 {
+	st.plan.Residual(st.e, u, v, st.q.workers)
+	ss := 0.0
+	for k, x := range st.e {
+		if !st.keep[k] {
+			ss += x * x
+		}
+	}
+	st.trialU, st.trialV = u.Data, v.Data
+	return 0.5 * ss
 }
 
 func newObservedState(m *observed.Matrix, q *gdParams) *observedState {
@@ -88,7 +108,10 @@ func (st *observedState) mark(kRow, kCol int) error {
 // S_t's support (the gradients of eq. (loss_partial) are −gu/p, −gv/p).
 func (st *observedState) evaluate(u, v, gu, gv blas64.General) (float64, error) {
 	q := st.q
-	st.plan.Residual(st.e, u, v, q.workers)
+	if !sameData(st.trialU, u.Data) || !sameData(st.trialV, v.Data) {
+		st.plan.Residual(st.e, u, v, q.workers)
+	}
+	st.trialU, st.trialV = nil, nil
 	if err := st.mark(q.kRow, q.kCol); err != nil {
 		return 0, err
 	}

@@ -292,6 +292,14 @@ func TestGDDivergenceDetected(t *testing.T) {
 	if !errors.Is(err, rpca.ErrDiverged) || !strings.Contains(err.Error(), "step") {
 		t.Fatalf("error %v, want ErrDiverged naming the step size", err)
 	}
+	// The same step with backtracking converges.
+	res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &rpca.GD{StepConst: 3, Step: rpca.StepBacktracking})
+	if err != nil {
+		t.Fatalf("backtracking: %v", err)
+	}
+	if e := res.History[len(res.History)-1].Error; !(e < 1e-6) {
+		t.Errorf("backtracking from c = 3: error %.3g", e)
+	}
 }
 
 func TestGDCancelAndCallback(t *testing.T) {

@@ -42,9 +42,27 @@ const (
 const DefaultStepScaled = 0.5
 
 // updater forms the next factors un, vn from u, v and the negated
-// gradients gu = E·V, gv = Eᵀ·U. It owns its r×r work space.
+// gradients gu = E·V, gv = Eᵀ·U, with its step η multiplied by t ∈ (0, 1]
+// (the backtracking rule). It owns its r×r work space.
 type updater interface {
-	step(un, vn, u, v, gu, gv blas64.General) error
+	step(un, vn, u, v, gu, gv blas64.General, t float64) error
+	// penalty is the rule's own term of the objective at (u, v).
+	penalty(u, v blas64.General) float64
+	// predicted is −⟨∇F, (un − u, vn − v)⟩, the first-order decrease of
+	// the objective F = ½‖E‖²/p + penalty along the step just taken.
+	predicted(un, vn, u, v, gu, gv blas64.General) float64
+}
+
+// dotDiff returns ⟨g, a − b⟩.
+func dotDiff(g, a, b blas64.General) float64 {
+	s := 0.0
+	for i := 0; i < g.Rows; i++ {
+		gi, ai, bi := g.Data[i*g.Stride:i*g.Stride+g.Cols], a.Data[i*a.Stride:], b.Data[i*b.Stride:]
+		for k, x := range gi {
+			s += x * (ai[k] - bi[k])
+		}
+	}
+	return s
 }
 
 // paperUpdate is UpdatePaper.
@@ -67,23 +85,49 @@ func newPaperUpdate(q *gdParams, sigma1 float64) *paperUpdate {
 	return pu
 }
 
-func (pu *paperUpdate) step(un, vn, u, v, gu, gv blas64.General) error {
+func (pu *paperUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) error {
 	d := pu.d
+	eta := t * pu.eta
 	// D = UᵀU − VᵀV
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
 	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
 	// U+ = U + η/p·E·V − b·η·U·D ; V+ = V + η/p·Eᵀ·U + b·η·V·D
 	copyGeneral(un, u)
-	axpyGeneral(un, pu.eta*pu.gscale, gu)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, -pu.balance*pu.eta, u, d, 1, un)
+	axpyGeneral(un, eta*pu.gscale, gu)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, -pu.balance*eta, u, d, 1, un)
 	copyGeneral(vn, v)
-	axpyGeneral(vn, pu.eta*pu.gscale, gv)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, pu.balance*pu.eta, v, d, 1, vn)
+	axpyGeneral(vn, eta*pu.gscale, gv)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, pu.balance*eta, v, d, 1, vn)
 	if pu.boundU > 0 {
 		projectRows(un, pu.boundU)
 		projectRows(vn, pu.boundV)
 	}
 	return nil
+}
+
+// penalty is the balancing term ¼·b·‖UᵀU − VᵀV‖²_F, whose gradient
+// b·U(UᵀU − VᵀV) (and −b·V(UᵀU − VᵀV)) is the step's balancing part.
+func (pu *paperUpdate) penalty(u, v blas64.General) float64 {
+	d := pu.d
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
+	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+	s := 0.0
+	for _, x := range d.Data[:d.Rows*d.Stride] {
+		s += x * x
+	}
+	return 0.25 * pu.balance * s
+}
+
+// predicted is (1/p)(⟨E·V, ΔU⟩ + ⟨Eᵀ·U, ΔV⟩) − b(⟨U·D, ΔU⟩ − ⟨V·D, ΔV⟩)
+// with D = UᵀU − VᵀV at (u, v).
+func (pu *paperUpdate) predicted(un, vn, u, v, gu, gv blas64.General) float64 {
+	d := pu.d
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
+	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+	ud, vd := newGeneral(u.Rows, u.Cols), newGeneral(v.Rows, v.Cols)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, u, d, 0, ud)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, v, d, 0, vd)
+	return pu.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) - pu.balance*(dotDiff(ud, un, u)-dotDiff(vd, vn, v))
 }
 
 // scaledUpdate is UpdateScaled.
@@ -107,7 +151,7 @@ func newScaledUpdate(q *gdParams, sigma1 float64) *scaledUpdate {
 	return su
 }
 
-func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General) error {
+func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) error {
 	if err := gramInverse(su.pu, v); err != nil {
 		return err
 	}
@@ -116,9 +160,9 @@ func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General) error {
 	}
 	// U+ = U + η/p·(E·V)(VᵀV)⁻¹ ; V+ = V + η/p·(Eᵀ·U)(UᵀU)⁻¹
 	copyGeneral(un, u)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, su.eta*su.gscale, gu, su.pu, 1, un)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gu, su.pu, 1, un)
 	copyGeneral(vn, v)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, su.eta*su.gscale, gv, su.pv, 1, vn)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gv, su.pv, 1, vn)
 	if su.boundU > 0 {
 		// The bounds are on the rows of U⁺V⁺ᵀ, whose norms are
 		// ‖U⁺_i (V⁺ᵀV⁺)^½‖; both factors are rescaled from the same
@@ -129,6 +173,14 @@ func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General) error {
 		projectRowsMetric(vn, su.pv, su.boundV)
 	}
 	return nil
+}
+
+// penalty is zero: the scaled rule has no regulariser.
+func (su *scaledUpdate) penalty(u, v blas64.General) float64 { return 0 }
+
+// predicted is (1/p)(⟨E·V, ΔU⟩ + ⟨Eᵀ·U, ΔV⟩).
+func (su *scaledUpdate) predicted(un, vn, u, v, gu, gv blas64.General) float64 {
+	return su.gscale * (dotDiff(gu, un, u) + dotDiff(gv, vn, v))
 }
 
 // gramInverse sets dst = (AᵀA + εI)⁻¹ for the r-column matrix a, with a

@@ -40,7 +40,7 @@ func TestUpdateRulesOneStep(t *testing.T) {
 	t2.Scale(q.balance*eta, &t2)
 	wantV.Add(&wantV, &t2)
 	un, vn := newGeneral(d1, r), newGeneral(d2, r)
-	if err := newPaperUpdate(&q, sigma1).step(un, vn, u, v, gu, gv); err != nil {
+	if err := newPaperUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
 		t.Fatal(err)
 	}
 	checkClose(t, "paper U⁺", denseOf(un), &wantU, 1e-13)
@@ -60,7 +60,7 @@ func TestUpdateRulesOneStep(t *testing.T) {
 	sV.Mul(GV, &iutu)
 	sV.Scale(q.c/q.p, &sV)
 	sV.Add(&sV, V)
-	if err := newScaledUpdate(&q, sigma1).step(un, vn, u, v, gu, gv); err != nil {
+	if err := newScaledUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
 		t.Fatal(err)
 	}
 	// The ridge of gramInverse (1e-13 of the mean diagonal) perturbs the

@@ -69,7 +69,20 @@ const (
 	StopTargetError StopReason = "target-error" // the true error reached the target
 	StopExact       StopReason = "exact"        // the decomposition is exact (e.g. zero residual, early exit of AltProj)
 	StopSchedule    StopReason = "schedule"     // a method with a fixed schedule ran all of it (AltProj's r stages, line 17 of its Algorithm 1)
+	StopStationary  StopReason = "stationary"   // no step lowers the objective beyond rounding (GD's backtracking rule)
 )
+
+// Converged reports whether the rule that ended the run says the method
+// converged (a tolerance was met, the answer is exact, the factors are
+// stationary, or a fixed schedule ran to its end), as opposed to giving up
+// at the iteration cap.
+func (r StopReason) Converged() bool {
+	switch r {
+	case StopFactorTol, StopResidualTol, StopTargetError, StopExact, StopSchedule, StopStationary:
+		return true
+	}
+	return false
+}
 
 // withDefaults returns st with zero fields replaced by def and negative
 // fields mapped to "disabled" (0 for tolerances, MaxInt for MaxIter).

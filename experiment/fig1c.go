@@ -58,8 +58,8 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		maxIter int
 	}
 	methods := []method{
-		{"GD p=1", &rpca.GD{Gamma: o.Gamma, StepConst: o.Step}, 1000},
-		{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: o.Gamma, StepConst: o.Step, SampleRate: q}, 2000},
+		{"GD p=1", &rpca.GD{Step: rpca.StepFixed, Gamma: o.Gamma, StepConst: o.Step}, 1000},
+		{fmt.Sprintf("GD p=%g", q), &rpca.GD{Step: rpca.StepFixed, Gamma: o.Gamma, StepConst: o.Step, SampleRate: q}, 2000},
 		{"AltProj", &altproj.Method{Eps: fig1cTarget, StallTol: altprojStallTol}, altproj.DefaultMaxIter},
 		{"AltProj (no stall exit)", &altproj.Method{Eps: fig1cTarget}, altproj.DefaultMaxIter},
 		{"IALM", &ialm.Method{}, ialm.DefaultMaxIter},

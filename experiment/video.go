@@ -112,9 +112,9 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 			m     rpca.Method
 			stop  rpca.Stop
 		}{
-			{"GD p=1", &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: pick(o.Step, false, 0, videoStepConst), Mu: videoMu},
+			{"GD p=1", &rpca.GD{Step: rpca.StepFixed, Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: pick(o.Step, false, 0, videoStepConst), Mu: videoMu},
 				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
-			{fmt.Sprintf("GD p=%g", q), &rpca.GD{Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: pick(o.Step, false, 0, videoStepConst), Mu: videoMu, SampleRate: q},
+			{fmt.Sprintf("GD p=%g", q), &rpca.GD{Step: rpca.StepFixed, Gamma: pick(o.Gamma, false, 0, videoGamma), StepConst: pick(o.Step, false, 0, videoStepConst), Mu: videoMu, SampleRate: q},
 				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
 			{"AltProj", &altproj.Method{StallTol: altprojStallTol}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},
 			{"IALM", &ialm.Method{}, rpca.Stop{ResidualTol: videoResTol, MaxIter: o.MaxIter}},
@@ -138,7 +138,7 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 				}
 				extra = time.Since(t0)
 				prob = &rpca.Problem{Observed: obs}
-				me.m = &rpca.GD{Gamma: g.Gamma, StepConst: g.StepConst, Mu: g.Mu, SampleRate: g.SampleRate}
+				me.m = &rpca.GD{Step: rpca.StepFixed, Gamma: g.Gamma, StepConst: g.StepConst, Mu: g.Mu, SampleRate: g.SampleRate}
 			}
 			s := rpca.Settings{Rank: rank, Alpha: videoAlpha, Seed: o.Seed, Workers: o.Workers, Stop: me.stop}
 			t := newTrace(w, c.name+" "+me.label)

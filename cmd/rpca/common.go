@@ -74,6 +74,7 @@ type solveFlags struct {
 	step       float64
 	mu         float64
 	noProj     bool
+	stepRule   string
 	p          float64
 	tol        float64
 	factorTol  float64
@@ -101,6 +102,7 @@ func (f *solveFlags) register(fs *flag.FlagSet, rank int, alpha float64) {
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial))
 	fs.Float64Var(&f.mu, "mu", 0, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)")
 	fs.BoolVar(&f.noProj, "no-projection", false, "gd: switch off the row-norm projections")
+	fs.StringVar(&f.stepRule, "step-rule", "", "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix")
 	fs.Float64Var(&f.p, "p", 1, "gd: sampling rate; p < 1 runs Algorithm 2 on a random fraction p of the entries")
 	fs.Float64Var(&f.tol, "tol", 0, "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)")
 	fs.Float64Var(&f.factorTol, "factor-tol", 0, "gd: relative factor-change tolerance (0: default; <0: off)")
@@ -183,10 +185,10 @@ var methodTable = []methodEntry{
 		return &accaltproj.Method{Mu: f.mu}
 	}},
 	{"gd", "the paper's gradient descent, Algorithms 1 and 2", func(f *solveFlags) rpca.Method {
-		return &rpca.GD{Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj}
+		return &rpca.GD{Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule)}
 	}},
 	{"scaledgd", "gradient descent with scaled steps (Tong, Ma, Chi 2021)", func(f *solveFlags) rpca.Method {
-		return &rpca.GD{Update: rpca.UpdateScaled, Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj}
+		return &rpca.GD{Update: rpca.UpdateScaled, Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule)}
 	}},
 	{"altproj", "alternating projections (Netrapalli et al. 2014)", func(f *solveFlags) rpca.Method {
 		return &altproj.Method{Mu: f.mu}
