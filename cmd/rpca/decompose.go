@@ -100,7 +100,8 @@ type decomposeSummary struct {
 	D2            int                `json:"d2"`
 	Observed      int                `json:"observed_entries"`
 	Partial       bool               `json:"partial"`
-	Rank          int                `json:"rank"`
+	Rank          int                `json:"rank"`           // rank of the result (IALM finds its own)
+	RankRequested int                `json:"rank_requested"` // --rank
 	Alpha         float64            `json:"alpha"`
 	P             float64            `json:"p"`
 	Seed          uint64             `json:"seed"`
@@ -172,7 +173,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	sum := &decomposeSummary{
 		Command: "decompose", Method: res.Method, Input: f.in, InputFormat: in.format,
 		D1: in.d1, D2: in.d2, Partial: in.obs != nil || f.p < 1,
-		Rank: f.rank, Alpha: f.alpha, P: f.p, Seed: f.seed, Params: res.Params,
+		Rank: res.U.RawMatrix().Cols, RankRequested: f.rank, Alpha: f.alpha, P: f.p, Seed: f.seed, Params: res.Params,
 		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
 		Residual: finite(res.Residual), SparseEntries: res.S.NNZ(), Output: f.out,
 	}

@@ -478,3 +478,18 @@ func TestForceOwnership(t *testing.T) {
 		})
 	}
 }
+
+// TestDecomposeReportsRankUsed: IALM treats --rank as a hint and finds
+// its own rank; the summary reports the rank of the result (3 here, the
+// rank of M*) next to the one requested.
+func TestDecomposeReportsRankUsed(t *testing.T) {
+	dir := t.TempDir()
+	in := testInstance(t, 60, 50, 3, 0.05, 21)
+	y := join(dir, "Y.npy")
+	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	r := mustRun(t, "decompose", "--in", y, "--rank", "1", "--method", "ialm", "--out", join(dir, "out"), "--json")
+	sum := readJSON(t, r.stdout)
+	if sum["rank"] != 3.0 || sum["rank_requested"] != 1.0 {
+		t.Errorf("rank %v, rank_requested %v; want 3 and 1", sum["rank"], sum["rank_requested"])
+	}
+}

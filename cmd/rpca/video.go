@@ -501,6 +501,7 @@ func (f *videoFlags) separate(ctx context.Context, e *env, seq *video.Sequence, 
 		return nil, nil, errors.New(strings.TrimPrefix(err.Error(), "rpca: "))
 	}
 	sum.Method = res.Method
+	sum.Rank = res.U.RawMatrix().Cols // the rank the method used (IALM finds its own)
 	sum.MaxIter, sum.FactorTol, sum.ResidualTol = f.maxIter, f.factorTol, f.tol
 	sum.Params = res.Params
 	sum.Iterations = res.Iterations
