@@ -184,11 +184,6 @@ func identifiable(p *Problem, s Settings) error {
 // become non-finite or explode; the message names the likely cause.
 var ErrDiverged = errors.New("rpca: iterates diverged")
 
-// ErrNoProgress is wrapped by the error a method returns when its step
-// rule finds no step that lowers its objective: the iterate is stationary
-// for the step rule but not accepted by any stopping rule.
-var ErrNoProgress = errors.New("rpca: no step lowers the objective")
-
 // ErrDenseOnly is returned by methods that need a fully observed matrix
 // when given a partially observed one.
 var ErrDenseOnly = errors.New("rpca: method needs a fully observed (dense) matrix")

@@ -90,6 +90,18 @@ func parseDescr(descr string) (dtype, error) {
 		oc = '|'
 		rest = descr[1:]
 	}
+	if len(rest) > 0 {
+		switch rest[0] {
+		case 'O':
+			return bad("an array of Python objects, which holds no numbers to read; save it with a numeric dtype, e.g. a.astype(float)")
+		case 'U', 'S', 'a':
+			return bad("an array of strings; save the numbers with a numeric dtype")
+		case 'V':
+			return bad("a structured or raw-bytes array; save a plain numeric array")
+		case 'M', 'm':
+			return bad("an array of dates or time spans; convert them to numbers first")
+		}
+	}
 	if len(rest) < 2 {
 		return bad("too short")
 	}

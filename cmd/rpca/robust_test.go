@@ -141,7 +141,7 @@ func TestDecomposeRobust(t *testing.T) {
 		{"mtx duplicate entry", 1, []string{"duplicate"}, []string{"--in", writeRaw(t, dir, "dup.mtx", mm+"3 3 4\n1 1 1\n1 1 2\n2 2 1\n3 3 1\n"), "--rank", "1"}},
 		{"mtx NaN value", 1, []string{"NaN"}, []string{"--in", writeRaw(t, dir, "nan.mtx", mm+"3 3 3\n1 1 NaN\n2 2 1\n3 3 1\n"), "--rank", "1"}},
 		{"mtx bad header", 1, []string{"MatrixMarket"}, []string{"--in", writeRaw(t, dir, "hdr.mtx", "%%MatrixMarket matrix pattern\n3 3 1\n1 1\n"), "--rank", "1"}},
-		{"npy object dtype", 1, []string{"dtype"}, []string{"--in", writeRaw(t, dir, "obj.npy", npyDescr("|O", "(2, 2)")), "--rank", "1"}},
+		{"npy object dtype", 1, []string{"dtype", "Python objects", "numeric dtype"}, []string{"--in", writeRaw(t, dir, "obj.npy", npyDescr("|O", "(2, 2)")), "--rank", "1"}},
 		{"npy 3-d", 1, []string{"3 dimensions"}, []string{"--in", writeRaw(t, dir, "3d.npy", npyFile("(2, 2, 2)", 1, 2, 3, 4, 5, 6, 7, 8)), "--rank", "1"}},
 		{"csv with text", 1, []string{"line 1"}, []string{"--in", writeRaw(t, dir, "text.csv", "1,abc,3\n4,5,6\n"), "--rank", "1"}},
 		{"csv Inf", 1, []string{"non-finite", "Inf"}, []string{"--in", writeRaw(t, dir, "inf.csv", "1,2,3\n4,Inf,6\n7,8,9\n1,2,2\n"), "--rank", "1"}},
