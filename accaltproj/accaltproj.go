@@ -175,6 +175,7 @@ type solver struct {
 	a       blas64.General // U·diag(sig), the left factor given to the kernels
 	rowSS   []float64
 	rowNNZ  []int
+	rowMax  []float64
 	ynorm   float64
 }
 
@@ -182,7 +183,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 	d1, d2 := sv.y.Rows, sv.y.Cols
 	sv.ynorm = math.Sqrt(kernels.SumSq(sv.y, sv.workers))
 	sv.w = general(d1, d2)
-	sv.rowSS, sv.rowNNZ = make([]float64, d1), make([]int, d1)
+	sv.rowSS, sv.rowNNZ, sv.rowMax = make([]float64, d1), make([]int, d1), make([]float64, d1)
 	sv.a = general(d1, sv.r)
 	if sv.ynorm == 0 {
 		return sv.zeroResult(tr)
@@ -200,8 +201,16 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 	for k := 0; ; k++ {
 		sv.factorA()
 		kernels.SubMulABt(sv.w, sv.y, sv.a, sv.v, sv.workers)
-		ss, _ := sv.threshold(zeta)
+		ss, _, maxAbs := sv.threshold(zeta)
 		res := math.Sqrt(ss) / sv.ynorm
+		if zeta >= maxAbs {
+			// The threshold is still above every residual: nothing is
+			// set aside yet and L_k is only the truncation of Y − S_{k−1}.
+			// Its not changing says nothing until the threshold has come
+			// down to the residuals (the video case: ζ₀ = βσ₁ above every
+			// pixel at rank 3), so the factor-change rule waits.
+			change = math.NaN()
+		}
 		reason, done, err := tr.Step(k, res, change, asDense(sv.a), asDense(sv.v))
 		if err != nil {
 			return nil, err
@@ -269,31 +278,35 @@ func (sv *solver) factorA() {
 
 // threshold is the hard thresholding S = T_ζ(W) of lines 4 and 10: it
 // zeroes the entries of W with |w| > ζ (W becomes E = Y − L − S) and
-// returns ‖E‖²_F and the number of entries set aside. Sums run per row
-// and then over rows in order, so they do not depend on the worker count.
-func (sv *solver) threshold(zeta float64) (float64, int) {
+// returns ‖E‖²_F, the number of entries set aside and max|w| before
+// thresholding. Sums run per row and then over rows in order, so they do
+// not depend on the worker count.
+func (sv *solver) threshold(zeta float64) (float64, int, float64) {
 	w := sv.w
 	kernels.ParallelFor(w.Rows, sv.workers, 16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			wi := w.Data[i*w.Stride : i*w.Stride+w.Cols]
-			ss, n := 0.0, 0
+			ss, n, mx := 0.0, 0, 0.0
 			for j, x := range wi {
-				if math.Abs(x) > zeta {
+				a := math.Abs(x)
+				mx = max(mx, a)
+				if a > zeta {
 					wi[j] = 0
 					n++
 					continue
 				}
 				ss += x * x
 			}
-			sv.rowSS[i], sv.rowNNZ[i] = ss, n
+			sv.rowSS[i], sv.rowNNZ[i], sv.rowMax[i] = ss, n, mx
 		}
 	})
-	ss, n := 0.0, 0
+	ss, n, mx := 0.0, 0, 0.0
 	for i := range sv.rowSS {
 		ss += sv.rowSS[i]
 		n += sv.rowNNZ[i]
+		mx = max(mx, sv.rowMax[i])
 	}
-	return ss, n
+	return ss, n, mx
 }
 
 // result assembles the result for L_k and S_k = T_ζ(Y − L_k).

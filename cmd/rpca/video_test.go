@@ -140,7 +140,7 @@ func TestVideoEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	if !strings.Contains(stdout, "gd on 30 frames of 48×36") || strings.Count(stdout, "\n") != 1 {
+	if !strings.Contains(stdout, "accaltproj on 30 frames of 48×36") || strings.Count(stdout, "\n") != 1 {
 		t.Errorf("summary line %q", stdout)
 	}
 	for _, f := range []string{"montage.png", "summary.json"} {
@@ -236,7 +236,7 @@ func TestVideoEndToEnd(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "--force") {
 		t.Errorf("second run without --force: exit %d, %q", code, stderr)
 	}
-	if readSummary(t, out)["method"] != "gd" {
+	if readSummary(t, out)["method"] != "accaltproj" {
 		t.Error("existing output was modified")
 	}
 	code, _, stderr = runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet", "--method", "median", "--force", "--json")
