@@ -18,17 +18,7 @@ func skewedObserved(t *testing.T) *rpca.Observed {
 	t.Helper()
 	const d1, d2, r = 400, 300, 3
 	rng := rand.New(rand.NewPCG(41, 42))
-	a, b := mat.NewDense(d1, r, nil), mat.NewDense(d2, r, nil)
-	for i := 0; i < d1; i++ {
-		for k := 0; k < r; k++ {
-			a.Set(i, k, rng.NormFloat64())
-		}
-	}
-	for j := 0; j < d2; j++ {
-		for k := 0; k < r; k++ {
-			b.Set(j, k, rng.NormFloat64())
-		}
-	}
+	a, b := gaussianFactor(rng, d1, r), gaussianFactor(rng, d2, r)
 	var rows, cols []int
 	var vals []float64
 	for i := 0; i < d1; i++ {

@@ -25,17 +25,7 @@ func allMethods() []rpca.Method {
 // plus a few large corruptions, and the low-rank part.
 func lowRankPlusSparse(d1, d2, r int, seed uint64) (y, m *mat.Dense) {
 	rng := rand.New(rand.NewPCG(seed, 9))
-	a, b := mat.NewDense(d1, r, nil), mat.NewDense(d2, r, nil)
-	for i := 0; i < d1; i++ {
-		for k := 0; k < r; k++ {
-			a.Set(i, k, rng.NormFloat64())
-		}
-	}
-	for j := 0; j < d2; j++ {
-		for k := 0; k < r; k++ {
-			b.Set(j, k, rng.NormFloat64())
-		}
-	}
+	a, b := gaussianFactor(rng, d1, r), gaussianFactor(rng, d2, r)
 	m = mat.NewDense(d1, d2, nil)
 	m.Mul(a, b.T())
 	y = mat.DenseCopyOf(m)
@@ -47,6 +37,17 @@ func lowRankPlusSparse(d1, d2, r int, seed uint64) (y, m *mat.Dense) {
 		}
 	}
 	return y, m
+}
+
+// gaussianFactor returns a d×r matrix of standard normal entries.
+func gaussianFactor(rng *rand.Rand, d, r int) *mat.Dense {
+	a := mat.NewDense(d, r, nil)
+	for i := 0; i < d; i++ {
+		for k := 0; k < r; k++ {
+			a.Set(i, k, rng.NormFloat64())
+		}
+	}
+	return a
 }
 
 func relDiff(a, b mat.Matrix) float64 {

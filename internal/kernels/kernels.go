@@ -115,13 +115,18 @@ func reductionChunks(n, grain, acc int) (count, size int) {
 // runChunks calls fn(t, t·size, min((t+1)·size, n)) for t < count on at
 // most workers goroutines, which take the chunks in turn.
 func runChunks(n, count, size, workers int, fn func(t, lo, hi int)) {
-	if count == 0 {
-		return
-	}
+	ForEach(count, workers, func(t int) { fn(t, t*size, min((t+1)*size, n)) })
+}
+
+// ForEach calls fn(t) for every t < count on at most workers goroutines
+// (GOMAXPROCS when workers ≤ 0), each taking the next t not yet taken, and
+// returns when all calls have returned. Callers that keep one result per t
+// and combine them in order get results independent of the worker count.
+func ForEach(count, workers int, fn func(t int)) {
 	w := min(Workers(workers), count)
 	if w <= 1 {
 		for t := range count {
-			fn(t, t*size, min((t+1)*size, n))
+			fn(t)
 		}
 		return
 	}
@@ -136,7 +141,7 @@ func runChunks(n, count, size, workers int, fn func(t, lo, hi int)) {
 				if t >= count {
 					return
 				}
-				fn(t, t*size, min((t+1)*size, n))
+				fn(t)
 			}
 		}()
 	}

@@ -1,9 +1,6 @@
 package observed
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
@@ -38,30 +35,7 @@ func lineChunks(ptr []int, size int) []int {
 // forChunks calls fn(c, bounds[c], bounds[c+1]) for every chunk c on at
 // most workers goroutines, each taking the next chunk not yet taken.
 func forChunks(bounds []int, workers int, fn func(c, lo, hi int)) {
-	nc := len(bounds) - 1
-	w := min(kernels.Workers(workers), nc)
-	if w <= 1 {
-		for c := 0; c < nc; c++ {
-			fn(c, bounds[c], bounds[c+1])
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= nc {
-					return
-				}
-				fn(c, bounds[c], bounds[c+1])
-			}
-		}()
-	}
-	wg.Wait()
+	kernels.ForEach(len(bounds)-1, workers, func(c int) { fn(c, bounds[c], bounds[c+1]) })
 }
 
 // Plan holds the row chunks and column blocks of m for the kernels, and
