@@ -7,6 +7,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
 )
 
 // UpdateRule selects the Phase II step of [GD]: how the factors move
@@ -68,6 +70,7 @@ func dotDiff(g, a, b blas64.General) float64 {
 // paperUpdate is UpdatePaper.
 type paperUpdate struct {
 	eta, balance, gscale float64 // η, b and 1/p
+	ridge                float64 // λ (the penalty is λ/(2p)·(‖U‖² + ‖V‖²))
 	boundU, boundV       float64 // row bounds of eq. (set); 0 = no projection
 	d                    blas64.General
 }
@@ -77,7 +80,7 @@ type paperUpdate struct {
 // bounds √(2μr/d)·√σ̂₁ of eq. (set) (‖U0‖op = ‖V0‖op = √σ̂₁ since
 // U0 = LΣ^½).
 func newPaperUpdate(q *gdParams, sigma1 float64) *paperUpdate {
-	pu := &paperUpdate{eta: q.c / sigma1, balance: q.balance, gscale: 1 / q.p, d: newGeneral(q.rank, q.rank)}
+	pu := &paperUpdate{eta: q.c / sigma1, balance: q.balance, gscale: 1 / q.p, ridge: q.ridge, d: newGeneral(q.rank, q.rank)}
 	if q.project {
 		pu.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * math.Sqrt(sigma1)
 		pu.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * math.Sqrt(sigma1)
@@ -98,6 +101,10 @@ func (pu *paperUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) erro
 	copyGeneral(vn, v)
 	axpyGeneral(vn, eta*pu.gscale, gv)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, pu.balance*eta, v, d, 1, vn)
+	if pu.ridge > 0 { // − η·λ/p·U, − η·λ/p·V
+		axpyGeneral(un, -eta*pu.ridge*pu.gscale, u)
+		axpyGeneral(vn, -eta*pu.ridge*pu.gscale, v)
+	}
 	if pu.boundU > 0 {
 		projectRows(un, pu.boundU)
 		projectRows(vn, pu.boundV)
@@ -115,7 +122,24 @@ func (pu *paperUpdate) penalty(u, v blas64.General) float64 {
 	for _, x := range d.Data[:d.Rows*d.Stride] {
 		s += x * x
 	}
-	return 0.25 * pu.balance * s
+	return 0.25*pu.balance*s + ridgePenalty(pu.ridge*pu.gscale, u, v)
+}
+
+// ridgePenalty is (λ/2)(‖U‖²_F + ‖V‖²_F).
+func ridgePenalty(lambda float64, u, v blas64.General) float64 {
+	if lambda == 0 {
+		return 0
+	}
+	return 0.5 * lambda * (kernels.SumSq(u, 1) + kernels.SumSq(v, 1))
+}
+
+// ridgePredicted is −λ(⟨U, ΔU⟩ + ⟨V, ΔV⟩), the ridge part of the
+// predicted decrease.
+func ridgePredicted(lambda float64, un, vn, u, v blas64.General) float64 {
+	if lambda == 0 {
+		return 0
+	}
+	return -lambda * (dotDiff(u, un, u) + dotDiff(v, vn, v))
 }
 
 // predicted is (1/p)(⟨E·V, ΔU⟩ + ⟨Eᵀ·U, ΔV⟩) − b(⟨U·D, ΔU⟩ − ⟨V·D, ΔV⟩)
@@ -127,12 +151,14 @@ func (pu *paperUpdate) predicted(un, vn, u, v, gu, gv blas64.General) float64 {
 	ud, vd := newGeneral(u.Rows, u.Cols), newGeneral(v.Rows, v.Cols)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, u, d, 0, ud)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, v, d, 0, vd)
-	return pu.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) - pu.balance*(dotDiff(ud, un, u)-dotDiff(vd, vn, v))
+	return pu.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) - pu.balance*(dotDiff(ud, un, u)-dotDiff(vd, vn, v)) +
+		ridgePredicted(pu.ridge*pu.gscale, un, vn, u, v)
 }
 
 // scaledUpdate is UpdateScaled.
 type scaledUpdate struct {
 	eta, gscale    float64 // η and 1/p
+	ridge          float64 // λ
 	boundU, boundV float64 // bounds on the rows of UVᵀ and VUᵀ; 0 = no projection
 	gu, gv         blas64.General
 	pu, pv         blas64.General // (VᵀV)⁻¹ and (UᵀU)⁻¹
@@ -141,7 +167,7 @@ type scaledUpdate struct {
 // newScaledUpdate is the scaled rule, η = c, with row bounds on UVᵀ of
 // √(2μr/d)·σ̂₁ when the projection is on.
 func newScaledUpdate(q *gdParams, sigma1 float64) *scaledUpdate {
-	su := &scaledUpdate{eta: q.c, gscale: 1 / q.p,
+	su := &scaledUpdate{eta: q.c, gscale: 1 / q.p, ridge: q.ridge,
 		gu: newGeneral(q.d1, q.rank), gv: newGeneral(q.d2, q.rank),
 		pu: newGeneral(q.rank, q.rank), pv: newGeneral(q.rank, q.rank)}
 	if q.project {
@@ -158,11 +184,19 @@ func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) err
 	if err := gramInverse(su.pv, u); err != nil {
 		return err
 	}
-	// U+ = U + η/p·(E·V)(VᵀV)⁻¹ ; V+ = V + η/p·(Eᵀ·U)(UᵀU)⁻¹
+	// U+ = U + η/p·(E·V − λU)(VᵀV)⁻¹ ; V+ = V + η/p·(Eᵀ·U − λV)(UᵀU)⁻¹
+	gU, gV := gu, gv
+	if su.ridge > 0 {
+		copyGeneral(su.gu, gu)
+		axpyGeneral(su.gu, -su.ridge, u)
+		copyGeneral(su.gv, gv)
+		axpyGeneral(su.gv, -su.ridge, v)
+		gU, gV = su.gu, su.gv
+	}
 	copyGeneral(un, u)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gu, su.pu, 1, un)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gU, su.pu, 1, un)
 	copyGeneral(vn, v)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gv, su.pv, 1, vn)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gV, su.pv, 1, vn)
 	if su.boundU > 0 {
 		// The bounds are on the rows of U⁺V⁺ᵀ, whose norms are
 		// ‖U⁺_i (V⁺ᵀV⁺)^½‖; both factors are rescaled from the same
@@ -175,12 +209,15 @@ func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) err
 	return nil
 }
 
-// penalty is zero: the scaled rule has no regulariser.
-func (su *scaledUpdate) penalty(u, v blas64.General) float64 { return 0 }
+// penalty is the ridge term (λ/2p)(‖U‖² + ‖V‖²), if any: the scaled rule
+// has no balancing term.
+func (su *scaledUpdate) penalty(u, v blas64.General) float64 {
+	return ridgePenalty(su.ridge*su.gscale, u, v)
+}
 
-// predicted is (1/p)(⟨E·V, ΔU⟩ + ⟨Eᵀ·U, ΔV⟩).
+// predicted is (1/p)(⟨E·V, ΔU⟩ + ⟨Eᵀ·U, ΔV⟩) plus the ridge part.
 func (su *scaledUpdate) predicted(un, vn, u, v, gu, gv blas64.General) float64 {
-	return su.gscale * (dotDiff(gu, un, u) + dotDiff(gv, vn, v))
+	return su.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) + ridgePredicted(su.ridge*su.gscale, un, vn, u, v)
 }
 
 // gramInverse sets dst = (AᵀA + εI)⁻¹ for the r-column matrix a, with a

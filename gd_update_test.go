@@ -135,3 +135,47 @@ func kappaInstance(t *testing.T, d, r int, kappa float64) *Problem {
 	}
 	return &Problem{Dense: y, Truth: &Truth{A: qa, B: qb}}
 }
+
+// TestRidgeOneStep checks the ridge terms of both update rules against
+// gonum: the paper's step gains −η·λ/p·U (and −η·λ/p·V), the scaled step
+// preconditions E·V − λU by (VᵀV)⁻¹.
+func TestRidgeOneStep(t *testing.T) {
+	const d1, d2, r = 25, 18, 3
+	rng := rand.New(rand.NewPCG(7, 8))
+	u, v, gu, gv := randG(rng, d1, r), randG(rng, d2, r), randG(rng, d1, r), randG(rng, d2, r)
+	const sigma1, lambda = 2.0, 0.7
+	q := gdParams{d1: d1, d2: d2, rank: r, p: 0.3, c: 0.4, balance: 0.25}
+	un0, vn0 := newGeneral(d1, r), newGeneral(d2, r)
+	if err := newPaperUpdate(&q, sigma1).step(un0, vn0, u, v, gu, gv, 1); err != nil {
+		t.Fatal(err)
+	}
+	q.ridge = lambda
+	un, vn := newGeneral(d1, r), newGeneral(d2, r)
+	if err := newPaperUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
+		t.Fatal(err)
+	}
+	eta := q.c / sigma1
+	var wantU, wantV mat.Dense
+	wantU.Scale(-eta*lambda/q.p, denseOf(u))
+	wantU.Add(&wantU, denseOf(un0))
+	wantV.Scale(-eta*lambda/q.p, denseOf(v))
+	wantV.Add(&wantV, denseOf(vn0))
+	checkClose(t, "paper U⁺ with ridge", denseOf(un), &wantU, 1e-13)
+	checkClose(t, "paper V⁺ with ridge", denseOf(vn), &wantV, 1e-13)
+
+	U, V, GU := denseOf(u), denseOf(v), denseOf(gu)
+	var vtv, ivtv, g, sU mat.Dense
+	vtv.Mul(V.T(), V)
+	if err := ivtv.Inverse(&vtv); err != nil {
+		t.Fatal(err)
+	}
+	g.Scale(-lambda, U)
+	g.Add(&g, GU)
+	sU.Mul(&g, &ivtv)
+	sU.Scale(q.c/q.p, &sU)
+	sU.Add(&sU, U)
+	if err := newScaledUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "scaled U⁺ with ridge", denseOf(un), &sU, 1e-11)
+}

@@ -75,6 +75,7 @@ type solveFlags struct {
 	mu         float64
 	noProj     bool
 	stepRule   string
+	ridge      float64
 	p          float64
 	tol        float64
 	factorTol  float64
@@ -102,6 +103,7 @@ func (f *solveFlags) register(fs *flag.FlagSet, rank int, alpha float64) {
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial))
 	fs.Float64Var(&f.mu, "mu", 0, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)")
 	fs.BoolVar(&f.noProj, "no-projection", false, "gd: switch off the row-norm projections")
+	fs.Float64Var(&f.ridge, "ridge", 0, "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings")
 	fs.StringVar(&f.stepRule, "step-rule", "", "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix")
 	fs.Float64Var(&f.p, "p", 1, "gd: sampling rate; p < 1 runs Algorithm 2 on a random fraction p of the entries")
 	fs.Float64Var(&f.tol, "tol", 0, "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)")
@@ -150,7 +152,7 @@ func (f *solveFlags) check() error {
 		v      float64
 		signed bool // negative values mean "off"
 	}{
-		{"gamma", f.gamma, false}, {"step", f.step, false}, {"mu", f.mu, false}, {"lambda", f.ialmLambda, false},
+		{"gamma", f.gamma, false}, {"step", f.step, false}, {"mu", f.mu, false}, {"lambda", f.ialmLambda, false}, {"ridge", f.ridge, false},
 		{"tol", f.tol, true}, {"factor-tol", f.factorTol, true},
 	} {
 		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || (!v.signed && v.v < 0) {
@@ -185,10 +187,10 @@ var methodTable = []methodEntry{
 		return &accaltproj.Method{Mu: f.mu}
 	}},
 	{"gd", "the paper's gradient descent, Algorithms 1 and 2", func(f *solveFlags) rpca.Method {
-		return &rpca.GD{Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule)}
+		return &rpca.GD{Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge}
 	}},
 	{"scaledgd", "gradient descent with scaled steps (Tong, Ma, Chi 2021)", func(f *solveFlags) rpca.Method {
-		return &rpca.GD{Update: rpca.UpdateScaled, Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule)}
+		return &rpca.GD{Update: rpca.UpdateScaled, Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge}
 	}},
 	{"altproj", "alternating projections (Netrapalli et al. 2014)", func(f *solveFlags) rpca.Method {
 		return &altproj.Method{Mu: f.mu}
