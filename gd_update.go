@@ -69,9 +69,10 @@ func dotDiff(g, a, b blas64.General) float64 {
 
 // paperUpdate is UpdatePaper.
 type paperUpdate struct {
-	eta, balance, gscale float64 // η, b and 1/p
-	ridge                float64 // λ (the penalty is λ/(2p)·(‖U‖² + ‖V‖²))
-	boundU, boundV       float64 // row bounds of eq. (set); 0 = no projection
+	eta, balance, gscale float64        // η, b and 1/p
+	ridge                float64        // λ (the penalty is λ/(2p)·(‖U‖² + ‖V‖²))
+	ud, vd               blas64.General // U·D and V·D of predicted, reused
+	boundU, boundV       float64        // row bounds of eq. (set); 0 = no projection
 	d                    blas64.General
 }
 
@@ -80,7 +81,8 @@ type paperUpdate struct {
 // bounds √(2μr/d)·√σ̂₁ of eq. (set) (‖U0‖op = ‖V0‖op = √σ̂₁ since
 // U0 = LΣ^½).
 func newPaperUpdate(q *gdParams, sigma1 float64) *paperUpdate {
-	pu := &paperUpdate{eta: q.c / sigma1, balance: q.balance, gscale: 1 / q.p, ridge: q.ridge, d: newGeneral(q.rank, q.rank)}
+	pu := &paperUpdate{eta: q.c / sigma1, balance: q.balance, gscale: 1 / q.p, ridge: q.ridge, d: newGeneral(q.rank, q.rank),
+		ud: newGeneral(q.d1, q.rank), vd: newGeneral(q.d2, q.rank)}
 	if q.project {
 		pu.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * math.Sqrt(sigma1)
 		pu.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * math.Sqrt(sigma1)
@@ -148,7 +150,7 @@ func (pu *paperUpdate) predicted(un, vn, u, v, gu, gv blas64.General) float64 {
 	d := pu.d
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
 	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
-	ud, vd := newGeneral(u.Rows, u.Cols), newGeneral(v.Rows, v.Cols)
+	ud, vd := pu.ud, pu.vd
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, u, d, 0, ud)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, v, d, 0, vd)
 	return pu.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) - pu.balance*(dotDiff(ud, un, u)-dotDiff(vd, vn, v)) +
