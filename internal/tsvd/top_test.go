@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -52,5 +53,39 @@ func TestScaledFactor(t *testing.T) {
 	}
 	if r, c := got.Dims(); r != 7 || c != len(s) || math.IsNaN(got.At(0, 3)) {
 		t.Fatalf("ScaledFactor is %d×%d", r, c)
+	}
+}
+
+// TestTopGram checks the Gram path of Top (very rectangular matrices)
+// against the reference SVD with check's accuracy checks: singular values
+// to 1e-9·σ₁ (the spectrum spans 50 to 1, so squaring costs at most
+// ε·σ₁/σ_k ≈ 1e-14 of σ₁), orthonormal factors and small residuals; tall
+// and wide; and the fall back to the Krylov path when a wanted singular
+// value is below the floor.
+func TestTopGram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	spectrum := []float64{50, 40, 30, 20, 10, 5, 2, 1}
+	for _, sz := range [][2]int{{3000, 60}, {60, 3000}} {
+		a := withSpectrum(rng, sz[0], sz[1], spectrum)
+		for _, k := range []int{1, 5, 8} {
+			res, err := Top(context.Background(), general(a), k, blas64.General{}, 1e-12, 1, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Iterations != 0 || res.Products != 0 {
+				t.Errorf("%v, k=%d: Krylov path taken (%d iterations)", sz, k, res.Iterations)
+			}
+			check(t, a, res, k, 1e-9)
+		}
+	}
+	// σ₉ of this matrix is 0 (rank 8): below the floor, so the Krylov
+	// method answers.
+	a := withSpectrum(rng, 3000, 60, spectrum)
+	res, err := Top(context.Background(), general(a), 9, blas64.General{}, 1e-10, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Iterations == 0 {
+		t.Error("Gram path taken for a singular value below the floor")
 	}
 }
