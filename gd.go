@@ -119,7 +119,7 @@ const (
 	maxBacktracks = 50
 )
 
-const gdDivergenceHint = "the step size may be too large (lower GD.StepConst, --step), or the rank or alpha may be wrong for this data"
+const gdDivergenceHint = "the step size may be too large (lower GD.StepConst, or use GD.Step = StepBacktracking), or the rank or alpha may be wrong for this data"
 
 // StepRule selects how GD sets the length of each step.
 type StepRule string

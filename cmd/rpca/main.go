@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca"
 	"golang.org/x/term"
 	"io"
 	"os"
@@ -118,8 +119,12 @@ func exitCode(e *env, err error) int {
 		return 2
 	}
 	// Library errors start with their package name ("rpca: ..."); do not
-	// print it twice.
-	fmt.Fprintf(e.stderr, "rpca: %v\n", strings.TrimPrefix(oneLine(err.Error()), "rpca: "))
+	// print it twice. A diverged run gets the command line's remedy.
+	msg := strings.TrimPrefix(oneLine(err.Error()), "rpca: ")
+	if errors.Is(err, rpca.ErrDiverged) {
+		msg += " [on the command line: --step lowers the step, --step-rule backtracking makes every step lower the objective]"
+	}
+	fmt.Fprintf(e.stderr, "rpca: %v\n", msg)
 	return 1
 }
 

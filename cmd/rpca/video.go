@@ -508,7 +508,7 @@ func (f *videoFlags) separate(ctx context.Context, e *env, seq *video.Sequence, 
 		if errors.Is(err, context.Canceled) {
 			return nil, nil, err
 		}
-		return nil, nil, errors.New(strings.TrimPrefix(err.Error(), "rpca: "))
+		return nil, nil, err // the error chain is kept; main prints "rpca: " once
 	}
 	sum.Method = res.Method
 	sum.Rank = res.U.RawMatrix().Cols // the rank the method used (IALM finds its own)
