@@ -190,3 +190,37 @@ func TestMethodContract(t *testing.T) {
 		})
 	}
 }
+
+// TestSmallShapesAllMethods: every method on every shape up to 7×7 and
+// every rank, with and without α: no panic, and either a finite result or
+// an error.
+func TestSmallShapesAllMethods(t *testing.T) {
+	rng := rand.New(rand.NewPCG(79, 80))
+	for d1 := 2; d1 <= 7; d1++ {
+		for d2 := 2; d2 <= 7; d2++ {
+			y := gaussianFactor(rng, d1, d2)
+			for r := 1; r < min(d1, d2); r++ {
+				for _, alpha := range []float64{0, 0.1} {
+					for _, m := range allMethods() {
+						func() {
+							defer func() {
+								if p := recover(); p != nil {
+									t.Fatalf("%s %d×%d r=%d α=%g: panic %v", m.Name(), d1, d2, r, alpha, p)
+								}
+							}()
+							res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: r, Alpha: alpha, Stop: rpca.Stop{MaxIter: 200}}, m)
+							if err != nil {
+								return
+							}
+							for _, x := range res.LowRank().RawMatrix().Data {
+								if math.IsNaN(x) || math.IsInf(x, 0) {
+									t.Fatalf("%s %d×%d r=%d α=%g: non-finite low-rank part", m.Name(), d1, d2, r, alpha)
+								}
+							}
+						}()
+					}
+				}
+			}
+		}
+	}
+}

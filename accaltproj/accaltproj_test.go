@@ -162,3 +162,44 @@ func TestBadInput(t *testing.T) {
 		t.Error("partial observations accepted")
 	}
 }
+
+// TestSmallShapes runs every rank of every shape up to 9×9 on random data
+// (and on data with a few huge entries): no panic, and either a finite
+// result of the right shape or an error.
+func TestSmallShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(77, 78))
+	for d1 := 2; d1 <= 9; d1++ {
+		for d2 := 2; d2 <= 9; d2++ {
+			for r := 1; r < min(d1, d2); r++ {
+				y := mat.NewDense(d1, d2, nil)
+				for i := 0; i < d1; i++ {
+					for j := 0; j < d2; j++ {
+						y.Set(i, j, rng.NormFloat64())
+						if rng.Float64() < 0.05 {
+							y.Set(i, j, 1e6*rng.NormFloat64())
+						}
+					}
+				}
+				func() {
+					defer func() {
+						if p := recover(); p != nil {
+							t.Fatalf("%d×%d r=%d: panic %v", d1, d2, r, p)
+						}
+					}()
+					res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: r}, &Method{})
+					if err != nil {
+						return
+					}
+					if c := res.U.RawMatrix().Cols; c != r {
+						t.Errorf("%d×%d r=%d: %d factor columns", d1, d2, r, c)
+					}
+					for _, x := range res.LowRank().RawMatrix().Data {
+						if math.IsNaN(x) || math.IsInf(x, 0) {
+							t.Fatalf("%d×%d r=%d: non-finite low-rank part", d1, d2, r)
+						}
+					}
+				}()
+			}
+		}
+	}
+}
