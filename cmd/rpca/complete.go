@@ -15,6 +15,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/ratings"
 )
 
 func init() {
@@ -40,6 +41,7 @@ type completeFlags struct {
 	clipLo      float64
 	clipHi      float64
 	center      bool
+	biases      bool
 }
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
@@ -108,6 +110,7 @@ See docs/cli.md for details.`)
 	fs.Float64Var(&f.holdout, "holdout", 0, "fraction in [0, 1) of the ratings held out to measure the prediction error")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
 	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")
+	fs.BoolVar(&f.biases, "biases", false, "fit a global mean and regularised user and item biases first (Surprise's BaselineOnly: ALS, reg 15 and 10, 10 sweeps) and the low-rank part to what they leave; U and V get two more columns holding them; replaces --center")
 	return fs
 }
 
@@ -140,6 +143,7 @@ type completeSummary struct {
 	HoldoutRMSE      *number            `json:"holdout_rmse,omitempty"`
 	HoldoutMAE       *number            `json:"holdout_mae,omitempty"`
 	BaselineRMSE     *number            `json:"baseline_rmse,omitempty"`
+	BiasRMSE         *number            `json:"bias_baseline_rmse,omitempty"` // the bias model alone, with --biases
 	Predictions      int                `json:"predictions,omitempty"`
 	PredictionsNaN   int                `json:"predictions_nan,omitempty"`
 	PredictUnknownAs string             `json:"predict_unknown,omitempty"`
@@ -204,7 +208,17 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	offset := 0.0
 	vals := tr.Val
-	if f.center {
+	var bias *ratings.Biases
+	if f.biases {
+		var err error
+		if bias, err = ratings.FitBiases(d1, d2, tr.Row, tr.Col, tr.Val, ratings.DefaultRegRow, ratings.DefaultRegCol, ratings.DefaultSweeps); err != nil {
+			return fmt.Errorf("%s: %w", f.in, err)
+		}
+		vals = make([]float64, len(tr.Val))
+		for k, v := range tr.Val {
+			vals[k] = v - bias.Predict(tr.Row[k], tr.Col[k])
+		}
+	} else if f.center {
 		offset = median(tr.Val)
 		vals = make([]float64, len(tr.Val))
 		for k, v := range tr.Val {
@@ -227,7 +241,16 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if f.center {
+	switch {
+	case bias != nil:
+		// M = mean + b_row·1ᵀ + 1·b_colᵀ + U·Vᵀ = [U, mean + b_row, 1]·[V, 1, b_col]ᵀ.
+		rowPart := make([]float64, d1)
+		for i := range rowPart {
+			rowPart[i] = bias.Mean + bias.Row[i]
+		}
+		res.U = appendVector(appendVector(res.U, rowPart), constant(d1, 1))
+		res.V = appendVector(appendVector(res.V, constant(d2, 1)), bias.Col)
+	case f.center:
 		// M = offset + U·Vᵀ = [U, offset·1]·[V, 1]ᵀ.
 		res.U, res.V = appendColumn(res.U, offset), appendColumn(res.V, 1)
 	}
@@ -257,7 +280,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		sum.TrainRMSE = finite(math.Sqrt(sq / float64(nt)))
 	}
 	if held != nil {
-		f.evaluate(sum, r, held, fit, tr, predict)
+		f.evaluate(sum, r, held, fit, tr, predict, bias)
 	}
 	var preds []float64
 	if pairs != nil {
@@ -326,6 +349,9 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		sum.Method, d1, d2, obs.Len(), f.rank, f.alpha, sum.Iterations, sum.Seconds, sum.StopReason, sum.TrainRMSE)
 	if held != nil {
 		fmt.Fprintf(&b, "; held-out RMSE %.4g, MAE %.4g on %d ratings (training-mean RMSE %.4g", sum.HoldoutRMSE, sum.HoldoutMAE, sum.HoldoutRatings-sum.HoldoutSkipped, sum.BaselineRMSE)
+		if sum.BiasRMSE != nil {
+			fmt.Fprintf(&b, ", biases alone %.4g", sum.BiasRMSE)
+		}
 		if sum.HoldoutSkipped > 0 {
 			fmt.Fprintf(&b, "; %d skipped: no training rating for their row or column", sum.HoldoutSkipped)
 		}
@@ -462,13 +488,13 @@ func trainingSet(r *formats.Ratings, held []bool) (*fitted, *formats.Triplets) {
 }
 
 // evaluate fills the held-out errors of sum.
-func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held []bool, fit *fitted, tr *formats.Triplets, predict func(i, j int) float64) {
+func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held []bool, fit *fitted, tr *formats.Triplets, predict func(i, j int) float64, bias *ratings.Biases) {
 	var mean float64
 	for _, v := range tr.Val {
 		mean += v
 	}
 	mean /= float64(tr.Len())
-	var sq, abs, base float64
+	var sq, abs, base, bsq float64
 	n := 0
 	for k, h := range held {
 		if !h {
@@ -486,6 +512,10 @@ func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held 
 		abs += math.Abs(d)
 		b := f.clipValue(mean) - r.Val[k]
 		base += b * b
+		if bias != nil {
+			d := f.clipValue(bias.Predict(i, j)) - r.Val[k]
+			bsq += d * d
+		}
 		n++
 	}
 	sum.Holdout = f.holdout
@@ -493,6 +523,9 @@ func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held 
 		sum.HoldoutRMSE = finite(math.Sqrt(sq / float64(n)))
 		sum.HoldoutMAE = finite(abs / float64(n))
 		sum.BaselineRMSE = finite(math.Sqrt(base / float64(n)))
+		if bias != nil {
+			sum.BiasRMSE = finite(math.Sqrt(bsq / float64(n)))
+		}
 	}
 }
 
@@ -572,6 +605,27 @@ func median(x []float64) float64 {
 }
 
 // appendColumn returns [m, c·1].
+// appendVector returns m with the column c appended.
+func appendVector(m *mat.Dense, c []float64) *mat.Dense {
+	r, k := m.Dims()
+	out := mat.NewDense(r, k+1, nil)
+	for i := 0; i < r; i++ {
+		row := out.RawRowView(i)
+		copy(row, m.RawRowView(i))
+		row[k] = c[i]
+	}
+	return out
+}
+
+// constant returns n copies of c.
+func constant(n int, c float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = c
+	}
+	return out
+}
+
 func appendColumn(m *mat.Dense, c float64) *mat.Dense {
 	r, k := m.Dims()
 	out := mat.NewDense(r, k+1, nil)
