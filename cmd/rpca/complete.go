@@ -382,8 +382,8 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 	if !flagSet(fs, "rank") {
 		return fmt.Errorf("complete: --rank R is required, the rank of the fitted matrix (run 'rpca complete -h' for help): %w", errUsage)
 	}
-	if f.method != "gd" {
-		return fmt.Errorf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) only: %w", f.method, errUsage)
+	if f.method != "gd" && f.method != "scaledgd" {
+		return fmt.Errorf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) or scaledgd only: %w", f.method, errUsage)
 	}
 	if f.p != 1 {
 		return fmt.Errorf("complete: --p is not used by complete (the ratings are already a partial matrix); use --holdout to leave ratings out: %w", errUsage)
