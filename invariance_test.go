@@ -224,3 +224,35 @@ func TestSmallShapesAllMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestNewObservedCSR: the public CSR constructor accepts well-formed
+// arrays (and hands them back through CSR and Row) and refuses malformed
+// ones with ErrBadInput.
+func TestNewObservedCSR(t *testing.T) {
+	o, err := rpca.NewObservedCSR(2, 3, []int{0, 2, 3}, []int32{0, 2, 1}, []float64{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cols, vals := o.Row(0); len(cols) != 2 || cols[1] != 2 || vals[1] != 2 || o.Len() != 3 {
+		t.Errorf("row 0: %v %v, %d entries", cols, vals, o.Len())
+	}
+	for _, c := range []struct {
+		name   string
+		d1, d2 int
+		ptr    []int
+		idx    []int32
+		vals   []float64
+	}{
+		{"size", 0, 3, []int{0}, nil, nil},
+		{"pointer length", 2, 3, []int{0, 1}, []int32{0}, []float64{1}},
+		{"unsorted", 1, 3, []int{0, 2}, []int32{2, 0}, []float64{1, 2}},
+		{"duplicate", 1, 3, []int{0, 2}, []int32{1, 1}, []float64{1, 2}},
+		{"out of range", 1, 3, []int{0, 1}, []int32{3}, []float64{1}},
+		{"NaN", 1, 3, []int{0, 1}, []int32{0}, []float64{math.NaN()}},
+		{"lengths", 1, 3, []int{0, 1}, []int32{0}, []float64{1, 2}},
+	} {
+		if _, err := rpca.NewObservedCSR(c.d1, c.d2, c.ptr, c.idx, c.vals); !errors.Is(err, rpca.ErrBadInput) {
+			t.Errorf("%s: error %v, want ErrBadInput", c.name, err)
+		}
+	}
+}

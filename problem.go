@@ -164,10 +164,32 @@ func (o *Observed) Do(fn func(i, j int, v float64)) {
 	}
 }
 
-// Internal returns the storage behind o. It exists for the packages of
-// this module and is not part of the stable API.
-func (o *Observed) Internal() *observed.Matrix { return o.m }
+// NewObservedCSR builds an observed matrix of size d1×d2 from compressed
+// sparse row arrays: the entries of row i are at columns
+// colIdx[rowPtr[i]:rowPtr[i+1]], strictly increasing, with values
+// vals[rowPtr[i]:rowPtr[i+1]]. It checks the arrays in O(|Φ|) (sizes,
+// order, ranges, finite values) and takes ownership of them: the caller
+// must not modify them afterwards. It is the fast path for generators
+// and loaders that produce rows in order; [NewObserved] takes triplets in
+// any order.
+func NewObservedCSR(d1, d2 int, rowPtr []int, colIdx []int32, vals []float64) (*Observed, error) {
+	if d1 <= 0 || d2 <= 0 {
+		return nil, badInput(fmt.Errorf("rpca: matrix size %d×%d must be positive", d1, d2))
+	}
+	m, err := observed.FromCSR(d1, d2, rowPtr, colIdx, vals)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("rpca: %w", err))
+	}
+	return &Observed{m: m}, nil
+}
 
-// ObservedFromInternal wraps storage built by a package of this module.
-// It is not part of the stable API.
-func ObservedFromInternal(m *observed.Matrix) *Observed { return wrapObserved(m) }
+// CSR returns the compressed sparse row arrays of o (see
+// [NewObservedCSR]). They are o's own storage, returned for reading: they
+// must not be modified.
+func (o *Observed) CSR() (rowPtr []int, colIdx []int32, vals []float64) {
+	return o.m.RowPtr, o.m.ColIdx, o.m.Val
+}
+
+// Row returns the column indices and values of the observed entries of
+// row i, for reading only.
+func (o *Observed) Row(i int) (cols []int32, vals []float64) { return o.m.Row(i) }

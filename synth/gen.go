@@ -236,7 +236,7 @@ func Observed(cfg Config) (*Instance, error) {
 		}
 		parts.cols[blk], parts.vals[blk] = cols, vals
 	})
-	m, err := observed.FromCSR(d1, d2, rowPtr, colIdx, val)
+	m, err := rpca.NewObservedCSR(d1, d2, rowPtr, colIdx, val)
 	if err != nil {
 		return nil, fmt.Errorf("synth: %w", err)
 	}

@@ -106,7 +106,7 @@ type Instance struct {
 	Y *mat.Dense
 
 	// Obs holds the entries of M* + S* on Φ ([Observed] only).
-	Obs *observed.Matrix
+	Obs *rpca.Observed
 
 	// S holds the corruptions: all of S* for [Dense], those on Φ for
 	// [Observed].
@@ -119,7 +119,7 @@ type Instance struct {
 func (in *Instance) Problem() *rpca.Problem {
 	p := &rpca.Problem{Truth: &rpca.Truth{A: in.A, B: in.B}}
 	if in.Obs != nil {
-		p.Observed = rpca.ObservedFromInternal(in.Obs)
+		p.Observed = in.Obs
 	} else {
 		p.Dense = in.Y
 	}

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"github.com/rpca-gd/rpca"
 	"math"
 	"slices"
 	"testing"
@@ -36,7 +37,9 @@ func sameInstance(a, b *Instance) bool {
 	if (a.Obs == nil) != (b.Obs == nil) {
 		return false
 	}
-	if a.Obs != nil && (!slices.Equal(a.Obs.RowPtr, b.Obs.RowPtr) || !slices.Equal(a.Obs.ColIdx, b.Obs.ColIdx) || !slices.Equal(a.Obs.Val, b.Obs.Val)) {
+	ar, ac, av := csrOf(a.Obs)
+	br, bc, bv := csrOf(b.Obs)
+	if a.Obs != nil && (!slices.Equal(ar, br) || !slices.Equal(ac, bc) || !slices.Equal(av, bv)) {
 		return false
 	}
 	return slices.Equal(a.S.RowPtr, b.S.RowPtr) && slices.Equal(a.S.ColIdx, b.S.ColIdx) && slices.Equal(a.S.Val, b.S.Val)
@@ -284,12 +287,13 @@ func TestSamplingRate(t *testing.T) {
 	}{{2000, 1500, 0.01}, {400, 300, 0.7}, {3000, 3000, PaperRate(3000, 2)}} {
 		in := mustObserved(t, Config{D1: c.d1, D2: c.d2, Rank: 2, Alpha: 0.1, P: c.p, Seed: 21})
 		n := float64(c.d1) * float64(c.d2)
-		got := float64(in.Obs.NNZ())
+		got := float64(in.Obs.Len())
 		if sd := math.Sqrt(n * c.p * (1 - c.p)); math.Abs(got-n*c.p) > 6*sd {
 			t.Errorf("%+v: |Φ| = %v, want %v ± %v", c, got, n*c.p, 6*sd)
 		}
 		left := 0
-		for _, j := range in.Obs.ColIdx {
+		_, colIdx, _ := in.Obs.CSR()
+		for _, j := range colIdx {
 			if int(j) < c.d2/2 {
 				left++
 			}
@@ -304,8 +308,8 @@ func TestSamplingRate(t *testing.T) {
 		}
 	}
 	in := mustObserved(t, Config{D1: 30, D2: 20, Rank: 2, Alpha: 0.1, P: 1, Seed: 1})
-	if in.Obs.NNZ() != 600 {
-		t.Errorf("p = 1 observed %d of 600 entries", in.Obs.NNZ())
+	if in.Obs.Len() != 600 {
+		t.Errorf("p = 1 observed %d of 600 entries", in.Obs.Len())
 	}
 }
 
@@ -411,4 +415,12 @@ func TestKappa(t *testing.T) {
 			t.Errorf("Kappa %v accepted", k)
 		}
 	}
+}
+
+// csrOf returns the CSR arrays of o, or nils for a nil o.
+func csrOf(o *rpca.Observed) ([]int, []int32, []float64) {
+	if o == nil {
+		return nil, nil, nil
+	}
+	return o.CSR()
 }

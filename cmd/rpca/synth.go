@@ -308,7 +308,7 @@ func saveInstance(f *synthFlags, in *synth.Instance) (_ *formats.AtomicDir, err 
 	inf.Command = fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --p %g --seed %d",
 		cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, inf.Corruption, cfg.Magnitude, f.p, cfg.Seed)
 	if in.Obs != nil {
-		obs := rpca.ObservedFromInternal(in.Obs)
+		obs := in.Obs
 		inf.Observed = obs.Len()
 		if err := formats.WriteMatrixMarketFile(d.Join("Y.mtx"), observedEntries{obs}); err != nil {
 			return nil, err
