@@ -54,6 +54,15 @@ func RobustScale(s Matrix, q float64) float64 {
 	return mags[max(0, min(k, len(mags)-1))]
 }
 
+// DisplayScale is the display range of the foreground panel: the robust
+// maximum of |S| ([RobustScale] with quantile q), but never below the mask
+// threshold, so that a clip without motion, whose |S| is rounding noise
+// (1e-4 and below), shows a black foreground instead of its noise
+// stretched to white. A threshold ≤ 0 means no floor.
+func DisplayScale(s Matrix, q, threshold float64) float64 {
+	return max(RobustScale(s, q), threshold)
+}
+
 // view is a matrix whose entries are a function of another's.
 type view struct {
 	m  Matrix

@@ -284,3 +284,17 @@ func TestDrawLabelMiddleDot(t *testing.T) {
 		t.Fatalf("middle dot at row %d, full stop at row %d; want 4 rows higher", ld, ls)
 	}
 }
+
+// TestDisplayScaleFloor: the display range never drops below the mask
+// threshold (rounding noise stays black), and is the robust maximum when
+// that is larger.
+func TestDisplayScaleFloor(t *testing.T) {
+	noise := mat.NewDense(3, 2, []float64{1e-6, -2e-6, 1e-7, 0, 3e-6, 1e-6})
+	if s := DisplayScale(noise, 1, 0.1); s != 0.1 {
+		t.Errorf("noise: scale %v, want the threshold 0.1", s)
+	}
+	motion := mat.NewDense(2, 2, []float64{0.5, -0.8, 0, 0.3})
+	if s := DisplayScale(motion, 1, 0.1); s != 0.8 {
+		t.Errorf("motion: scale %v, want the maximum 0.8", s)
+	}
+}

@@ -235,7 +235,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 
 	// Outputs.
 	g := seq.Geometry
-	sum.DisplayScale = video.RobustScale(fg, 0)
+	sum.DisplayScale = video.DisplayScale(fg, 0, f.maskThreshold)
 	mask := pixelMasks(fg, g, f.maskThreshold)
 	gray := video.Geometry{Width: g.Width, Height: g.Height}
 	if truth != nil {

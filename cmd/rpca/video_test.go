@@ -575,3 +575,49 @@ func TestVideoColor(t *testing.T) {
 		t.Errorf("color background pixel (%d, %d, %d), want gray 76", r>>8, g>>8, b>>8)
 	}
 }
+
+// TestVideoStaticClipIsBlack: a clip without motion has a foreground of
+// rounding noise; the foreground panel must show it black (not stretched
+// to white) and the mask must be empty.
+func TestVideoStaticClipIsBlack(t *testing.T) {
+	dir := t.TempDir()
+	const w, h = 40, 30
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.SetGray(x, y, color.Gray{Y: uint8(40 + 3*x + 2*y)})
+		}
+	}
+	for k := 0; k < 12; k++ {
+		writeTestPNG(t, filepath.Join(dir, fmt.Sprintf("f%03d.png", k)), img)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", dir, "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, sub := range []string{"foreground", "mask"} {
+		ents, err := os.ReadDir(filepath.Join(out, sub))
+		if err != nil || len(ents) != 12 {
+			t.Fatalf("%s: %d files (%v)", sub, len(ents), err)
+		}
+		for _, e := range ents {
+			f, err := os.Open(filepath.Join(out, sub, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := png.Decode(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := m.Bounds()
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				for x := b.Min.X; x < b.Max.X; x++ {
+					if r, g, bb, _ := m.At(x, y).RGBA(); r > 0x0101 || g > 0x0101 || bb > 0x0101 {
+						t.Fatalf("%s/%s: pixel (%d, %d) is not black: %v", sub, e.Name(), x, y, m.At(x, y))
+					}
+				}
+			}
+		}
+	}
+}
