@@ -311,6 +311,8 @@ func TestVideoRobust(t *testing.T) {
 		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", in, "--force", "--out", filepath.Dir(in)}},
 		{"output is the input", 2, []string{"--out must differ from --in"}, []string{"--in", in, "--force", "--out", in}},
 		{"workers negative", 2, []string{"--workers"}, []string{"--in", in, "--workers", "-2"}},
+		{"mask filter negative", 2, []string{"--mask-filter"}, []string{"--in", in, "--mask-filter", "-1"}},
+		{"min object negative", 2, []string{"--min-object"}, []string{"--in", in, "--min-object", "-5"}},
 	})
 }
 

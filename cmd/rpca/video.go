@@ -72,6 +72,8 @@ type videoFlags struct {
 	maxRank       int
 	rankGap       float64
 	maskThreshold float64
+	maskFilter    int
+	minObject     int
 	foreground    string
 	truth         string
 	truthFrame    string
@@ -130,6 +132,8 @@ precision, recall and F-measure.`)
 	fs.IntVar(&f.maxRank, "max-rank", video.DefaultMaxRank, "largest rank the automatic rank rule may choose (--rank 0)")
 	fs.Float64Var(&f.rankGap, "rank-gap", video.DefaultMinGap, "automatic rank rule: the rank is the last k ≤ --max-rank with σ_k/σ_{k+1} ≥ this (> 1)")
 	fs.Float64Var(&f.maskThreshold, "mask-threshold", video.DefaultMaskThreshold, "foreground mask threshold on the foreground magnitude, intensities in [0, 1]")
+	fs.IntVar(&f.maskFilter, "mask-filter", video.DefaultMaskFilter, "radius of the majority filter on each frame's mask (2: 5×5 windows; 0: off)")
+	fs.IntVar(&f.minObject, "min-object", video.DefaultMinObject, "drop foreground regions of fewer pixels than this (≤ 1: off)")
 	fs.StringVar(&f.foreground, "foreground", "residual", "foreground image and mask source: residual (|Y − M|) or sparse (|S|, the method's sparse part)")
 	fs.StringVar(&f.truth, "truth", "", "ground-truth mask image of one frame (nonzero = foreground) to score the mask")
 	fs.StringVar(&f.truthFrame, "truth-frame", "", "name of the frame that --truth belongs to (required with --truth)")
@@ -169,6 +173,8 @@ type videoSummary struct {
 	Residual      *number            `json:"residual"`
 	Foreground    string             `json:"foreground"`
 	MaskThreshold float64            `json:"mask_threshold"`
+	MaskFilter    int                `json:"mask_filter_radius"`
+	MinObject     int                `json:"min_object_pixels"`
 	DisplayScale  float64            `json:"foreground_display_scale"`
 	Truth         *truthScore        `json:"truth,omitempty"`
 }
@@ -221,7 +227,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 		Frames: d2, FirstFrame: seq.Names[0], LastFrame: seq.Names[d2-1],
 		Width: seq.Width, Height: seq.Height, Channels: seq.Channels(), Scale: f.scale,
 		Alpha: f.alpha, P: f.p, Seed: f.seed, LoadSeconds: load.Seconds(),
-		Foreground: f.foreground, MaskThreshold: f.maskThreshold,
+		Foreground: f.foreground, MaskThreshold: f.maskThreshold, MaskFilter: f.maskFilter, MinObject: f.minObject,
 	}
 	truth, truthIdx, err := f.loadTruth(seq)
 	if err != nil {
@@ -237,6 +243,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	g := seq.Geometry
 	sum.DisplayScale = video.DisplayScale(fg, 0, f.maskThreshold)
 	mask := pixelMasks(fg, g, f.maskThreshold)
+	cleanMasks(mask, g, f.maskFilter, f.minObject)
 	gray := video.Geometry{Width: g.Width, Height: g.Height}
 	if truth != nil {
 		pred := make([]bool, g.Pixels())
@@ -321,6 +328,12 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	}
 	if math.IsNaN(f.maskThreshold) || f.maskThreshold < 0 {
 		return opts, usage("--mask-threshold must be non-negative, got %v", f.maskThreshold)
+	}
+	if f.maskFilter < 0 || f.maskFilter > 50 {
+		return opts, usage("--mask-filter must be a radius from 0 (off) to 50, got %d", f.maskFilter)
+	}
+	if f.minObject < 0 {
+		return opts, usage("--min-object must be non-negative (0 or 1: off), got %d", f.minObject)
 	}
 	if f.foreground != "residual" && f.foreground != "sparse" {
 		return opts, usage("--foreground must be residual or sparse, got %q", f.foreground)
@@ -557,6 +570,27 @@ func pixelMasks(fg video.Matrix, g video.Geometry, threshold float64) *mat.Dense
 		}
 	}
 	return out
+}
+
+// cleanMasks applies video.CleanMask to every frame (column) of mask.
+func cleanMasks(mask *mat.Dense, g video.Geometry, radius, minSize int) {
+	if radius <= 0 && minSize <= 1 {
+		return
+	}
+	p, d2 := mask.Dims()
+	col := make([]bool, p)
+	for j := 0; j < d2; j++ {
+		for i := range col {
+			col[i] = mask.At(i, j) > 0
+		}
+		for i, v := range video.CleanMask(col, g.Width, g.Height, radius, minSize) {
+			x := 0.0
+			if v {
+				x = 1
+			}
+			mask.Set(i, j, x)
+		}
+	}
 }
 
 // videoMontage lays out original | background | foreground | mask for n

@@ -1,0 +1,82 @@
+package video
+
+// Defaults of the mask cleaning of the video command (see CleanMask).
+const (
+	DefaultMaskFilter = 0
+	DefaultMinObject  = 0
+)
+
+// CleanMask makes a foreground mask of one w×h frame (row-major) spatially
+// coherent, returning a new mask:
+//
+//  1. a majority filter: a pixel is foreground when more than half of the
+//     pixels of the (2·radius+1)² window around it (clipped at the border)
+//     are, which removes isolated pixels and fills small holes — the 5×5
+//     filter (radius 2) of the video issue's measurements;
+//  2. connected foreground regions (4-connected) of fewer than minSize
+//     pixels are dropped.
+//
+// radius 0 skips step 1 and minSize ≤ 1 skips step 2. It panics if
+// len(mask) ≠ w·h (a programming error).
+func CleanMask(mask []bool, w, h, radius, minSize int) []bool {
+	if len(mask) != w*h {
+		panic("video: CleanMask size mismatch")
+	}
+	out := make([]bool, len(mask))
+	copy(out, mask)
+	if radius > 0 {
+		// Summed-area table of the mask: O(w·h) whatever the radius.
+		sat := make([]int32, (w+1)*(h+1))
+		for y := 0; y < h; y++ {
+			run := int32(0)
+			for x := 0; x < w; x++ {
+				if mask[y*w+x] {
+					run++
+				}
+				sat[(y+1)*(w+1)+x+1] = sat[y*(w+1)+x+1] + run
+			}
+		}
+		for y := 0; y < h; y++ {
+			y0, y1 := max(0, y-radius), min(h, y+radius+1)
+			for x := 0; x < w; x++ {
+				x0, x1 := max(0, x-radius), min(w, x+radius+1)
+				n := sat[y1*(w+1)+x1] - sat[y0*(w+1)+x1] - sat[y1*(w+1)+x0] + sat[y0*(w+1)+x0]
+				area := int32((y1 - y0) * (x1 - x0))
+				out[y*w+x] = 2*n > area
+			}
+		}
+	}
+	if minSize > 1 {
+		seen := make([]bool, len(out))
+		var stack, comp []int
+		for start := range out {
+			if !out[start] || seen[start] {
+				continue
+			}
+			comp = comp[:0]
+			stack = append(stack[:0], start)
+			seen[start] = true
+			for len(stack) > 0 {
+				p := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				comp = append(comp, p)
+				x, y := p%w, p/w
+				for _, q := range [4][2]int{{x - 1, y}, {x + 1, y}, {x, y - 1}, {x, y + 1}} {
+					if q[0] < 0 || q[0] >= w || q[1] < 0 || q[1] >= h {
+						continue
+					}
+					if i := q[1]*w + q[0]; out[i] && !seen[i] {
+						seen[i] = true
+						stack = append(stack, i)
+					}
+				}
+			}
+			if len(comp) < minSize {
+				for _, p := range comp {
+					out[p] = false
+				}
+			}
+		}
+	}
+	return out
+}
