@@ -106,7 +106,7 @@ See docs/cli.md for details.`)
 	fs.StringVar(&f.delim, "delim", "", "field separator: tab, comma, space (runs of white space) or any string (default: detected)")
 	fs.BoolVar(&f.ignoreExtra, "ignore-extra", false, "ignore fields after the third (e.g. timestamps)")
 	fs.StringVar(&f.predict, "predict", "", "file of row col pairs (a third field is ignored) to predict into predictions.tsv")
-	fs.StringVar(&f.unknown, "unknown", "error", "ids in --predict that have no training rating: error or nan")
+	fs.StringVar(&f.unknown, "unknown", "error", "ids in --predict that have no training rating: error, nan, or bias (with --biases: the mean plus the known id's bias)")
 	fs.Float64Var(&f.holdout, "holdout", 0, "fraction in [0, 1) of the ratings held out to measure the prediction error")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
 	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")
@@ -116,39 +116,42 @@ See docs/cli.md for details.`)
 
 // completeSummary is summary.json of "rpca complete" and its --json output.
 type completeSummary struct {
-	Command          string             `json:"command"`
-	Method           string             `json:"method"`
-	Input            string             `json:"input"`
-	Ratings          int                `json:"ratings"`
-	RowIDs           int                `json:"row_ids"`
-	ColIDs           int                `json:"col_ids"`
-	D1               int                `json:"d1"`
-	D2               int                `json:"d2"`
-	Observed         int                `json:"observed_entries"`
-	Rank             int                `json:"rank"`
-	Alpha            float64            `json:"alpha"`
-	Seed             uint64             `json:"seed"`
-	Params           map[string]float64 `json:"params"`
-	Iterations       int                `json:"iterations"`
-	Seconds          float64            `json:"seconds"`
-	StopReason       string             `json:"stop_reason"`
-	Residual         *number            `json:"residual"`
-	TrainRMSE        *number            `json:"train_rmse"` // outliers excluded
-	Outliers         int                `json:"outliers"`
-	Offset           float64            `json:"offset"`
-	Clip             []float64          `json:"clip,omitempty"`
-	Holdout          float64            `json:"holdout,omitempty"`
-	HoldoutRatings   int                `json:"holdout_ratings,omitempty"`
-	HoldoutSkipped   int                `json:"holdout_skipped,omitempty"`
-	HoldoutRMSE      *number            `json:"holdout_rmse,omitempty"`
-	HoldoutMAE       *number            `json:"holdout_mae,omitempty"`
-	BaselineRMSE     *number            `json:"baseline_rmse,omitempty"`
-	BiasRMSE         *number            `json:"bias_baseline_rmse,omitempty"` // the bias model alone, with --biases
-	Predictions      int                `json:"predictions,omitempty"`
-	PredictionsNaN   int                `json:"predictions_nan,omitempty"`
-	PredictUnknownAs string             `json:"predict_unknown,omitempty"`
-	Output           string             `json:"output"`
-	Files            []string           `json:"files"`
+	Command        string             `json:"command"`
+	Method         string             `json:"method"`
+	Input          string             `json:"input"`
+	Ratings        int                `json:"ratings"`
+	RowIDs         int                `json:"row_ids"`
+	ColIDs         int                `json:"col_ids"`
+	D1             int                `json:"d1"`
+	D2             int                `json:"d2"`
+	Observed       int                `json:"observed_entries"`
+	Rank           int                `json:"rank"`
+	Alpha          float64            `json:"alpha"`
+	Seed           uint64             `json:"seed"`
+	Params         map[string]float64 `json:"params"`
+	Iterations     int                `json:"iterations"`
+	Seconds        float64            `json:"seconds"`
+	StopReason     string             `json:"stop_reason"`
+	Residual       *number            `json:"residual"`
+	TrainRMSE      *number            `json:"train_rmse"` // outliers excluded
+	Outliers       int                `json:"outliers"`
+	Offset         float64            `json:"offset"`
+	Clip           []float64          `json:"clip,omitempty"`
+	Holdout        float64            `json:"holdout,omitempty"`
+	HoldoutRatings int                `json:"holdout_ratings,omitempty"`
+	HoldoutSkipped int                `json:"holdout_skipped,omitempty"`
+	HoldoutRMSE    *number            `json:"holdout_rmse,omitempty"`
+	HoldoutMAE     *number            `json:"holdout_mae,omitempty"`
+	BaselineRMSE   *number            `json:"baseline_rmse,omitempty"`
+	BiasRMSE       *number            `json:"bias_baseline_rmse,omitempty"` // the bias model alone, with --biases
+	Predictions    int                `json:"predictions,omitempty"`
+	PredictionsNaN int                `json:"predictions_nan,omitempty"`
+	// PredictionsFromBiases counts the pairs with an unknown id predicted
+	// by the bias model alone (--unknown bias).
+	PredictionsFromBiases int      `json:"predictions_from_biases,omitempty"`
+	PredictUnknownAs      string   `json:"predict_unknown,omitempty"`
+	Output                string   `json:"output"`
+	Files                 []string `json:"files"`
 }
 
 // fitted maps the ids of the ratings file to the rows and columns of the
@@ -284,9 +287,11 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	var preds []float64
 	if pairs != nil {
-		if preds, err = f.predictPairs(pairs, fit, predict); err != nil {
+		var fallback int
+		if preds, fallback, err = f.predictPairs(pairs, fit, predict, bias); err != nil {
 			return err
 		}
+		sum.PredictionsFromBiases = fallback
 		sum.Predictions = len(preds)
 		sum.PredictUnknownAs = f.unknown
 		for _, v := range preds {
@@ -362,6 +367,9 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	if pairs != nil {
 		fmt.Fprintf(&b, "; %d predictions", sum.Predictions)
+		if sum.PredictionsFromBiases > 0 {
+			fmt.Fprintf(&b, " (%d from the biases alone for unknown ids)", sum.PredictionsFromBiases)
+		}
 		if sum.PredictionsNaN > 0 {
 			fmt.Fprintf(&b, " (%d NaN for unknown ids)", sum.PredictionsNaN)
 		}
@@ -391,8 +399,11 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 	if math.IsNaN(f.holdout) || f.holdout < 0 || f.holdout >= 1 {
 		return fmt.Errorf("--holdout must be in [0, 1), got %v: %w", f.holdout, errUsage)
 	}
-	if f.unknown != "error" && f.unknown != "nan" {
-		return fmt.Errorf("--unknown must be error or nan, got %q: %w", f.unknown, errUsage)
+	if f.unknown == "bias" && !f.biases {
+		return fmt.Errorf("--unknown bias needs --biases (the bias model it falls back to): %w", errUsage)
+	}
+	if f.unknown != "error" && f.unknown != "nan" && f.unknown != "bias" {
+		return fmt.Errorf("--unknown must be error, nan or bias, got %q: %w", f.unknown, errUsage)
 	}
 	if f.clip != "" {
 		lo, hi, ok := strings.Cut(f.clip, ":")
@@ -529,10 +540,11 @@ func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held 
 	}
 }
 
-// predictPairs predicts every pair; unknown ids are an error or NaN
-// (--unknown).
-func (f *completeFlags) predictPairs(p *formats.Pairs, fit *fitted, predict func(i, j int) float64) ([]float64, error) {
+// predictPairs predicts every pair; unknown ids are an error, NaN, or the
+// bias model's prediction (--unknown), whose count it returns.
+func (f *completeFlags) predictPairs(p *formats.Pairs, fit *fitted, predict func(i, j int) float64, bias *ratings.Biases) ([]float64, int, error) {
 	out := make([]float64, p.Len())
+	fallback := 0
 	for k := range out {
 		i, ok1 := fit.row[p.Row[k]]
 		j, ok2 := fit.col[p.Col[k]]
@@ -540,18 +552,29 @@ func (f *completeFlags) predictPairs(p *formats.Pairs, fit *fitted, predict func
 			out[k] = predict(i, j)
 			continue
 		}
-		if f.unknown == "nan" {
+		switch {
+		case f.unknown == "nan":
 			out[k] = math.NaN()
+			continue
+		case f.unknown == "bias" && bias != nil:
+			if !ok1 {
+				i = -1 // no row bias
+			}
+			if !ok2 {
+				j = -1
+			}
+			out[k] = f.clipValue(bias.Predict(i, j))
+			fallback++
 			continue
 		}
 		what, id := "row", p.Row[k]
 		if ok1 {
 			what, id = "column", p.Col[k]
 		}
-		return nil, fmt.Errorf("%s: line %d: unknown %s id %q: it has no training rating, so it cannot be predicted (use --unknown nan to write NaN for such pairs)",
+		return nil, 0, fmt.Errorf("%s: line %d: unknown %s id %q: it has no training rating, so it cannot be predicted (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)",
 			f.predict, p.Line[k], what, id)
 	}
-	return out, nil
+	return out, fallback, nil
 }
 
 // dotRows returns U[i]·V[j].

@@ -385,3 +385,44 @@ func TestCompleteBiases(t *testing.T) {
 		t.Errorf("U has %d columns, want rank 6 + 2", c)
 	}
 }
+
+// TestCompleteUnknownFallsBackToBiases: with --biases --unknown bias a
+// pair with an unknown user is predicted as the mean plus the item's
+// bias (and an unknown item as the mean plus the user's), the summary
+// counts them; --unknown bias without --biases is a usage error.
+func TestCompleteUnknownFallsBackToBiases(t *testing.T) {
+	dir := t.TempDir()
+	in := writeRaw(t, dir, "r.tsv", "a\tx\t5\na\ty\t3\nb\tx\t4\nb\ty\t2\nc\tx\t5\nc\ty\t3\nc\tz\t1\na\tz\t2\n")
+	pairs := writeRaw(t, dir, "p.tsv", "newuser\tx\na\tnewitem\nnewuser\tnewitem\na\ty\n")
+	out := join(dir, "out")
+	r := mustRun(t, "complete", "--in", in, "--rank", "1", "--biases", "--unknown", "bias", "--predict", pairs, "--out", out, "--json")
+	sum := readJSON(t, r.stdout)
+	if sum["predictions_from_biases"] != 3.0 {
+		t.Errorf("predictions_from_biases %v, want 3", sum["predictions_from_biases"])
+	}
+	b, err := os.ReadFile(join(out, "predictions.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("predictions %q", b)
+	}
+	val := func(l string) float64 {
+		f := strings.Fields(l)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// The unknown pair gets the mean of the 8 ratings, 25/8; the other
+	// fallbacks differ from it by a bias.
+	if v := val(lines[2]); math.Abs(v-25.0/8) > 1e-12 {
+		t.Errorf("unknown pair predicted %v, want the mean 3.125", v)
+	}
+	if val(lines[0]) == val(lines[2]) || val(lines[1]) == val(lines[2]) {
+		t.Errorf("half-known pairs carry no bias: %q", b)
+	}
+	wantError(t, 2, []string{"--unknown bias needs --biases"}, "complete", "--in", in, "--rank", "1", "--unknown", "bias", "--predict", pairs, "--out", join(dir, "o2"))
+}
