@@ -324,7 +324,7 @@ func TestCompleteErrors(t *testing.T) {
 		{"alpha", 2, []string{"--alpha", "[0, 1)"}, []string{"--in", small, "--rank", "1", "--alpha", "1.5"}},
 		{"holdout", 2, []string{"--holdout", "[0, 1)"}, []string{"--in", small, "--rank", "1", "--holdout", "1"}},
 		{"clip", 2, []string{"--clip", "lo:hi"}, []string{"--in", small, "--rank", "1", "--clip", "5"}},
-		{"unknown policy", 2, []string{"--unknown", "error or nan"}, []string{"--in", small, "--rank", "1", "--unknown", "zero"}},
+		{"unknown policy", 2, []string{"--unknown", "error, nan or bias"}, []string{"--in", small, "--rank", "1", "--unknown", "zero"}},
 		{"method", 2, []string{"--method ialm", "gd"}, []string{"--in", small, "--rank", "1", "--method", "ialm"}},
 		{"p", 2, []string{"--p", "--holdout"}, []string{"--in", small, "--rank", "1", "--p", "0.5"}},
 		{"missing predict file", 1, []string{"--predict", "nopairs.tsv", "does not exist"}, []string{"--in", small, "--rank", "1", "--predict", join(dir, "nopairs.tsv")}},
