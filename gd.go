@@ -367,8 +367,12 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 	ny := st.normY()
 	for !done {
 		// The objective the step descends, with S_t fixed: F = ½‖E‖²/p
-		// plus the update rule's own regulariser (the balancing term).
-		fOld := 0.5*(res*ny)*(res*ny)/q.p + upd.penalty(u, v)
+		// plus the update rule's own regulariser (the balancing term);
+		// only the backtracking rule needs it.
+		var fOld float64
+		if q.backtrack {
+			fOld = 0.5*(res*ny)*(res*ny)/q.p + upd.penalty(u, v)
+		}
 		stationary := false
 		for try := 0; ; try++ {
 			if err := upd.step(un, vn, u, v, gu, gv, t); err != nil {

@@ -81,13 +81,14 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Y = 0 has one answer, M = 0 and S = 0, whatever the method.
-	if isZero(p) {
+	// One pass over Y gives its largest magnitude: Y = 0 has one answer,
+	// M = 0 and S = 0, whatever the method; very large or very small data
+	// are solved on a copy scaled by a power of two (exact), so that no
+	// method overflows or underflows.
+	c, maxAbs := dataScale(p)
+	if maxAbs == 0 {
 		return zeroResult(ctx, p, s, m)
 	}
-	// Very large or very small data are solved on a copy scaled by a power
-	// of two (exact), so that no method overflows or underflows.
-	c := dataScale(p)
 	if c != 1 {
 		p = p.scaled(c)
 	}
@@ -103,27 +104,6 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		res.unscale(c)
 	}
 	return res, nil
-}
-
-// isZero reports whether every observed entry of p is zero.
-func isZero(p *Problem) bool {
-	if p.Dense != nil {
-		raw := p.Dense.RawMatrix()
-		for i := 0; i < raw.Rows; i++ {
-			for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
-				if v != 0 {
-					return false
-				}
-			}
-		}
-		return true
-	}
-	for _, v := range p.Observed.m.Val {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // zeroResult is the answer for Y = 0: U = 0 (d1×r), V = 0 (d2×r), S = 0,

@@ -16,9 +16,10 @@ import (
 const safeExp = 64
 
 // dataScale returns the power of two 2^e by which Solve divides Y, or 1
-// when Y's largest magnitude m is within the safe range (or Y is zero).
-// With e = ⌊log₂ m⌋ the scaled data have largest magnitude in [1, 2).
-func dataScale(p *Problem) float64 {
+// when Y's largest magnitude m is within the safe range (or Y is zero),
+// and m itself (0 exactly when every observed entry is zero). With
+// e = ⌊log₂ m⌋ the scaled data have largest magnitude in [1, 2).
+func dataScale(p *Problem) (scale, maxAbs float64) {
 	m := 0.0
 	switch {
 	case p.Dense != nil:
@@ -34,13 +35,13 @@ func dataScale(p *Problem) float64 {
 		}
 	}
 	if m == 0 {
-		return 1
+		return 1, 0
 	}
 	_, e := math.Frexp(m) // m = f·2^e with f ∈ [½, 1)
 	if e-1 >= -safeExp && e-1 <= safeExp {
-		return 1
+		return 1, m
 	}
-	return math.Ldexp(1, e-1)
+	return math.Ldexp(1, e-1), m
 }
 
 // scaled returns a copy of p with Y and the truth divided by c, a power
@@ -136,8 +137,10 @@ func (r *Result) pruneSparse(p *Problem) {
 		s.RowPtr[i+1] = k
 	}
 	s.ColIdx, s.Val = s.ColIdx[:k], s.Val[:k]
-	if yss := observedSumSq(p); dropped > 0 && yss > 0 && r.Residual >= 0 {
-		r.Residual = math.Sqrt(r.Residual*r.Residual + dropped/yss)
+	if dropped > 0 && r.Residual >= 0 {
+		if yss := observedSumSq(p); yss > 0 {
+			r.Residual = math.Sqrt(r.Residual*r.Residual + dropped/yss)
+		}
 	}
 }
 

@@ -174,7 +174,6 @@ type solver struct {
 	sig     []float64
 	a       blas64.General // U·diag(sig), the left factor given to the kernels
 	rowSS   []float64
-	rowNNZ  []int
 	rowMax  []float64
 	ynorm   float64
 }
@@ -183,7 +182,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 	d1, d2 := sv.y.Rows, sv.y.Cols
 	sv.ynorm = math.Sqrt(kernels.SumSq(sv.y, sv.workers))
 	sv.w = general(d1, d2)
-	sv.rowSS, sv.rowNNZ, sv.rowMax = make([]float64, d1), make([]int, d1), make([]float64, d1)
+	sv.rowSS, sv.rowMax = make([]float64, d1), make([]float64, d1)
 	sv.a = general(d1, sv.r)
 	if sv.ynorm == 0 {
 		return sv.zeroResult(tr)
@@ -201,7 +200,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 	for k := 0; ; k++ {
 		sv.factorA()
 		kernels.SubMulABt(sv.w, sv.y, sv.a, sv.v, sv.workers)
-		ss, _, maxAbs := sv.threshold(zeta)
+		ss, maxAbs := sv.threshold(zeta)
 		res := math.Sqrt(ss) / sv.ynorm
 		if zeta >= maxAbs {
 			// The threshold is still above every residual: nothing is
@@ -278,35 +277,31 @@ func (sv *solver) factorA() {
 
 // threshold is the hard thresholding S = T_ζ(W) of lines 4 and 10: it
 // zeroes the entries of W with |w| > ζ (W becomes E = Y − L − S) and
-// returns ‖E‖²_F, the number of entries set aside and max|w| before
-// thresholding. Sums run per row and then over rows in order, so they do
-// not depend on the worker count.
-func (sv *solver) threshold(zeta float64) (float64, int, float64) {
+// returns ‖E‖²_F and max|w| before thresholding. Sums run per row and
+// then over rows in order, so they do not depend on the worker count.
+func (sv *solver) threshold(zeta float64) (ss, maxAbs float64) {
 	w := sv.w
 	kernels.ParallelFor(w.Rows, sv.workers, 16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			wi := w.Data[i*w.Stride : i*w.Stride+w.Cols]
-			ss, n, mx := 0.0, 0, 0.0
+			ss, mx := 0.0, 0.0
 			for j, x := range wi {
 				a := math.Abs(x)
 				mx = max(mx, a)
 				if a > zeta {
 					wi[j] = 0
-					n++
 					continue
 				}
 				ss += x * x
 			}
-			sv.rowSS[i], sv.rowNNZ[i], sv.rowMax[i] = ss, n, mx
+			sv.rowSS[i], sv.rowMax[i] = ss, mx
 		}
 	})
-	ss, n, mx := 0.0, 0, 0.0
 	for i := range sv.rowSS {
 		ss += sv.rowSS[i]
-		n += sv.rowNNZ[i]
-		mx = max(mx, sv.rowMax[i])
+		maxAbs = max(maxAbs, sv.rowMax[i])
 	}
-	return ss, n, mx
+	return ss, maxAbs
 }
 
 // result assembles the result for L_k and S_k = T_ζ(Y − L_k).
