@@ -179,6 +179,15 @@ type methodEntry struct {
 // gradient method for partial observations (AccAltProj needs all entries).
 const methodAuto = "auto"
 
+// autoMethod is what --method auto stands for: the paper's gradient
+// method for partial observations, AccAltProj for a full matrix.
+func autoMethod(partial bool) string {
+	if partial {
+		return "gd"
+	}
+	return "accaltproj"
+}
+
 // methodTable lists the methods of the solving commands, in the order of
 // the help text. A method's needs (dense data only, …) come from its
 // rpca.Capabilities, not from this table.
@@ -235,10 +244,7 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 	part := f.p < 1 || (len(partial) > 0 && partial[0])
 	name := f.method
 	if name == methodAuto || name == "" {
-		name = "accaltproj"
-		if part {
-			name = "gd"
-		}
+		name = autoMethod(part)
 	}
 	for _, e := range methodTable {
 		if e.name != name {

@@ -355,11 +355,9 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 		// AccAltProj for the full frames: the background's spectrum is
 		// dominated by the mean frame (σ₁/σ₂ = 12–27 on the clips), which
 		// slows the gradient method at ranks above 1; the paper's gradient
-		// method with --p < 1 (Algorithm 2) or --preset paper.
-		f.method = "accaltproj"
-		if f.p < 1 || f.preset == "paper" {
-			f.method = "gd"
-		}
+		// method with --p < 1 (Algorithm 2) or --preset paper (whose
+		// settings are the gradient method's).
+		f.method = autoMethod(f.p < 1 || f.preset == "paper")
 	case "gd", "scaledgd", "accaltproj", "altproj", "ialm", "median":
 	default:
 		return opts, usage("unknown --method %q (want auto, accaltproj, gd, scaledgd, altproj, ialm or median)", f.method)
