@@ -146,6 +146,8 @@ func (f *solveFlags) check() error {
 		return fmt.Errorf("--workers must be non-negative: %w", errUsage)
 	case f.maxIter < 0:
 		return fmt.Errorf("--max-iter must be non-negative (0: the method's default), got %d: %w", f.maxIter, errUsage)
+	case f.stepRule != "" && f.stepRule != string(rpca.StepFixed) && f.stepRule != string(rpca.StepBacktracking):
+		return fmt.Errorf("--step-rule must be %s or %s, got %q: %w", rpca.StepFixed, rpca.StepBacktracking, f.stepRule, errUsage)
 	}
 	for _, v := range []struct {
 		name   string

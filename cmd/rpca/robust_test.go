@@ -156,6 +156,9 @@ func TestDecomposeRobust(t *testing.T) {
 		{"stray argument", 2, []string{"unexpected argument"}, []string{"--in", y, "--rank", "1", "extra"}},
 		{"factor-tol NaN", 2, []string{"--factor-tol"}, []string{"--in", y, "--rank", "1", "--factor-tol", "NaN"}},
 		{"workers negative", 2, []string{"--workers"}, []string{"--in", y, "--rank", "1", "--workers", "-1"}},
+		{"step rule unknown", 2, []string{"--step-rule", "fixed or backtracking"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--step-rule", "fast"}},
+		{"ridge negative", 2, []string{"--ridge"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--ridge", "-1"}},
+		{"ridge NaN", 2, []string{"--ridge"}, []string{"--in", y, "--rank", "1", "--ridge", "NaN"}},
 		{"too small for the model", 1, []string{"too small to separate"}, []string{"--in", writeRaw(t, dir, "tiny.csv", "1,2\n3,4\n"), "--rank", "1"}},
 		{"truth dir missing", 1, []string{"A.npy"}, []string{"--in", y, "--rank", "1", "--truth", t.TempDir()}},
 		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", y, "--rank", "1", "--force", "--out", dir}},
@@ -194,6 +197,8 @@ func TestCompleteRobust(t *testing.T) {
 		{"missing --rank", 2, []string{"--rank"}, []string{"--in", writeRaw(t, dir, "nr.tsv", "a\tx\t1\n")}},
 		{"method altproj", 2, []string{"--method altproj"}, []string{"--in", writeRaw(t, dir, "m.tsv", "a\tx\t1\n"), "--rank", "1", "--method", "altproj"}},
 		{"p given", 2, []string{"--p"}, []string{"--in", writeRaw(t, dir, "pgiven.tsv", "a\tx\t1\n"), "--rank", "1", "--p", "0.5"}},
+		{"unknown policy bias without biases", 2, []string{"--unknown bias needs --biases"}, []string{"--in", writeRaw(t, dir, "ub.tsv", "a\tx\t1\n"), "--rank", "1", "--unknown", "bias"}},
+		{"ridge Inf", 2, []string{"--ridge"}, []string{"--in", writeRaw(t, dir, "ri.tsv", "a\tx\t1\n"), "--rank", "1", "--ridge", "Inf"}},
 		{"holdout negative", 2, []string{"--holdout"}, []string{"--in", writeRaw(t, dir, "hn.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "-0.1"}},
 		{"clip reversed", 2, []string{"--clip"}, []string{"--in", writeRaw(t, dir, "c.tsv", "a\tb\t1\n"), "--rank", "1", "--clip", "5:1"}},
 		{"missing --predict file", 1, []string{"no-such"}, []string{"--in", writeRaw(t, dir, "pp.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--predict", filepath.Join(dir, "no-such.tsv")}},
@@ -232,6 +237,7 @@ func TestSynthRobust(t *testing.T) {
 		{"no-solve without save", 2, []string{"--no-solve"}, []string{"--d", "10", "--rank", "1", "--no-solve", "--save", ""}},
 		{"unknown method", 2, []string{"unknown --method"}, []string{"--d", "10", "--rank", "1", "--method", "pca"}},
 		{"dense-only method with p", 2, []string{"--p"}, []string{"--d", "10", "--rank", "1", "--method", "accaltproj", "--p", "0.5"}},
+		{"step rule unknown", 2, []string{"--step-rule"}, []string{"--d", "10", "--rank", "1", "--method", "gd", "--step-rule", "newton"}},
 		{"d zero", 2, []string{"0×0", "positive"}, []string{"--d", "0", "--rank", "1"}},
 	})
 }
@@ -369,6 +375,9 @@ func TestLibraryRobust(t *testing.T) {
 		{"dense-only on partial", &rpca.Problem{Observed: obs}, rpca.Settings{Rank: 1}, &ialm.Method{}, false},
 		{"GD unknown update", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Update: "newton"}, false},
 		{"GD step NaN", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{StepConst: math.NaN()}, false},
+		{"GD unknown step rule", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Step: "newton"}, false},
+		{"GD ridge negative", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Ridge: -1}, false},
+		{"GD ridge Inf", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Ridge: math.Inf(1)}, false},
 		{"GD gamma·alpha ≥ 1", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Alpha: 0.6}, &rpca.GD{}, false},
 		{"accaltproj gamma 1", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &accaltproj.Method{Gamma: 1}, false},
 	} {
