@@ -2,9 +2,10 @@ package rpca
 
 import (
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/rpca-gd/rpca/internal/selection"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -184,8 +185,9 @@ func noiseScale(p *Problem, u, v blas64.General) float64 {
 	if len(res) == 0 {
 		return 0
 	}
-	slices.Sort(res)
-	return 1.4826 * res[len(res)/2]
+	// The element the sorted slice would hold at len/2, by linear-time
+	// selection.
+	return 1.4826 * selection.SelectSmallest(res, len(res)/2+1)
 }
 
 // rmsLowRank returns ‖U·Vᵀ‖_F/√(d1·d2), with ‖U·Vᵀ‖²_F = tr(UᵀU·VᵀV).
