@@ -10,6 +10,7 @@ import (
 
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
+	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/internal/sparsify"
 	"github.com/rpca-gd/rpca/internal/tsvd"
 )
@@ -245,11 +246,12 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 }
 
 // toMap reports the parameters with the step η and σ̂₁ of the run.
-func (q *gdParams) toMap(eta, sigma1 float64) map[string]float64 {
+func (q *gdParams) toMap(eta, sigma1, loc float64) map[string]float64 {
 	m := map[string]float64{
 		"gamma": q.gamma, "step_const": q.c, "step": eta, "sigma1": sigma1, "mu": q.mu,
 		"balance": q.balance, "p": q.p, "k_row": float64(q.kRow), "k_col": float64(q.kCol),
 		"projection": 0, "algorithm": 1, "scaled": 0, "backtracking": 0, "ridge": q.ridge,
+		"init_location": loc,
 	}
 	if q.backtrack {
 		m["backtracking"] = 1
@@ -325,6 +327,9 @@ type gdState interface {
 	trial(u, v blas64.General) float64
 	// normY returns ‖Π_Φ Y‖_F.
 	normY() float64
+	// initLocation returns the offset c that initialize removed before
+	// T_α (see initLocation).
+	initLocation() float64
 	// sparse returns S_t of the last evaluation. It is called once, at the
 	// end of the run, and may hand the state's storage over.
 	sparse() *Sparse
@@ -412,6 +417,9 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		if err != nil {
 			return nil, err
 		}
+		if !q.scaled && change <= tr.rules.FactorTol {
+			change = math.Max(change, scaledChange(u, v, gu, gv, q.ridge, q.p))
+		}
 		reason, done, err = tr.Step(iter, res, change, asDense(u), asDense(v))
 		if err != nil {
 			return nil, err
@@ -441,7 +449,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		Stop:       reason,
 		Residual:   res,
 		History:    hist,
-		Params:     q.toMap(eta, sigma1),
+		Params:     q.toMap(eta, sigma1, st.initLocation()),
 	}, nil
 }
 
@@ -527,4 +535,71 @@ func diffSq(a, b blas64.General) float64 {
 		}
 	}
 	return s
+}
+
+// initLocationSample is the largest number of entries initLocation reads.
+const initLocationSample = 1 << 16
+
+// initLocation returns the median of up to initLocationSample of the n
+// values at(0), …, at(n−1), read at an even stride. Algorithm 1 line 1
+// (and Algorithm 2 line 1) estimate S_init from the magnitudes of Y's
+// entries, which presumes that M's entries are small beside the
+// corruptions; a common offset (ratings around 3.5, a video's mean
+// brightness, a constant matrix) breaks that presumption and T_α then
+// keeps the largest entries of M itself. The initialization therefore
+// applies T_α to Y − c·11ᵀ with c this median and fills the kept entries
+// with c. On the paper's model (zero-mean M and S) c is close to 0 and
+// the initialization is the paper's.
+func initLocation(n int, at func(k int) float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	m := min(n, initLocationSample)
+	buf := make([]float64, m)
+	for k := range buf {
+		buf[k] = at(int(int64(k) * int64(n) / int64(m)))
+	}
+	c := selection.SelectSmallest(buf, (m+1)/2)
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return 0
+	}
+	return c
+}
+
+// scaledChange returns the relative squared change
+// (‖ΔU‖²_F + ‖ΔV‖²_F)/(‖U‖²_F + ‖V‖²_F) that one scaled step (UpdateScaled,
+// η = DefaultStepScaled) would make from (U, V):
+// ΔU = η(gu − λU)(VᵀV)⁻¹/p, ΔV = η(gv − λV)(UᵀU)⁻¹/p, with gu = E·V and
+// gv = Eᵀ·U as evaluate leaves them.
+//
+// The paper's update moves along a direction of singular value σ_k at the
+// rate η·σ_k = c·σ_k/σ̂₁, so on an ill-conditioned M (a large offset or
+// mean, κ ≫ 1) its steps are tiny long before it has converged, and its
+// own factor change would stop it early with a wrong answer. The scaled
+// step's rate does not depend on σ_k, so its size measures the distance
+// to a stationary point; GD with UpdatePaper stops by Stop.FactorTol only
+// when both changes are below it. It returns +Inf when UᵀU or VᵀV is
+// singular.
+func scaledChange(u, v, gu, gv blas64.General, ridge, p float64) float64 {
+	num := 0.0
+	for _, side := range [2][3]blas64.General{{u, gu, v}, {v, gv, u}} {
+		f, g, other := side[0], side[1], side[2]
+		var gram mat.SymDense
+		gram.SymOuterK(1, asDense(other).T()) // OᵀO
+		var ch mat.Cholesky
+		if !ch.Factorize(&gram) {
+			return math.Inf(1)
+		}
+		var rhs mat.Dense
+		rhs.Scale(-ridge, asDense(f))
+		rhs.Add(&rhs, asDense(g))
+		var x mat.Dense // (OᵀO)⁻¹(g − λf)ᵀ
+		if err := ch.SolveTo(&x, rhs.T()); err != nil {
+			return math.Inf(1)
+		}
+		n := mat.Norm(&x, 2) / p
+		num += n * n
+	}
+	eta := DefaultStepScaled
+	return eta * eta * num / (kernels.SumSq(u, 1) + kernels.SumSq(v, 1))
 }

@@ -21,11 +21,15 @@ type denseState struct {
 	sel   *sparsify.Dense
 	s     sparsify.Sparse
 	ynorm float64
+	loc   float64   // c of initialize
 	rowSS []float64 // per-row sums of squares of zeroSparse, reused
 	// trialU, trialV are the factors whose residual Y − UVᵀ st.r holds
 	// after a trial (nil otherwise).
 	trialU, trialV []float64
 }
+
+// initLocation returns c of initialize.
+func (st *denseState) initLocation() float64 { return st.loc }
 
 // normY returns ‖Y‖_F.
 func (st *denseState) normY() float64 { return st.ynorm }
@@ -78,19 +82,40 @@ func newDenseState(y blas64.General, q *gdParams) *denseState {
 	return st
 }
 
-// initialize is Algorithm 1 lines 1–3: S_init = T_α(Y),
-// [L, Σ, R] = SVD_r(Y − S_init), U0 = LΣ^½, V0 = RΣ^½.
+// initialize is Algorithm 1 lines 1–3: S_init = T_α(Y − c·11ᵀ) with c
+// from initLocation (c ≈ 0 on the paper's model), [L, Σ, R] =
+// SVD_r(Y − S_init), U0 = LΣ^½, V0 = RΣ^½.
 func (st *denseState) initialize(ctx context.Context) (u, v blas64.General, sigma1 float64, err error) {
 	q := st.q
-	kernels.ParallelFor(st.y.Rows, q.workers, 16, func(lo, hi int) {
+	y, r := st.y, st.r
+	c := 0.0
+	if st.sel != nil && q.kRow0 > 0 && q.kCol0 > 0 {
+		c = initLocation(y.Rows*y.Cols, func(k int) float64 { return y.Data[(k/y.Cols)*y.Stride+k%y.Cols] })
+	}
+	st.loc = c
+	kernels.ParallelFor(y.Rows, q.workers, 16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			copy(st.r.Data[i*st.r.Stride:i*st.r.Stride+st.r.Cols], st.y.Data[i*st.y.Stride:i*st.y.Stride+st.y.Cols])
+			ri, yi := r.Data[i*r.Stride:i*r.Stride+r.Cols], y.Data[i*y.Stride:i*y.Stride+y.Cols]
+			for j, x := range yi {
+				ri[j] = x - c
+			}
 		}
 	})
-	if err := st.apply(st.y, q.kRow0, q.kCol0); err != nil {
+	if err := st.apply(r, q.kRow0, q.kCol0); err != nil {
 		return u, v, 0, err
 	}
-	st.zeroSparse() // Y − S_init: S_init holds exactly the entries of Y it keeps
+	// Y − S_init: S_init holds exactly the entries of Y − c it keeps, which
+	// leaves c in their place.
+	sp := &st.s
+	kernels.ParallelFor(r.Rows, q.workers, 16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ri := r.Data[i*r.Stride : i*r.Stride+r.Cols]
+			copy(ri, y.Data[i*y.Stride:i*y.Stride+y.Cols])
+			for k := sp.RowPtr[i]; k < sp.RowPtr[i+1]; k++ {
+				ri[sp.ColIdx[k]] = c
+			}
+		}
+	})
 	sv, err := tsvd.Compute(ctx, tsvd.Dense{A: st.r, Workers: q.workers},
 		tsvd.Options{Rank: q.rank, Tol: q.svdTol, Seed: q.seed, Workers: q.workers})
 	if err != nil {

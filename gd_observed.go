@@ -28,11 +28,15 @@ type observedState struct {
 	keep  []bool    // support of S_t
 	sel   *sparsify.Observed
 	ynorm float64
+	loc   float64        // c of initialize
 	u, v  blas64.General // factors of the last residual, to rebuild S_t
 	// trialU, trialV are the factors whose residual e holds after a
 	// trial (nil otherwise).
 	trialU, trialV []float64
 }
+
+// initLocation returns c of initialize.
+func (st *observedState) initLocation() float64 { return st.loc }
 
 // normY returns ‖Π_Φ Y‖_F.
 func (st *observedState) normY() float64 { return st.ynorm }
@@ -65,13 +69,31 @@ func newObservedState(m *observed.Matrix, q *gdParams) *observedState {
 	return st
 }
 
-// initialize is Algorithm 2 lines 1–3: S_init = T_{2pα}(Π_Φ(Y)),
+// initialize is Algorithm 2 lines 1–3: S_init = T_{2pα}(Π_Φ(Y − c·11ᵀ))
+// with c from initLocation (c ≈ 0 on the paper's model),
 // [L, Σ, R] = SVD_r((1/p)(Y − S_init)), U0 = LΣ^½, V0 = RΣ^½.
 func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, sigma1 float64, err error) {
 	q := st.q
-	copy(st.e, st.m.Val)
-	if err := st.apply(q.kRow0, q.kCol0); err != nil {
+	val := st.m.Val
+	c := 0.0
+	if st.sel != nil && q.kRow0 > 0 && q.kCol0 > 0 {
+		c = initLocation(len(val), func(k int) float64 { return val[k] })
+	}
+	st.loc = c
+	for k, x := range val {
+		st.e[k] = x - c
+	}
+	if err := st.mark(q.kRow0, q.kCol0); err != nil {
 		return u, v, 0, err
+	}
+	// Π_Φ(Y − S_init): S_init holds the entries of Y − c it keeps, which
+	// leaves c in their place.
+	for k, kept := range st.keep {
+		if kept {
+			st.e[k] = c
+		} else {
+			st.e[k] = val[k]
+		}
 	}
 	op := observed.NewOperator(st.plan, st.e, 1/q.p, q.workers)
 	sv, err := tsvd.Compute(ctx, op, tsvd.Options{Rank: q.rank, Tol: q.svdTol, Seed: q.seed, Workers: q.workers})

@@ -94,15 +94,15 @@ func TestScaleInvariance(t *testing.T) {
 	}
 }
 
-// TestOffsetAndConstant: a constant matrix is rank one with S = 0, and a
-// rank-3 matrix plus a common offset is recovered at rank 4, for the
-// default dense method (AccAltProj) and the other thresholding methods.
-// The gradient methods (T_α keeps a fixed count of entries per line, and
-// breaks ties in a constant matrix by position) do not pass this; see
-// docs/cli.md.
+// TestOffsetAndConstant: a constant matrix is rank one with S = 0 at any
+// rank, and a rank-3 matrix plus a common offset is recovered at rank 4,
+// by every method. GD's paper update (UpdatePaper) slows down with the
+// condition number, which a large offset makes about 10³–10⁶ here: it may
+// end at its iteration cap, but then it must say so (Stop not converged);
+// an answer it calls converged must be right.
 func TestOffsetAndConstant(t *testing.T) {
 	_, m3 := lowRankPlusSparse(70, 50, 3, 2)
-	for _, m := range []rpca.Method{&accaltproj.Method{}, &altproj.Method{}, &ialm.Method{}} {
+	for _, m := range allMethods() {
 		c := mat.NewDense(40, 30, nil)
 		for i := 0; i < 40; i++ {
 			for j := 0; j < 30; j++ {
@@ -132,8 +132,13 @@ func TestOffsetAndConstant(t *testing.T) {
 			if m.Name() == "altproj" {
 				tol = 2e-3
 			}
-			if d := relDiff(res.LowRank(), &y); d > tol {
-				t.Errorf("%s offset %g: M off by %.3g", m.Name(), off, d)
+			mayStall := m.Name() == "gd"
+			d := relDiff(res.LowRank(), &y)
+			switch {
+			case !res.Stop.Converged() && !mayStall:
+				t.Errorf("%s offset %g: stopped by %s (M off by %.3g)", m.Name(), off, res.Stop, d)
+			case res.Stop.Converged() && d > tol:
+				t.Errorf("%s offset %g: M off by %.3g, stop reason %s", m.Name(), off, d, res.Stop)
 			}
 		}
 	}

@@ -277,10 +277,11 @@ type progress struct {
 	printed bool
 	maxIter int
 	width   int // columns of the terminal (the bar is cut to width−1)
+	quiet   bool
 }
 
 func newProgress(e *env, f *solveFlags) *progress {
-	p := &progress{w: e.stderr, width: 80}
+	p := &progress{w: e.stderr, width: 80, quiet: f.quiet}
 	switch {
 	case f.quiet:
 	case f.verbose:
@@ -352,6 +353,19 @@ func (p *progress) done() {
 	if p.bar && p.printed {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// warnUnconverged prints a warning on stderr (unless --quiet) when res
+// ended at its iteration cap: its answer is whatever the last iterate
+// was, and may be far from a solution.
+func (p *progress) warnUnconverged(res *rpca.Result) {
+	if p.quiet || res.Stop.Converged() {
+		return
+	}
+	fmt.Fprintf(p.w, "rpca: warning: %s stopped at its iteration cap after %d iterations without converging (residual %.3g); "+
+		"its answer may be inaccurate: raise --max-iter, or try --method accaltproj (full matrix) or scaledgd, "+
+		"which do not slow down when the matrix is ill-conditioned (a dominant offset or mean)\n",
+		res.Method, res.Iterations, finite(res.Residual))
 }
 
 // writeJSON prints v as indented JSON.

@@ -244,6 +244,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	prog.warnUnconverged(res)
 	switch {
 	case bias != nil:
 		// M = mean + b_row·1ᵀ + 1·b_colᵀ + U·Vᵀ = [U, mean + b_row, 1]·[V, 1, b_col]ᵀ.

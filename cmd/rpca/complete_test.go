@@ -146,7 +146,7 @@ func TestCompleteHoldout(t *testing.T) {
 	pairs := rs.writePairs(t, pairsPath, 200)
 	out := join(dir, "model")
 	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
-		"--predict", pairsPath, "--out", out, "--json")
+		"--predict", pairsPath, "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	if fmt.Sprint(listDir(t, out)) != "[U.npy V.npy cols.txt predictions.tsv rows.txt summary.json]" {
 		t.Fatalf("files %v", listDir(t, out))
@@ -167,7 +167,7 @@ func TestCompleteHoldout(t *testing.T) {
 		t.Errorf("training-mean RMSE %.4g is not far above the fit's %.4g", base, rmse)
 	}
 	// The same figures in the one-line summary without --json.
-	r2 := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7", "--out", join(dir, "m2"))
+	r2 := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7", "--out", join(dir, "m2"), "--quiet")
 	if want := fmt.Sprintf("held-out RMSE %.4g, MAE %.4g", rmse, mae); !strings.Contains(r2.stdout, want) || strings.Count(r2.stdout, "\n") != 1 {
 		t.Errorf("stdout %q does not have %q on one line", r2.stdout, want)
 	}
@@ -222,13 +222,13 @@ func TestCompletePredictOptions(t *testing.T) {
 
 	// Unknown ids: an error naming the line (header, 50 pairs, then these).
 	wantError(t, 1, []string{"pairs.tsv", "line 52", `unknown column id "no-such-item"`, "--unknown nan"},
-		"complete", "--in", in, "--header", "--rank", "4", "--predict", pairsPath, "--out", join(dir, "a"))
+		"complete", "--in", in, "--header", "--rank", "4", "--predict", pairsPath, "--out", join(dir, "a"), "--quiet")
 	if _, err := os.Stat(join(dir, "a")); !os.IsNotExist(err) {
 		t.Errorf("output written despite the error")
 	}
 	// --unknown nan: NaN for those two, counted; --clip bounds the rest.
 	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--predict", pairsPath, "--unknown", "nan",
-		"--clip", "2.8:3.2", "--out", join(dir, "b"), "--json")
+		"--clip", "2.8:3.2", "--out", join(dir, "b"), "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	if sum["predictions"] != 52.0 || sum["predictions_nan"] != 2.0 {
 		t.Errorf("summary %v", sum)
@@ -266,7 +266,7 @@ func TestCompleteOutliers(t *testing.T) {
 	pairsPath := join(dir, "pairs.tsv")
 	pairs := rs.writePairs(t, pairsPath, 300)
 	errOf := func(out string, alpha string) (float64, map[string]any) {
-		r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json")
+		r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json", "--quiet")
 		pred := readPredictions(t, join(out, "predictions.tsv"))
 		var sq float64
 		for k, q := range pairs {
@@ -371,7 +371,7 @@ func TestCompleteBiases(t *testing.T) {
 	const sigma = 0.05
 	newRatingSet(t, in, 150, 100, 0.4, sigma, 0, 23)
 	out := join(dir, "model")
-	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "6", "--biases", "--holdout", "0.1", "--seed", "7", "--out", out, "--json")
+	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "6", "--biases", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	rmse, bias := sum["holdout_rmse"].(float64), sum["bias_baseline_rmse"].(float64)
 	if rmse > 2*sigma || bias < 3*rmse {

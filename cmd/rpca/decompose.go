@@ -170,6 +170,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	prog.warnUnconverged(res)
 	sum := &decomposeSummary{
 		Command: "decompose", Method: res.Method, Input: f.in, InputFormat: in.format,
 		D1: in.d1, D2: in.d2, Partial: in.obs != nil || f.p < 1,

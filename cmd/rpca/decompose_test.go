@@ -492,3 +492,34 @@ func TestDecomposeReportsRankUsed(t *testing.T) {
 		t.Errorf("rank %v, rank_requested %v; want 3 and 1", sum["rank"], sum["rank_requested"])
 	}
 }
+
+// TestDecomposeWarnsWhenNotConverged: GD's paper update slows down with
+// the condition number, and a rank-3 matrix plus an offset of 10³ (κ about
+// 10³ at rank 4) keeps it short of every tolerance within 200 iterations.
+// The run succeeds, the summary says max-iter, and stderr carries one
+// warning line that says the answer may be wrong and what to try; the
+// scaled update on the same data converges and says nothing.
+func TestDecomposeWarnsWhenNotConverged(t *testing.T) {
+	dir := t.TempDir()
+	in := testInstance(t, 60, 50, 3, 0, 31)
+	var y mat.Dense
+	y.Apply(func(_, _ int, v float64) float64 { return v + 1e3 }, truthM(in))
+	path := join(dir, "Y.csv")
+	writeFile(t, path, func(w io.Writer) error { return formats.WriteDelimited(w, &y, ",") })
+	r := runCLI(t, context.Background(), "decompose", "--in", path, "--rank", "4", "--method", "gd", "--max-iter", "200", "--out", join(dir, "gd"))
+	if r.code != 0 || !strings.Contains(r.stdout, "(max-iter)") {
+		t.Fatalf("gd: exit %d, stdout %q", r.code, r.stdout)
+	}
+	if !strings.HasPrefix(r.stderr, "rpca: warning: gd stopped at its iteration cap after 200 iterations without converging") ||
+		strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--method accaltproj") {
+		t.Errorf("gd: stderr %q", r.stderr)
+	}
+	r = mustRun(t, "decompose", "--in", path, "--rank", "4", "--method", "scaledgd", "--out", join(dir, "scaled"), "--json")
+	if sum := readJSON(t, r.stdout); sum["stop_reason"] == "max-iter" {
+		t.Errorf("scaledgd: stop reason %v", sum["stop_reason"])
+	}
+	r = runCLI(t, context.Background(), "decompose", "--in", path, "--rank", "4", "--method", "gd", "--max-iter", "200", "--quiet", "--out", join(dir, "quiet"))
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("gd --quiet: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -189,6 +189,7 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 	if err != nil {
 		return nil, err
 	}
+	prog.warnUnconverged(res)
 	sum := &synthSummary{
 		Method: m.Name(), D1: cfg.D1, D2: cfg.D2, Rank: cfg.Rank, Alpha: cfg.Alpha, P: f.p,
 		Corruption: cfg.Corruption.String(), Seed: cfg.Seed,

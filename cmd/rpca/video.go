@@ -521,6 +521,7 @@ func (f *videoFlags) separate(ctx context.Context, e *env, seq *video.Sequence, 
 		}
 		return nil, nil, err // the error chain is kept; main prints "rpca: " once
 	}
+	prog.warnUnconverged(res)
 	sum.Method = res.Method
 	sum.Rank = res.U.RawMatrix().Cols // the rank the method used (IALM finds its own)
 	sum.MaxIter, sum.FactorTol, sum.ResidualTol = f.maxIter, f.factorTol, f.tol
