@@ -15,6 +15,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/ratings"
 )
 
@@ -270,18 +271,15 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	predict := func(i, j int) float64 { return f.clipValue(dotRows(res.U, i, res.V, j)) }
 	// Training RMSE over the ratings not set aside as outliers.
-	var sq float64
-	nt := 0
+	var train metrics.RMS
 	for k, v := range tr.Val {
 		if res.S.NNZ() > 0 && res.S.At(tr.Row[k], tr.Col[k]) != 0 {
 			continue
 		}
-		d := v - dotRows(res.U, tr.Row[k], res.V, tr.Col[k])
-		sq += d * d
-		nt++
+		train.Add(v - dotRows(res.U, tr.Row[k], res.V, tr.Col[k]))
 	}
-	if nt > 0 {
-		sum.TrainRMSE = finite(math.Sqrt(sq / float64(nt)))
+	if train.Len() > 0 {
+		sum.TrainRMSE = finite(train.Value())
 	}
 	if held != nil {
 		f.evaluate(sum, r, held, fit, tr, predict, bias)
@@ -501,12 +499,12 @@ func trainingSet(r *formats.Ratings, held []bool) (*fitted, *formats.Triplets) {
 
 // evaluate fills the held-out errors of sum.
 func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held []bool, fit *fitted, tr *formats.Triplets, predict func(i, j int) float64, bias *ratings.Biases) {
-	var mean float64
-	for _, v := range tr.Val {
-		mean += v
+	var mean float64 // running mean, which cannot overflow
+	for k, v := range tr.Val {
+		mean += (v - mean) / float64(k+1)
 	}
-	mean /= float64(tr.Len())
-	var sq, abs, base, bsq float64
+	var sq, base, bsq metrics.RMS
+	var abs float64
 	n := 0
 	for k, h := range held {
 		if !h {
@@ -520,23 +518,21 @@ func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held 
 			continue
 		}
 		d := predict(i, j) - r.Val[k]
-		sq += d * d
-		abs += math.Abs(d)
-		b := f.clipValue(mean) - r.Val[k]
-		base += b * b
+		sq.Add(d)
+		abs += math.Abs(d) / float64(len(held))
+		base.Add(f.clipValue(mean) - r.Val[k])
 		if bias != nil {
-			d := f.clipValue(bias.Predict(i, j)) - r.Val[k]
-			bsq += d * d
+			bsq.Add(f.clipValue(bias.Predict(i, j)) - r.Val[k])
 		}
 		n++
 	}
 	sum.Holdout = f.holdout
 	if n > 0 {
-		sum.HoldoutRMSE = finite(math.Sqrt(sq / float64(n)))
-		sum.HoldoutMAE = finite(abs / float64(n))
-		sum.BaselineRMSE = finite(math.Sqrt(base / float64(n)))
+		sum.HoldoutRMSE = finite(sq.Value())
+		sum.HoldoutMAE = finite(abs * float64(len(held)) / float64(n))
+		sum.BaselineRMSE = finite(base.Value())
 		if bias != nil {
-			sum.BiasRMSE = finite(math.Sqrt(bsq / float64(n)))
+			sum.BiasRMSE = finite(bsq.Value())
 		}
 	}
 }
