@@ -63,7 +63,7 @@ DIR appears complete or not at all; an existing non-empty DIR needs --force):
 
 With --p < 1 (--method gd) the method sees only a random fraction p of the
 entries (the paper's subsampling, Section 4.2): less memory and time. With
---truth DIR (as written by 'rpca synth --save DIR') the true relative error
+--truth DIR (as written by 'rpca synth --out DIR') the true relative error
 ‖M − M*‖_F/‖M*‖_F is reported.
 
 A common offset of all entries (a mean far from 0 compared with their

@@ -445,9 +445,9 @@ func (d denseEntries) Do(fn func(i, j int, v float64)) {
 func TestForceOwnership(t *testing.T) {
 	dir := t.TempDir()
 	inst := join(dir, "inst")
-	mustRun(t, "synth", "--d", "40", "--rank", "2", "--alpha", "0.05", "--save", inst, "--no-solve")
+	mustRun(t, "synth", "--d", "40", "--rank", "2", "--alpha", "0.05", "--out", inst, "--no-solve")
 	if _, err := os.Stat(join(inst, formats.OwnerMarker)); err != nil {
-		t.Fatalf("synth --save wrote no marker: %v", err)
+		t.Fatalf("synth --out wrote no marker: %v", err)
 	}
 	y := join(inst, "Y.npy")
 	before, err := os.ReadFile(y)

@@ -30,17 +30,14 @@ type robustCase struct {
 	args []string // without --out
 }
 
-// checkRobust runs the cases of command cmd, each with --out (synth:
-// --save) in a fresh directory.
+// checkRobust runs the cases of command cmd, each with --out in a fresh
+// directory.
 func checkRobust(t *testing.T, cmd string, cases []robustCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(cmd+"/"+c.name, func(t *testing.T) {
 			parent := t.TempDir()
 			outFlag := "--out"
-			if cmd == "synth" {
-				outFlag = "--save"
-			}
 			args := append([]string{cmd, outFlag, filepath.Join(parent, "out")}, c.args...)
 			if cmd == "experiment" { // the experiment's name comes first
 				args = append([]string{cmd, c.args[0], outFlag, filepath.Join(parent, "out")}, c.args[1:]...)
@@ -234,7 +231,7 @@ func TestSynthRobust(t *testing.T) {
 		{"magnitude negative", 2, []string{"magnitude"}, []string{"--d", "10", "--rank", "1", "--magnitude", "-1"}},
 		{"corruption unknown", 2, []string{"--corruption"}, []string{"--d", "10", "--rank", "1", "--corruption", "adversarial"}},
 		{"target error negative", 2, []string{"--target-error"}, []string{"--d", "10", "--rank", "1", "--target-error", "-1"}},
-		{"no-solve without save", 2, []string{"--no-solve"}, []string{"--d", "10", "--rank", "1", "--no-solve", "--save", ""}},
+		{"no-solve without save", 2, []string{"--no-solve"}, []string{"--d", "10", "--rank", "1", "--no-solve", "--out", ""}},
 		{"unknown method", 2, []string{"unknown --method"}, []string{"--d", "10", "--rank", "1", "--method", "pca"}},
 		{"dense-only method with p", 2, []string{"--p"}, []string{"--d", "10", "--rank", "1", "--method", "accaltproj", "--p", "0.5"}},
 		{"step rule unknown", 2, []string{"--step-rule"}, []string{"--d", "10", "--rank", "1", "--method", "gd", "--step-rule", "newton"}},
@@ -279,7 +276,7 @@ func TestOutputNotCreatable(t *testing.T) {
 	for _, args := range [][]string{
 		{"decompose", "--in", y, "--rank", "2"},
 		{"complete", "--in", ratings, "--rank", "1"},
-		{"synth", "--d", "30", "--rank", "2", "--save", out},
+		{"synth", "--d", "30", "--rank", "2", "--out", out},
 		{"synth", "--d", "30", "--rank", "2", "--save", out, "--no-solve"},
 	} {
 		if args[0] != "synth" {

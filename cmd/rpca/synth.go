@@ -28,7 +28,7 @@ type synthFlags struct {
 	corruption  string
 	magnitude   float64
 	targetError float64
-	save        string // --save DIR: write the generated instance
+	save        string // --out DIR: write the generated instance
 	force       bool
 	noSolve     bool
 	kappa       float64
@@ -45,7 +45,7 @@ column). With --p < 1 only a random fraction p of the entries is generated
 (Algorithm 2) runs on them. Progress goes to stderr, the summary to stdout;
 the relative error ‖UVᵀ − M*‖_F/‖M*‖_F is computed from the factors.
 
-With --save DIR the generated instance is written so that others can
+With --out DIR the generated instance is written so that others can
 rerun it (for example with 'rpca decompose --in DIR/Y.npy --truth DIR'):
   Y.npy          the data Y = M* + S* (Y.mtx, Matrix Market coordinate
                  with the observed entries only, when --p < 1)
@@ -64,9 +64,10 @@ DIR appears complete or not at all, after the solve (or at once with
 	fs.Float64Var(&f.magnitude, "magnitude", 0, "corruption scale c (0: 5r/√(d1·d2))")
 	fs.Float64Var(&f.kappa, "kappa", 0, "condition number κ of M*: singular values evenly spaced over [1/κ, 1] (0: the paper's model)")
 	fs.Float64Var(&f.targetError, "target-error", 0, "also stop as soon as the true relative error is at most this (0: off)")
-	fs.StringVar(&f.save, "save", "", "write the generated instance (Y, A, B, S, instance.json) into this directory")
-	fs.BoolVar(&f.force, "force", false, "with --save: replace the directory if it exists and is not empty")
-	fs.BoolVar(&f.noSolve, "no-solve", false, "with --save: only generate and save the instance, do not solve it")
+	fs.StringVar(&f.save, "out", "", "write the generated instance (Y, A, B, S, instance.json) into this directory")
+	fs.StringVar(&f.save, "save", "", "the older name of --out")
+	fs.BoolVar(&f.force, "force", false, "with --out: replace the directory if it exists and is not empty")
+	fs.BoolVar(&f.noSolve, "no-solve", false, "with --out: only generate and save the instance, do not solve it")
 	return fs
 }
 
@@ -128,7 +129,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if f.noSolve && f.save == "" {
-		return fmt.Errorf("--no-solve needs --save DIR: %w", errUsage)
+		return fmt.Errorf("--no-solve needs --out DIR: %w", errUsage)
 	}
 	if f.save != "" {
 		if err := checkOutputDir(f.save, f.force); err != nil {
@@ -264,7 +265,7 @@ func generate(cfg synth.Config, partial bool) (*synth.Instance, time.Duration, e
 	return in, time.Since(t0), err
 }
 
-// instanceFile is instance.json of "rpca synth --save".
+// instanceFile is instance.json of "rpca synth --out".
 type instanceFile struct {
 	Generator  string  `json:"generator"`
 	D1         int     `json:"d1"`

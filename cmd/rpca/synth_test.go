@@ -24,7 +24,7 @@ func TestSynthSaveDecompose(t *testing.T) {
 			dir := t.TempDir()
 			inst := join(dir, "inst")
 			r := mustRun(t, "synth", "--d1", "150", "--d2", "120", "--rank", "3", "--alpha", "0.05", "--corruption", "deterministic",
-				"--p", c.p, "--seed", "5", "--save", inst, "--json")
+				"--p", c.p, "--seed", "5", "--out", inst, "--json")
 			sum := readJSON(t, r.stdout)
 			if sum["saved"] != inst {
 				t.Errorf("summary saved = %v", sum["saved"])
@@ -68,19 +68,19 @@ func TestSynthSaveDecompose(t *testing.T) {
 func TestSynthSaveOnlyAndErrors(t *testing.T) {
 	dir := t.TempDir()
 	inst := join(dir, "inst")
-	r := mustRun(t, "synth", "--d", "60", "--rank", "2", "--save", inst, "--no-solve")
+	r := mustRun(t, "synth", "--d", "60", "--rank", "2", "--out", inst, "--no-solve")
 	if !strings.Contains(r.stdout, "wrote "+inst) || strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("stdout %q", r.stdout)
 	}
 	if got := fmt.Sprint(listDir(t, inst)); got != "[A.npy B.npy S.mtx Y.npy instance.json]" {
 		t.Fatalf("saved files %s", got)
 	}
-	wantError(t, 1, []string{"inst", "exists and is not empty", "--force"}, "synth", "--d", "60", "--rank", "2", "--save", inst, "--no-solve")
+	wantError(t, 1, []string{"inst", "exists and is not empty", "--force"}, "synth", "--d", "60", "--rank", "2", "--out", inst, "--no-solve")
 	mustRun(t, "synth", "--d", "60", "--rank", "2", "--seed", "9", "--save", inst, "--no-solve", "--force")
 	if info := readJSONFile(t, join(inst, "instance.json")); info["seed"] != 9.0 {
 		t.Errorf("--force did not replace the instance: seed %v", info["seed"])
 	}
-	wantError(t, 2, []string{"--no-solve", "--save"}, "synth", "--d", "60", "--no-solve")
+	wantError(t, 2, []string{"--no-solve", "--out"}, "synth", "--d", "60", "--no-solve")
 	if got := fmt.Sprint(listDir(t, dir)); got != "[inst]" {
 		t.Errorf("leftovers %v", got)
 	}
