@@ -1,6 +1,8 @@
-// Package ratings holds the parts of rating completion that live around
-// the robust low-rank fit: for now the regularised bias model, the
-// baseline every recommender is compared with.
+// Package ratings is rating completion around the paper's robust low-rank
+// fit for partial observations (Algorithm 2): a held-out split, the id
+// mapping, a baseline (the median, or the regularised bias model every
+// recommender is compared with), the fit of what the baseline leaves, and
+// prediction and evaluation with the fitted model.
 package ratings
 
 import (

@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,7 +14,6 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
-	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/ratings"
 )
 
@@ -155,13 +153,6 @@ type completeSummary struct {
 	Files                 []string `json:"files"`
 }
 
-// fitted maps the ids of the ratings file to the rows and columns of the
-// fitted matrix: only ids with at least one training rating are fitted.
-type fitted struct {
-	rowIDs, colIDs []string       // fitted index → id
-	row, col       map[string]int // id → fitted index
-}
-
 func runComplete(ctx context.Context, e *env, args []string) error {
 	var f completeFlags
 	fs := f.register(e)
@@ -200,94 +191,67 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
-	held := f.split(r.Len())
-	fit, tr := trainingSet(r, held)
-	d1, d2 := len(fit.rowIDs), len(fit.colIDs)
-	if f.rank >= min(d1, d2) {
-		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
-			f.rank, min(d1, d2), d1, d2, errUsage)
+	if need := 150 * float64(r.Len()); need > availableMemory() {
+		return fmt.Errorf("%s: %d ratings need about %.1f GB, more than this machine has free", f.in, r.Len(), need/1e9)
 	}
-	if need := 150 * float64(tr.Len()); need > availableMemory() {
-		return fmt.Errorf("%s: %d ratings need about %.1f GB, more than this machine has free", f.in, tr.Len(), need/1e9)
+	held := ratings.HoldOut(r.Len(), f.holdout, f.seed)
+	fitOpt := ratings.Options{Rank: f.rank, Alpha: f.alpha, Method: method, Settings: f.settings(), Baseline: ratings.BaselineMedian}
+	switch {
+	case f.biases:
+		fitOpt.Baseline = ratings.BaselineBiases
+	case !f.center:
+		fitOpt.Baseline = ratings.BaselineNone
 	}
-	offset := 0.0
-	vals := tr.Val
-	var bias *ratings.Biases
-	if f.biases {
-		var err error
-		if bias, err = ratings.FitBiases(d1, d2, tr.Row, tr.Col, tr.Val, ratings.DefaultRegRow, ratings.DefaultRegCol, ratings.DefaultSweeps); err != nil {
-			return fmt.Errorf("%s: %w", f.in, err)
-		}
-		vals = make([]float64, len(tr.Val))
-		for k, v := range tr.Val {
-			vals[k] = v - bias.Predict(tr.Row[k], tr.Col[k])
-		}
-	} else if f.center {
-		offset = median(tr.Val)
-		vals = make([]float64, len(tr.Val))
-		for k, v := range tr.Val {
-			vals[k] = v - offset
-		}
-	}
-	obs, err := rpca.NewObserved(d1, d2, tr.Row, tr.Col, vals)
-	if err != nil {
-		return fmt.Errorf("%s: %v", f.in, strings.TrimPrefix(err.Error(), "rpca: "))
+	if f.clip != "" {
+		fitOpt.Clip = &[2]float64{f.clipLo, f.clipHi}
 	}
 	if g, ok := method.(*rpca.GD); ok {
 		g.SampleRate = 0
 	}
-	s := f.settings()
 	prog := newProgress(e, &f.solveFlags)
-	s.Callback = prog.callback
-	prog.stage("solving with %s on %d ratings (initialization, then iterations)", method.Name(), obs.Len())
-	res, err := rpca.Solve(ctx, &rpca.Problem{Observed: obs}, s, method)
+	fitOpt.Settings.Callback = prog.callback
+	prog.stage("solving with %s on the training ratings (initialization, then iterations)", method.Name())
+	model, err := ratings.Fit(ctx, r, held, fitOpt)
 	prog.done()
-	if err != nil {
+	var rankErr *ratings.RankError
+	switch {
+	case errors.As(err, &rankErr):
+		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
+			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2, errUsage)
+	case errors.Is(err, rpca.ErrBadInput):
+		return fmt.Errorf("%s: %w", f.in, err)
+	case err != nil:
 		return err
 	}
+	res := model.Result
 	prog.warnUnconverged(res)
-	switch {
-	case bias != nil:
-		// M = mean + b_row·1ᵀ + 1·b_colᵀ + U·Vᵀ = [U, mean + b_row, 1]·[V, 1, b_col]ᵀ.
-		rowPart := make([]float64, d1)
-		for i := range rowPart {
-			rowPart[i] = bias.Mean + bias.Row[i]
-		}
-		res.U = appendVector(appendVector(res.U, rowPart), constant(d1, 1))
-		res.V = appendVector(appendVector(res.V, constant(d2, 1)), bias.Col)
-	case f.center:
-		// M = offset + U·Vᵀ = [U, offset·1]·[V, 1]ᵀ.
-		res.U, res.V = appendColumn(res.U, offset), appendColumn(res.V, 1)
-	}
+	d1, d2 := model.Train.D1, model.Train.D2
 
 	sum := &completeSummary{
 		Command: "complete", Method: res.Method, Input: f.in, Ratings: r.Len(), RowIDs: r.D1, ColIDs: r.D2,
-		D1: d1, D2: d2, Observed: obs.Len(), Rank: f.rank, Alpha: f.alpha, Seed: f.seed, Params: res.Params,
+		D1: d1, D2: d2, Observed: model.Train.Len(), Rank: f.rank, Alpha: f.alpha, Seed: f.seed, Params: res.Params,
 		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
-		Residual: finite(res.Residual), Outliers: res.S.NNZ(), Offset: offset, Output: f.out,
+		Residual: finite(res.Residual), Outliers: res.S.NNZ(), Offset: model.Offset, Output: f.out,
+		TrainRMSE: finite(model.TrainRMSE()),
 	}
 	if f.clip != "" {
 		sum.Clip = []float64{f.clipLo, f.clipHi}
 	}
-	predict := func(i, j int) float64 { return f.clipValue(dotRows(res.U, i, res.V, j)) }
-	// Training RMSE over the ratings not set aside as outliers.
-	var train metrics.RMS
-	for k, v := range tr.Val {
-		if res.S.NNZ() > 0 && res.S.At(tr.Row[k], tr.Col[k]) != 0 {
-			continue
-		}
-		train.Add(v - dotRows(res.U, tr.Row[k], res.V, tr.Col[k]))
-	}
-	if train.Len() > 0 {
-		sum.TrainRMSE = finite(train.Value())
-	}
 	if held != nil {
-		f.evaluate(sum, r, held, fit, tr, predict, bias)
+		ev := model.Evaluate(r, held)
+		sum.Holdout = f.holdout
+		sum.HoldoutRatings, sum.HoldoutSkipped = ev.Ratings, ev.Skipped
+		if ev.Ratings > ev.Skipped {
+			sum.HoldoutRMSE, sum.HoldoutMAE, sum.BaselineRMSE = finite(ev.RMSE), finite(ev.MAE), finite(ev.MeanRMSE)
+			if model.Biases != nil {
+				sum.BiasRMSE = finite(ev.BiasRMSE)
+			}
+		}
 	}
 	var preds []float64
 	if pairs != nil {
 		var fallback int
-		if preds, fallback, err = f.predictPairs(pairs, fit, predict, bias); err != nil {
+		if preds, fallback, err = f.predictPairs(pairs, model); err != nil {
 			return err
 		}
 		sum.PredictionsFromBiases = fallback
@@ -305,7 +269,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		for _, m := range []struct {
 			name string
 			m    *mat.Dense
-		}{{"U", res.U}, {"V", res.V}} {
+		}{{"U", model.U}, {"V", model.V}} {
 			name, err := f.writeMatrix(d, m.name, m.m)
 			if err != nil {
 				return nil, err
@@ -315,7 +279,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		for _, l := range []struct {
 			name string
 			ids  []string
-		}{{"rows.txt", fit.rowIDs}, {"cols.txt", fit.colIDs}} {
+		}{{"rows.txt", model.RowIDs}, {"cols.txt", model.ColIDs}} {
 			if err := formats.WriteFileAtomic(d.Join(l.name), func(w io.Writer) error { return writeLines(w, l.ids) }); err != nil {
 				return nil, err
 			}
@@ -332,7 +296,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		}
 		if res.S.NNZ() > 0 {
 			if err := formats.WriteFileAtomic(d.Join("outliers.tsv"), func(w io.Writer) error {
-				return writeOutliers(w, res, obs, fit, offset)
+				return writeOutliers(w, model)
 			}); err != nil {
 				return nil, err
 			}
@@ -350,7 +314,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %d×%d with %d ratings, r=%d, α=%g: %d iterations in %.2fs (%s); training RMSE %.4g",
-		sum.Method, d1, d2, obs.Len(), f.rank, f.alpha, sum.Iterations, sum.Seconds, sum.StopReason, sum.TrainRMSE)
+		sum.Method, d1, d2, model.Train.Len(), f.rank, f.alpha, sum.Iterations, sum.Seconds, sum.StopReason, sum.TrainRMSE)
 	if held != nil {
 		fmt.Fprintf(&b, "; held-out RMSE %.4g, MAE %.4g on %d ratings (training-mean RMSE %.4g", sum.HoldoutRMSE, sum.HoldoutMAE, sum.HoldoutRatings-sum.HoldoutSkipped, sum.BaselineRMSE)
 		if sum.BiasRMSE != nil {
@@ -431,136 +395,29 @@ func (f *completeFlags) delimiter() string {
 	return f.delim
 }
 
-// clipValue applies --clip.
-func (f *completeFlags) clipValue(v float64) float64 {
-	if f.clip == "" || math.IsNaN(v) {
-		return v
-	}
-	return math.Min(math.Max(v, f.clipLo), f.clipHi)
-}
-
-// split returns which of n ratings are held out (nil: none), a random
-// subset of round(holdout·n), at least one, drawn with --seed.
-func (f *completeFlags) split(n int) []bool {
-	if f.holdout == 0 {
-		return nil
-	}
-	k := max(1, int(math.Round(f.holdout*float64(n))))
-	if k >= n {
-		k = n - 1
-	}
-	rng := rand.New(rand.NewPCG(f.seed, 0x6b0d0e7a11c0de))
-	held := make([]bool, n)
-	// Floyd's algorithm: k distinct indices uniformly at random.
-	for j := n - k; j < n; j++ {
-		t := rng.IntN(j + 1)
-		if held[t] {
-			t = j
-		}
-		held[t] = true
-	}
-	return held
-}
-
-// trainingSet returns the fitted ids and the training ratings in fitted
-// indices: all ratings not held out, and only ids that have one.
-func trainingSet(r *formats.Ratings, held []bool) (*fitted, *formats.Triplets) {
-	fit := &fitted{row: map[string]int{}, col: map[string]int{}}
-	rowMap := make([]int, r.D1)
-	colMap := make([]int, r.D2)
-	for i := range rowMap {
-		rowMap[i] = -1
-	}
-	for j := range colMap {
-		colMap[j] = -1
-	}
-	n := r.Len()
-	tr := &formats.Triplets{Row: make([]int, 0, n), Col: make([]int, 0, n), Val: make([]float64, 0, n)}
-	for k, v := range r.Val {
-		if held != nil && held[k] {
-			continue
-		}
-		i, j := r.Row[k], r.Col[k]
-		if rowMap[i] < 0 {
-			rowMap[i] = len(fit.rowIDs)
-			fit.rowIDs = append(fit.rowIDs, r.RowIDs[i])
-			fit.row[r.RowIDs[i]] = rowMap[i]
-		}
-		if colMap[j] < 0 {
-			colMap[j] = len(fit.colIDs)
-			fit.colIDs = append(fit.colIDs, r.ColIDs[j])
-			fit.col[r.ColIDs[j]] = colMap[j]
-		}
-		tr.Row, tr.Col, tr.Val = append(tr.Row, rowMap[i]), append(tr.Col, colMap[j]), append(tr.Val, v)
-	}
-	tr.D1, tr.D2 = len(fit.rowIDs), len(fit.colIDs)
-	return fit, tr
-}
-
-// evaluate fills the held-out errors of sum.
-func (f *completeFlags) evaluate(sum *completeSummary, r *formats.Ratings, held []bool, fit *fitted, tr *formats.Triplets, predict func(i, j int) float64, bias *ratings.Biases) {
-	var mean float64 // running mean, which cannot overflow
-	for k, v := range tr.Val {
-		mean += (v - mean) / float64(k+1)
-	}
-	var sq, base, bsq metrics.RMS
-	var abs float64
-	n := 0
-	for k, h := range held {
-		if !h {
-			continue
-		}
-		sum.HoldoutRatings++
-		i, ok1 := fit.row[r.RowIDs[r.Row[k]]]
-		j, ok2 := fit.col[r.ColIDs[r.Col[k]]]
-		if !ok1 || !ok2 {
-			sum.HoldoutSkipped++
-			continue
-		}
-		d := predict(i, j) - r.Val[k]
-		sq.Add(d)
-		abs += math.Abs(d) / float64(len(held))
-		base.Add(f.clipValue(mean) - r.Val[k])
-		if bias != nil {
-			bsq.Add(f.clipValue(bias.Predict(i, j)) - r.Val[k])
-		}
-		n++
-	}
-	sum.Holdout = f.holdout
-	if n > 0 {
-		sum.HoldoutRMSE = finite(sq.Value())
-		sum.HoldoutMAE = finite(abs * float64(len(held)) / float64(n))
-		sum.BaselineRMSE = finite(base.Value())
-		if bias != nil {
-			sum.BiasRMSE = finite(bsq.Value())
-		}
-	}
-}
-
 // predictPairs predicts every pair; unknown ids are an error, NaN, or the
 // bias model's prediction (--unknown), whose count it returns.
-func (f *completeFlags) predictPairs(p *formats.Pairs, fit *fitted, predict func(i, j int) float64, bias *ratings.Biases) ([]float64, int, error) {
+func (f *completeFlags) predictPairs(p *formats.Pairs, m *ratings.Model) ([]float64, int, error) {
 	out := make([]float64, p.Len())
 	fallback := 0
 	for k := range out {
-		i, ok1 := fit.row[p.Row[k]]
-		j, ok2 := fit.col[p.Col[k]]
+		i, j, ok1, ok2 := m.Index(p.Row[k], p.Col[k])
 		if ok1 && ok2 {
-			out[k] = predict(i, j)
+			out[k] = m.Predict(i, j)
 			continue
 		}
 		switch {
 		case f.unknown == "nan":
 			out[k] = math.NaN()
 			continue
-		case f.unknown == "bias" && bias != nil:
+		case f.unknown == "bias" && m.Biases != nil:
 			if !ok1 {
 				i = -1 // no row bias
 			}
 			if !ok2 {
 				j = -1
 			}
-			out[k] = f.clipValue(bias.Predict(i, j))
+			out[k] = m.PredictBiases(i, j)
 			fallback++
 			continue
 		}
@@ -574,16 +431,6 @@ func (f *completeFlags) predictPairs(p *formats.Pairs, fit *fitted, predict func
 	return out, fallback, nil
 }
 
-// dotRows returns U[i]·V[j].
-func dotRows(u *mat.Dense, i int, v *mat.Dense, j int) float64 {
-	a, b := u.RawRowView(i), v.RawRowView(j)
-	var s float64
-	for k := range a {
-		s += a[k] * b[k]
-	}
-	return s
-}
-
 // writeLines writes one string a line.
 func writeLines(w io.Writer, lines []string) error {
 	for _, l := range lines {
@@ -594,65 +441,23 @@ func writeLines(w io.Writer, lines []string) error {
 	return nil
 }
 
-// writeOutliers writes the ratings in the support of S with ids, the
-// rating and the fitted value U[i]·V[j].
-func writeOutliers(w io.Writer, res *rpca.Result, obs *rpca.Observed, fit *fitted, offset float64) error {
+// writeOutliers writes the training ratings that the model set aside as
+// outliers, with ids, the rating and the fitted value U[i]·V[j].
+func writeOutliers(w io.Writer, m *ratings.Model) error {
 	if _, err := io.WriteString(w, "# row\tcol\trating\tfitted\n"); err != nil {
 		return err
 	}
-	var err error
-	obs.Do(func(i, j int, y float64) {
-		if err != nil || res.S.At(i, j) == 0 {
-			return
+	tr := m.Train
+	for k, v := range tr.Val {
+		if !m.IsOutlier(k) {
+			continue
 		}
-		line := fit.rowIDs[i] + "\t" + fit.colIDs[j] + "\t" + strconv.FormatFloat(y+offset, 'g', -1, 64) + "\t" +
-			strconv.FormatFloat(dotRows(res.U, i, res.V, j), 'g', -1, 64) + "\n"
-		_, err = io.WriteString(w, line)
-	})
-	return err
-}
-
-// median returns the median of x (the mean of the middle two for an even
-// length); x is not modified.
-func median(x []float64) float64 {
-	y := slices.Clone(x)
-	slices.Sort(y)
-	n := len(y)
-	if n%2 == 1 {
-		return y[n/2]
+		i, j := tr.Row[k], tr.Col[k]
+		line := m.RowIDs[i] + "\t" + m.ColIDs[j] + "\t" + strconv.FormatFloat(v, 'g', -1, 64) + "\t" +
+			strconv.FormatFloat(m.Fitted(i, j), 'g', -1, 64) + "\n"
+		if _, err := io.WriteString(w, line); err != nil {
+			return err
+		}
 	}
-	return (y[n/2-1] + y[n/2]) / 2
-}
-
-// appendColumn returns [m, c·1].
-// appendVector returns m with the column c appended.
-func appendVector(m *mat.Dense, c []float64) *mat.Dense {
-	r, k := m.Dims()
-	out := mat.NewDense(r, k+1, nil)
-	for i := 0; i < r; i++ {
-		row := out.RawRowView(i)
-		copy(row, m.RawRowView(i))
-		row[k] = c[i]
-	}
-	return out
-}
-
-// constant returns n copies of c.
-func constant(n int, c float64) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = c
-	}
-	return out
-}
-
-func appendColumn(m *mat.Dense, c float64) *mat.Dense {
-	r, k := m.Dims()
-	out := mat.NewDense(r, k+1, nil)
-	for i := 0; i < r; i++ {
-		row := out.RawRowView(i)
-		copy(row, m.RawRowView(i))
-		row[k] = c
-	}
-	return out
+	return nil
 }

@@ -1,0 +1,374 @@
+package ratings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/metrics"
+)
+
+// Baseline is the part of the model fitted before the low-rank part.
+type Baseline string
+
+// The baselines of [Fit].
+const (
+	// BaselineMedian subtracts the median training rating m, so that a
+	// rating scale far from 0 (say 1 to 5) does not dominate the fit and
+	// the outlier estimate T_α compares deviations; the zero value.
+	BaselineMedian Baseline = "median"
+	// BaselineBiases subtracts the regularised bias model of [FitBiases]
+	// (mean, row and column biases with the default regularisation).
+	BaselineBiases Baseline = "biases"
+	// BaselineNone fits the raw ratings.
+	BaselineNone Baseline = "none"
+)
+
+// Options configures [Fit].
+type Options struct {
+	// Rank is r, the rank of the low-rank part (≥ 1, below the number of
+	// distinct training rows and columns).
+	Rank int
+	// Alpha is α, the largest fraction of outlier ratings per row and
+	// column; 0 is plain matrix completion.
+	Alpha float64
+	// Baseline is what is fitted before the low-rank part; "" means
+	// BaselineMedian.
+	Baseline Baseline
+	// Method fits the low-rank part; nil means the paper's Algorithm 2
+	// (&rpca.GD{}). It must accept partial observations.
+	Method rpca.Method
+	// Settings are passed to rpca.Solve, with Rank and Alpha replaced by
+	// the fields above.
+	Settings rpca.Settings
+	// Clip, when non-nil, bounds every prediction to [Clip[0], Clip[1]].
+	Clip *[2]float64
+}
+
+// RankError reports a rank that the training ratings cannot support.
+type RankError struct {
+	Rank, D1, D2 int
+}
+
+func (e *RankError) Error() string {
+	return fmt.Sprintf("ratings: rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns",
+		e.Rank, min(e.D1, e.D2), e.D1, e.D2)
+}
+
+// Model is a fitted completion model: the prediction for fitted row i and
+// column j is U[i]·V[j], clipped to Options.Clip. Only ids with at least
+// one training rating are fitted.
+type Model struct {
+	// RowIDs and ColIDs are the ids of the fitted rows and columns, in
+	// the order of the rows of U and V.
+	RowIDs, ColIDs []string
+	// U and V are the factors with the baseline folded in: for
+	// BaselineMedian one more column each ([U, m·1] and [V, 1]), for
+	// BaselineBiases two ([U, mean + b_row, 1] and [V, 1, b_col]), none
+	// for BaselineNone.
+	U, V *mat.Dense
+	// Offset is the median subtracted by BaselineMedian (0 otherwise).
+	Offset float64
+	// Biases is the bias model of BaselineBiases (nil otherwise).
+	Biases *Biases
+	// Result is the solver's result on the ratings minus the baseline
+	// (its U and V are replaced by the ones above); Result.S holds the
+	// ratings set aside as outliers, in fitted indices.
+	Result *rpca.Result
+	// Train holds the training ratings in fitted indices.
+	Train *formats.Triplets
+	// TrainMean is the mean training rating.
+	TrainMean float64
+
+	rowIndex, colIndex map[string]int
+	clip               *[2]float64
+}
+
+// HoldOut returns which of n ratings to hold out: a uniformly random
+// subset of round(frac·n) of them (at least one, at most n − 1), drawn
+// from seed; nil when frac is 0.
+func HoldOut(n int, frac float64, seed uint64) []bool {
+	if frac == 0 || n < 2 {
+		return nil
+	}
+	k := min(max(1, int(math.Round(frac*float64(n)))), n-1)
+	rng := rand.New(rand.NewPCG(seed, 0x6b0d0e7a11c0de))
+	held := make([]bool, n)
+	// Floyd's algorithm: k distinct indices uniformly at random.
+	for j := n - k; j < n; j++ {
+		t := rng.IntN(j + 1)
+		if held[t] {
+			t = j
+		}
+		held[t] = true
+	}
+	return held
+}
+
+// Fit fits the model to the ratings of r that are not held out (held may
+// be nil): it maps the ids that have a training rating to rows and
+// columns, subtracts the baseline, and solves for the low-rank part and
+// the outliers with opt.Method. Errors from the solver are returned as
+// they are (rpca.ErrBadInput, rpca.ErrDiverged, context.Canceled, …); a
+// rank too large for the training ratings is a *RankError.
+func Fit(ctx context.Context, r *formats.Ratings, held []bool, opt Options) (*Model, error) {
+	if held != nil && len(held) != r.Len() {
+		return nil, fmt.Errorf("ratings: %d held-out flags for %d ratings", len(held), r.Len())
+	}
+	if opt.Rank < 1 {
+		return nil, fmt.Errorf("ratings: rank %d must be at least 1", opt.Rank)
+	}
+	if c := opt.Clip; c != nil && !(c[0] <= c[1]) {
+		return nil, fmt.Errorf("ratings: clip range [%v, %v] is empty", c[0], c[1])
+	}
+	m := trainingSet(r, held)
+	m.clip = opt.Clip
+	tr := m.Train
+	d1, d2 := tr.D1, tr.D2
+	if tr.Len() == 0 {
+		return nil, errors.New("ratings: no training ratings")
+	}
+	if opt.Rank >= min(d1, d2) {
+		return nil, &RankError{Rank: opt.Rank, D1: d1, D2: d2}
+	}
+	for k, v := range tr.Val {
+		m.TrainMean += (v - m.TrainMean) / float64(k+1) // cannot overflow
+	}
+	vals := tr.Val
+	switch opt.Baseline {
+	case BaselineBiases:
+		b, err := FitBiases(d1, d2, tr.Row, tr.Col, tr.Val, DefaultRegRow, DefaultRegCol, DefaultSweeps)
+		if err != nil {
+			return nil, err
+		}
+		m.Biases = b
+		vals = make([]float64, len(tr.Val))
+		for k, v := range tr.Val {
+			vals[k] = v - b.Predict(tr.Row[k], tr.Col[k])
+		}
+	case BaselineMedian, "":
+		m.Offset = median(tr.Val)
+		vals = make([]float64, len(tr.Val))
+		for k, v := range tr.Val {
+			vals[k] = v - m.Offset
+		}
+	case BaselineNone:
+	default:
+		return nil, fmt.Errorf("ratings: unknown baseline %q (want %q, %q or %q)", opt.Baseline, BaselineMedian, BaselineBiases, BaselineNone)
+	}
+	obs, err := rpca.NewObserved(d1, d2, tr.Row, tr.Col, vals)
+	if err != nil {
+		return nil, err
+	}
+	method := opt.Method
+	if method == nil {
+		method = &rpca.GD{}
+	}
+	s := opt.Settings
+	s.Rank, s.Alpha = opt.Rank, opt.Alpha
+	res, err := rpca.Solve(ctx, &rpca.Problem{Observed: obs}, s, method)
+	if err != nil {
+		return nil, err
+	}
+	m.Result = res
+	switch {
+	case m.Biases != nil:
+		// M = mean + b_row·1ᵀ + 1·b_colᵀ + U·Vᵀ = [U, mean + b_row, 1]·[V, 1, b_col]ᵀ.
+		rowPart := make([]float64, d1)
+		for i := range rowPart {
+			rowPart[i] = m.Biases.Mean + m.Biases.Row[i]
+		}
+		m.U = appendColumn(appendColumn(res.U, rowPart), constant(d1, 1))
+		m.V = appendColumn(appendColumn(res.V, constant(d2, 1)), m.Biases.Col)
+	case opt.Baseline == BaselineNone:
+		m.U, m.V = res.U, res.V
+	default:
+		// M = m + U·Vᵀ = [U, m·1]·[V, 1]ᵀ.
+		m.U, m.V = appendColumn(res.U, constant(d1, m.Offset)), appendColumn(res.V, constant(d2, 1))
+	}
+	res.U, res.V = m.U, m.V
+	return m, nil
+}
+
+// trainingSet returns a model holding the fitted ids and the training
+// ratings in fitted indices: all ratings not held out, and only ids that
+// have one, in order of first appearance.
+func trainingSet(r *formats.Ratings, held []bool) *Model {
+	m := &Model{rowIndex: map[string]int{}, colIndex: map[string]int{}}
+	rowMap := make([]int, r.D1)
+	colMap := make([]int, r.D2)
+	for i := range rowMap {
+		rowMap[i] = -1
+	}
+	for j := range colMap {
+		colMap[j] = -1
+	}
+	n := r.Len()
+	tr := &formats.Triplets{Row: make([]int, 0, n), Col: make([]int, 0, n), Val: make([]float64, 0, n)}
+	for k, v := range r.Val {
+		if held != nil && held[k] {
+			continue
+		}
+		i, j := r.Row[k], r.Col[k]
+		if rowMap[i] < 0 {
+			rowMap[i] = len(m.RowIDs)
+			m.RowIDs = append(m.RowIDs, r.RowIDs[i])
+			m.rowIndex[r.RowIDs[i]] = rowMap[i]
+		}
+		if colMap[j] < 0 {
+			colMap[j] = len(m.ColIDs)
+			m.ColIDs = append(m.ColIDs, r.ColIDs[j])
+			m.colIndex[r.ColIDs[j]] = colMap[j]
+		}
+		tr.Row, tr.Col, tr.Val = append(tr.Row, rowMap[i]), append(tr.Col, colMap[j]), append(tr.Val, v)
+	}
+	tr.D1, tr.D2 = len(m.RowIDs), len(m.ColIDs)
+	m.Train = tr
+	return m
+}
+
+// Index returns the fitted row and column of a pair of ids, and whether
+// each is known (has a training rating).
+func (m *Model) Index(rowID, colID string) (i, j int, rowOK, colOK bool) {
+	i, rowOK = m.rowIndex[rowID]
+	j, colOK = m.colIndex[colID]
+	return i, j, rowOK, colOK
+}
+
+// Clip bounds v to Options.Clip (NaN stays NaN).
+func (m *Model) Clip(v float64) float64 {
+	if m.clip == nil || math.IsNaN(v) {
+		return v
+	}
+	return math.Min(math.Max(v, m.clip[0]), m.clip[1])
+}
+
+// Fitted returns U[i]·V[j], the fitted value of row i and column j
+// without clipping.
+func (m *Model) Fitted(i, j int) float64 {
+	a, b := m.U.RawRowView(i), m.V.RawRowView(j)
+	var s float64
+	for k := range a {
+		s += a[k] * b[k]
+	}
+	return s
+}
+
+// Predict returns the clipped prediction for fitted row i and column j.
+func (m *Model) Predict(i, j int) float64 { return m.Clip(m.Fitted(i, j)) }
+
+// PredictBiases returns the bias model's clipped prediction, with no bias
+// for an unknown row (i < 0) or column (j < 0); NaN without BaselineBiases.
+func (m *Model) PredictBiases(i, j int) float64 {
+	if m.Biases == nil {
+		return math.NaN()
+	}
+	return m.Clip(m.Biases.Predict(i, j))
+}
+
+// IsOutlier reports whether training rating k (an index into Train) was
+// set aside into the sparse part.
+func (m *Model) IsOutlier(k int) bool {
+	s := m.Result.S
+	return s.NNZ() > 0 && s.At(m.Train.Row[k], m.Train.Col[k]) != 0
+}
+
+// TrainRMSE returns the root mean square error of the fit on the training
+// ratings that were not set aside as outliers (NaN if there are none).
+func (m *Model) TrainRMSE() float64 {
+	var a metrics.RMS
+	for k, v := range m.Train.Val {
+		if !m.IsOutlier(k) {
+			a.Add(v - m.Fitted(m.Train.Row[k], m.Train.Col[k]))
+		}
+	}
+	return a.Value()
+}
+
+// Evaluation holds the errors of a model on held-out ratings.
+type Evaluation struct {
+	// Ratings is the number of held-out ratings; Skipped of them have a
+	// row or column without a training rating and are not scored.
+	Ratings, Skipped int
+	// RMSE and MAE are the model's errors on the scored ratings.
+	RMSE, MAE float64
+	// MeanRMSE is the RMSE of always predicting the mean training rating.
+	MeanRMSE float64
+	// BiasRMSE is the RMSE of the bias model alone (NaN without
+	// BaselineBiases).
+	BiasRMSE float64
+}
+
+// Evaluate scores the model on the ratings of r marked in held, which
+// must be the r and held of [Fit].
+func (m *Model) Evaluate(r *formats.Ratings, held []bool) Evaluation {
+	ev := Evaluation{BiasRMSE: math.NaN()}
+	var sq, base, bsq metrics.RMS
+	var abs float64 // running mean of |error|, which cannot overflow
+	for k, h := range held {
+		if !h {
+			continue
+		}
+		ev.Ratings++
+		i, j, okRow, okCol := m.Index(r.RowIDs[r.Row[k]], r.ColIDs[r.Col[k]])
+		if !okRow || !okCol {
+			ev.Skipped++
+			continue
+		}
+		d := m.Predict(i, j) - r.Val[k]
+		sq.Add(d)
+		abs += (math.Abs(d) - abs) / float64(sq.Len())
+		base.Add(m.Clip(m.TrainMean) - r.Val[k])
+		if m.Biases != nil {
+			bsq.Add(m.PredictBiases(i, j) - r.Val[k])
+		}
+	}
+	ev.RMSE, ev.MAE, ev.MeanRMSE = sq.Value(), abs, base.Value()
+	if sq.Len() == 0 {
+		ev.MAE = math.NaN()
+	}
+	if m.Biases != nil {
+		ev.BiasRMSE = bsq.Value()
+	}
+	return ev
+}
+
+// median returns the median of x (the mean of the middle two for an even
+// length); x is not modified.
+func median(x []float64) float64 {
+	y := slices.Clone(x)
+	slices.Sort(y)
+	n := len(y)
+	if n%2 == 1 {
+		return y[n/2]
+	}
+	return y[n/2-1]/2 + y[n/2]/2
+}
+
+// appendColumn returns m with the column c appended.
+func appendColumn(m *mat.Dense, c []float64) *mat.Dense {
+	r, k := m.Dims()
+	out := mat.NewDense(r, k+1, nil)
+	for i := 0; i < r; i++ {
+		row := out.RawRowView(i)
+		copy(row, m.RawRowView(i))
+		row[k] = c[i]
+	}
+	return out
+}
+
+// constant returns n copies of c.
+func constant(n int, c float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = c
+	}
+	return out
+}
