@@ -157,7 +157,7 @@ type gdParams struct {
 	svdTol        float64
 	seed          uint64
 	kRow, kCol    int // counts of T in the iterations
-	kRow0, kCol0  int // counts of T in the initialization
+	kRow0, kCol0  int // counts of T in the initialization (0 when α = 0)
 	d1, d2        int
 }
 
@@ -244,6 +244,9 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 	q.kRow, q.kCol = sparsify.Count(q.gamma*pa, d2), sparsify.Count(q.gamma*pa, d1)
 	return q, nil
 }
+
+// initTrims reports whether the initialization's T sets anything aside.
+func (q *gdParams) initTrims() bool { return q.kRow0 > 0 && q.kCol0 > 0 }
 
 // toMap reports the parameters with the step η and σ̂₁ of the run.
 func (q *gdParams) toMap(eta, sigma1, loc float64) map[string]float64 {
@@ -368,6 +371,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 	}
 	iter := 0
 	minRes := res
+	probe := &scaledProbe{ridge: q.ridge, p: q.p}
 	t := 1.0 // step multiplier of the backtracking rule
 	ny := st.normY()
 	for !done {
@@ -418,7 +422,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 			return nil, err
 		}
 		if !q.scaled && change <= tr.rules.FactorTol {
-			change = math.Max(change, scaledChange(u, v, gu, gv, q.ridge, q.p))
+			change = math.Max(change, probe.change(u, v, gu, gv))
 		}
 		reason, done, err = tr.Step(iter, res, change, asDense(u), asDense(v))
 		if err != nil {
@@ -541,7 +545,9 @@ func diffSq(a, b blas64.General) float64 {
 const initLocationSample = 1 << 16
 
 // initLocation returns the median of up to initLocationSample of the n
-// values at(0), …, at(n−1), read at an even stride. Algorithm 1 line 1
+// values at(0), …, at(n−1), read at an even stride (finite: Solve has
+// checked the data), or 0 when the initialization sets nothing aside
+// (trims false). Algorithm 1 line 1
 // (and Algorithm 2 line 1) estimate S_init from the magnitudes of Y's
 // entries, which presumes that M's entries are small beside the
 // corruptions; a common offset (ratings around 3.5, a video's mean
@@ -550,8 +556,8 @@ const initLocationSample = 1 << 16
 // applies T_α to Y − c·11ᵀ with c this median and fills the kept entries
 // with c. On the paper's model (zero-mean M and S) c is close to 0 and
 // the initialization is the paper's.
-func initLocation(n int, at func(k int) float64) float64 {
-	if n == 0 {
+func initLocation(trims bool, n int, at func(k int) float64) float64 {
+	if !trims || n == 0 {
 		return 0
 	}
 	m := min(n, initLocationSample)
@@ -559,14 +565,10 @@ func initLocation(n int, at func(k int) float64) float64 {
 	for k := range buf {
 		buf[k] = at(int(int64(k) * int64(n) / int64(m)))
 	}
-	c := selection.SelectSmallest(buf, (m+1)/2)
-	if math.IsNaN(c) || math.IsInf(c, 0) {
-		return 0
-	}
-	return c
+	return selection.SelectSmallest(buf, (m+1)/2)
 }
 
-// scaledChange returns the relative squared change
+// scaledProbe measures the relative squared change
 // (‖ΔU‖²_F + ‖ΔV‖²_F)/(‖U‖²_F + ‖V‖²_F) that one scaled step (UpdateScaled,
 // η = DefaultStepScaled) would make from (U, V):
 // ΔU = η(gu − λU)(VᵀV)⁻¹/p, ΔV = η(gv − λV)(UᵀU)⁻¹/p, with gu = E·V and
@@ -578,26 +580,35 @@ func initLocation(n int, at func(k int) float64) float64 {
 // own factor change would stop it early with a wrong answer. The scaled
 // step's rate does not depend on σ_k, so its size measures the distance
 // to a stationary point; GD with UpdatePaper stops by Stop.FactorTol only
-// when both changes are below it. It returns +Inf when UᵀU or VᵀV is
-// singular.
-func scaledChange(u, v, gu, gv blas64.General, ridge, p float64) float64 {
+// when both changes are below it.
+//
+// Its buffers are allocated on first use and reused, so that a run that
+// probes at every iteration allocates nothing more.
+type scaledProbe struct {
+	ridge, p float64
+	rhs, x   [2]mat.Dense // (g − λf) and (OᵀO)⁻¹(g − λf)ᵀ, per side
+	gram     mat.SymDense
+	chol     mat.Cholesky
+}
+
+// change returns the relative squared change of a scaled step from
+// (u, v), or +Inf when the Cholesky factorization of UᵀU or VᵀV fails
+// (a factor of deficient rank).
+func (sp *scaledProbe) change(u, v, gu, gv blas64.General) float64 {
 	num := 0.0
-	for _, side := range [2][3]blas64.General{{u, gu, v}, {v, gv, u}} {
-		f, g, other := side[0], side[1], side[2]
-		var gram mat.SymDense
-		gram.SymOuterK(1, asDense(other).T()) // OᵀO
-		var ch mat.Cholesky
-		if !ch.Factorize(&gram) {
+	for s, side := range [2][3]blas64.General{{u, gu, v}, {v, gv, u}} {
+		f, g, other := asDense(side[0]), asDense(side[1]), asDense(side[2])
+		sp.gram.SymOuterK(1, other.T()) // OᵀO
+		if !sp.chol.Factorize(&sp.gram) {
 			return math.Inf(1)
 		}
-		var rhs mat.Dense
-		rhs.Scale(-ridge, asDense(f))
-		rhs.Add(&rhs, asDense(g))
-		var x mat.Dense // (OᵀO)⁻¹(g − λf)ᵀ
-		if err := ch.SolveTo(&x, rhs.T()); err != nil {
+		rhs, x := &sp.rhs[s], &sp.x[s]
+		rhs.Scale(-sp.ridge, f)
+		rhs.Add(rhs, g)
+		if err := sp.chol.SolveTo(x, rhs.T()); err != nil {
 			return math.Inf(1)
 		}
-		n := mat.Norm(&x, 2) / p
+		n := mat.Norm(x, 2) / sp.p
 		num += n * n
 	}
 	eta := DefaultStepScaled

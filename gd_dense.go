@@ -88,10 +88,8 @@ func newDenseState(y blas64.General, q *gdParams) *denseState {
 func (st *denseState) initialize(ctx context.Context) (u, v blas64.General, sigma1 float64, err error) {
 	q := st.q
 	y, r := st.y, st.r
-	c := 0.0
-	if st.sel != nil && q.kRow0 > 0 && q.kCol0 > 0 {
-		c = initLocation(y.Rows*y.Cols, func(k int) float64 { return y.Data[(k/y.Cols)*y.Stride+k%y.Cols] })
-	}
+	c := initLocation(q.initTrims(), y.Rows*y.Cols,
+		func(k int) float64 { return y.Data[(k/y.Cols)*y.Stride+k%y.Cols] })
 	st.loc = c
 	kernels.ParallelFor(y.Rows, q.workers, 16, func(lo, hi int) {
 		for i := lo; i < hi; i++ {

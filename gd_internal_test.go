@@ -4,9 +4,11 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
@@ -109,5 +111,58 @@ func TestProjectRows(t *testing.T) {
 		if math.Abs(a.Data[k]-w) > 1e-15 {
 			t.Fatalf("projected rows %v, want %v", a.Data, want)
 		}
+	}
+}
+
+// TestScaledProbe compares the scaled-step change with the formula
+// written out with explicit inverses (mat.Inverse): the two agree to
+// rounding amplified by the condition of the r×r Gram matrices (about
+// 10 here), so 1e-10 relative. It also checks that a second probe
+// allocates no factor-sized buffer and that a rank-deficient factor
+// never passes for a small change.
+func TestScaledProbe(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	const d1, d2, r = 400, 300, 3
+	u, v, gu, gv := randG(rng, d1, r), randG(rng, d2, r), randG(rng, d1, r), randG(rng, d2, r)
+	const ridge, p = 0.3, 0.4
+	want := 0.0
+	for _, side := range [][3]blas64.General{{u, gu, v}, {v, gv, u}} {
+		f, g, o := asDense(side[0]), asDense(side[1]), asDense(side[2])
+		var gram, inv, rhs, step mat.Dense
+		gram.Mul(o.T(), o)
+		if err := inv.Inverse(&gram); err != nil {
+			t.Fatal(err)
+		}
+		rhs.Scale(-ridge, f)
+		rhs.Add(&rhs, g)
+		step.Mul(&rhs, &inv)
+		step.Scale(DefaultStepScaled/p, &step)
+		n := mat.Norm(&step, 2)
+		want += n * n
+	}
+	want /= kernels.SumSq(u, 1) + kernels.SumSq(v, 1)
+	probe := &scaledProbe{ridge: ridge, p: p}
+	if got := probe.change(u, v, gu, gv); math.Abs(got-want) > 1e-10*want {
+		t.Errorf("change %v, want %v", got, want)
+	}
+	// After the first call only small headers are allocated (matrix
+	// wrappers, the Cholesky's r×r work): far less than one d×r buffer.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const calls = 20
+	for k := 0; k < calls; k++ {
+		probe.change(u, v, gu, gv)
+	}
+	runtime.ReadMemStats(&after)
+	if perCall := (after.TotalAlloc - before.TotalAlloc) / calls; perCall >= 8*d2*r {
+		t.Errorf("%d bytes allocated per probe after the first; a %d×%d buffer is %d", perCall, d2, r, 8*d2*r)
+	}
+	for i := 0; i < d2; i++ { // V of rank 2: VᵀV is singular
+		v.Data[i*v.Stride+2] = v.Data[i*v.Stride]
+	}
+	// Rounding may leave VᵀV barely positive definite: then the change
+	// is huge rather than +Inf; either way no tolerance accepts it.
+	if got := probe.change(u, v, gu, gv); !(got > 1e10) {
+		t.Errorf("rank-deficient V: %v, want +Inf or huge", got)
 	}
 }

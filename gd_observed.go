@@ -75,10 +75,7 @@ func newObservedState(m *observed.Matrix, q *gdParams) *observedState {
 func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, sigma1 float64, err error) {
 	q := st.q
 	val := st.m.Val
-	c := 0.0
-	if st.sel != nil && q.kRow0 > 0 && q.kCol0 > 0 {
-		c = initLocation(len(val), func(k int) float64 { return val[k] })
-	}
+	c := initLocation(q.initTrims(), len(val), func(k int) float64 { return val[k] })
 	st.loc = c
 	for k, x := range val {
 		st.e[k] = x - c
