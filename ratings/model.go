@@ -12,6 +12,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/metrics"
 )
 
@@ -341,15 +342,17 @@ func (m *Model) Evaluate(r *formats.Ratings, held []bool) Evaluation {
 }
 
 // median returns the median of x (the mean of the middle two for an even
-// length); x is not modified.
+// length) by linear-time selection on a copy; x is not modified.
 func median(x []float64) float64 {
 	y := slices.Clone(x)
-	slices.Sort(y)
 	n := len(y)
+	lo := selection.SelectSmallest(y, (n+1)/2)
 	if n%2 == 1 {
-		return y[n/2]
+		return lo
 	}
-	return y[n/2-1]/2 + y[n/2]/2
+	// y[n/2:] now holds the values ≥ lo; the next order statistic is
+	// their minimum.
+	return lo/2 + slices.Min(y[n/2:])/2
 }
 
 // appendColumn returns m with the column c appended.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,5 +166,27 @@ func TestFitErrors(t *testing.T) {
 	cancel()
 	if _, err := Fit(ctx, r, nil, Options{Rank: 1}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestMedian compares the selection-based median with sorting, for odd
+// and even lengths, with ties, and checks that the input is not changed.
+func TestMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, n := range []int{1, 2, 3, 4, 7, 10, 101, 1000} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(rng.IntN(5)) + 0.5*float64(rng.IntN(2)) // ratings with ties
+		}
+		orig := slices.Clone(x)
+		s := slices.Clone(x)
+		slices.Sort(s)
+		want := s[(n-1)/2]
+		if n%2 == 0 {
+			want = (s[n/2-1] + s[n/2]) / 2
+		}
+		if got := median(x); got != want || !slices.Equal(x, orig) {
+			t.Errorf("n=%d: median %v, want %v (input changed: %v)", n, got, want, !slices.Equal(x, orig))
+		}
 	}
 }
