@@ -218,8 +218,6 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	case errors.As(err, &rankErr):
 		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
 			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2, errUsage)
-	case errors.Is(err, rpca.ErrBadInput):
-		return fmt.Errorf("%s: %w", f.in, err)
 	case err != nil:
 		return err
 	}

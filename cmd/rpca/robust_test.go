@@ -199,6 +199,7 @@ func TestCompleteRobust(t *testing.T) {
 		{"holdout negative", 2, []string{"--holdout"}, []string{"--in", writeRaw(t, dir, "hn.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "-0.1"}},
 		{"clip reversed", 2, []string{"--clip"}, []string{"--in", writeRaw(t, dir, "c.tsv", "a\tb\t1\n"), "--rank", "1", "--clip", "5:1"}},
 		{"missing --predict file", 1, []string{"no-such"}, []string{"--in", writeRaw(t, dir, "pp.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--predict", filepath.Join(dir, "no-such.tsv")}},
+		{"alpha leaves nothing", 1, []string{"γ·α", "keep every entry"}, []string{"--in", writeRaw(t, dir, "al.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t4\n"), "--rank", "1", "--alpha", "0.99"}},
 		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", writeRaw(t, dir, "own.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--force", "--out", dir}},
 	})
 	// Ids are arbitrary bytes, not necessarily UTF-8: they are kept as
