@@ -356,16 +356,16 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		upd = pu
 	}
 	r := q.rank
-	gu := newGeneral(q.d1, r)
-	gv := newGeneral(q.d2, r)
-	un := newGeneral(q.d1, r)
-	vn := newGeneral(q.d2, r)
+	gu := kernels.NewGeneral(q.d1, r)
+	gv := kernels.NewGeneral(q.d2, r)
+	un := kernels.NewGeneral(q.d1, r)
+	vn := kernels.NewGeneral(q.d2, r)
 
 	res, err := st.evaluate(u, v, gu, gv)
 	if err != nil {
 		return nil, err
 	}
-	reason, done, err := tr.Step(0, res, math.NaN(), asDense(u), asDense(v))
+	reason, done, err := tr.Step(0, res, math.NaN(), kernels.Dense(u), kernels.Dense(v))
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +424,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		if !q.scaled && change <= tr.rules.FactorTol {
 			change = math.Max(change, probe.change(u, v, gu, gv))
 		}
-		reason, done, err = tr.Step(iter, res, change, asDense(u), asDense(v))
+		reason, done, err = tr.Step(iter, res, change, kernels.Dense(u), kernels.Dense(v))
 		if err != nil {
 			return nil, err
 		}
@@ -445,8 +445,8 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 	}
 	return &Result{
 		Method:     method,
-		U:          asDense(u),
-		V:          asDense(v),
+		U:          kernels.Dense(u),
+		V:          kernels.Dense(v),
 		S:          st.sparse(),
 		Iterations: iter,
 		Elapsed:    tr.Elapsed(),
@@ -463,8 +463,8 @@ func svdFactors(sv *tsvd.Result, q *gdParams) (u, v blas64.General, sigma1 float
 	if len(sv.S) == 0 || !(sv.S[0] > 0) {
 		return u, v, 0, fmt.Errorf("rpca: the initial SVD found no signal (top singular value %v): the data are zero after removing the initial sparse estimate", firstOr(sv.S))
 	}
-	u = newGeneral(q.d1, q.rank)
-	v = newGeneral(q.d2, q.rank)
+	u = kernels.NewGeneral(q.d1, q.rank)
+	v = kernels.NewGeneral(q.d2, q.rank)
 	for k := 0; k < q.rank; k++ {
 		sq := math.Sqrt(math.Max(sv.S[k], 0))
 		for i := 0; i < q.d1; i++ {
@@ -500,22 +500,6 @@ func projectRows(a blas64.General, bound float64) {
 				r[k] *= f
 			}
 		}
-	}
-}
-
-func newGeneral(r, c int) blas64.General {
-	return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
-}
-
-func asDense(a blas64.General) *mat.Dense {
-	var m mat.Dense
-	m.SetRawMatrix(a)
-	return &m
-}
-
-func copyGeneral(dst, src blas64.General) {
-	for i := 0; i < src.Rows; i++ {
-		copy(dst.Data[i*dst.Stride:i*dst.Stride+dst.Cols], src.Data[i*src.Stride:i*src.Stride+src.Cols])
 	}
 }
 
@@ -597,7 +581,7 @@ type scaledProbe struct {
 func (sp *scaledProbe) change(u, v, gu, gv blas64.General) float64 {
 	num := 0.0
 	for s, side := range [2][3]blas64.General{{u, gu, v}, {v, gv, u}} {
-		f, g, other := asDense(side[0]), asDense(side[1]), asDense(side[2])
+		f, g, other := kernels.Dense(side[0]), kernels.Dense(side[1]), kernels.Dense(side[2])
 		sp.gram.SymOuterK(1, other.T()) // OᵀO
 		if !sp.chol.Factorize(&sp.gram) {
 			return math.Inf(1)

@@ -67,7 +67,7 @@ func (st *denseState) trial(u, v blas64.General) float64 {
 func sameData(a, b []float64) bool { return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0] }
 
 func newDenseState(y blas64.General, q *gdParams) *denseState {
-	st := &denseState{q: q, y: y, r: newGeneral(y.Rows, y.Cols), rowSS: make([]float64, y.Rows)}
+	st := &denseState{q: q, y: y, r: kernels.NewGeneral(y.Rows, y.Cols), rowSS: make([]float64, y.Rows)}
 	if q.alpha > 0 {
 		st.sel = sparsify.NewDense(y.Rows, y.Cols, q.workers)
 		kRow, kCol := min(max(q.kRow0, q.kRow), y.Cols), min(max(q.kCol0, q.kCol), y.Rows)

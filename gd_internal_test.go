@@ -89,7 +89,7 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 }
 
 func randG(rng *rand.Rand, r, c int) blas64.General {
-	g := newGeneral(r, c)
+	g := kernels.NewGeneral(r, c)
 	for k := range g.Data {
 		g.Data[k] = rng.NormFloat64()
 	}
@@ -97,8 +97,8 @@ func randG(rng *rand.Rand, r, c int) blas64.General {
 }
 
 func cloneG(a blas64.General) blas64.General {
-	g := newGeneral(a.Rows, a.Cols)
-	copyGeneral(g, a)
+	g := kernels.NewGeneral(a.Rows, a.Cols)
+	kernels.Copy(g, a)
 	return g
 }
 
@@ -127,7 +127,7 @@ func TestScaledProbe(t *testing.T) {
 	const ridge, p = 0.3, 0.4
 	want := 0.0
 	for _, side := range [][3]blas64.General{{u, gu, v}, {v, gv, u}} {
-		f, g, o := asDense(side[0]), asDense(side[1]), asDense(side[2])
+		f, g, o := kernels.Dense(side[0]), kernels.Dense(side[1]), kernels.Dense(side[2])
 		var gram, inv, rhs, step mat.Dense
 		gram.Mul(o.T(), o)
 		if err := inv.Inverse(&gram); err != nil {

@@ -81,8 +81,8 @@ type paperUpdate struct {
 // bounds √(2μr/d)·√σ̂₁ of eq. (set) (‖U0‖op = ‖V0‖op = √σ̂₁ since
 // U0 = LΣ^½).
 func newPaperUpdate(q *gdParams, sigma1 float64) *paperUpdate {
-	pu := &paperUpdate{eta: q.c / sigma1, balance: q.balance, gscale: 1 / q.p, ridge: q.ridge, d: newGeneral(q.rank, q.rank),
-		ud: newGeneral(q.d1, q.rank), vd: newGeneral(q.d2, q.rank)}
+	pu := &paperUpdate{eta: q.c / sigma1, balance: q.balance, gscale: 1 / q.p, ridge: q.ridge, d: kernels.NewGeneral(q.rank, q.rank),
+		ud: kernels.NewGeneral(q.d1, q.rank), vd: kernels.NewGeneral(q.d2, q.rank)}
 	if q.project {
 		pu.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * math.Sqrt(sigma1)
 		pu.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * math.Sqrt(sigma1)
@@ -97,10 +97,10 @@ func (pu *paperUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) erro
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
 	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
 	// U+ = U + η/p·E·V − b·η·U·D ; V+ = V + η/p·Eᵀ·U + b·η·V·D
-	copyGeneral(un, u)
+	kernels.Copy(un, u)
 	axpyGeneral(un, eta*pu.gscale, gu)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, -pu.balance*eta, u, d, 1, un)
-	copyGeneral(vn, v)
+	kernels.Copy(vn, v)
 	axpyGeneral(vn, eta*pu.gscale, gv)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, pu.balance*eta, v, d, 1, vn)
 	if pu.ridge > 0 { // − η·λ/p·U, − η·λ/p·V
@@ -170,8 +170,8 @@ type scaledUpdate struct {
 // √(2μr/d)·σ̂₁ when the projection is on.
 func newScaledUpdate(q *gdParams, sigma1 float64) *scaledUpdate {
 	su := &scaledUpdate{eta: q.c, gscale: 1 / q.p, ridge: q.ridge,
-		gu: newGeneral(q.d1, q.rank), gv: newGeneral(q.d2, q.rank),
-		pu: newGeneral(q.rank, q.rank), pv: newGeneral(q.rank, q.rank)}
+		gu: kernels.NewGeneral(q.d1, q.rank), gv: kernels.NewGeneral(q.d2, q.rank),
+		pu: kernels.NewGeneral(q.rank, q.rank), pv: kernels.NewGeneral(q.rank, q.rank)}
 	if q.project {
 		su.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * sigma1
 		su.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * sigma1
@@ -189,15 +189,15 @@ func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) err
 	// U+ = U + η/p·(E·V − λU)(VᵀV)⁻¹ ; V+ = V + η/p·(Eᵀ·U − λV)(UᵀU)⁻¹
 	gU, gV := gu, gv
 	if su.ridge > 0 {
-		copyGeneral(su.gu, gu)
+		kernels.Copy(su.gu, gu)
 		axpyGeneral(su.gu, -su.ridge, u)
-		copyGeneral(su.gv, gv)
+		kernels.Copy(su.gv, gv)
 		axpyGeneral(su.gv, -su.ridge, v)
 		gU, gV = su.gu, su.gv
 	}
-	copyGeneral(un, u)
+	kernels.Copy(un, u)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gU, su.pu, 1, un)
-	copyGeneral(vn, v)
+	kernels.Copy(vn, v)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gV, su.pv, 1, vn)
 	if su.boundU > 0 {
 		// The bounds are on the rows of U⁺V⁺ᵀ, whose norms are

@@ -7,9 +7,11 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
 )
 
-func denseOf(g blas64.General) *mat.Dense { return mat.DenseCopyOf(asDense(g)) }
+func denseOf(g blas64.General) *mat.Dense { return mat.DenseCopyOf(kernels.Dense(g)) }
 
 // TestUpdateRulesOneStep checks one step of each update rule against a
 // plain gonum evaluation of its formula. Both compute the same sums of
@@ -39,7 +41,7 @@ func TestUpdateRulesOneStep(t *testing.T) {
 	t2.Mul(V, &d)
 	t2.Scale(q.balance*eta, &t2)
 	wantV.Add(&wantV, &t2)
-	un, vn := newGeneral(d1, r), newGeneral(d2, r)
+	un, vn := kernels.NewGeneral(d1, r), kernels.NewGeneral(d2, r)
 	if err := newPaperUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +147,12 @@ func TestRidgeOneStep(t *testing.T) {
 	u, v, gu, gv := randG(rng, d1, r), randG(rng, d2, r), randG(rng, d1, r), randG(rng, d2, r)
 	const sigma1, lambda = 2.0, 0.7
 	q := gdParams{d1: d1, d2: d2, rank: r, p: 0.3, c: 0.4, balance: 0.25}
-	un0, vn0 := newGeneral(d1, r), newGeneral(d2, r)
+	un0, vn0 := kernels.NewGeneral(d1, r), kernels.NewGeneral(d2, r)
 	if err := newPaperUpdate(&q, sigma1).step(un0, vn0, u, v, gu, gv, 1); err != nil {
 		t.Fatal(err)
 	}
 	q.ridge = lambda
-	un, vn := newGeneral(d1, r), newGeneral(d2, r)
+	un, vn := kernels.NewGeneral(d1, r), kernels.NewGeneral(d2, r)
 	if err := newPaperUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -181,9 +181,9 @@ type solver struct {
 func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, error) {
 	d1, d2 := sv.y.Rows, sv.y.Cols
 	sv.ynorm = math.Sqrt(kernels.SumSq(sv.y, sv.workers))
-	sv.w = general(d1, d2)
+	sv.w = kernels.NewGeneral(d1, d2)
 	sv.rowSS, sv.rowMax = make([]float64, d1), make([]float64, d1)
-	sv.a = general(d1, sv.r)
+	sv.a = kernels.NewGeneral(d1, sv.r)
 	if sv.ynorm == 0 {
 		return sv.zeroResult(tr)
 	}
@@ -194,7 +194,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 	if zeta == 0 { // Y − S₋₁ = 0: every entry was set aside
 		return sv.zeroResult(tr)
 	}
-	g1, g2 := general(d1, sv.r), general(d2, sv.r)
+	g1, g2 := kernels.NewGeneral(d1, sv.r), kernels.NewGeneral(d2, sv.r)
 	tan := newTangent(d1, d2, sv.r)
 	change := math.NaN()
 	for k := 0; ; k++ {
@@ -210,7 +210,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 			// pixel at rank 3), so the factor-change rule waits.
 			change = math.NaN()
 		}
-		reason, done, err := tr.Step(k, res, change, asDense(sv.a), asDense(sv.v))
+		reason, done, err := tr.Step(k, res, change, kernels.Dense(sv.a), kernels.Dense(sv.v))
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +319,7 @@ func (sv *solver) result(tr *rpca.Tracker, iters int, zeta float64, reason rpca.
 		sp.RowPtr[i+1] = len(sp.Val)
 	}
 	return &rpca.Result{
-		Method: "accaltproj", U: asDense(sv.a), V: asDense(sv.v), S: sp,
+		Method: "accaltproj", U: kernels.Dense(sv.a), V: kernels.Dense(sv.v), S: sp,
 		Iterations: iters, Elapsed: tr.Elapsed(), Stop: reason, Residual: res, History: tr.History(),
 		Params: map[string]float64{"beta": sv.q.beta, "beta_init": sv.q.betaInit, "gamma": sv.q.gamma, "final_threshold": zeta},
 	}
@@ -329,15 +329,15 @@ func (sv *solver) result(tr *rpca.Tracker, iters int, zeta float64, reason rpca.
 // thresholding): M = 0, S = 0, stop reason "exact".
 func (sv *solver) zeroResult(tr *rpca.Tracker) (*rpca.Result, error) {
 	d1, d2 := sv.y.Rows, sv.y.Cols
-	u, v := general(d1, sv.r), general(d2, sv.r)
-	reason, _, err := tr.Step(0, 0, math.NaN(), asDense(u), asDense(v))
+	u, v := kernels.NewGeneral(d1, sv.r), kernels.NewGeneral(d2, sv.r)
+	reason, _, err := tr.Step(0, 0, math.NaN(), kernels.Dense(u), kernels.Dense(v))
 	if err != nil {
 		return nil, err
 	}
 	if reason == "" || reason == rpca.StopResidualTol {
 		reason = rpca.StopExact
 	}
-	return &rpca.Result{Method: "accaltproj", U: asDense(u), V: asDense(v),
+	return &rpca.Result{Method: "accaltproj", U: kernels.Dense(u), V: kernels.Dense(v),
 		S:    &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
 		Stop: reason, Elapsed: tr.Elapsed(), History: tr.History(),
 		Params: map[string]float64{"beta": sv.q.beta, "beta_init": sv.q.betaInit, "gamma": sv.q.gamma}}, nil
@@ -354,8 +354,8 @@ type tangent struct {
 }
 
 func newTangent(d1, d2, r int) *tangent {
-	return &tangent{r: r, x1: general(d1, r), x2: general(d2, r), c: general(r, r), t: general(r, r),
-		un: general(d1, r), vn: general(d2, r), tau: make([]float64, r)}
+	return &tangent{r: r, x1: kernels.NewGeneral(d1, r), x2: kernels.NewGeneral(d2, r), c: kernels.NewGeneral(r, r), t: kernels.NewGeneral(r, r),
+		un: kernels.NewGeneral(d1, r), vn: kernels.NewGeneral(d2, r), tau: make([]float64, r)}
 }
 
 // step replaces (U, sig, V) by the best rank-r approximation of
@@ -372,20 +372,13 @@ func (t *tangent) step(sv *solver, g1, g2 blas64.General) (sigR1, sig1, change f
 	}
 	// X1 = (I − UUᵀ)·E·V, X2 = (I − VVᵀ)·Eᵀ·U, each projected twice so
 	// that they are orthogonal to U, V to rounding.
-	copyG(t.x1, g1)
-	copyG(t.x2, g2)
+	kernels.Copy(t.x1, g1)
+	kernels.Copy(t.x2, g2)
 	for pass := 0; pass < 2; pass++ {
 		projectOut(t.x1, sv.u, t.t)
 		projectOut(t.x2, sv.v, t.t)
 	}
-	r1, err := t.thinQR(t.x1)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	r2, err := t.thinQR(t.x2)
-	if err != nil {
-		return 0, 0, 0, err
-	}
+	r1, r2 := t.thinQR(t.x1), t.thinQR(t.x2)
 	mid := mat.NewDense(2*r, 2*r, nil)
 	for i := 0; i < r; i++ {
 		for j := 0; j < r; j++ {
@@ -434,7 +427,7 @@ func (t *tangent) step(sv *solver, g1, g2 blas64.General) (sigR1, sig1, change f
 // thinQR overwrites x (n×r, n ≥ r) with the Q of its thin QR
 // factorization and returns R (r×r). Householder QR keeps Q orthonormal
 // also when x is rank deficient (as it is once E·V has converged).
-func (t *tangent) thinQR(x blas64.General) (*mat.Dense, error) {
+func (t *tangent) thinQR(x blas64.General) *mat.Dense {
 	r := t.r
 	if len(t.work) == 0 {
 		t.work = make([]float64, 1)
@@ -451,7 +444,7 @@ func (t *tangent) thinQR(x blas64.General) (*mat.Dense, error) {
 		}
 	}
 	lapack64.Orgqr(x, t.tau, t.work, len(t.work))
-	return rm, nil
+	return rm
 }
 
 // projectOut sets x = x − b·(bᵀx) for orthonormal columns b; tmp is r×r.
@@ -460,27 +453,11 @@ func projectOut(x, b, tmp blas64.General) {
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, b, tmp, 1, x)
 }
 
-func general(r, c int) blas64.General {
-	return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
-}
-
 // compact copies the first r columns of m into a new r-column matrix.
 func compact(m blas64.General, r int) blas64.General {
-	out := general(m.Rows, r)
+	out := kernels.NewGeneral(m.Rows, r)
 	for i := 0; i < m.Rows; i++ {
 		copy(out.Data[i*r:(i+1)*r], m.Data[i*m.Stride:i*m.Stride+r])
 	}
 	return out
-}
-
-func copyG(dst, src blas64.General) {
-	for i := 0; i < src.Rows; i++ {
-		copy(dst.Data[i*dst.Stride:i*dst.Stride+dst.Cols], src.Data[i*src.Stride:i*src.Stride+src.Cols])
-	}
-}
-
-func asDense(a blas64.General) *mat.Dense {
-	var m mat.Dense
-	m.SetRawMatrix(a)
-	return &m
 }

@@ -10,12 +10,13 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/methodtest"
 	"github.com/rpca-gd/rpca/synth"
 )
 
 func randG(rng *rand.Rand, r, c int) blas64.General {
-	g := general(r, c)
+	g := kernels.NewGeneral(r, c)
 	for i := range g.Data {
 		g.Data[i] = rng.NormFloat64()
 	}
@@ -37,7 +38,7 @@ func TestTangentStepMatchesDense(t *testing.T) {
 	qu.QTo(&uq)
 	qv.QTo(&vq)
 	sv := &solver{r: r, u: compact(uq.RawMatrix(), r), v: compact(vq.RawMatrix(), r), sig: []float64{5, 2, 0.5}}
-	u, v := asDense(sv.u), asDense(sv.v)
+	u, v := kernels.Dense(sv.u), kernels.Dense(sv.v)
 	var us, l mat.Dense
 	us.Mul(u, mat.NewDiagDense(r, sv.sig))
 	l.Mul(&us, v.T())
@@ -77,8 +78,8 @@ func TestTangentStepMatchesDense(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gs, got mat.Dense
-	gs.Mul(asDense(sv.u), mat.NewDiagDense(r, sv.sig))
-	got.Mul(&gs, asDense(sv.v).T())
+	gs.Mul(kernels.Dense(sv.u), mat.NewDiagDense(r, sv.sig))
+	got.Mul(&gs, kernels.Dense(sv.v).T())
 	tol := 1e-12 * mat.Norm(z, 2)
 	if d := diffNorm(&got, &want); d > tol {
 		t.Errorf("rank-r truncation of P_T(Z) differs by %.3g (tol %.3g)", d, tol)
@@ -87,7 +88,7 @@ func TestTangentStepMatchesDense(t *testing.T) {
 		t.Errorf("σ₁, σ_{r+1} = %v, %v; want %v, %v", sig1, sigR1, vals[0], vals[r])
 	}
 	// U⁺ and V⁺ stay orthonormal.
-	for _, f := range []*mat.Dense{asDense(sv.u), asDense(sv.v)} {
+	for _, f := range []*mat.Dense{kernels.Dense(sv.u), kernels.Dense(sv.v)} {
 		var g mat.Dense
 		g.Mul(f.T(), f)
 		if d := diffNorm(&g, identity(r)); d > 1e-13 {
