@@ -52,6 +52,11 @@ const (
 	DefaultSVDTol = 1e-8
 )
 
+// zetaSettled: the factor-change rule applies only once the threshold ζ
+// is below this fraction of the largest residual, so that the entries
+// standing out most have been set aside with a margin.
+const zetaSettled = 0.5
+
 // DefaultStop are the default stopping rules: at most 300 iterations, a
 // relative change ‖L_{k+1} − L_k‖²_F/‖L_k‖²_F of at most 1e-16 (the low-rank
 // part changes by about 1e-8 of itself), or a residual of 1e-12. The
@@ -202,12 +207,16 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 		kernels.SubMulABt(sv.w, sv.y, sv.a, sv.v, sv.workers)
 		ss, maxAbs := sv.threshold(zeta)
 		res := math.Sqrt(ss) / sv.ynorm
-		if zeta >= maxAbs {
-			// The threshold is still above every residual: nothing is
-			// set aside yet and L_k is only the truncation of Y − S_{k−1}.
-			// Its not changing says nothing until the threshold has come
-			// down to the residuals (the video case: ζ₀ = βσ₁ above every
-			// pixel at rank 3), so the factor-change rule waits.
+		if zeta >= zetaSettled*maxAbs {
+			// The threshold is still above every residual, or above all
+			// but the few largest: little or nothing is set aside yet and
+			// L_k is about the truncation of Y − S_{k−1}. Its not changing
+			// says nothing until the threshold has come down into the
+			// residuals, so the factor-change rule waits. (On video at
+			// rank ≥ 2, ζ₀ = βσ₁ sits just below the largest residuals;
+			// the few entries that crossed it changed L by less than
+			// rounding, and the run stopped after 1–3 iterations with
+			// the foreground still in L.)
 			change = math.NaN()
 		}
 		reason, done, err := tr.Step(k, res, change, kernels.Dense(sv.a), kernels.Dense(sv.v))
@@ -225,6 +234,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 			return nil, err
 		}
 		change = ch
+		// Line 9.
 		// Line 9.
 		zeta = sv.q.beta * (sigR1 + math.Pow(sv.q.gamma, float64(k+1))*sig1)
 	}
