@@ -1,18 +1,15 @@
 package video
 
-// Defaults of the mask cleaning of the video command (see CleanMask).
-const (
-	DefaultMaskFilter = 0
-	DefaultMinObject  = 0
-)
-
 // CleanMask makes a foreground mask of one w×h frame (row-major) spatially
 // coherent, returning a new mask:
 //
-//  1. a majority filter: a pixel is foreground when more than half of the
-//     pixels of the (2·radius+1)² window around it (clipped at the border)
-//     are, which removes isolated pixels and fills small holes — the 5×5
-//     filter (radius 2) of the video issue's measurements;
+//  1. a filter with hysteresis over the (2·radius+1)² window around each
+//     pixel (clipped at the border): a foreground pixel stays foreground
+//     when more than a third of its window is foreground, and a
+//     background pixel becomes foreground when more than two thirds is.
+//     It removes isolated pixels and thin streaks and fills small holes,
+//     but keeps the corners of a solid object (a plain majority filter
+//     rounds them off, a loss of 4 pixels per corner for a 3×3 window);
 //  2. connected foreground regions (4-connected) of fewer than minSize
 //     pixels are dropped.
 //
@@ -42,7 +39,11 @@ func CleanMask(mask []bool, w, h, radius, minSize int) []bool {
 				x0, x1 := max(0, x-radius), min(w, x+radius+1)
 				n := sat[y1*(w+1)+x1] - sat[y0*(w+1)+x1] - sat[y1*(w+1)+x0] + sat[y0*(w+1)+x0]
 				area := int32((y1 - y0) * (x1 - x0))
-				out[y*w+x] = 2*n > area
+				if mask[y*w+x] {
+					out[y*w+x] = 3*n > area
+				} else {
+					out[y*w+x] = 3*n > 2*area
+				}
 			}
 		}
 	}

@@ -60,12 +60,12 @@ func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error
 	if w <= 0 || h <= 0 || w > maxVideoPixels/h {
 		return nil, fmt.Errorf("video: %s: unusable frame size %d×%d", path, w, h)
 	}
-	g := Geometry{Width: w / n, Height: h / n, Color: opts.Color}
+	g := Geometry{Width: w / n, Height: h / n, Color: opts.Color != ColorGray}
 	if g.Width == 0 || g.Height == 0 {
 		return nil, fmt.Errorf("video: %s is %d×%d, too small for scale 1/%d", path, w, h, n)
 	}
 	pixFmt, channels := "gray", 1
-	if opts.Color {
+	if g.Color {
 		pixFmt, channels = "rgb24", 3
 	}
 	frameBytes := w * h * channels
@@ -84,6 +84,17 @@ func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error
 		return nil, err
 	}
 
+	if opts.Color == ColorAuto && !anyColor(frames) {
+		// A gray video decoded as RGB: keep one of the equal channels.
+		for k, f := range frames {
+			gray := make([]byte, w*h)
+			for i := range gray {
+				gray[i] = f[3*i]
+			}
+			frames[k] = gray
+		}
+		g.Color, channels = false, 1
+	}
 	y, err := allocFrames(g, len(frames), limit)
 	if err != nil {
 		return nil, err
@@ -101,6 +112,19 @@ func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error
 		frames[k] = nil
 	}
 	return &Sequence{Geometry: g, Names: names, Y: y}, nil
+}
+
+// anyColor reports whether some pixel of the interleaved RGB frames has
+// channels that differ.
+func anyColor(frames [][]byte) bool {
+	for _, f := range frames {
+		for i := 0; i+2 < len(f); i += 3 {
+			if f[i] != f[i+1] || f[i+1] != f[i+2] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errOldFFmpeg reports an ffmpeg that does not know -fps_mode.

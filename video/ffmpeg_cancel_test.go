@@ -5,6 +5,7 @@ package video
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,9 +103,40 @@ func TestLoadVideoFFmpegFails(t *testing.T) {
 		{"exit 0", "selects no frames"},
 	} {
 		lookPath, _ := fakeTools(t, tc.body)
-		_, err := LoadVideo(context.Background(), vid, Options{LookPath: lookPath})
+		_, err := LoadVideo(context.Background(), vid, Options{LookPath: lookPath, Color: ColorGray})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ffmpeg %q: error %v, want one line containing %q", tc.body, err, tc.want)
+		}
+	}
+}
+
+// TestLoadVideoColorAuto: by default a video is decoded as RGB and kept
+// in colour when some pixel's channels differ; a video whose decoded
+// pixels are all gray becomes one channel, with the same values.
+func TestLoadVideoColorAuto(t *testing.T) {
+	vid := filepath.Join(t.TempDir(), "clip.mp4")
+	os.WriteFile(vid, []byte("x"), 0o644)
+	// Two 4×3 RGB frames of 36 bytes each.
+	for _, tc := range []struct {
+		body  string
+		color bool
+	}{
+		{"printf '" + strings.Repeat("abc", 24) + "'", true},
+		{"printf '" + strings.Repeat("ddd", 24) + "'", false},
+	} {
+		lookPath, _ := fakeTools(t, tc.body)
+		s, err := LoadVideo(context.Background(), vid, Options{LookPath: lookPath})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Color != tc.color || len(s.Names) != 2 {
+			t.Fatalf("%q: colour %v, %d frames", tc.body, s.Color, len(s.Names))
+		}
+		if r, _ := s.Y.Dims(); r != s.Rows() {
+			t.Fatalf("%d rows for %+v", r, s.Geometry)
+		}
+		if !tc.color && math.Abs(s.Y.At(5, 1)-float64('d')/255) > 1e-15 {
+			t.Errorf("gray value %v, want %v", s.Y.At(5, 1), float64('d')/255)
 		}
 	}
 }

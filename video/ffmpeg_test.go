@@ -141,11 +141,11 @@ func TestLoadVideoMatchesFrames(t *testing.T) {
 func TestLoadVideoColor(t *testing.T) {
 	needFFmpeg(t)
 	frameDir, vid := makeVideo(t, 4, 6, 4, true)
-	want, err := LoadDir(context.Background(), frameDir, Options{Color: true})
+	want, err := LoadDir(context.Background(), frameDir, Options{Color: ColorRGB})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadVideo(context.Background(), vid, Options{Color: true})
+	got, err := LoadVideo(context.Background(), vid, Options{Color: ColorRGB})
 	if err != nil {
 		t.Fatal(err)
 	}

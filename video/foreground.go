@@ -10,12 +10,6 @@ import (
 // to set the display range of the foreground.
 const DefaultQuantile = 0.995
 
-// DefaultMaskThreshold is the default threshold on |S| for the binary
-// foreground mask, in intensity units (frames are scaled to [0, 1]): a
-// pixel is foreground when it differs from the background by more than a
-// tenth of the full range (about 25 of 255 gray levels).
-const DefaultMaskThreshold = 0.1
-
 // RobustScale returns a robust maximum of |S| for display: the q-quantile
 // (nearest rank, q in (0, 1]; 0 means [DefaultQuantile]) of the magnitudes
 // of the nonzero entries. Zeros are left out so that the scale does not
@@ -82,8 +76,19 @@ func Magnitude(s Matrix, scale float64) Matrix {
 	return view{s, func(x float64) float64 { return min(math.Abs(x)/scale, 1) }}
 }
 
+// Excess returns a view of S for display: (|S| − floor)/(scale − floor),
+// clipped to [0, 1], so that magnitudes up to floor (the noise) are black
+// and scale is white. A scale not above floor is taken as floor + 1.
+func Excess(s Matrix, floor, scale float64) Matrix {
+	floor = max(floor, 0)
+	if !(scale > floor) {
+		scale = floor + 1
+	}
+	return view{s, func(x float64) float64 { return min(max(math.Abs(x)-floor, 0)/(scale-floor), 1) }}
+}
+
 // Mask returns a view of S that is 1 where |S| > threshold and 0
-// elsewhere (see [DefaultMaskThreshold]).
+// elsewhere (a fixed threshold; [Masks] is the full foreground decision).
 func Mask(s Matrix, threshold float64) Matrix {
 	return view{s, func(x float64) float64 {
 		if math.Abs(x) > threshold {

@@ -141,7 +141,7 @@ func Generate(scene Scene, o GenerateOptions) (*Clip, error) {
 				for y := 0; y < h/2; y++ {
 					for x := 0; x < w/2; x++ {
 						phase := float64(x)/3 + float64(y)/4
-						col[c*p+y*w+x] += 0.15 * math.Sin(2*math.Pi*float64(j)/9+phase)
+						col[c*p+y*w+x] += 0.25 * math.Sin(2*math.Pi*float64(j)/9+phase)
 					}
 				}
 			}

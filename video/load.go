@@ -101,6 +101,21 @@ func (r Range) apply(n int) (lo, hi int, err error) {
 	return r.Start, hi, nil
 }
 
+// ColorMode says whether frames are loaded in colour.
+type ColorMode int
+
+const (
+	// ColorAuto keeps the colour channels when the frames are in colour:
+	// for a directory, when the first frame is not a gray image and has a
+	// pixel whose red, green and blue differ; for a video file, when some
+	// decoded pixel's channels differ.
+	ColorAuto ColorMode = iota
+	// ColorGray converts frames to gray (luma).
+	ColorGray
+	// ColorRGB keeps the three channels.
+	ColorRGB
+)
+
 // Options selects and converts frames.
 type Options struct {
 	// Include lists glob patterns (path.Match syntax) matched against file
@@ -122,9 +137,10 @@ type Options struct {
 	// block are dropped. 0 or 1 means full size.
 	Scale float64
 
-	// Color keeps the three color channels (see the package doc for the
-	// layout); by default frames are converted to grayscale.
-	Color bool
+	// Color says whether to keep the three colour channels (see the
+	// package doc for the layout): by default (ColorAuto) they are kept
+	// when the frames are in colour.
+	Color ColorMode
 
 	// MaxBytes limits the size of Y in bytes (0: [DefaultMaxBytes];
 	// negative: no limit), so that a long video fails with a clear error
@@ -361,7 +377,7 @@ func LoadDir(ctx context.Context, dir string, opts Options) (*Sequence, error) {
 		return nil, fmt.Errorf("video: %v", err)
 	}
 	b0 := first.Bounds()
-	g := Geometry{Width: b0.Dx() / n, Height: b0.Dy() / n, Color: opts.Color}
+	g := Geometry{Width: b0.Dx() / n, Height: b0.Dy() / n, Color: opts.Color == ColorRGB || (opts.Color == ColorAuto && isColorImage(first))}
 	if g.Width == 0 || g.Height == 0 {
 		return nil, fmt.Errorf("video: %s is %d×%d, too small for scale 1/%d", paths[0], b0.Dx(), b0.Dy(), n)
 	}
@@ -423,6 +439,33 @@ func LoadDir(ctx context.Context, dir string, opts Options) (*Sequence, error) {
 		}
 	}
 	return &Sequence{Geometry: g, Names: slices.Clone(names), Y: y}, nil
+}
+
+// isColorImage reports whether img has a pixel whose red, green and blue
+// differ.
+func isColorImage(img image.Image) bool {
+	switch m := img.(type) {
+	case *image.Gray, *image.Gray16:
+		return false
+	case *image.Paletted:
+		for _, c := range m.Palette {
+			r, g, b, _ := c.RGBA()
+			if r != g || g != b {
+				return true
+			}
+		}
+		return false
+	}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bb, _ := img.At(x, y).RGBA()
+			if r != g || g != bb {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // allocFrames allocates Y for frames of geometry g after checking its size.

@@ -211,7 +211,7 @@ func TestLoadDirFormats(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "a9.pgm"), p4.Bytes(), 0o644)
 
-	s, err := LoadDir(context.Background(), dir, Options{})
+	s, err := LoadDir(context.Background(), dir, Options{Color: ColorGray})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestLoadDirColor(t *testing.T) {
 	f0, f1 := randomFrame(rng, 5, 3, false), randomFrame(rng, 5, 3, true)
 	writeImage(t, filepath.Join(dir, "0.png"), f0, false)
 	writeImage(t, filepath.Join(dir, "1.pgm"), f1, true)
-	s, err := LoadDir(context.Background(), dir, Options{Color: true})
+	s, err := LoadDir(context.Background(), dir, Options{Color: ColorRGB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,4 +469,39 @@ func FuzzDecodeNetpbm(f *testing.F) {
 			t.Fatal("empty image without error")
 		}
 	})
+}
+
+// TestColorAuto: by default a directory of colour frames loads in colour,
+// and gray frames (stored as gray images, or as RGB images whose channels
+// are equal) load as gray; ColorGray and ColorRGB override.
+func TestColorAuto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct {
+		name      string
+		grayPix   bool // R = G = B
+		grayImage bool // stored as a gray image
+		mode      ColorMode
+		want      bool
+	}{
+		{"colour", false, false, ColorAuto, true},
+		{"gray image", true, true, ColorAuto, false},
+		{"RGB with equal channels", true, false, ColorAuto, false},
+		{"colour forced gray", false, false, ColorGray, false},
+		{"gray forced colour", true, true, ColorRGB, true},
+	} {
+		dir := t.TempDir()
+		for k := 0; k < 3; k++ {
+			writeImage(t, filepath.Join(dir, fmt.Sprintf("f%d.png", k)), randomFrame(rng, 6, 4, tc.grayPix), tc.grayImage)
+		}
+		s, err := LoadDir(context.Background(), dir, Options{Color: tc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Color != tc.want {
+			t.Errorf("%s: colour %v, want %v", tc.name, s.Color, tc.want)
+		}
+		if r, _ := s.Y.Dims(); r != s.Rows() {
+			t.Errorf("%s: %d rows for %+v", tc.name, r, s.Geometry)
+		}
+	}
 }

@@ -24,6 +24,9 @@ type MontageOptions struct {
 	// Gap is the space in pixels between cells and around the grid;
 	// 0 means 4, negative means none.
 	Gap int
+	// Headers, when not empty, are column titles in a row of their own
+	// above the grid.
+	Headers []string
 }
 
 // label metrics of basicfont.Face7x13.
@@ -59,14 +62,26 @@ func Montage(rows [][]Panel, opts MontageOptions) *image.RGBA {
 		}
 	}
 	cellH := labelHeight + ch
+	ncols = max(ncols, len(opts.Headers))
+	cw = max(cw, 1)
+	head := 0
+	if len(opts.Headers) > 0 {
+		head = labelHeight + gap
+	}
 	width := gap + ncols*(cw+gap)
-	height := gap + len(rows)*(cellH+gap)
+	height := gap + head + len(rows)*(cellH+gap)
 	dst := image.NewRGBA(image.Rect(0, 0, max(width, 1), max(height, 1)))
 	draw.Draw(dst, dst.Bounds(), image.White, image.Point{}, draw.Src)
+	for j, h := range opts.Headers {
+		x0 := gap + j*(cw+gap)
+		r := image.Rect(x0, gap, x0+cw, gap+labelHeight)
+		draw.Draw(dst, r, image.NewUniform(color.Gray{Y: 0xdd}), image.Point{}, draw.Src)
+		drawLabel(dst, r, h)
+	}
 	for i, row := range rows {
 		for j, p := range row {
 			x0 := gap + j*(cw+gap)
-			y0 := gap + i*(cellH+gap)
+			y0 := gap + head + i*(cellH+gap)
 			cell := image.Rect(x0, y0, x0+cw, y0+cellH)
 			if p.Label != "" {
 				drawLabel(dst, image.Rect(x0, y0, x0+cw, y0+labelHeight), p.Label)

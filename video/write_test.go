@@ -24,7 +24,7 @@ func TestWriteFramesRoundTrip(t *testing.T) {
 	writeImage(t, filepath.Join(in, "a2.pgm"), randomFrame(rng, 8, 6, true), true)
 	writeImage(t, filepath.Join(in, "a3.png"), randomFrame(rng, 8, 6, false), false)
 	for _, colorMode := range []bool{false, true} {
-		s, err := LoadDir(context.Background(), in, Options{Color: colorMode})
+		s, err := LoadDir(context.Background(), in, Options{Color: colorOf(colorMode)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestWriteFramesRoundTrip(t *testing.T) {
 		if err := d.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		back, err := LoadDir(context.Background(), filepath.Join(outDir, "frames"), Options{Color: colorMode})
+		back, err := LoadDir(context.Background(), filepath.Join(outDir, "frames"), Options{Color: colorOf(colorMode)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,4 +297,11 @@ func TestDisplayScaleFloor(t *testing.T) {
 	if s := DisplayScale(motion, 1, 0.1); s != 0.8 {
 		t.Errorf("motion: scale %v, want the maximum 0.8", s)
 	}
+}
+
+func colorOf(rgb bool) ColorMode {
+	if rgb {
+		return ColorRGB
+	}
+	return ColorGray
 }

@@ -140,7 +140,7 @@ func TestVideoEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	if !strings.Contains(stdout, "accaltproj on 30 frames of 48×36") || strings.Count(stdout, "\n") != 1 {
+	if !strings.Contains(stdout, "scaledgd on 30 frames of 48×36") || strings.Count(stdout, "\n") != 1 {
 		t.Errorf("summary line %q", stdout)
 	}
 	for _, f := range []string{"montage.png", "summary.json"} {
@@ -236,7 +236,7 @@ func TestVideoEndToEnd(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "--force") {
 		t.Errorf("second run without --force: exit %d, %q", code, stderr)
 	}
-	if readSummary(t, out)["method"] != "accaltproj" {
+	if readSummary(t, out)["method"] != "scaledgd" {
 		t.Error("existing output was modified")
 	}
 	code, _, stderr = runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet", "--method", "median", "--force", "--json")
@@ -375,7 +375,7 @@ func TestVideoErrors(t *testing.T) {
 		{"mixed sizes", []string{"--in", mixed}, 1, "m2.png is 12×12"},
 		{"unreadable", []string{"--in", bad}, 1, "b.png"},
 		{"no ffmpeg", []string{"--in", movie}, 1, "ffmpeg is not installed"},
-		{"rank too big", []string{"--in", in, "--rank", "30"}, 2, "--rank 30 must be smaller than"},
+		{"rank too big", []string{"--in", in, "--rank", "30"}, 2, "rank 30 must be smaller than"},
 		{"alpha", []string{"--in", in, "--alpha", "1.5"}, 2, "--alpha must be in [0, 1)"},
 		{"no in", nil, 2, "--in"},
 		{"bad range", []string{"--in", in, "--frames", "5:2"}, 2, "--frames"},
@@ -553,16 +553,16 @@ func TestVideoColor(t *testing.T) {
 	for _, run := range []struct {
 		out  string
 		args []string
-	}{{gray, nil}, {col, []string{"--color"}}} {
+	}{{gray, []string{"--gray"}}, {col, nil}} {
 		if code, _, stderr := runVideoCmd(t, context.Background(), append([]string{"--in", dir, "--out", run.out, "--quiet"}, run.args...)...); code != 0 {
 			t.Fatalf("%v: exit %d, %q", run.args, code, stderr)
 		}
 	}
 	if f := score(gray); f > 0.5 {
-		t.Errorf("grayscale run found the equal-luma square (F = %.2f); the test does not test --color", f)
+		t.Errorf("--gray run found the equal-luma square (F = %.2f); the test does not test colour", f)
 	}
 	if f := score(col); f < 0.95 {
-		t.Errorf("--color: mask F-measure %.3f < 0.95", f)
+		t.Errorf("colour (the default for colour frames): mask F-measure %.3f < 0.95", f)
 	}
 	if s := readSummary(t, col); s["channels"] != 3.0 {
 		t.Errorf("channels %v, want 3", s["channels"])
