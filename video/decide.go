@@ -29,7 +29,7 @@ const (
 	MinNoise = 0.5 / 255
 )
 
-// Shadow suppression ([MaskOptions.Shadows]): a candidate pixel is a cast
+// Shadow suppression ([MaskOptions.KeepShadows]): a candidate pixel is a cast
 // shadow when every channel is darker than the background by a ratio in
 // [ShadowMinRatio, ShadowMaxRatio] and, for colour frames, the channels'
 // ratios differ by at most ShadowChromaTol (a shadow dims the light but
@@ -67,7 +67,7 @@ type MaskOptions struct {
 	// but widens every object by its radius.
 	Smooth int
 
-	// Filter is the radius of the majority filter of [CleanMask]
+	// Filter is the radius of the hysteresis filter of [CleanMask]
 	// (0: DefaultMaskFilter; < 0: none).
 	Filter int
 

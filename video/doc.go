@@ -17,9 +17,17 @@
 //     plane, then the blue plane, each in the same row-major order and
 //     scaled to [0, 1].
 //
-// Results go back to images with [FrameImage] and [WriteFrames]; [Magnitude]
-// and [Mask] turn the sparse part into a visible foreground, and [Montage]
-// lays frames out in a labelled grid. [ChooseRank] picks the background's
-// rank from the spectrum of Y, and [MedianBackground] is the per-pixel
-// temporal median, the usual baseline.
+// [Separate] is the whole workflow: it chooses the background's rank
+// ([ChooseRank], checked again on the fit with its outliers clipped),
+// solves robust PCA with any rpca.Method (or takes the per-pixel temporal
+// median, [MedianBackground], the usual baseline), and decides the
+// foreground masks ([Masks]: a threshold from each frame's own noise
+// level, shadow suppression, a spatial filter and a minimum region size).
+// [DefaultOptions] are the settings of `rpca video`; [Presets] holds the
+// tool's defaults and the paper's. [Generate] makes clips with a known
+// foreground for each kind of changing background.
+//
+// Results go back to images with [FrameImage] and [WriteFrames]; [Excess]
+// and [Magnitude] turn a residual into a visible foreground, and [Montage]
+// lays frames out in a labelled grid.
 package video

@@ -1,7 +1,6 @@
 package video
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
@@ -85,37 +84,4 @@ func Excess(s Matrix, floor, scale float64) Matrix {
 		scale = floor + 1
 	}
 	return view{s, func(x float64) float64 { return min(max(math.Abs(x)-floor, 0)/(scale-floor), 1) }}
-}
-
-// Mask returns a view of S that is 1 where |S| > threshold and 0
-// elsewhere (a fixed threshold; [Masks] is the full foreground decision).
-func Mask(s Matrix, threshold float64) Matrix {
-	return view{s, func(x float64) float64 {
-		if math.Abs(x) > threshold {
-			return 1
-		}
-		return 0
-	}}
-}
-
-// PixelMask returns the foreground mask of frame j of S, one entry per
-// pixel in row-major order: true where |S| exceeds threshold in any
-// channel. It is the form that metrics.Detect compares with a ground-truth
-// mask from [LoadMask]. S must have g.Rows() rows and a column j.
-func PixelMask(s Matrix, j int, g Geometry, threshold float64) ([]bool, error) {
-	r, c := s.Dims()
-	if r != g.Rows() || j < 0 || j >= c {
-		return nil, fmt.Errorf("video: frame %d of a %d×%d matrix does not fit %d×%d×%d frames", j, r, c, g.Width, g.Height, g.Channels())
-	}
-	col := column(s, j)
-	p := g.Pixels()
-	mask := make([]bool, p)
-	for c := 0; c < g.Channels(); c++ {
-		for i := 0; i < p; i++ {
-			if math.Abs(col[c*p+i]) > threshold {
-				mask[i] = true
-			}
-		}
-	}
-	return mask, nil
 }

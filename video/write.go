@@ -19,7 +19,7 @@ import (
 
 // Matrix is the read access that the image writers need. *mat.Dense and
 // other gonum matrices, *rpca.Sparse and the views returned by
-// [Magnitude] and [Mask] implement it.
+// [Magnitude], [Excess] and [Masks] read it.
 type Matrix interface {
 	Dims() (rows, cols int)
 	At(i, j int) float64

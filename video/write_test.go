@@ -173,27 +173,12 @@ func TestMagnitudeMask(t *testing.T) {
 			t.Errorf("magnitude %d = %v, want %v", i, got, want)
 		}
 	}
-	mask := Mask(s, 0.1)
-	for i, want := range []float64{1, 0, 1, 0} {
-		if got := mask.At(i, 0); got != want {
-			t.Errorf("mask %d = %v, want %v", i, got, want)
+	// Excess: black up to the floor 0.1, white from the scale 0.3.
+	ex := Excess(s, 0.1, 0.3)
+	for i, want := range []float64{1, 0, 0.5, 0} {
+		if got := ex.At(i, 0); math.Abs(got-want) > 1e-15 {
+			t.Errorf("excess %d = %v, want %v", i, got, want)
 		}
-	}
-	if r, c := mask.Dims(); r != 4 || c != 1 {
-		t.Errorf("mask dims %d×%d", r, c)
-	}
-	// Color: a pixel is foreground if any channel is.
-	col := mat.NewDense(6, 1, []float64{0, 0, 0.5, 0, 0, -0.5})
-	pm, err := PixelMask(col, 0, Geometry{Width: 2, Height: 1, Color: true}, 0.1)
-	if err != nil || !slices.Equal(pm, []bool{true, true}) {
-		t.Fatalf("pixel mask %v %v", pm, err)
-	}
-	pm, err = PixelMask(col, 0, Geometry{Width: 6, Height: 1}, 0.1)
-	if err != nil || !slices.Equal(pm, []bool{false, false, true, false, false, true}) {
-		t.Fatalf("gray pixel mask %v %v", pm, err)
-	}
-	if _, err := PixelMask(col, 1, Geometry{Width: 6, Height: 1}, 0.1); err == nil {
-		t.Error("column out of range accepted")
 	}
 }
 
