@@ -369,7 +369,7 @@ func TestSubsampleCoversLines(t *testing.T) {
 func TestImageHelpers(t *testing.T) {
 	src := image.NewGray(image.Rect(0, 0, 4, 2))
 	copy(src.Pix, []uint8{0, 10, 20, 30, 40, 50, 60, 70})
-	got := shrinkImage(src, 2)
+	got := video.Shrink(src, 2)
 	b := got.Bounds()
 	if b.Dx() != 2 || b.Dy() != 1 {
 		t.Fatalf("shrunk to %v", b)

@@ -466,13 +466,13 @@ func writeMontage(w *writer, c *clip, runs []videoRun, backgrounds []*mat.Dense)
 		if err != nil {
 			return err
 		}
-		row := []video.Panel{{Image: shrinkImage(img, shrink), Label: strings.TrimSuffix(c.seq.Names[j], filepath.Ext(c.seq.Names[j]))}}
+		row := []video.Panel{{Image: video.Shrink(img, shrink), Label: strings.TrimSuffix(c.seq.Names[j], filepath.Ext(c.seq.Names[j]))}}
 		for k, run := range runs {
 			bg, err := video.FrameImage(backgrounds[k], j, g)
 			if err != nil {
 				return err
 			}
-			row = append(row, video.Panel{Image: shrinkImage(bg, shrink), Label: fmt.Sprintf("%s · %s", run.label, fmtSeconds(run.seconds))})
+			row = append(row, video.Panel{Image: video.Shrink(bg, shrink), Label: fmt.Sprintf("%s · %s", run.label, fmtSeconds(run.seconds))})
 		}
 		grid = append(grid, row)
 	}
@@ -515,34 +515,4 @@ func fmtSeconds(s float64) string {
 		return fmt.Sprintf("%.2fs", s)
 	}
 	return fmt.Sprintf("%.1fs", s)
-}
-
-// shrinkImage returns img reduced by the integer factor n with a box
-// filter (gray and RGBA images; n = 1 returns img).
-func shrinkImage(img image.Image, n int) image.Image {
-	if n <= 1 {
-		return img
-	}
-	b := img.Bounds()
-	out := image.NewRGBA(image.Rect(0, 0, b.Dx()/n, b.Dy()/n))
-	for y := 0; y < out.Rect.Dy(); y++ {
-		for x := 0; x < out.Rect.Dx(); x++ {
-			var sum [3]uint32
-			for dy := 0; dy < n; dy++ {
-				for dx := 0; dx < n; dx++ {
-					r, g, bb, _ := img.At(b.Min.X+x*n+dx, b.Min.Y+y*n+dy).RGBA()
-					sum[0] += r >> 8
-					sum[1] += g >> 8
-					sum[2] += bb >> 8
-				}
-			}
-			nn := uint32(n * n)
-			off := y*out.Stride + 4*x
-			out.Pix[off] = uint8((sum[0] + nn/2) / nn)
-			out.Pix[off+1] = uint8((sum[1] + nn/2) / nn)
-			out.Pix[off+2] = uint8((sum[2] + nn/2) / nn)
-			out.Pix[off+3] = 255
-		}
-	}
-	return out
 }

@@ -53,6 +53,7 @@ type videoFlags struct {
 	truthFrame    string
 	force         bool
 	montageFrames int
+	preview       bool
 }
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
@@ -87,7 +88,8 @@ region size (--min-object) clean the mask.
 DIR receives background/, foreground/ (|Y − M|, or |S| with
 --foreground sparse, scaled so that its 99.5% quantile is white) and mask/,
 one PNG per frame named like the input frame; montage.png (original |
-background | foreground | mask for a few frames, with column headers) and
+background | foreground | mask for a few frames, with column headers),
+preview.gif (the same four columns animated, unless --preview=false) and
 summary.json. DIR is
 written atomically: it appears complete or not at all, and an existing
 non-empty DIR is replaced only with --force. With --truth MASK.png
@@ -127,6 +129,7 @@ precision, recall and F-measure.`)
 	fs.StringVar(&f.truthFrame, "truth-frame", "", "name of the frame that --truth belongs to (required with --truth)")
 	fs.BoolVar(&f.force, "force", false, "replace DIR if it exists and is not empty")
 	fs.IntVar(&f.montageFrames, "montage-frames", 4, "number of frames shown in montage.png")
+	fs.BoolVar(&f.preview, "preview", true, "write preview.gif, an animation of original | background | foreground | mask (at most 100 frames)")
 	return fs
 }
 
@@ -280,6 +283,18 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	}
 	if err := video.WritePNG(dir.Join("montage.png"), mont); err != nil {
 		return err
+	}
+	if f.preview {
+		prog.stage("writing preview.gif")
+		cols := []video.PreviewColumn{
+			{Title: "original", M: seq.Y, G: g},
+			{Title: "background", M: sep.Background, G: g},
+			{Title: "foreground", M: video.Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale), G: g},
+			{Title: "mask", M: mask, G: gray},
+		}
+		if err := video.WritePreview(ctx, dir.Join("preview.gif"), cols, video.PreviewOptions{}); err != nil {
+			return err
+		}
 	}
 	if err := formats.WriteFileAtomic(dir.Join("summary.json"), func(w io.Writer) error { return writeJSON(w, sum) }); err != nil {
 		return err

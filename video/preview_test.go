@@ -1,0 +1,65 @@
+package video
+
+import (
+	"context"
+	"image/gif"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestWritePreview writes an animation of a gray clip and its mask and
+// reads it back: the frame count is capped, the two panels sit side by
+// side, and a pixel that is white in the mask is white in the animation.
+func TestWritePreview(t *testing.T) {
+	g := Geometry{Width: 20, Height: 10}
+	const frames = 30
+	y := mat.NewDense(g.Rows(), frames, nil)
+	mask := mat.NewDense(g.Pixels(), frames, nil)
+	for j := 0; j < frames; j++ {
+		for i := 0; i < g.Pixels(); i++ {
+			y.Set(i, j, 0.5)
+		}
+		mask.Set(j%g.Pixels(), j, 1) // one white pixel, moving
+	}
+	path := filepath.Join(t.TempDir(), "preview.gif")
+	cols := []PreviewColumn{{"original", y, g}, {"mask", mask, g}}
+	if err := WritePreview(context.Background(), path, cols, PreviewOptions{MaxFrames: 10}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	anim, err := gif.DecodeAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(anim.Image) != 10 {
+		t.Fatalf("%d frames, want 10", len(anim.Image))
+	}
+	// Layout of Montage: gap 4, a header row, then a labelled cell.
+	b := anim.Image[0].Bounds()
+	if b.Dx() != 4+2*(g.Width+4) {
+		t.Errorf("width %d", b.Dx())
+	}
+	for k, img := range anim.Image {
+		j := k * frames / 10
+		i := j % g.Pixels()
+		x0 := 4 + (g.Width + 4) // second column
+		y0 := 4 + labelHeight + 4 + labelHeight
+		r, gg, bb, _ := img.At(x0+i%g.Width, y0+i/g.Width).RGBA()
+		if r>>8 != 255 || gg>>8 != 255 || bb>>8 != 255 {
+			t.Fatalf("frame %d: mask pixel %d is (%d, %d, %d), want white", k, i, r>>8, gg>>8, bb>>8)
+		}
+		if r, _, _, _ := img.At(4+i%g.Width, y0+i/g.Width).RGBA(); r>>8 != 128 {
+			t.Fatalf("frame %d: original pixel %d, want gray 128", k, r>>8)
+		}
+	}
+	if err := WritePreview(context.Background(), path, []PreviewColumn{{"bad", y, Geometry{Width: 3, Height: 3}}}, PreviewOptions{}); err == nil {
+		t.Error("mismatched geometry accepted")
+	}
+}
