@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -150,10 +153,10 @@ func Masks(ctx context.Context, fg Matrix, y, bg *mat.Dense, g Geometry, o MaskO
 	if rows != g.Rows() {
 		return nil, rep, fmt.Errorf("video: a foreground of %d rows does not fit %d×%d×%d frames", rows, g.Width, g.Height, g.Channels())
 	}
-	if !o.KeepShadows && (y == nil || bg == nil) {
+	shadows := !o.KeepShadows
+	if shadows && (y == nil || bg == nil) {
 		return nil, rep, fmt.Errorf("video: shadow suppression needs the frames and the background")
 	}
-	nc, p := g.Channels(), g.Pixels()
 
 	// Per-pixel noise scales (over time), one per channel and pixel.
 	var pixNoise []float64
@@ -173,65 +176,158 @@ func Masks(ctx context.Context, fg Matrix, y, bg *mat.Dense, g Geometry, o MaskO
 		}
 	}
 
+	// Frames are decided in blocks: the columns of a block are gathered
+	// in one pass over the rows (a column of a row-major matrix touches a
+	// cache line per entry), then decided in parallel.
+	p := g.Pixels()
 	out := mat.NewDense(p, frames, nil)
-	col := make([]float64, rows)
-	z := make([]float64, p)
-	zs := make([]float64, p)
-	cand := make([]bool, p)
-	var frameNoise []float64
-	buf := make([]float64, p)
-	for j := 0; j < frames; j++ {
+	frameNoise := make([]float64, frames)
+	shadow := make([]int, frames)
+	workers := max(1, min(runtime.GOMAXPROCS(0), maskBlock))
+	work := make([]*frameWork, workers)
+	for k := range work {
+		work[k] = newFrameWork(g)
+	}
+	cols := newColumns(maskBlock, rows)
+	var ycols, bcols [][]float64
+	if shadows {
+		ycols, bcols = newColumns(maskBlock, rows), newColumns(maskBlock, rows)
+	}
+	masks := make([][]bool, maskBlock)
+	for j0 := 0; j0 < frames; j0 += maskBlock {
 		if err := ctx.Err(); err != nil {
 			return nil, rep, err
 		}
-		copyColumn(col, fg, j)
-		// z: the magnitude in units of the threshold (candidate when > 1).
-		for i := range z {
-			z[i] = 0
+		nb := min(maskBlock, frames-j0)
+		gatherColumns(cols[:nb], fg, j0)
+		if shadows {
+			gatherColumns(ycols[:nb], y, j0)
+			gatherColumns(bcols[:nb], bg, j0)
 		}
-		worst := 0.0
-		for c := 0; c < nc; c++ {
-			ch := col[c*p : (c+1)*p]
-			for i, v := range ch {
-				buf[i] = math.Abs(v)
-			}
-			sf := robustScale(buf)
-			worst = max(worst, sf)
-			if rep.Rule == "fixed" {
-				for i, v := range ch {
-					z[i] = max(z[i], math.Abs(v)/o.Threshold)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(fw *frameWork) {
+				defer wg.Done()
+				for k := w; k < nb; k += workers {
+					var yc, bc []float64
+					if shadows {
+						yc, bc = ycols[k], bcols[k]
+					}
+					masks[k], frameNoise[j0+k], shadow[j0+k] = o.decideFrame(fw, cols[k], yc, bc, g, pixNoise, rep.Rule == "fixed")
 				}
-				continue
-			}
-			for i, v := range ch {
-				s := max(sf, MinNoise)
-				if pixNoise != nil {
-					s = max(s, pixNoise[c*p+i])
+			}(work[w])
+		}
+		wg.Wait()
+		for k := 0; k < nb; k++ {
+			for i, v := range masks[k] {
+				if v {
+					out.Set(i, j0+k, 1)
+					rep.Foreground++
 				}
-				z[i] = max(z[i], math.Abs(v)/(o.NoiseFactor*s))
 			}
 		}
-		frameNoise = append(frameNoise, worst)
-		boxMean(zs, z, g.Width, g.Height, o.Smooth)
-		for i := range cand {
-			cand[i] = zs[i] > 1
-		}
-		if !o.KeepShadows {
-			rep.Shadow += suppressShadows(cand, y, bg, j, g)
-		}
-		m := CleanMask(cand, g.Width, g.Height, o.Filter, o.MinObject)
-		for i, v := range m {
-			if v {
-				out.Set(i, j, 1)
-				rep.Foreground++
-			}
-		}
+	}
+	for _, n := range shadow {
+		rep.Shadow += n
 	}
 	rep.Foreground /= float64(p * max(frames, 1))
-	if len(frameNoise) > 0 {
-		rep.Noise = selection.Select(frameNoise, (len(frameNoise)+1)/2)
+	if frames > 0 {
+		rep.Noise = selection.Select(frameNoise, (frames+1)/2)
 	}
 	return out, rep, nil
+}
+
+// maskBlock is the number of frames [Masks] gathers and decides at once.
+const maskBlock = 16
+
+// newColumns allocates n column buffers of the given length.
+func newColumns(n, rows int) [][]float64 {
+	c := make([][]float64, n)
+	for k := range c {
+		c[k] = make([]float64, rows)
+	}
+	return c
+}
+
+// gatherColumns copies columns j0, j0+1, … of m into dst, in one pass
+// over the rows of a *mat.Dense.
+func gatherColumns(dst [][]float64, m Matrix, j0 int) {
+	if d, ok := m.(*mat.Dense); ok {
+		raw := d.RawMatrix()
+		nb := len(dst)
+		for i := 0; i < raw.Rows; i++ {
+			row := raw.Data[i*raw.Stride+j0 : i*raw.Stride+j0+nb]
+			for k, v := range row {
+				dst[k][i] = v
+			}
+		}
+		return
+	}
+	for k, col := range dst {
+		for i := range col {
+			col[i] = m.At(i, j0+k)
+		}
+	}
+}
+
+// frameWork holds one worker's buffers for deciding a frame.
+type frameWork struct {
+	z, zs, buf []float64
+	cand       []bool
+	my, mb     []float64
+	ratios     [][]float64
+}
+
+func newFrameWork(g Geometry) *frameWork {
+	p := g.Pixels()
+	return &frameWork{
+		z: make([]float64, p), zs: make([]float64, p), buf: make([]float64, p),
+		cand: make([]bool, p), my: make([]float64, p), mb: make([]float64, p),
+		ratios: newColumns(g.Channels(), p),
+	}
+}
+
+// decideFrame decides one frame from its residual column col (and, for
+// the shadow test, its frame and background columns yc and bc; nil
+// skips the test). It returns the cleaned mask, the frame's noise level
+// (the largest over the channels) and the number of shadow pixels set
+// aside.
+func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g Geometry, pixNoise []float64, fixed bool) ([]bool, float64, int) {
+	nc, p := g.Channels(), g.Pixels()
+	z := w.z
+	clear(z)
+	worst := 0.0
+	for c := 0; c < nc; c++ {
+		ch := col[c*p : (c+1)*p]
+		for i, v := range ch {
+			w.buf[i] = math.Abs(v)
+		}
+		sf := robustScale(w.buf)
+		worst = max(worst, sf)
+		if fixed {
+			for i, v := range ch {
+				z[i] = max(z[i], math.Abs(v)/o.Threshold)
+			}
+			continue
+		}
+		for i, v := range ch {
+			s := max(sf, MinNoise)
+			if pixNoise != nil {
+				s = max(s, pixNoise[c*p+i])
+			}
+			z[i] = max(z[i], math.Abs(v)/(o.NoiseFactor*s))
+		}
+	}
+	boxMean(w.zs, z, g.Width, g.Height, o.Smooth)
+	for i := range w.cand {
+		w.cand[i] = w.zs[i] > 1
+	}
+	shadow := 0
+	if yc != nil {
+		shadow = suppressShadows(w, yc, bc, g)
+	}
+	return CleanMask(w.cand, g.Width, g.Height, o.Filter, o.MinObject), worst, shadow
 }
 
 // robustScale is 1.4826 · median(x), the standard deviation of Gaussian
@@ -252,17 +348,6 @@ func lowScale(x []float64) float64 {
 		return 0
 	}
 	return selection.SelectSmallest(x, (len(x)+3)/4) / 0.3186
-}
-
-// copyColumn copies column j of m into dst.
-func copyColumn(dst []float64, m Matrix, j int) {
-	if d, ok := m.(*mat.Dense); ok {
-		mat.Col(dst, j, d)
-		return
-	}
-	for i := range dst {
-		dst[i] = m.At(i, j)
-	}
 }
 
 // boxMean writes into dst the mean of src over the (2r+1)² window around
@@ -290,37 +375,29 @@ func boxMean(dst, src []float64, w, h, r int) {
 	}
 }
 
-// suppressShadows clears the candidates of frame j that look like cast
-// shadows (see ShadowMinRatio) and returns how many it cleared. Ratios
-// are taken between 3×3 means of the frame and of the background, which
-// divides the noise of a ratio by three.
-func suppressShadows(cand []bool, y, bg *mat.Dense, j int, g Geometry) int {
+// suppressShadows clears the candidates w.cand of a frame that look like
+// cast shadows (see ShadowMinRatio), given the frame's and the
+// background's columns, and returns how many it cleared. Ratios are taken
+// between 3×3 means of the frame and of the background, which divides the
+// noise of a ratio by three.
+func suppressShadows(fw *frameWork, yc, bc []float64, g Geometry) int {
 	nc, p, w, h := g.Channels(), g.Pixels(), g.Width, g.Height
-	any := false
-	for _, c := range cand {
-		any = any || c
-	}
-	if !any {
+	cand := fw.cand
+	if !slices.Contains(cand, true) {
 		return 0
 	}
-	ratios := make([][]float64, nc)
-	fy, fb := make([]float64, p), make([]float64, p)
-	my, mb := make([]float64, p), make([]float64, p)
+	ratios := fw.ratios
 	for c := 0; c < nc; c++ {
-		for i := 0; i < p; i++ {
-			fy[i], fb[i] = y.At(c*p+i, j), bg.At(c*p+i, j)
-		}
-		boxMean(my, fy, w, h, 1)
-		boxMean(mb, fb, w, h, 1)
-		r := make([]float64, p)
+		boxMean(fw.my, yc[c*p:(c+1)*p], w, h, 1)
+		boxMean(fw.mb, bc[c*p:(c+1)*p], w, h, 1)
+		r := ratios[c]
 		for i := range r {
-			if mb[i] < 0.05 {
+			if fw.mb[i] < 0.05 {
 				r[i] = math.NaN() // too dark to tell a shadow
 			} else {
-				r[i] = my[i] / mb[i]
+				r[i] = fw.my[i] / fw.mb[i]
 			}
 		}
-		ratios[c] = r
 	}
 	inRange := func(r float64) bool { return r >= ShadowMinRatio && r <= ShadowMaxRatio }
 	cleared := 0

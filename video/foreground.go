@@ -2,12 +2,18 @@ package video
 
 import (
 	"math"
-	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/selection"
 )
 
 // DefaultQuantile is the quantile of the nonzero |S| used by [RobustScale]
 // to set the display range of the foreground.
 const DefaultQuantile = 0.995
+
+// robustScaleSample is the largest number of entries RobustScale reads.
+const robustScaleSample = 1 << 20
 
 // RobustScale returns a robust maximum of |S| for display: the q-quantile
 // (nearest rank, q in (0, 1]; 0 means [DefaultQuantile]) of the magnitudes
@@ -16,7 +22,8 @@ const DefaultQuantile = 0.995
 // quantile rather than the maximum keeps a few extreme values from
 // darkening the rest. It returns 1 when S has no nonzero entry. Matrices
 // with a Do(func(i, j int, v float64)) method (such as *rpca.Sparse) are
-// read through it.
+// read through it. Of a larger dense matrix, an evenly strided sample of
+// about 2^20 entries is read (a display scale needs no more).
 func RobustScale(s Matrix, q float64) float64 {
 	if !(q > 0 && q <= 1) {
 		q = DefaultQuantile
@@ -31,20 +38,27 @@ func RobustScale(s Matrix, q float64) float64 {
 		Do(func(i, j int, v float64))
 	}); ok {
 		sp.Do(func(_, _ int, v float64) { add(v) })
+	} else if d, ok := s.(*mat.Dense); ok {
+		raw := d.RawMatrix()
+		n := raw.Rows * raw.Cols
+		step := max(1, n/robustScaleSample)
+		for k := 0; k < n; k += step {
+			add(raw.Data[(k/raw.Cols)*raw.Stride+k%raw.Cols])
+		}
 	} else {
-		_, c := s.Dims()
-		for j := 0; j < c; j++ {
-			for _, v := range column(s, j) {
-				add(v)
+		r, c := s.Dims()
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				add(s.At(i, j))
 			}
 		}
 	}
 	if len(mags) == 0 {
 		return 1
 	}
-	slices.Sort(mags)
 	k := int(math.Ceil(q*float64(len(mags)))) - 1
-	return mags[max(0, min(k, len(mags)-1))]
+	k = max(0, min(k, len(mags)-1))
+	return selection.SelectSmallest(mags, k+1)
 }
 
 // DisplayScale is the display range of the foreground panel: the robust

@@ -259,21 +259,25 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 func clipResidual(y, m *mat.Dense) *mat.Dense {
 	d1, d2 := y.Dims()
 	out := mat.NewDense(d1, d2, nil)
-	col := make([]float64, d1)
-	abs := make([]float64, d1)
-	mc := make([]float64, d1)
-	for j := 0; j < d2; j++ {
-		mat.Col(col, j, y)
-		mat.Col(mc, j, m)
-		for i := range col {
-			col[i] -= mc[i]
-			abs[i] = math.Abs(col[i])
+	out.Sub(y, m)
+	// The frames' noise levels, from blocks of gathered columns.
+	lim := make([]float64, d2)
+	cols := newColumns(maskBlock, d1)
+	for j0 := 0; j0 < d2; j0 += maskBlock {
+		nb := min(maskBlock, d2-j0)
+		gatherColumns(cols[:nb], out, j0)
+		for k := 0; k < nb; k++ {
+			for i, v := range cols[k] {
+				cols[k][i] = math.Abs(v)
+			}
+			lim[j0+k] = 3 * max(robustScale(cols[k]), MinNoise)
 		}
-		lim := 3 * max(robustScale(abs), MinNoise)
-		for i := range col {
-			col[i] = mc[i] + min(max(col[i], -lim), lim)
+	}
+	for i := 0; i < d1; i++ {
+		row, mrow := out.RawRowView(i), m.RawRowView(i)
+		for j, v := range row {
+			row[j] = mrow[j] + min(max(v, -lim[j]), lim[j])
 		}
-		out.SetCol(j, col)
 	}
 	return out
 }
