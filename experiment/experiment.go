@@ -125,6 +125,7 @@ var experiments = []*Experiment{
 	{Name: "fig1b", Summary: "time of Algorithm 2 to error 1e-4 vs d, p = 0.15·r²·log(d)/d (Figure 1b)", run: runFig1b},
 	{Name: "fig1c", Summary: "log error vs time of GD, subsampled GD, AltProj and IALM (Figure 1c)", run: runFig1c},
 	{Name: "video", Summary: "foreground–background separation of video clips by the four methods (Figures 2–3)", run: runVideo},
+	{Name: "scenes", Summary: "foreground F of the video defaults, AccAltProj and the temporal median on generated clips of six kinds of changing background", run: runScenes},
 }
 
 // List returns the experiments in their canonical order.

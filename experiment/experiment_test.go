@@ -422,3 +422,26 @@ func TestTruthFrameFix(t *testing.T) {
 		}
 	}
 }
+
+// TestScenesQuick: one row per scene and method, F consistent with
+// precision and recall, and on the illumination ramp the low-rank default
+// beats the temporal median (the median background is wrong in most
+// frames there).
+func TestScenesQuick(t *testing.T) {
+	dir := runQuick(t, "scenes", Options{})
+	rows := readTable(t, filepath.Join(dir, "scenes.csv"), []string{"scene", "method", "rank", "rank_rule", "precision", "recall", "f_measure", "seconds"})
+	if len(rows) != 3*len(video.Scenes) {
+		t.Fatalf("%d rows, want %d", len(rows), 3*len(video.Scenes))
+	}
+	f := map[[2]string]float64{}
+	for _, r := range rows {
+		p, rc, ff := fnum(t, r["precision"]), fnum(t, r["recall"]), fnum(t, r["f_measure"])
+		if want := 2 * p * rc / (p + rc); p+rc > 0 && math.Abs(ff-want) > 1e-4 {
+			t.Errorf("%v: F = %v, want %v", r, ff, want)
+		}
+		f[[2]string{r["scene"], r["method"]}] = ff
+	}
+	if d, m := f[[2]string{"illumination", "default (scaledgd)"}], f[[2]string{"illumination", "median"}]; !(d > m+0.1) {
+		t.Errorf("illumination: default F %v, median F %v; want the default well ahead", d, m)
+	}
+}
