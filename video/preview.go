@@ -7,7 +7,6 @@ import (
 	"image"
 	"image/color"
 	"image/color/palette"
-	"image/draw"
 	"image/gif"
 	"io"
 
@@ -71,10 +70,7 @@ func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts P
 	for len(cols)*(cols[0].G.Width/shrink+4)+4 > maxWidth && cols[0].G.Width/shrink > 16 {
 		shrink++
 	}
-	pal := grayPalette()
-	if colour {
-		pal = colourPalette()
-	}
+	q := newQuantizer(colour)
 	headers := make([]string, len(cols))
 	for k, c := range cols {
 		headers[k] = c.Title
@@ -95,12 +91,50 @@ func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts P
 			row[c] = Panel{Image: Shrink(img, shrink)}
 		}
 		m := Montage([][]Panel{row}, MontageOptions{Headers: headers})
-		p := image.NewPaletted(m.Bounds(), pal)
-		draw.Draw(p, p.Bounds(), m, m.Bounds().Min, draw.Src)
-		anim.Image = append(anim.Image, p)
+		anim.Image = append(anim.Image, q.quantize(m))
 		anim.Delay = append(anim.Delay, delay)
 	}
 	return formats.WriteFileAtomic(path, func(w io.Writer) error { return gif.EncodeAll(w, anim) })
+}
+
+// quantizer maps RGBA images to a palette by arithmetic, not by the
+// palette's linear nearest-colour search (256 comparisons per pixel).
+type quantizer struct {
+	pal    color.Palette
+	colour bool
+	gray   [256]uint8 // palette index of each gray level
+}
+
+func newQuantizer(colour bool) *quantizer {
+	q := &quantizer{pal: grayPalette(), colour: colour}
+	if colour {
+		q.pal = colourPalette()
+	}
+	for v := range q.gray {
+		q.gray[v] = uint8(q.pal.Index(color.Gray{Y: uint8(v)}))
+	}
+	return q
+}
+
+// quantize returns m on the palette: gray pixels (r = g = b) at their
+// nearest palette gray, others at the nearest web-safe colour (levels
+// 0, 51, …, 255 per channel; palette.WebSafe lists blue fastest).
+func (q *quantizer) quantize(m *image.RGBA) *image.Paletted {
+	b := m.Bounds()
+	p := image.NewPaletted(b, q.pal)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			o := m.PixOffset(x, y)
+			r, g, bb := m.Pix[o], m.Pix[o+1], m.Pix[o+2]
+			idx := q.gray[r]
+			if q.colour && (r != g || g != bb) {
+				l := func(v uint8) uint8 { return uint8((int(v) + 25) / 51) }
+				idx = 36*l(r) + 6*l(g) + l(bb)
+			}
+			p.Pix[p.PixOffset(x, y)] = idx
+		}
+	}
+	return p
 }
 
 // grayPalette is the 256 gray levels.

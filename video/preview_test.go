@@ -2,6 +2,8 @@ package video
 
 import (
 	"context"
+	"image"
+	"image/color"
 	"image/gif"
 	"os"
 	"path/filepath"
@@ -61,5 +63,31 @@ func TestWritePreview(t *testing.T) {
 	}
 	if err := WritePreview(context.Background(), path, []PreviewColumn{{"bad", y, Geometry{Width: 3, Height: 3}}}, PreviewOptions{}); err == nil {
 		t.Error("mismatched geometry accepted")
+	}
+}
+
+// TestQuantizer: the arithmetic palette mapping agrees with the palette's
+// own nearest-colour search on web-safe colours and on grays.
+func TestQuantizer(t *testing.T) {
+	q := newQuantizer(true)
+	m := image.NewRGBA(image.Rect(0, 0, 6*6*6+256, 1))
+	x := 0
+	for r := 0; r < 6; r++ {
+		for g := 0; g < 6; g++ {
+			for b := 0; b < 6; b++ {
+				m.SetRGBA(x, 0, color.RGBA{uint8(51 * r), uint8(51 * g), uint8(51 * b), 255})
+				x++
+			}
+		}
+	}
+	for v := 0; v < 256; v++ {
+		m.SetRGBA(x, 0, color.RGBA{uint8(v), uint8(v), uint8(v), 255})
+		x++
+	}
+	p := q.quantize(m)
+	for x := 0; x < m.Bounds().Dx(); x++ {
+		if want := uint8(q.pal.Index(m.At(x, 0))); p.Pix[x] != want && !(x < 216 && m.Pix[4*x] == m.Pix[4*x+1] && m.Pix[4*x+1] == m.Pix[4*x+2]) {
+			t.Fatalf("pixel %d %v: index %d, want %d", x, m.At(x, 0), p.Pix[x], want)
+		}
 	}
 }
