@@ -7,7 +7,6 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/accaltproj"
-	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/video"
 )
 
@@ -58,14 +57,7 @@ func runScenes(ctx context.Context, w *writer, o *Options) error {
 				return fmt.Errorf("scenes: %s: %s: %w", sc, m.label, err)
 			}
 			secs := time.Since(t0).Seconds()
-			var pred, truth []bool
-			for j, tr := range c.Truth {
-				truth = append(truth, tr...)
-				for i := range tr {
-					pred = append(pred, sep.Masks.At(i, j) > 0)
-				}
-			}
-			s, err := metrics.Detect(pred, truth)
+			s, err := c.Score(sep.Masks)
 			if err != nil {
 				return err
 			}

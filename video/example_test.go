@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/video"
 )
 
@@ -21,14 +20,7 @@ func ExampleSeparate() {
 	if err != nil {
 		panic(err)
 	}
-	var pred, truth []bool
-	for j, t := range clip.Truth {
-		truth = append(truth, t...)
-		for i := range t {
-			pred = append(pred, sep.Masks.At(i, j) > 0)
-		}
-	}
-	s, err := metrics.Detect(pred, truth)
+	s, err := clip.Score(sep.Masks)
 	if err != nil {
 		panic(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/metrics"
 )
 
 // Scene names a family of generated clips whose foreground is known
@@ -57,6 +59,23 @@ type Clip struct {
 	// Truth holds one mask per frame (row-major pixels): true where a
 	// moving object is.
 	Truth [][]bool
+}
+
+// Score compares masks (pixels × frames, nonzero = foreground, as from
+// [Masks]) with the clip's truth, pooled over all frames.
+func (c *Clip) Score(masks Matrix) (metrics.Scores, error) {
+	r, n := masks.Dims()
+	if r != c.Pixels() || n != len(c.Truth) {
+		return metrics.Scores{}, fmt.Errorf("video: masks of %d×%d do not fit %d pixels × %d frames", r, n, c.Pixels(), len(c.Truth))
+	}
+	var pred, truth []bool
+	for j, t := range c.Truth {
+		truth = append(truth, t...)
+		for i := range t {
+			pred = append(pred, masks.At(i, j) != 0)
+		}
+	}
+	return metrics.Detect(pred, truth)
 }
 
 // Generate returns a clip of the given scene: a textured background,

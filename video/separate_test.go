@@ -15,14 +15,7 @@ import (
 // truth, pooled over the frames.
 func pooledF(t *testing.T, c *Clip, masks *mat.Dense) metrics.Scores {
 	t.Helper()
-	var pred, truth []bool
-	for j, tr := range c.Truth {
-		truth = append(truth, tr...)
-		for i := range tr {
-			pred = append(pred, masks.At(i, j) > 0)
-		}
-	}
-	s, err := metrics.Detect(pred, truth)
+	s, err := c.Score(masks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +243,9 @@ func TestSeparateErrors(t *testing.T) {
 	cancel()
 	if _, err := Separate(ctx, c.Sequence, DefaultOptions()); err == nil {
 		t.Error("cancelled context: no error")
+	}
+	if _, err := c.Score(mat.NewDense(1, 1, nil)); err == nil {
+		t.Error("masks of the wrong size scored")
 	}
 	if _, err := Generate("nosuch", GenerateOptions{}); err == nil {
 		t.Error("unknown scene accepted")
