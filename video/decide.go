@@ -264,6 +264,15 @@ func gatherColumns(dst [][]float64, m Matrix, j0 int) {
 		}
 		return
 	}
+	if v, ok := m.(view); ok {
+		gatherColumns(dst, v.m, j0)
+		for _, col := range dst {
+			for i, x := range col {
+				col[i] = v.fn(x)
+			}
+		}
+		return
+	}
 	for k, col := range dst {
 		for i := range col {
 			col[i] = m.At(i, j0+k)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -126,50 +125,46 @@ func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
 		return fmt.Errorf("video: %v", err)
 	}
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	write := func(k int) error {
-		img, err := FrameImage(m, k, g)
-		if err != nil {
-			return err
-		}
-		path := filepath.Join(dir, PNGName(names[k]))
-		if err := formats.WriteFileAtomic(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
-			return fmt.Errorf("video: writing %s: %v", path, err)
-		}
-		return nil
+	r, _ := m.Dims()
+	if r != g.Rows() {
+		return fmt.Errorf("video: matrix has %d rows, but %d×%d×%d frames need %d", r, g.Width, g.Height, g.Channels(), g.Rows())
 	}
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		errs   = make([]error, len(names))
-		wg     sync.WaitGroup
-	)
-	for w := 0; w < min(writeWorkers, len(names)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() {
-				k := int(next.Add(1) - 1)
-				if k >= len(names) {
-					return
+	// Frames are gathered writeBlock at a time in one pass over the rows
+	// (a column of a row-major matrix touches a cache line per entry),
+	// then encoded and written by several goroutines.
+	cols := newColumns(writeBlock, r)
+	for j0 := 0; j0 < c; j0 += writeBlock {
+		nb := min(writeBlock, c-j0)
+		gatherColumns(cols[:nb], m, j0)
+		var (
+			errs = make([]error, nb)
+			wg   sync.WaitGroup
+		)
+		for k := 0; k < nb; k++ {
+			wg.Add(1)
+			go func(k int) {
+				defer wg.Done()
+				img := planeImage(cols[k], g)
+				path := filepath.Join(dir, PNGName(names[j0+k]))
+				if err := formats.WriteFileAtomic(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
+					errs[k] = fmt.Errorf("video: writing %s: %v", path, err)
 				}
-				if errs[k] = write(k); errs[k] != nil {
-					failed.Store(true)
-				}
+			}(k)
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
 		}
 	}
 	return nil
 }
 
-// writeWorkers is the number of frames written at once: the work is
-// mostly waiting for the disk (one sync per file), so more than the cores.
-const writeWorkers = 16
+// writeBlock is the number of frames gathered and written at once: the
+// work is mostly waiting for the disk (one sync per file), so more than
+// the cores.
+const writeBlock = 16
 
 // WritePNG writes img as a PNG file atomically.
 func WritePNG(path string, img image.Image) error {
