@@ -428,6 +428,9 @@ func TestTruthFrameFix(t *testing.T) {
 // beats the temporal median (the median background is wrong in most
 // frames there).
 func TestScenesQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("18 separations")
+	}
 	dir := runQuick(t, "scenes", Options{})
 	rows := readTable(t, filepath.Join(dir, "scenes.csv"), []string{"scene", "method", "rank", "rank_rule", "precision", "recall", "f_measure", "seconds"})
 	if len(rows) != 3*len(video.Scenes) {
