@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -35,6 +36,29 @@ const maxVideoPixels = 1 << 28
 // Gray frames are ffmpeg's own conversion to gray, which for the usual
 // Y'CbCr video is the luma plane, expanded to full range.
 func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error) {
+	l, err := openVideo(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	frames, err := l.decode(ctx, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	return l.sequence(frames, opts.Range.Start)
+}
+
+// videoLoader is a probed video file ready to be decoded.
+type videoLoader struct {
+	opts     Options
+	w, h, n  int // frame size as decoded, downscaling factor
+	g        Geometry
+	channels int  // as decoded
+	decided  bool // the colour of ColorAuto has been decided
+	run      *decodeRun
+}
+
+// openVideo finds ffmpeg and probes the frame size of path.
+func openVideo(ctx context.Context, path string, opts Options) (*videoLoader, error) {
 	n, err := ScaleFactor(opts.Scale)
 	if err != nil {
 		return nil, err
@@ -68,23 +92,49 @@ func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error
 	if g.Color {
 		pixFmt, channels = "rgb24", 3
 	}
-	frameBytes := w * h * channels
-
 	limit := opts.maxBytes()
-	run := &decodeRun{
-		ffmpeg: ffmpeg, path: path, pixFmt: pixFmt, frameBytes: frameBytes,
-		r: opts.Range, frameLimit: limit / (int64(g.Rows()) * 8), g: g, limit: limit,
+	return &videoLoader{
+		opts: opts, w: w, h: h, n: n, g: g, channels: channels,
+		decided: opts.Color != ColorAuto,
+		run: &decodeRun{
+			ffmpeg: ffmpeg, path: path, pixFmt: pixFmt, frameBytes: w * h * channels,
+			r: opts.Range, frameLimit: limit / (int64(g.Rows()) * 8), g: g, limit: limit,
+		},
+	}, nil
+}
+
+// decode runs ffmpeg over the range. With window > 0, every window
+// frames are handed to sink (with the index of their first frame) once
+// window more have arrived, and only the last one to two windows are
+// returned; memory then holds at most two windows of raw frames.
+func (l *videoLoader) decode(ctx context.Context, window int, sink func(frames [][]byte, first int) error) ([][]byte, error) {
+	l.run.window, l.run.sink = window, sink
+	if window > 0 {
+		l.run.frameLimit = math.MaxInt64 // each window is checked on its own
 	}
 	// -fps_mode exists from ffmpeg 5.1 on; older versions call it -vsync.
-	frames, err := run.decode(ctx, "-fps_mode")
+	frames, err := l.run.decode(ctx, "-fps_mode")
 	if errors.Is(err, errOldFFmpeg) {
-		frames, err = run.decode(ctx, "-vsync")
+		frames, err = l.run.decode(ctx, "-vsync")
 	}
-	if err != nil {
-		return nil, err
-	}
+	return frames, err
+}
 
-	if opts.Color == ColorAuto && !anyColor(frames) {
+// sequence converts raw frames, the first of which is frame number first
+// (0-based) of the video, into a Sequence. For ColorAuto, the first call
+// decides the colour: a video whose decoded pixels are all gray keeps
+// one channel.
+func (l *videoLoader) sequence(frames [][]byte, first int) (*Sequence, error) {
+	w, h, n := l.w, l.h, l.n
+	if !l.decided {
+		l.decided = true
+		if !anyColor(frames) {
+			l.g.Color = false
+		}
+	}
+	g := l.g
+	channels := l.channels
+	if channels == 3 && !g.Color {
 		// A gray video decoded as RGB: keep one of the equal channels.
 		for k, f := range frames {
 			gray := make([]byte, w*h)
@@ -93,15 +143,15 @@ func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error
 			}
 			frames[k] = gray
 		}
-		g.Color, channels = false, 1
+		channels = 1
 	}
-	y, err := allocFrames(g, len(frames), limit)
+	y, err := allocFrames(g, len(frames), l.run.limit)
 	if err != nil {
 		return nil, err
 	}
 	names := make([]string, len(frames))
 	for k, f := range frames {
-		names[k] = fmt.Sprintf("frame%06d.png", opts.Range.Start+k+1)
+		names[k] = fmt.Sprintf("frame%06d.png", first+k+1)
 		planes := rawPlanes(f, w*h, channels)
 		if n > 1 {
 			for c, p := range planes {
@@ -132,6 +182,9 @@ var errOldFFmpeg = errors.New("ffmpeg does not know -fps_mode")
 
 // decodeRun is one ffmpeg invocation streaming raw frames.
 type decodeRun struct {
+	window               int                                    // > 0: hand windows to sink
+	sink                 func(frames [][]byte, first int) error // receives each full window
+	sent                 int                                    // frames handed to sink
 	ffmpeg, path, pixFmt string
 	frameBytes           int
 	r                    Range
@@ -194,6 +247,14 @@ func (d *decodeRun) decode(ctx context.Context, syncOpt string) ([][]byte, error
 		}
 		frames = append(frames, buf)
 		buf = make([]byte, d.frameBytes)
+		if d.window > 0 && len(frames) == 2*d.window {
+			if err := d.sink(frames[:d.window], d.r.Start+d.sent); err != nil {
+				readErr = err
+				break
+			}
+			d.sent += d.window
+			frames = append([][]byte(nil), frames[d.window:]...)
+		}
 		if d.r.End != 0 && index >= d.r.End {
 			stopped = true
 			break
