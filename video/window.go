@@ -3,7 +3,11 @@ package video
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 )
 
 // MinWindow is the smallest window size of [SeparateWindows].
@@ -16,6 +20,8 @@ type Window struct {
 	Index, First int
 	Seq          *Sequence
 	Sep          *Separation
+	// LoadSeconds is the time spent reading and decoding the window.
+	LoadSeconds float64
 }
 
 // windowSizes splits n frames into windows of size frames; a last window
@@ -46,18 +52,27 @@ func SeparateWindows(ctx context.Context, path string, opts Options, size int, o
 		return fmt.Errorf("video: a window must hold at least %d frames, got %d", MinWindow, size)
 	}
 	k := 0
+	last := time.Now() // the end of the previous window's work
 	process := func(seq *Sequence, first int) error {
+		load := time.Since(last).Seconds()
 		sep, err := Separate(ctx, seq, o)
 		if err != nil {
+			if k == 0 && len(seq.Names) < size {
+				return err // the whole clip is one window
+			}
 			return fmt.Errorf("video: window %d (frames %s … %s): %w", k+1, seq.Names[0], seq.Names[len(seq.Names)-1], err)
 		}
-		err = each(Window{Index: k, First: first, Seq: seq, Sep: sep})
+		err = each(Window{Index: k, First: first, Seq: seq, Sep: sep, LoadSeconds: load})
 		k++
+		last = time.Now()
 		return err
 	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("video: %v", err)
+	}
+	if !st.IsDir() && imageExts[strings.ToLower(filepath.Ext(path))] {
+		return fmt.Errorf("video: %s is a single image; give the directory of frames", path)
 	}
 	if st.IsDir() {
 		all, err := ListFrames(path, opts)
@@ -97,7 +112,11 @@ func SeparateWindows(ctx context.Context, path string, opts Options, size int, o
 		}
 		return process(seq, first-opts.Range.Start)
 	}
-	rest, err := l.decode(ctx, size, sink)
+	win := size
+	if size >= math.MaxInt32 {
+		win = 0 // one window: keep the decoder's early memory check
+	}
+	rest, err := l.decode(ctx, win, sink)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/metrics"
@@ -54,6 +53,7 @@ type videoFlags struct {
 	force         bool
 	montageFrames int
 	preview       bool
+	window        int
 }
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
@@ -129,6 +129,7 @@ precision, recall and F-measure.`)
 	fs.StringVar(&f.truthFrame, "truth-frame", "", "name of the frame that --truth belongs to (required with --truth)")
 	fs.BoolVar(&f.force, "force", false, "replace DIR if it exists and is not empty")
 	fs.IntVar(&f.montageFrames, "montage-frames", 4, "number of frames shown in montage.png")
+	fs.IntVar(&f.window, "window", 0, fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once)", video.MinWindow))
 	fs.BoolVar(&f.preview, "preview", true, "write preview.gif, an animation of original | background | foreground | mask (at most 100 frames)")
 	return fs
 }
@@ -167,6 +168,20 @@ type videoSummary struct {
 	DisplayScale float64            `json:"foreground_display_scale"`
 	DisplayFloor float64            `json:"foreground_display_floor"`
 	Truth        *truthScore        `json:"truth,omitempty"`
+	Window       int                `json:"window,omitempty"`
+	Windows      []windowSummary    `json:"windows,omitempty"`
+}
+
+// windowSummary is one window of a --window run.
+type windowSummary struct {
+	FirstFrame     string  `json:"first_frame"`
+	Frames         int     `json:"frames"`
+	Rank           int     `json:"rank,omitempty"`
+	RankRule       string  `json:"rank_rule,omitempty"`
+	Iterations     int     `json:"iterations"`
+	Seconds        float64 `json:"seconds"`
+	StopReason     string  `json:"stop_reason,omitempty"`
+	ForegroundRate float64 `json:"foreground_fraction"`
 }
 
 // maskSummary describes the foreground decision.
@@ -218,83 +233,36 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	if _, err := os.Stat(f.in); err != nil {
 		return fmt.Errorf("--in: %v", err)
 	}
+	truth, err := f.loadTruthMask()
+	if err != nil {
+		return err
+	}
 	prog := newProgress(e, &f.solveFlags)
-	prog.stage("loading frames from %s", f.in)
-	t0 := time.Now()
-	seq, err := video.Load(ctx, f.in, opts)
+	o, err := f.separateOptions(prog)
 	if err != nil {
 		return err
 	}
-	load := time.Since(t0)
-	_, d2 := seq.Y.Dims()
 	sum := &videoSummary{
-		Method: f.method, Preset: f.preset, Input: f.in, Output: f.out,
-		Frames: d2, FirstFrame: seq.Names[0], LastFrame: seq.Names[d2-1],
-		Width: seq.Width, Height: seq.Height, Channels: seq.Channels(), Scale: f.scale,
-		Alpha: f.alpha, P: f.p, Seed: f.seed, LoadSeconds: load.Seconds(),
-		Foreground: f.foreground,
+		Method: f.method, Preset: f.preset, Input: f.in, Output: f.out, Scale: f.scale,
+		Alpha: f.alpha, P: f.p, Seed: f.seed, Foreground: f.foreground, Window: f.window,
 	}
-	truth, truthIdx, err := f.loadTruth(seq)
+	size := f.window
+	if size == 0 {
+		size = math.MaxInt32 // the whole clip at once
+	}
+	prog.stage("loading frames from %s", f.in)
+	err = video.SeparateWindows(ctx, f.in, opts, size, o, func(w video.Window) error {
+		return f.window1(ctx, prog, dir, w, truth, sum)
+	})
+	prog.done()
+	if errors.Is(err, video.ErrRankTooLarge) {
+		return fmt.Errorf("--rank: %w; use a lower rank or more frames: %w", err, errUsage)
+	}
 	if err != nil {
-		return err
+		return err // the error chain is kept; main prints "rpca: " once
 	}
-
-	sep, err := f.separate(ctx, prog, seq, sum)
-	if err != nil {
-		return err
-	}
-
-	// Outputs.
-	g := seq.Geometry
-	mask := sep.Masks
-	gray := video.Geometry{Width: g.Width, Height: g.Height}
-	if truth != nil {
-		pred := make([]bool, g.Pixels())
-		for i := range pred {
-			pred[i] = mask.At(i, truthIdx) > 0
-		}
-		sc, err := metrics.Detect(pred, truth)
-		if err != nil {
-			return err
-		}
-		sum.Truth = &truthScore{Mask: f.truth, Frame: seq.Names[truthIdx], Precision: sc.Precision, Recall: sc.Recall, F: sc.F}
-	}
-	writes := []struct {
-		sub string
-		m   video.Matrix
-		g   video.Geometry
-	}{
-		{"background", sep.Background, g},
-		{"foreground", video.Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale), g},
-		{"mask", mask, gray},
-	}
-	prog.stage("writing %d PNGs into %s", len(writes)*len(seq.Names)+1, f.out)
-	for _, w := range writes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := video.WriteFrames(dir.Join(w.sub), seq.Names, w.m, w.g); err != nil {
-			return err
-		}
-	}
-	mont, err := videoMontage(seq, sep, sum, f.montageFrames, truthIdx)
-	if err != nil {
-		return err
-	}
-	if err := video.WritePNG(dir.Join("montage.png"), mont); err != nil {
-		return err
-	}
-	if f.preview {
-		prog.stage("writing preview.gif")
-		cols := []video.PreviewColumn{
-			{Title: "original", M: seq.Y, G: g},
-			{Title: "background", M: sep.Background, G: g},
-			{Title: "foreground", M: video.Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale), G: g},
-			{Title: "mask", M: mask, G: gray},
-		}
-		if err := video.WritePreview(ctx, dir.Join("preview.gif"), cols, video.PreviewOptions{}); err != nil {
-			return err
-		}
+	if truth != nil && sum.Truth == nil {
+		return fmt.Errorf("--truth-frame %s is not among the %d selected frames (%s … %s)", f.truthFrame, sum.Frames, sum.FirstFrame, sum.LastFrame)
 	}
 	if err := formats.WriteFileAtomic(dir.Join("summary.json"), func(w io.Writer) error { return writeJSON(w, sum) }); err != nil {
 		return err
@@ -369,6 +337,9 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	}
 	if !(f.rankGap > 1) || math.IsInf(f.rankGap, 0) {
 		return opts, usage("--rank-gap must be a finite number above 1, got %v", f.rankGap)
+	}
+	if f.window != 0 && f.window < video.MinWindow {
+		return opts, usage("--window must be 0 (off) or at least %d frames, got %d", video.MinWindow, f.window)
 	}
 	if f.montageFrames < 1 {
 		return opts, usage("--montage-frames must be at least 1, got %d", f.montageFrames)
@@ -478,42 +449,127 @@ func absPath(p string) string {
 	return a
 }
 
-// loadTruth loads --truth and finds the frame it belongs to; it returns a
-// nil mask without --truth.
-func (f *videoFlags) loadTruth(seq *video.Sequence) ([]bool, int, error) {
+// loadTruthMask loads --truth (nil without it).
+func (f *videoFlags) loadTruthMask() (*truthMask, error) {
 	if f.truth == "" {
 		if f.truthFrame != "" {
-			return nil, 0, fmt.Errorf("--truth-frame needs --truth MASK.png: %w", errUsage)
+			return nil, fmt.Errorf("--truth-frame needs --truth MASK.png: %w", errUsage)
 		}
-		return nil, -1, nil
+		return nil, nil
 	}
 	if f.truthFrame == "" {
-		return nil, 0, fmt.Errorf("--truth needs --truth-frame NAME, the frame the mask belongs to: %w", errUsage)
+		return nil, fmt.Errorf("--truth needs --truth-frame NAME, the frame the mask belongs to: %w", errUsage)
 	}
 	mask, w, h, err := video.LoadMask(f.truth, f.scale)
 	if err != nil {
-		return nil, 0, fmt.Errorf("--truth: %w", err)
+		return nil, fmt.Errorf("--truth: %w", err)
 	}
-	if w != seq.Width || h != seq.Height {
-		return nil, 0, fmt.Errorf("--truth: %s is %d×%d after scaling, but the frames are %d×%d", f.truth, w, h, seq.Width, seq.Height)
-	}
-	stem := func(s string) string { b := filepath.Base(s); return strings.TrimSuffix(b, filepath.Ext(b)) }
-	idx := -1
-	for k, n := range seq.Names {
-		if n == f.truthFrame || stem(n) == stem(f.truthFrame) {
-			idx = k
-			break
-		}
-	}
-	if idx < 0 {
-		return nil, 0, fmt.Errorf("--truth-frame %s is not among the %d selected frames (%s … %s)", f.truthFrame, len(seq.Names), seq.Names[0], seq.Names[len(seq.Names)-1])
-	}
-	return mask, idx, nil
+	return &truthMask{mask: mask, w: w, h: h}, nil
 }
 
-// separate runs video.Separate with the flags' method and settings and
-// fills in sum.
-func (f *videoFlags) separate(ctx context.Context, prog *progress, seq *video.Sequence, sum *videoSummary) (*video.Separation, error) {
+// truthMask is the --truth mask and its size.
+type truthMask struct {
+	mask []bool
+	w, h int
+}
+
+// truthIndex returns the index in seq of the --truth-frame (-1 if it is
+// not there) after checking the mask's size against the frames.
+func (f *videoFlags) truthIndex(t *truthMask, seq *video.Sequence) (int, error) {
+	if t == nil {
+		return -1, nil
+	}
+	if t.w != seq.Width || t.h != seq.Height {
+		return -1, fmt.Errorf("--truth: %s is %d×%d after scaling, but the frames are %d×%d", f.truth, t.w, t.h, seq.Width, seq.Height)
+	}
+	stem := func(s string) string { b := filepath.Base(s); return strings.TrimSuffix(b, filepath.Ext(b)) }
+	for k, n := range seq.Names {
+		if n == f.truthFrame || stem(n) == stem(f.truthFrame) {
+			return k, nil
+		}
+	}
+	return -1, nil
+}
+
+// window1 writes the outputs of one window (and, for the first, the
+// montage and the preview) and adds it to the summary.
+func (f *videoFlags) window1(ctx context.Context, prog *progress, dir *formats.AtomicDir, w video.Window, truth *truthMask, sum *videoSummary) error {
+	seq, sep := w.Seq, w.Sep
+	g := seq.Geometry
+	gray := video.Geometry{Width: g.Width, Height: g.Height}
+	if w.Index == 0 {
+		sum.FirstFrame, sum.Width, sum.Height, sum.Channels = seq.Names[0], seq.Width, seq.Height, seq.Channels()
+	}
+	sum.Frames += len(seq.Names)
+	sum.LastFrame = seq.Names[len(seq.Names)-1]
+	sum.LoadSeconds += w.LoadSeconds
+	f.record(prog, w, sum)
+	truthIdx, err := f.truthIndex(truth, seq)
+	if err != nil {
+		return err
+	}
+	if truthIdx >= 0 {
+		pred := make([]bool, g.Pixels())
+		for i := range pred {
+			pred[i] = sep.Masks.At(i, truthIdx) > 0
+		}
+		sc, err := metrics.Detect(pred, truth.mask)
+		if err != nil {
+			return err
+		}
+		sum.Truth = &truthScore{Mask: f.truth, Frame: seq.Names[truthIdx], Precision: sc.Precision, Recall: sc.Recall, F: sc.F}
+	}
+	fg := video.Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale)
+	writes := []struct {
+		sub string
+		m   video.Matrix
+		g   video.Geometry
+	}{
+		{"background", sep.Background, g},
+		{"foreground", fg, g},
+		{"mask", sep.Masks, gray},
+	}
+	prog.stage("writing %d PNGs into %s", len(writes)*len(seq.Names), f.out)
+	for _, wr := range writes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := video.WriteFrames(dir.Join(wr.sub), seq.Names, wr.m, wr.g); err != nil {
+			return err
+		}
+	}
+	if w.Index > 0 {
+		prog.stage("window %d done; loading the next frames", w.Index+1)
+		return nil
+	}
+	// The montage and the preview show the first window.
+	mont, err := videoMontage(seq, sep, sum, f.montageFrames, truthIdx)
+	if err != nil {
+		return err
+	}
+	if err := video.WritePNG(dir.Join("montage.png"), mont); err != nil {
+		return err
+	}
+	if f.preview {
+		prog.stage("writing preview.gif")
+		cols := []video.PreviewColumn{
+			{Title: "original", M: seq.Y, G: g},
+			{Title: "background", M: sep.Background, G: g},
+			{Title: "foreground", M: fg, G: g},
+			{Title: "mask", M: sep.Masks, G: gray},
+		}
+		if err := video.WritePreview(ctx, dir.Join("preview.gif"), cols, video.PreviewOptions{}); err != nil {
+			return err
+		}
+	}
+	if f.window > 0 {
+		prog.stage("window 1 done; loading the next frames")
+	}
+	return nil
+}
+
+// separateOptions are video.Separate's options from the flags.
+func (f *videoFlags) separateOptions(prog *progress) (video.SeparateOptions, error) {
 	o := video.SeparateOptions{
 		MaxRank: f.maxRank, MinGap: f.rankGap,
 		SparseForeground: f.foreground == "sparse",
@@ -523,21 +579,37 @@ func (f *videoFlags) separate(ctx context.Context, prog *progress, seq *video.Se
 	if f.method != "median" {
 		m, err := f.newMethod()
 		if err != nil {
-			return nil, err
+			return o, err
 		}
 		o.Method = m
 		o.Settings = f.settings()
 		o.Settings.Callback = prog.callback
 	}
-	sep, err := video.Separate(ctx, seq, o)
-	prog.done()
-	if errors.Is(err, video.ErrRankTooLarge) {
-		return nil, fmt.Errorf("--rank: %w; use a lower rank or more frames: %w", err, errUsage)
+	return o, nil
+}
+
+// record adds a window's separation to the summary: the first window's
+// rank, parameters and decision at the top level, times and iterations
+// summed, and one entry per window when there are windows.
+func (f *videoFlags) record(prog *progress, w video.Window, sum *videoSummary) {
+	sep := w.Sep
+	res := sep.Result
+	sum.Seconds += sep.Seconds
+	sum.RankSeconds += sep.RankSeconds
+	if res != nil {
+		prog.warnUnconverged(res)
+		sum.Iterations += res.Iterations
 	}
-	if err != nil {
-		return nil, err // the error chain is kept; main prints "rpca: " once
+	if f.window > 0 {
+		ws := windowSummary{FirstFrame: w.Seq.Names[0], Frames: len(w.Seq.Names), Seconds: sep.Seconds, ForegroundRate: sep.MaskReport.Foreground}
+		if res != nil {
+			ws.Rank, ws.RankRule, ws.Iterations, ws.StopReason = res.U.RawMatrix().Cols, sep.RankRule, res.Iterations, string(res.Stop)
+		}
+		sum.Windows = append(sum.Windows, ws)
 	}
-	sum.Seconds, sum.RankSeconds = sep.Seconds, sep.RankSeconds
+	if w.Index > 0 {
+		return
+	}
 	sum.DisplayScale, sum.DisplayFloor = sep.DisplayScale, sep.DisplayFloor
 	r := sep.MaskReport
 	sum.Mask = maskSummary{
@@ -550,13 +622,11 @@ func (f *videoFlags) separate(ctx context.Context, prog *progress, seq *video.Se
 	} else {
 		sum.Mask.NoiseFactor = r.Options.NoiseFactor
 	}
-	res := sep.Result
 	if res == nil { // the median
 		sum.StopReason = "exact"
 		sum.Alpha, sum.P = 0, 1
-		return sep, nil
+		return
 	}
-	prog.warnUnconverged(res)
 	sum.Method = res.Method
 	sum.Rank = res.U.RawMatrix().Cols // the rank the method used (IALM finds its own)
 	sum.RankRule, sum.RankReason = sep.RankRule, sep.RankReason
@@ -568,10 +638,8 @@ func (f *videoFlags) separate(ctx context.Context, prog *progress, seq *video.Se
 	}
 	sum.MaxIter, sum.FactorTol, sum.ResidualTol = f.maxIter, f.factorTol, f.tol
 	sum.Params = res.Params
-	sum.Iterations = res.Iterations
 	sum.StopReason = string(res.Stop)
 	sum.Residual = finite(res.Residual)
-	return sep, nil
 }
 
 // videoMontage lays out original | background | foreground | mask for n

@@ -621,3 +621,47 @@ func TestVideoStaticClipIsBlack(t *testing.T) {
 		}
 	}
 }
+
+// TestVideoWindows: --window 20 on a 30-frame clip separates two windows
+// (20 and 10 frames), writes every frame's outputs, scores the truth
+// frame in the first window, and lists the windows in summary.json.
+func TestVideoWindows(t *testing.T) {
+	c, in := newClip(t)
+	const truthK = 5
+	tm := image.NewGray(image.Rect(0, 0, c.w, c.h))
+	for y := 0; y < c.h; y++ {
+		for x := 0; x < c.w; x++ {
+			if c.squareAt(truthK, x, y) {
+				tm.SetGray(x, y, color.Gray{Y: 255})
+			}
+		}
+	}
+	truth := filepath.Join(t.TempDir(), "gt.png")
+	writeTestPNG(t, truth, tm)
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet", "--window", "20",
+		"--truth", truth, "--truth-frame", c.names[truthK])
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	sum := readSummary(t, out)
+	ws, _ := sum["windows"].([]any)
+	if len(ws) != 2 || sum["frames"] != 30.0 {
+		t.Fatalf("windows %v, frames %v", sum["windows"], sum["frames"])
+	}
+	if w1, _ := ws[1].(map[string]any); w1["frames"] != 10.0 || w1["first_frame"] != c.names[20] {
+		t.Errorf("second window %v", w1)
+	}
+	for _, sub := range []string{"background", "foreground", "mask"} {
+		ents, err := os.ReadDir(filepath.Join(out, sub))
+		if err != nil || len(ents) != 30 {
+			t.Errorf("%s: %d files (%v)", sub, len(ents), err)
+		}
+	}
+	if tr, _ := sum["truth"].(map[string]any); tr == nil || tr["f_measure"].(float64) < 0.9 {
+		t.Errorf("truth score %v", sum["truth"])
+	}
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out+"2", "--window", "5"); code != 2 || !strings.Contains(stderr, "--window") {
+		t.Errorf("--window 5: exit %d, %q", code, stderr)
+	}
+}
