@@ -119,20 +119,27 @@ func readGray(t *testing.T, path string) (vals []float64, w, h int) {
 	return vals, b.Dx(), b.Dy()
 }
 
-func TestVideoEndToEnd(t *testing.T) {
-	c, in := newClip(t)
-	// A ground-truth mask for one frame, to check the scoring.
-	const truthK = 11
+// writeTruth writes the true mask of frame k as a PNG and returns its path.
+func (c *clip) writeTruth(t *testing.T, k int) string {
+	t.Helper()
 	tm := image.NewGray(image.Rect(0, 0, c.w, c.h))
 	for y := 0; y < c.h; y++ {
 		for x := 0; x < c.w; x++ {
-			if c.squareAt(truthK, x, y) {
+			if c.squareAt(k, x, y) {
 				tm.SetGray(x, y, color.Gray{Y: 255})
 			}
 		}
 	}
-	truth := filepath.Join(t.TempDir(), "gt.png")
-	writeTestPNG(t, truth, tm)
+	path := filepath.Join(t.TempDir(), "gt.png")
+	writeTestPNG(t, path, tm)
+	return path
+}
+
+func TestVideoEndToEnd(t *testing.T) {
+	c, in := newClip(t)
+	// A ground-truth mask for one frame, to check the scoring.
+	const truthK = 11
+	truth := c.writeTruth(t, truthK)
 
 	out := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet",
@@ -628,16 +635,7 @@ func TestVideoStaticClipIsBlack(t *testing.T) {
 func TestVideoWindows(t *testing.T) {
 	c, in := newClip(t)
 	const truthK = 5
-	tm := image.NewGray(image.Rect(0, 0, c.w, c.h))
-	for y := 0; y < c.h; y++ {
-		for x := 0; x < c.w; x++ {
-			if c.squareAt(truthK, x, y) {
-				tm.SetGray(x, y, color.Gray{Y: 255})
-			}
-		}
-	}
-	truth := filepath.Join(t.TempDir(), "gt.png")
-	writeTestPNG(t, truth, tm)
+	truth := c.writeTruth(t, truthK)
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet", "--window", "20",
 		"--truth", truth, "--truth-frame", c.names[truthK])
