@@ -2,6 +2,7 @@ package rpca
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -82,6 +83,60 @@ type GD struct {
 	// of Algorithms 1 and 2); 0 means DefaultSVDTol for Algorithm 1 and
 	// DefaultSVDTolPartial for Algorithm 2.
 	SVDTol float64
+
+	// Start, when not nil, replaces Phase I (lines 1–3: the initial T_α
+	// and SVD): the iterations start from its factors, as a warm start
+	// from a related problem (the previous window of a video, or the same
+	// data at a lower rank with columns added). σ̂₁, which sets the step
+	// and the projection's bound, is then the top singular value of
+	// U₀V₀ᵀ. Its factors must be d1×r and d2×r with r = Settings.Rank.
+	Start *Start
+}
+
+// Start holds the factors of a warm start ([GD.Start]): the low-rank
+// part starts as U·Vᵀ.
+type Start struct {
+	U, V *mat.Dense
+}
+
+// startFactors copies a warm start into the solver's layout and returns
+// σ₁(UVᵀ), the top singular value of R_U·R_Vᵀ for the thin QR factors
+// U = Q_U·R_U and V = Q_V·R_V.
+func startFactors(w *Start, q *gdParams) (u, v blas64.General, sigma1 float64, err error) {
+	if w.U == nil || w.V == nil {
+		return u, v, 0, errors.New("rpca: GD.Start needs both factors")
+	}
+	ur, uc := w.U.Dims()
+	vr, vc := w.V.Dims()
+	if ur != q.d1 || vr != q.d2 || uc != q.rank || vc != q.rank {
+		return u, v, 0, fmt.Errorf("rpca: GD.Start is %d×%d and %d×%d; want %d×%d and %d×%d (rank %d)", ur, uc, vr, vc, q.d1, q.rank, q.d2, q.rank, q.rank)
+	}
+	for _, m := range []*mat.Dense{w.U, w.V} {
+		for _, x := range m.RawMatrix().Data {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return u, v, 0, errors.New("rpca: GD.Start has a value that is not finite")
+			}
+		}
+	}
+	u, v = kernels.NewGeneral(q.d1, q.rank), kernels.NewGeneral(q.d2, q.rank)
+	kernels.Dense(u).Copy(w.U)
+	kernels.Dense(v).Copy(w.V)
+	var qu, qv mat.QR
+	qu.Factorize(w.U)
+	qv.Factorize(w.V)
+	var ru, rv, core mat.Dense
+	qu.RTo(&ru)
+	qv.RTo(&rv)
+	core.Mul(ru.Slice(0, q.rank, 0, q.rank), rv.Slice(0, q.rank, 0, q.rank).T())
+	var sv mat.SVD
+	if !sv.Factorize(&core, mat.SVDNone) {
+		return u, v, 0, fmt.Errorf("rpca: %w: the SVD of GD.Start's %d×%d core failed", ErrDiverged, q.rank, q.rank)
+	}
+	sigma1 = sv.Values(nil)[0]
+	if !(sigma1 > 0) {
+		return u, v, 0, errors.New("rpca: GD.Start is zero")
+	}
+	return u, v, sigma1, nil
 }
 
 // DefaultSVDTol is the default accuracy of Algorithm 1's initial SVD. The
@@ -291,7 +346,18 @@ func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 	} else {
 		st = newDenseState(p.Dense.RawMatrix(), &q)
 	}
-	u, v, sigma1, err := st.initialize(ctx)
+	var (
+		u, v   blas64.General
+		sigma1 float64
+	)
+	if g.Start != nil {
+		u, v, sigma1, err = startFactors(g.Start, &q)
+		if err != nil && !errors.Is(err, ErrDiverged) {
+			err = badInput(err)
+		}
+	} else {
+		u, v, sigma1, err = st.initialize(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -67,3 +67,75 @@ func TestBacktrackingMonotone(t *testing.T) {
 		}
 	}
 }
+
+// TestGDWarmStart: started from the answer of a first run, GD stays there
+// (it converges within a few iterations to the same low-rank part), and
+// started from a perturbed answer it converges to the same point as from
+// Phase I. Bad starts are refused with rpca.ErrBadInput.
+func TestGDWarmStart(t *testing.T) {
+	ctx := context.Background()
+	inst := warmInstance(t)
+	s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{FactorTol: 1e-16, MaxIter: 2000, ResidualTol: 1e-12}}
+	cold, err := rpca.Solve(ctx, inst, s, &rpca.GD{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A start near the answer: U·(1 + 0.05·noise), V unchanged.
+	rng := rand.New(rand.NewPCG(3, 4))
+	u := mat.DenseCopyOf(cold.U)
+	r, c := u.Dims()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			u.Set(i, j, u.At(i, j)*(1+0.05*rng.NormFloat64()))
+		}
+	}
+	warm, err := rpca.Solve(ctx, inst, s, &rpca.GD{Start: &rpca.Start{U: u, V: mat.DenseCopyOf(cold.V)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dm mat.Dense
+	dm.Sub(warm.LowRank(), cold.LowRank())
+	if e := mat.Norm(&dm, 2) / mat.Norm(cold.LowRank(), 2); e > 1e-6 {
+		t.Errorf("warm start ends %.3g from the cold answer", e)
+	}
+	if warm.Iterations >= cold.Iterations {
+		t.Errorf("warm start took %d iterations, cold %d", warm.Iterations, cold.Iterations)
+	}
+	for _, bad := range []*rpca.Start{
+		{U: u},
+		{U: mat.NewDense(r, c+1, nil), V: mat.NewDense(inst.Dense.RawMatrix().Cols, c+1, nil)},
+		{U: mat.NewDense(r, c, nil), V: mat.DenseCopyOf(cold.V)},
+	} {
+		if _, err := rpca.Solve(ctx, inst, s, &rpca.GD{Start: bad}); !errors.Is(err, rpca.ErrBadInput) {
+			t.Errorf("start %v: error %v, want rpca.ErrBadInput", bad, err)
+		}
+	}
+}
+
+// warmInstance is a 120×90 rank-3 matrix with 5% gross corruptions.
+func warmInstance(t *testing.T) *rpca.Problem {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	const d1, d2, r = 120, 90, 3
+	a, b := mat.NewDense(d1, r, nil), mat.NewDense(d2, r, nil)
+	for i := 0; i < d1; i++ {
+		for k := 0; k < r; k++ {
+			a.Set(i, k, rng.NormFloat64())
+		}
+	}
+	for j := 0; j < d2; j++ {
+		for k := 0; k < r; k++ {
+			b.Set(j, k, rng.NormFloat64())
+		}
+	}
+	var y mat.Dense
+	y.Mul(a, b.T())
+	for i := 0; i < d1; i++ {
+		for j := 0; j < d2; j++ {
+			if rng.Float64() < 0.05 {
+				y.Set(i, j, y.At(i, j)+10*(rng.Float64()-0.5))
+			}
+		}
+	}
+	return &rpca.Problem{Dense: &y}
+}
