@@ -317,6 +317,17 @@ func TestVideoRobust(t *testing.T) {
 		{"workers negative", 2, []string{"--workers"}, []string{"--in", in, "--workers", "-2"}},
 		{"mask filter negative", 2, []string{"--mask-filter"}, []string{"--in", in, "--mask-filter", "-1"}},
 		{"min object negative", 2, []string{"--min-object"}, []string{"--in", in, "--min-object", "-5"}},
+		{"window too small", 2, []string{"--window", "at least 20"}, []string{"--in", in, "--window", "5"}},
+		{"window negative", 2, []string{"--window"}, []string{"--in", in, "--window", "-200"}},
+		{"window not a number", 2, []string{"-window"}, []string{"--in", in, "--window", "many"}},
+		{"noise factor 0", 2, []string{"--noise-factor"}, []string{"--in", in, "--noise-factor", "0"}},
+		{"noise factor NaN", 2, []string{"--noise-factor"}, []string{"--in", in, "--noise-factor", "NaN"}},
+		{"mask threshold negative", 2, []string{"--mask-threshold"}, []string{"--in", in, "--mask-threshold", "-0.1"}},
+		{"mask threshold Inf", 2, []string{"--mask-threshold"}, []string{"--in", in, "--mask-threshold", "Inf"}},
+		{"mask smooth too large", 2, []string{"--mask-smooth"}, []string{"--in", in, "--mask-smooth", "60"}},
+		{"gray and color", 2, []string{"--color", "--gray"}, []string{"--in", in, "--gray", "--color"}},
+		{"a single image", 1, []string{"single image"}, []string{"--in", filepath.Join(in, "shot_001.png")}},
+		{"truth frame outside the windows", 1, []string{"not among"}, []string{"--in", in, "--window", "20", "--truth", filepath.Join(in, "shot_001.png"), "--truth-frame", "nosuch.png"}},
 	})
 }
 

@@ -450,6 +450,38 @@ func TestVideoInterrupted(t *testing.T) {
 	}
 }
 
+// TestVideoWindowsInterrupted: Ctrl-C after the first of two windows
+// exits with 130 and leaves no output directory, although the first
+// window's PNGs were written.
+func TestVideoWindowsInterrupted(t *testing.T) {
+	_, in := newClip(t)
+	parent := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	e := &env{stdout: &out, stderr: cancelOn{"window 1 done", cancel}}
+	code := run(ctx, e, []string{"video", "--in", in, "--out", filepath.Join(parent, "out"), "--verbose", "--window", "20"})
+	if code != 130 {
+		t.Errorf("exit %d; want 130", code)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("interrupted run left %d entries", len(ents))
+	}
+}
+
+// cancelOn cancels a context when a write contains text.
+type cancelOn struct {
+	text   string
+	cancel context.CancelFunc
+}
+
+func (w cancelOn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(w.text)) {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
 // cancelWriter cancels a context at the first write.
 type cancelWriter struct{ cancel context.CancelFunc }
 
