@@ -24,21 +24,16 @@ func CleanMask(mask []bool, w, h, radius, minSize int) []bool {
 	if radius > 0 {
 		// Summed-area table of the mask: O(w·h) whatever the radius.
 		sat := make([]int32, (w+1)*(h+1))
-		for y := 0; y < h; y++ {
-			run := int32(0)
-			for x := 0; x < w; x++ {
-				if mask[y*w+x] {
-					run++
-				}
-				sat[(y+1)*(w+1)+x+1] = sat[y*(w+1)+x+1] + run
+		summedArea(sat, w, h, func(i int) int32 {
+			if mask[i] {
+				return 1
 			}
-		}
+			return 0
+		})
 		for y := 0; y < h; y++ {
-			y0, y1 := max(0, y-radius), min(h, y+radius+1)
 			for x := 0; x < w; x++ {
-				x0, x1 := max(0, x-radius), min(w, x+radius+1)
-				n := sat[y1*(w+1)+x1] - sat[y0*(w+1)+x1] - sat[y1*(w+1)+x0] + sat[y0*(w+1)+x0]
-				area := int32((y1 - y0) * (x1 - x0))
+				n, a := windowSum(sat, w, h, radius, x, y)
+				area := int32(a)
 				if mask[y*w+x] {
 					out[y*w+x] = 3*n > area
 				} else {

@@ -285,6 +285,7 @@ type frameWork struct {
 	z, zs, buf []float64
 	cand       []bool
 	my, mb     []float64
+	sat        []float64 // summed-area table of boxMean
 	ratios     [][]float64
 }
 
@@ -293,6 +294,7 @@ func newFrameWork(g Geometry) *frameWork {
 	return &frameWork{
 		z: make([]float64, p), zs: make([]float64, p), buf: make([]float64, p),
 		cand: make([]bool, p), my: make([]float64, p), mb: make([]float64, p),
+		sat:    make([]float64, (g.Width+1)*(g.Height+1)),
 		ratios: newColumns(g.Channels(), p),
 	}
 }
@@ -328,7 +330,7 @@ func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g Geometry
 			z[i] = max(z[i], math.Abs(v)/(o.NoiseFactor*s))
 		}
 	}
-	boxMean(w.zs, z, g.Width, g.Height, o.Smooth)
+	boxMean(w.zs, z, w.sat, g.Width, g.Height, o.Smooth)
 	for i := range w.cand {
 		w.cand[i] = w.zs[i] > 1
 	}
@@ -361,27 +363,43 @@ func lowScale(x []float64) float64 {
 
 // boxMean writes into dst the mean of src over the (2r+1)² window around
 // each pixel of a w×h frame, clipped at the border (dst = src for r = 0).
-func boxMean(dst, src []float64, w, h, r int) {
+// sat is scratch space of (w+1)·(h+1) values.
+func boxMean(dst, src, sat []float64, w, h, r int) {
 	if r <= 0 {
 		copy(dst, src)
 		return
 	}
-	sat := make([]float64, (w+1)*(h+1))
+	summedArea(sat, w, h, func(i int) float64 { return src[i] })
 	for y := 0; y < h; y++ {
-		run := 0.0
 		for x := 0; x < w; x++ {
-			run += src[y*w+x]
+			s, area := windowSum(sat, w, h, r, x, y)
+			dst[y*w+x] = s / float64(area)
+		}
+	}
+}
+
+// summedArea fills sat, of (w+1)·(h+1) entries, with the summed-area
+// table of the w×h frame whose pixel i is at(i): sat[(y+1)(w+1)+x+1] is
+// the sum over the rectangle [0, x] × [0, y].
+func summedArea[T int32 | float64](sat []T, w, h int, at func(i int) T) {
+	clear(sat[:w+1])
+	for y := 0; y < h; y++ {
+		sat[(y+1)*(w+1)] = 0
+		var run T
+		for x := 0; x < w; x++ {
+			run += at(y*w + x)
 			sat[(y+1)*(w+1)+x+1] = sat[y*(w+1)+x+1] + run
 		}
 	}
-	for y := 0; y < h; y++ {
-		y0, y1 := max(0, y-r), min(h, y+r+1)
-		for x := 0; x < w; x++ {
-			x0, x1 := max(0, x-r), min(w, x+r+1)
-			s := sat[y1*(w+1)+x1] - sat[y0*(w+1)+x1] - sat[y1*(w+1)+x0] + sat[y0*(w+1)+x0]
-			dst[y*w+x] = s / float64((y1-y0)*(x1-x0))
-		}
-	}
+}
+
+// windowSum returns the sum over the (2r+1)² window around (x, y),
+// clipped at the border of the w×h frame, and the window's area, from a
+// table of [summedArea].
+func windowSum[T int32 | float64](sat []T, w, h, r, x, y int) (T, int) {
+	y0, y1 := max(0, y-r), min(h, y+r+1)
+	x0, x1 := max(0, x-r), min(w, x+r+1)
+	return sat[y1*(w+1)+x1] - sat[y0*(w+1)+x1] - sat[y1*(w+1)+x0] + sat[y0*(w+1)+x0], (y1 - y0) * (x1 - x0)
 }
 
 // suppressShadows clears the candidates w.cand of a frame that look like
@@ -397,8 +415,8 @@ func suppressShadows(fw *frameWork, yc, bc []float64, g Geometry) int {
 	}
 	ratios := fw.ratios
 	for c := 0; c < nc; c++ {
-		boxMean(fw.my, yc[c*p:(c+1)*p], w, h, 1)
-		boxMean(fw.mb, bc[c*p:(c+1)*p], w, h, 1)
+		boxMean(fw.my, yc[c*p:(c+1)*p], fw.sat, w, h, 1)
+		boxMean(fw.mb, bc[c*p:(c+1)*p], fw.sat, w, h, 1)
 		r := ratios[c]
 		for i := range r {
 			if fw.mb[i] < 0.05 {
