@@ -116,6 +116,8 @@ type Separation struct {
 
 	// Result is the solver's result (nil for the median).
 	Result *rpca.Result
+	// residual is Y − M when the rank check formed it for the final fit.
+	residual *mat.Dense
 	// Rank is the rank used (0 for the median); RankRule says where it
 	// came from ("auto", "robust" or "given") and RankReason why.
 	Rank       int
@@ -178,9 +180,12 @@ func Separate(ctx context.Context, seq *Sequence, o SeparateOptions) (*Separatio
 	} else if err := sep.solve(ctx, seq, o, stage); err != nil {
 		return nil, err
 	}
-	if o.SparseForeground {
+	switch {
+	case o.SparseForeground:
 		sep.Foreground = sep.Result.S
-	} else {
+	case sep.residual != nil: // Y − M of the rank check
+		sep.Foreground, sep.residual = sep.residual, nil
+	default:
 		var r mat.Dense
 		r.Sub(y, sep.Background)
 		sep.Foreground = &r
@@ -240,13 +245,16 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 	}
 	stage("checking the rank on the fit with the outliers clipped")
 	t0 := time.Now()
-	c, err := ChooseRank(ctx, clipResidual(y, sep.Background), o.MaxRank, o.MinGap)
+	var r mat.Dense
+	r.Sub(y, sep.Background)
+	c, err := ChooseRank(ctx, clipResidual(&r, sep.Background), o.MaxRank, o.MinGap)
 	if err != nil {
 		return err
 	}
 	sep.RankSeconds += time.Since(t0).Seconds()
 	if c.Rank <= sep.Rank {
 		sep.RankReason += fmt.Sprintf("; with the outliers clipped, rank %d", c.Rank)
+		sep.residual = &r // the foreground, unless S is asked for
 		return nil
 	}
 	sep.Rank, sep.RankRule = c.Rank, "robust"
@@ -254,18 +262,17 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 	return fit()
 }
 
-// clipResidual returns M + clip(Y − M, ±3σ_j), with σ_j the robust noise
-// level of frame j's residual (at least MinNoise).
-func clipResidual(y, m *mat.Dense) *mat.Dense {
-	d1, d2 := y.Dims()
-	out := mat.NewDense(d1, d2, nil)
-	out.Sub(y, m)
+// clipResidual returns M + clip(R, ±3σ_j) for the residual R = Y − M,
+// with σ_j the robust noise level of frame j's residual (at least
+// MinNoise). R is left unchanged.
+func clipResidual(r, m *mat.Dense) *mat.Dense {
+	d1, d2 := r.Dims()
 	// The frames' noise levels, from blocks of gathered columns.
 	lim := make([]float64, d2)
 	cols := newColumns(maskBlock, d1)
 	for j0 := 0; j0 < d2; j0 += maskBlock {
 		nb := min(maskBlock, d2-j0)
-		gatherColumns(cols[:nb], out, j0)
+		gatherColumns(cols[:nb], r, j0)
 		for k := 0; k < nb; k++ {
 			for i, v := range cols[k] {
 				cols[k][i] = math.Abs(v)
@@ -273,10 +280,11 @@ func clipResidual(y, m *mat.Dense) *mat.Dense {
 			lim[j0+k] = 3 * max(robustScale(cols[k]), MinNoise)
 		}
 	}
+	out := mat.NewDense(d1, d2, nil)
 	for i := 0; i < d1; i++ {
-		row, mrow := out.RawRowView(i), m.RawRowView(i)
-		for j, v := range row {
-			row[j] = mrow[j] + min(max(v, -lim[j]), lim[j])
+		orow, rrow, mrow := out.RawRowView(i), r.RawRowView(i), m.RawRowView(i)
+		for j, v := range rrow {
+			orow[j] = mrow[j] + min(max(v, -lim[j]), lim[j])
 		}
 	}
 	return out
