@@ -370,7 +370,7 @@ func (g *GD) observedMatrix(p *Problem, s Settings) (*observed.Matrix, error) {
 	if p.Observed != nil {
 		return p.Observed.m, nil
 	}
-	m, err := observed.SampleDense(p.Dense.RawMatrix(), g.SampleRate, s.Seed^0x5eed5a3b1e)
+	m, err := observed.SampleDense(p.Dense.RawMatrix(), g.SampleRate, s.Seed, false)
 	if err != nil {
 		return nil, fmt.Errorf("rpca: %w", err)
 	}

@@ -51,7 +51,7 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := observed.SampleDense(y, 1, 1)
+	m, err := observed.SampleDense(y, 1, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

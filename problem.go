@@ -119,18 +119,36 @@ func NewObserved(d1, d2 int, rows, cols []int, vals []float64) (*Observed, error
 	return &Observed{m: m}, nil
 }
 
-// SampleDense observes each entry of y independently with probability p
-// (the paper's Bernoulli model, eq. (Y)), using the given seed. It is the
-// subsampling trick of Section 4.2 for fully observed data.
-func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
+// Sampling is the paper's observation model (eq. (Y)): every entry is
+// observed independently with probability P ∈ (0, 1], the draws keyed by
+// Seed. It is the project's one sampler: GD.SampleRate, the file loader
+// (rpca decompose --p), the synthetic generator and the experiments draw
+// the same entries for the same P and Seed, whatever the order in which
+// rows are read.
+type Sampling struct {
+	P    float64
+	Seed uint64
+	// Cover adds one random entry to every row and column the draw left
+	// empty: Algorithm 2 cannot recover a row or column it never sees.
+	Cover bool
+}
+
+// Dense observes the entries of y under s. It is the subsampling trick of
+// Section 4.2 for fully observed data.
+func (s Sampling) Dense(y *mat.Dense) (*Observed, error) {
 	if y == nil {
-		return nil, errors.New("rpca: SampleDense of a nil matrix")
+		return nil, badInput(errors.New("rpca: sampling a nil matrix"))
 	}
-	m, err := observed.SampleDense(y.RawMatrix(), p, seed)
+	m, err := observed.SampleDense(y.RawMatrix(), s.P, s.Seed, s.Cover)
 	if err != nil {
-		return nil, fmt.Errorf("rpca: %w", err)
+		return nil, badInput(fmt.Errorf("rpca: %w", err))
 	}
 	return &Observed{m: m}, nil
+}
+
+// SampleDense is Sampling{P: p, Seed: seed}.Dense(y).
+func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
+	return Sampling{P: p, Seed: seed}.Dense(y)
 }
 
 // WrapObserved wraps an already built internal observed matrix. It is for

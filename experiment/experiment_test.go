@@ -8,7 +8,6 @@ import (
 	"image/color"
 	"image/png"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
@@ -331,38 +329,6 @@ func TestFitRate(t *testing.T) {
 	a, b := lineFit([]float64{1, 2, 3, 4}, []float64{3, 5, 7, 9})
 	if math.Abs(a-1) > 1e-12 || math.Abs(b-2) > 1e-12 {
 		t.Errorf("lineFit: %v + %v x, want 1 + 2x", a, b)
-	}
-}
-
-func TestSubsampleCoversLines(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	d1, d2 := 500, 4
-	y := mat.NewDense(d1, d2, nil)
-	for i := 0; i < d1; i++ {
-		for j := 0; j < d2; j++ {
-			y.Set(i, j, rng.Float64())
-		}
-	}
-	// At p = 0.2 about 0.8⁴ ≈ 41% of the rows are empty before repair.
-	obs, err := subsample(y, 0.2, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, cols := make([]int, d1), make([]int, d2)
-	obs.Do(func(i, j int, v float64) {
-		if v != y.At(i, j) {
-			t.Fatalf("entry (%d, %d) = %v, want %v", i, j, v, y.At(i, j))
-		}
-		rows[i]++
-		cols[j]++
-	})
-	if slices.Contains(rows, 0) || slices.Contains(cols, 0) {
-		t.Fatal("a row or column has no observed entry")
-	}
-	// The repair adds one entry per empty row only: the rate stays near
-	// p + (1−p)^d2·(1/d2) ≈ 0.2 + 0.41/4.
-	if r := obs.Rate(); r < 0.2 || r > 0.4 {
-		t.Errorf("rate %v", r)
 	}
 }
 

@@ -130,7 +130,7 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 				// (row) or frame (column) is left without an entry; the
 				// sampling time counts as part of the run.
 				t0 := time.Now()
-				obs, err := subsample(c.seq.Y, g.SampleRate, o.Seed)
+				obs, err := rpca.Sampling{P: g.SampleRate, Seed: o.Seed, Cover: true}.Dense(c.seq.Y)
 				if err != nil {
 					return fmt.Errorf("video: %s: %w", c.name, err)
 				}
@@ -377,48 +377,6 @@ func scoreClip(ctx context.Context, c *clip, runs []videoRun, backgrounds []*mat
 		}
 	}
 	return rows, nil
-}
-
-// subsample observes each entry of y with probability p (the paper's
-// Bernoulli model) and then adds one random entry to every row and column
-// left empty, since GD cannot recover a pixel or frame it never sees.
-// With 50 frames and p = 0.2 a pixel is unobserved with probability
-// 0.8⁵⁰ ≈ 1.4e-5, so a clip of 10⁵ pixels has about one such row.
-func subsample(y *mat.Dense, p float64, seed uint64) (*rpca.Observed, error) {
-	obs, err := rpca.SampleDense(y, p, seed)
-	if err != nil {
-		return nil, err
-	}
-	d1, d2 := y.Dims()
-	rowN, colN := make([]int, d1), make([]int, d2)
-	var rows, cols []int
-	var vals []float64
-	obs.Do(func(i, j int, v float64) {
-		rowN[i]++
-		colN[j]++
-		rows, cols, vals = append(rows, i), append(cols, j), append(vals, v)
-	})
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	added := 0
-	for i, n := range rowN {
-		if n == 0 {
-			j := rng.IntN(d2)
-			rows, cols, vals = append(rows, i), append(cols, j), append(vals, y.At(i, j))
-			colN[j]++
-			added++
-		}
-	}
-	for j, n := range colN {
-		if n == 0 {
-			i := rng.IntN(d1)
-			rows, cols, vals = append(rows, i), append(cols, j), append(vals, y.At(i, j))
-			added++
-		}
-	}
-	if added == 0 {
-		return obs, nil
-	}
-	return rpca.NewObserved(d1, d2, rows, cols, vals)
 }
 
 // montageWidth is the largest panel width of a montage; wider frames are

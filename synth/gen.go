@@ -3,13 +3,13 @@ package synth
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/observed"
+	"github.com/rpca-gd/rpca/internal/sample"
 )
 
 // truth draws the factors A (d1×r, entries N(0, 1/d1)) and B (d2×r,
@@ -151,8 +151,9 @@ const observedRows = 256
 // plus 12 per corruption), never O(d1·d2). A, B and S* are the same as
 // those of [Dense] with the same Config, and so are the observed values.
 //
-// The positions of row i are drawn by skipping geometric gaps
-// (Bernoulli(p) trials in O(1) per success) from the row's own generator.
+// The positions are those of the project's one sampler (internal/sample)
+// for p and the seed: drawn row by row, by skipping geometric gaps, in
+// O(1) per observed entry.
 func Observed(cfg Config) (*Instance, error) {
 	if err := cfg.validate(true); err != nil {
 		return nil, err
@@ -160,53 +161,13 @@ func Observed(cfg Config) (*Instance, error) {
 	d1, d2, p := cfg.D1, cfg.D2, cfg.P
 	a, b := truth(&cfg)
 	cr := newCorruptor(&cfg)
-	keyPhi := streamKey(cfg.Seed, streamPhi)
 	nb := (d1 + observedRows - 1) / observedRows
 
-	// Pass 1: sample the positions, block by block.
-	rowPtr := make([]int, d1+1)
-	blockCols := make([][]int32, nb)
-	invLog := 1 / math.Log1p(-p) // < 0; unused when p = 1
-	mean := float64(observedRows) * float64(d2) * p
-	est := int(mean+4*math.Sqrt(mean)) + 16
-	forBlocks(nb, cfg.Workers, func(_, blk int) {
-		pcg := new(rand.PCG)
-		rng := rand.New(pcg)
-		cols := make([]int32, 0, est)
-		for i := blk * observedRows; i < min((blk+1)*observedRows, d1); i++ {
-			before := len(cols)
-			if p == 1 {
-				for j := 0; j < d2; j++ {
-					cols = append(cols, int32(j))
-				}
-			} else {
-				seedRow(pcg, keyPhi, i)
-				for j := -1; ; {
-					// Gap G ~ Geometric(p) failures before the next
-					// success: G = ⌊log U / log(1−p)⌋, U ∈ (0, 1].
-					g := math.Floor(math.Log(1-rng.Float64()) * invLog)
-					if g >= float64(d2-1-j) {
-						break
-					}
-					j += int(g) + 1
-					cols = append(cols, int32(j))
-				}
-			}
-			rowPtr[i+1] = len(cols) - before
-		}
-		blockCols[blk] = cols
-	})
-	for i := 0; i < d1; i++ {
-		rowPtr[i+1] += rowPtr[i]
-	}
-	n := rowPtr[d1]
+	// Pass 1: the positions (the sampler's, keyed by the seed's Φ stream).
+	rowPtr, colIdx := sample.Bernoulli{P: p, Seed: cfg.Seed}.Positions(d1, d2, cfg.Workers)
+	n := len(colIdx)
 	if n > observed.MaxEntries {
 		return nil, fmt.Errorf("synth: %d observed entries exceed the supported %d; lower p", n, observed.MaxEntries)
-	}
-	colIdx := make([]int32, n)
-	for blk := range blockCols {
-		copy(colIdx[rowPtr[blk*observedRows]:], blockCols[blk])
-		blockCols[blk] = nil
 	}
 
 	// Pass 2: evaluate Y on Φ.

@@ -9,44 +9,32 @@ import (
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/sample"
 )
-
-// golden is the SplitMix64 increment ⌊2⁶⁴/φ⌋.
-const golden = 0x9e3779b97f4a7c15
-
-// mix64 is the SplitMix64 output function, a bijection of uint64 with good
-// avalanche: hashAt(key, n) below is output n of SplitMix64 seeded with key.
-func mix64(z uint64) uint64 {
-	z ^= z >> 30
-	z *= 0xbf58476d1ce4e5b9
-	z ^= z >> 27
-	z *= 0x94d049bb133111eb
-	return z ^ z>>31
-}
 
 // Streams of random numbers derived from the seed.
 const (
 	streamA uint64 = 1 + iota
 	streamB
-	streamPhi
+	streamPhi // Φ: drawn by internal/sample, whose position stream is this one
 	streamPerm
 	streamIndicator
 	streamValue
 )
 
-// streamKey derives the key of one stream from the seed.
-func streamKey(seed, stream uint64) uint64 { return mix64(mix64(seed+stream*golden) ^ stream) }
-
-// hashAt returns the n-th number of the counter-based generator key.
-func hashAt(key, n uint64) uint64 { return mix64(key + (n+1)*golden) }
+// streamKey, hashAt, seedRow and mix64 are the counter-based generator
+// shared with the sampler (internal/sample), so that Φ here is the
+// sampler's Φ for the same p and seed.
+var (
+	streamKey = sample.Key
+	hashAt    = sample.HashAt
+	seedRow   = sample.SeedRow
+	mix64     = sample.Mix
+)
 
 // unit maps a 64-bit hash to [0, 1) with 53 random bits.
 func unit(h uint64) float64 { return float64(h>>11) * 0x1p-53 }
-
-// seedRow reseeds pcg for row i of the stream with the given key.
-func seedRow(pcg *rand.PCG, key uint64, i int) {
-	pcg.Seed(hashAt(key, 2*uint64(i)), hashAt(key, 2*uint64(i)+1))
-}
 
 // forBlocks calls fn(b) for b = 0, …, n−1 on up to workers goroutines
 // (GOMAXPROCS when workers ≤ 0), handing out blocks dynamically. fn gets a

@@ -228,7 +228,11 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 		}
 		s.Rank = sep.Rank
 		stage("solving %d×%d at rank %d with %s", d1, d2, sep.Rank, o.Method.Name())
-		res, err := rpca.Solve(ctx, &rpca.Problem{Dense: y}, s, o.Method)
+		prob, method, err := subsampled(y, s.Seed, o.Method)
+		if err != nil {
+			return err
+		}
+		res, err := rpca.Solve(ctx, prob, s, method)
 		if err != nil {
 			return err
 		}
@@ -288,4 +292,22 @@ func clipResidual(r, m *mat.Dense) *mat.Dense {
 		}
 	}
 	return out
+}
+
+// subsampled returns the problem for method on the frames y. A gradient
+// method with SampleRate p ∈ (0, 1) gets the subsample itself, drawn with
+// Sampling.Cover so that no pixel (row) or frame (column) is left without
+// an entry, and a copy of the method that does not sample again.
+func subsampled(y *mat.Dense, seed uint64, method rpca.Method) (*rpca.Problem, rpca.Method, error) {
+	g, ok := method.(*rpca.GD)
+	if !ok || g.SampleRate <= 0 || g.SampleRate >= 1 {
+		return &rpca.Problem{Dense: y}, method, nil
+	}
+	obs, err := rpca.Sampling{P: g.SampleRate, Seed: seed, Cover: true}.Dense(y)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp := *g
+	cp.SampleRate = 0
+	return &rpca.Problem{Observed: obs}, &cp, nil
 }

@@ -33,7 +33,6 @@ import (
 const (
 	isaGo = iota
 	isaAVX2
-	isaAVX512
 )
 
 // Workers returns w, or runtime.GOMAXPROCS(0) when w ≤ 0.
@@ -181,7 +180,7 @@ const (
 // columns (either may be zero): a multiple of 8 between 64 and 512.
 func tileWidth(k, l int) int {
 	budget := 32 << 10
-	if l > 0 && isa < isaAVX512 {
+	if l > 0 {
 		budget = 96 << 10
 	}
 	w := budget / 8 / (k + l + 8)
@@ -554,4 +553,23 @@ func checkABt(dst, a, b blas64.General) {
 	if a.Cols != b.Cols || dst.Rows != a.Rows || dst.Cols != b.Rows {
 		panic("kernels: A·Bᵀ dimension mismatch")
 	}
+}
+
+// Levels are the names of the instruction set levels, indexed by level.
+var Levels = []string{"go", "avx2"}
+
+// SetLevel makes the micro-kernels use the named level of [Levels] and
+// returns the level in use before. It reports false, and changes nothing,
+// when this build or machine cannot run that level. It is for benchmarks
+// that compare the levels on whole solves; it must not be called while
+// kernels run.
+func SetLevel(name string) (prev string, ok bool) {
+	prev = Levels[isa]
+	for l, n := range Levels {
+		if n == name && l <= maxISA {
+			isa = l
+			return prev, true
+		}
+	}
+	return prev, false
 }

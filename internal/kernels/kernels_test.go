@@ -108,7 +108,7 @@ func impls(t *testing.T) []int {
 }
 
 func implName(level int) string {
-	return [...]string{"go", "avx2", "avx512"}[level]
+	return Levels[level]
 }
 
 // shape is a random test case.

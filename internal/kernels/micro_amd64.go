@@ -4,8 +4,10 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-// isa is the instruction set the micro-kernels use: AVX-512 if the CPU and
-// OS support it, else AVX2 with FMA, else portable Go. It is a variable so
+// isa is the instruction set the micro-kernels use: AVX2 with FMA if the
+// CPU supports it, else portable Go. (An AVX-512 level gained 1.03–1.10×
+// per whole iteration over AVX2 and was removed; docs/performance.md,
+// "Assembly".) It is a variable so
 // that tests can select each level the machine has.
 var isa = detectISA()
 
@@ -14,8 +16,6 @@ var maxISA = isa
 
 func detectISA() int {
 	switch {
-	case cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return isaAVX512
 	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
 		return isaAVX2
 	}
@@ -28,32 +28,16 @@ func detectISA() int {
 //go:noescape
 func abt4x8AVX2(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
 
-// abt4x16AVX512 is abt4x8AVX2 for n a positive multiple of 16.
-//
-//go:noescape
-func abt4x16AVX512(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)
-
 // axv4AVX2 is axvGo for rows = 4, n a positive multiple of 4 and k ≥ 1,
 // except that it spreads the sums over lanes 0–3 of each accumulator.
 //
 //go:noescape
 func axv4AVX2(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64, pf *float64)
 
-// axv8AVX512 is axv4AVX2 for n a positive multiple of 8, using all eight
-// lanes of each accumulator.
-//
-//go:noescape
-func axv8AVX512(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64, pf *float64)
-
 // aty4x8AVX2 is atyGo for rows = 4, n a positive multiple of 8 and l ≥ 1.
 //
 //go:noescape
 func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
-
-// aty16AVX512 is atyGo for rows = 4, n a positive multiple of 16 and l ≥ 1.
-//
-//go:noescape
-func aty16AVX512(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
 
 // The dispatchers below run the widest assembly kernel on the largest part
 // of a panel it handles, then narrower ones, and the portable kernel on the
@@ -75,14 +59,8 @@ func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, d
 			_ = y[3*ldy+end-1]
 			yr, s = y, 1
 		}
-		if isa >= isaAVX512 && n >= 16 {
-			done = n &^ 15
-			ssq = abt4x16AVX512(k, &ap[0], &bt[0], ldb, done, &yr[0], ldy, &dst[0], ldd, s)
-		}
-		if done < end {
-			ssq += abt4x8AVX2(k, &ap[0], &bt[done], ldb, end-done, &yr[done], ldy, &dst[done], ldd, s)
-			done = end
-		}
+		ssq = abt4x8AVX2(k, &ap[0], &bt[0], ldb, end, &yr[0], ldy, &dst[0], ldd, s)
+		done = end
 	}
 	if done < n {
 		var yr []float64
@@ -97,12 +75,7 @@ func abtPanel(rows, k int, ap, bt []float64, ldb, n int, y []float64, ldy int, d
 func axvPanel(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv, pf []float64) {
 	done := 0
 	if isa >= isaAVX2 && rows == 4 && n >= 4 && k > 0 {
-		f := axv4AVX2
 		done = n &^ 3
-		if isa >= isaAVX512 && n >= 8 {
-			f = axv8AVX512
-			done = n &^ 7
-		}
 		_ = a[3*lda+done-1]
 		_ = xt[(k-1)*ldx+done-1]
 		_ = accv[32*k-1]
@@ -110,7 +83,7 @@ func axvPanel(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv,
 		if len(pf) > 0 {
 			p = &pf[0]
 		}
-		f(done, &a[0], lda, &xt[0], ldx, k, &accv[0], p)
+		axv4AVX2(done, &a[0], lda, &xt[0], ldx, k, &accv[0], p)
 	}
 	if done < n {
 		axvGo(rows, n-done, a[done:], lda, xt[done:], ldx, k, accv)
@@ -126,14 +99,8 @@ func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []flo
 		if len(pf) == 0 {
 			pf = a
 		}
-		if isa >= isaAVX512 && n >= 16 {
-			done = n &^ 15
-			aty16AVX512(done, &a[0], lda, &yp[0], l, &acct[0], ldt, &pf[0])
-		}
-		if m := (n - done) &^ 7; m > 0 {
-			aty4x8AVX2(m, &a[done], lda, &yp[0], l, &acct[done], ldt, &pf[min(done, len(pf)-1)])
-			done += m
-		}
+		done = n &^ 7
+		aty4x8AVX2(done, &a[0], lda, &yp[0], l, &acct[0], ldt, &pf[0])
 	}
 	if done < n {
 		atyGo(rows, n-done, a[done:], lda, yp, l, acct[done:], ldt)

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
+
 	"runtime"
 	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/rpca-gd/rpca/internal/sample"
 )
 
 // MaxEntries is the largest |Φ| representable with int32 permutation indices.
@@ -147,45 +149,29 @@ func FromCSR(d1, d2 int, rowPtr []int, colIdx []int32, val []float64) (*Matrix, 
 	return m, nil
 }
 
-// SampleDense keeps each entry of y independently with probability p.
-func SampleDense(y blas64.General, p float64, seed uint64) (*Matrix, error) {
+// SampleDense keeps each entry of y independently with probability p, at
+// the positions of the project's sampler (internal/sample) for p and
+// seed; with cover, every row and column left empty gets one entry
+// (sample.Cover).
+func SampleDense(y blas64.General, p float64, seed uint64, cover bool) (*Matrix, error) {
 	if !(p > 0 && p <= 1) {
 		return nil, fmt.Errorf("observed: sampling rate p = %v must be in (0, 1]", p)
 	}
 	if err := checkDims(y.Rows, y.Cols); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	rowPtr := make([]int, y.Rows+1)
-	est := int(float64(y.Rows)*float64(y.Cols)*p*1.01) + 16
-	colIdx := make([]int32, 0, est)
-	val := make([]float64, 0, est)
+	rowPtr, colIdx := sample.Bernoulli{P: p, Seed: seed}.Positions(y.Rows, y.Cols, 0)
+	if cover {
+		rowPtr, colIdx, _ = sample.Cover(y.Rows, y.Cols, rowPtr, colIdx, seed)
+	}
+	val := make([]float64, len(colIdx))
 	for i := 0; i < y.Rows; i++ {
 		row := y.Data[i*y.Stride : i*y.Stride+y.Cols]
-		for j := geometricSkip(rng, p); j < len(row); j += 1 + geometricSkip(rng, p) {
-			colIdx = append(colIdx, int32(j))
-			val = append(val, row[j])
+		for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
+			val[q] = row[colIdx[q]]
 		}
-		rowPtr[i+1] = len(val)
 	}
 	return FromCSR(y.Rows, y.Cols, rowPtr, colIdx, val)
-}
-
-// geometricSkip returns the number of failures before the first success of
-// Bernoulli(p) trials, so that positions can be sampled in O(|Φ|) time.
-func geometricSkip(rng *rand.Rand, p float64) int {
-	if p >= 1 {
-		return 0
-	}
-	u := rng.Float64()
-	if u == 0 {
-		u = math.SmallestNonzeroFloat64
-	}
-	s := math.Floor(math.Log(u) / math.Log1p(-p))
-	if s > math.MaxInt32 {
-		return math.MaxInt32
-	}
-	return int(s)
 }
 
 // buildCSC fills ColPtr and RowIdx from the CSR arrays, in parallel

@@ -130,7 +130,7 @@ func TestSampleDense(t *testing.T) {
 	y := randGeneral(rng, 300, 200)
 	y.Data[0] = 0 // a zero value must be kept if sampled
 	for _, p := range []float64{1, 0.3, 0.02} {
-		m, err := SampleDense(y, p, 7)
+		m, err := SampleDense(y, p, 7, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,13 +147,13 @@ func TestSampleDense(t *testing.T) {
 				}
 			}
 		}
-		again, _ := SampleDense(y, p, 7)
+		again, _ := SampleDense(y, p, 7, false)
 		if again.NNZ() != m.NNZ() {
 			t.Errorf("p=%v: same seed gave %d and %d entries", p, m.NNZ(), again.NNZ())
 		}
 	}
 	for _, p := range []float64{0, -0.1, 1.5, math.NaN()} {
-		if _, err := SampleDense(y, p, 1); err == nil {
+		if _, err := SampleDense(y, p, 1, false); err == nil {
 			t.Errorf("p=%v accepted", p)
 		}
 	}

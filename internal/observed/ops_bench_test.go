@@ -1,6 +1,8 @@
 package observed
 
 import (
+	"github.com/rpca-gd/rpca/internal/sample"
+
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,16 +18,10 @@ import (
 func benchMatrix(b *testing.B, d int) *Matrix {
 	p := 15 * math.Log(float64(d)) / float64(d)
 	rng := rand.New(rand.NewPCG(1, uint64(d)))
-	rowPtr := make([]int, d+1)
-	est := int(float64(d)*float64(d)*p*1.01) + 16
-	colIdx := make([]int32, 0, est)
-	val := make([]float64, 0, est)
-	for i := 0; i < d; i++ {
-		for j := geometricSkip(rng, p); j < d; j += 1 + geometricSkip(rng, p) {
-			colIdx = append(colIdx, int32(j))
-			val = append(val, rng.NormFloat64())
-		}
-		rowPtr[i+1] = len(val)
+	rowPtr, colIdx := sample.Bernoulli{P: p, Seed: uint64(d)}.Positions(d, d, 0)
+	val := make([]float64, len(colIdx))
+	for q := range val {
+		val[q] = rng.NormFloat64()
 	}
 	m, err := FromCSR(d, d, rowPtr, colIdx, val)
 	if err != nil {

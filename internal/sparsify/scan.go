@@ -9,8 +9,10 @@ import "math"
 // bounds lie in [0, 2⁶³) and signed and unsigned comparisons agree.
 
 // scanPad is the number of int32 slots past the last possible entry that
-// the output lists of colScan and rowScan must have: the vector kernels
-// store a full vector of indices at the current end of a list.
+// the output lists of colScan and rowScan must have (the loops store an
+// index at the current end of a list before deciding to keep it). It was
+// a full vector for the AVX2 loops, which gained only 1.13–1.18× per whole
+// iteration and were removed (docs/performance.md, "Assembly").
 const scanPad = 8
 
 // colScan does the column bookkeeping for one row x (the columns are
@@ -18,26 +20,13 @@ const scanPad = 8
 // if lo[j] ≤ u_j ≤ hi[j]. It returns the new length of cc, which must
 // have len(x)+scanPad elements.
 func colScan(x []float64, lo, hi []uint64, above []int64, cc []int32) int {
-	n4 := 0
+	lo, hi, above = lo[:len(x)], hi[:len(x)], above[:len(x)]
 	nc := 0
-	if useAVX2 {
-		n4 = len(x) &^ 3
-		if n4 > 0 {
-			nc = colScanAVX2(&x[0], n4, &lo[0], &hi[0], &above[0], &cc[0])
-		}
-	}
-	return colScanGo(x, n4, lo, hi, above, cc, nc)
-}
-
-// colScanGo is colScan for the columns j ≥ j0, appending to cc[:nc].
-func colScanGo(x []float64, j0 int, lo, hi []uint64, above []int64, cc []int32, nc int) int {
-	x = x[j0:]
-	lo, hi, above = lo[j0:len(x)+j0], hi[j0:len(x)+j0], above[j0:len(x)+j0]
 	for q, v := range x {
 		u := math.Float64bits(v) &^ signBit
 		l, h := lo[q], hi[q]
 		above[q] += int64(b2i(u > h))
-		cc[nc] = int32(j0 + q)
+		cc[nc] = int32(q)
 		nc += b2i(u >= l) & b2i(u <= h)
 	}
 	return nc
@@ -47,21 +36,9 @@ func colScanGo(x []float64, j0 int, lo, hi []uint64, above []int64, cc []int32, 
 // positions j with u_j ≥ lo and returns their number ng and the number na
 // of positions with u_j > hi. ge must have len(x)+scanPad elements.
 func rowScan(x []float64, lo, hi uint64, ge []int32) (ng, na int) {
-	n4 := 0
-	if useAVX2 {
-		n4 = len(x) &^ 3
-		if n4 > 0 {
-			ng, na = rowScanAVX2(&x[0], n4, lo, hi, &ge[0])
-		}
-	}
-	return rowScanGo(x, n4, lo, hi, ge, ng, na)
-}
-
-// rowScanGo is rowScan for the positions j ≥ j0, appending to ge[:ng].
-func rowScanGo(x []float64, j0 int, lo, hi uint64, ge []int32, ng, na int) (int, int) {
-	for q, v := range x[j0:] {
+	for q, v := range x {
 		u := math.Float64bits(v) &^ signBit
-		ge[ng] = int32(j0 + q)
+		ge[ng] = int32(q)
 		ng += b2i(u >= lo)
 		na += b2i(u > hi)
 	}

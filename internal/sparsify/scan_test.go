@@ -47,16 +47,10 @@ func scanBound(rng *rand.Rand, x []float64) uint64 {
 	}
 }
 
-// TestScanKernels compares colScan and rowScan, with the AVX2 kernels if
-// the machine has them, against plain loops written from their
-// definitions, for all lengths up to 70 and some longer ones.
+// TestScanKernels compares colScan and rowScan against plain loops written
+// from their definitions, for all lengths up to 70 and some longer ones.
 func TestScanKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(30, 31))
-	modes := []bool{false}
-	if hasAVX2 {
-		modes = append(modes, true)
-	}
-	defer func(v bool) { useAVX2 = v }(useAVX2)
 	lengths := []int{}
 	for n := 1; n <= 70; n++ {
 		lengths = append(lengths, n)
@@ -99,43 +93,17 @@ func TestScanKernels(t *testing.T) {
 				wantNA++
 			}
 		}
-		for _, simd := range modes {
-			useAVX2 = simd
+		{
 			above := slices.Clone(above0)
 			cc := make([]int32, n+scanPad)
 			nc := colScan(x, lo, hi, above, cc)
 			if !slices.Equal(cc[:nc], wantCC) || !slices.Equal(above, wantAbove) {
-				t.Fatalf("colScan n=%d avx2=%v: cc=%v above=%v, want %v %v", n, simd, cc[:nc], above, wantCC, wantAbove)
+				t.Fatalf("colScan n=%d cc=%v above=%v, want %v %v", n, cc[:nc], above, wantCC, wantAbove)
 			}
 			ge := make([]int32, n+scanPad)
 			ng, na := rowScan(x, rlo, rhi, ge)
 			if !slices.Equal(ge[:ng], wantGE) || na != wantNA {
-				t.Fatalf("rowScan n=%d avx2=%v: ge=%v na=%d, want %v %d", n, simd, ge[:ng], na, wantGE, wantNA)
-			}
-		}
-	}
-}
-
-// TestDenseGoKernels runs the Dense comparison with the Go loops when the
-// default uses the AVX2 kernels (the reverse case is the default run).
-func TestDenseGoKernels(t *testing.T) {
-	if !useAVX2 {
-		t.Skip("the default run already uses the Go loops")
-	}
-	useAVX2 = false
-	defer func() { useAVX2 = true }()
-	rng := rand.New(rand.NewPCG(32, 33))
-	var out Sparse
-	for _, kind := range genKinds {
-		a := gen(rng, kind, 45, 38)
-		d := NewDense(45, 38, 2)
-		d.setSamples(8, 8)
-		for _, k := range [][2]int{{1, 1}, {4, 5}, {19, 22}, {38, 45}} {
-			if err := d.Apply(a, k[0], k[1], &out); err != nil {
-				t.Fatal(err)
-			}
-			if diff := diffKeep(sparseKeep(t, &out, a), refKeep(a, nil, k[0], k[1])); diff != "" {
-				t.Fatalf("%s k=%v: %s", kind, k, diff)
+				t.Fatalf("rowScan n=%d ge=%v na=%d, want %v %d", n, ge[:ng], na, wantGE, wantNA)
 			}
 		}
 	}
