@@ -41,6 +41,12 @@ type Capabilities struct {
 	// method without it (IALM) treats the rank as a hint and reports the
 	// rank it found through the width of Result.U.
 	FixedRank bool
+
+	// BytesPerEntry is the method's peak memory per entry of a dense
+	// d1×d2 problem, Y itself included, measured on the paper's model
+	// (0: unknown). Loaders use it to refuse a problem that cannot fit
+	// before reading it.
+	BytesPerEntry float64
 }
 
 // Solve decomposes p with method m (the gradient method [GD] with its

@@ -167,6 +167,10 @@ func (o *Observed) Dims() (d1, d2 int) {
 // Len returns |Φ|, the number of observed entries.
 func (o *Observed) Len() int { return o.m.NNZ() }
 
+// NNZ is Len, so that an Observed can be written like a Sparse (both have
+// Dims, NNZ and Do).
+func (o *Observed) NNZ() int { return o.m.NNZ() }
+
 // Rate returns |Φ|/(d1·d2), the empirical sampling rate p.
 func (o *Observed) Rate() float64 {
 	return float64(o.m.NNZ()) / (float64(o.m.Rows) * float64(o.m.Cols))

@@ -93,7 +93,7 @@ type Method struct {
 // Capabilities: AccAltProj needs a fully observed Y, finds the support of
 // S by thresholding (α unused) and returns rank-r factors.
 func (m *Method) Capabilities() rpca.Capabilities {
-	return rpca.Capabilities{DenseOnly: true, FixedRank: true}
+	return rpca.Capabilities{DenseOnly: true, FixedRank: true, BytesPerEntry: 5 * 8}
 }
 
 // Name returns "accaltproj".

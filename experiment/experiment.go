@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/outdir"
 )
 
 // Options configure a run. Zero fields take the defaults of the
@@ -171,7 +171,7 @@ func Run(ctx context.Context, name string, o Options) (*Report, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	dir, err := formats.NewAtomicDir(o.Out, o.Force, o.Frames)
+	dir, err := outdir.New(o.Out, o.Force, o.Frames)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func (o *Options) subRate() float64 {
 
 // writer collects the files of a run in its temporary directory.
 type writer struct {
-	dir     *formats.AtomicDir
+	dir     *outdir.Dir
 	log     io.Writer
 	files   []string
 	summary strings.Builder

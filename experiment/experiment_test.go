@@ -15,9 +15,8 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
 )
 
@@ -264,17 +263,17 @@ func TestRunErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := Options{Out: out, Quick: true, D: 100, Rank: 2, Rates: []float64{1}}
-	if _, err := Run(ctx, "fig1a", o); !errors.Is(err, formats.ErrDirExists) {
+	if _, err := Run(ctx, "fig1a", o); !errors.Is(err, outdir.ErrExists) {
 		t.Errorf("existing directory: %v", err)
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatal("existing directory was touched")
 	}
 	o.Force = true
-	if _, err := Run(ctx, "fig1a", o); !errors.Is(err, formats.ErrNotOurOutput) {
+	if _, err := Run(ctx, "fig1a", o); !errors.Is(err, outdir.ErrNotOurs) {
 		t.Errorf("Force on a directory rpca did not write: %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(out, formats.OwnerMarker), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, outdir.OwnerMarker), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(ctx, "fig1a", o); err != nil {

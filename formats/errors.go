@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -18,6 +19,42 @@ type Error struct {
 	Column int    // 1-based column (field) number; 0 when not applicable
 	Msg    string // what is wrong
 	Err    error  // underlying error, if any
+	Hint   Hint   // a reader option that would accept the input, if any
+}
+
+// Hint names a reader option that would have accepted an input that
+// failed; callers with other names for the options (command-line flags)
+// can reword it from the field instead of the message.
+type Hint int
+
+// The hints.
+const (
+	NoHint          Hint = iota
+	HintHeader           // the first line may be a header: the header option skips it
+	HintIgnoreExtra      // a line has more fields than needed: the ignore-extra option drops them
+)
+
+// Text returns how the hint reads in Error's message, naming the option
+// as option.
+func (h Hint) Text(option string) string {
+	switch h {
+	case HintHeader:
+		return "if the first line is a header, " + option
+	case HintIgnoreExtra:
+		return "to ignore further fields, " + option
+	}
+	return ""
+}
+
+// Option returns the generic name of the option of the hint.
+func (h Hint) Option() string {
+	switch h {
+	case HintHeader:
+		return "enable the header option"
+	case HintIgnoreExtra:
+		return "enable the ignore-extra option"
+	}
+	return ""
 }
 
 // Error formats the error as a single line.
@@ -32,6 +69,9 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "line %d: ", e.Line)
 	}
 	b.WriteString(oneLine(e.Msg))
+	if e.Hint != NoHint {
+		fmt.Fprintf(&b, " (%s)", e.Hint.Text(e.Hint.Option()))
+	}
 	return b.String()
 }
 
@@ -54,31 +94,6 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
-// errf returns an *Error without position.
-func errf(file, format string, args ...any) *Error {
-	return &Error{File: file, Msg: fmt.Sprintf(format, args...)}
-}
-
-// errAt returns an *Error at a line and column (column 0: none).
-func errAt(file string, line, col int, format string, args ...any) *Error {
-	return &Error{File: file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
-}
-
-// wrapAt returns an *Error at a line and column wrapping err, whose text
-// is the message.
-func wrapAt(file string, line, col int, err error) *Error {
-	return &Error{File: file, Line: line, Column: col, Msg: err.Error(), Err: err}
-}
-
-// quoteField quotes offending input text for an error message, shortening
-// very long fields.
-func quoteField(s string) string {
-	const max = 40
-	if len(s) > max {
-		r := []rune(s)
-		if len(r) > max {
-			s = string(r[:max]) + "…"
-		}
-	}
-	return fmt.Sprintf("%q", s)
-}
+// ErrNonFinite is wrapped by the errors for NaN and ±Inf values where
+// they are not allowed.
+var ErrNonFinite = errors.New("non-finite value")

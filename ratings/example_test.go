@@ -6,7 +6,7 @@ import (
 	"log"
 	"strings"
 
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/ratings"
 )
 
@@ -26,7 +26,7 @@ dave,c,5
 alice,c,5
 bob,c,5
 `
-	r, err := formats.ReadRatings(strings.NewReader(data), "example", formats.RatingOptions{Delimiter: ",", Header: true})
+	r, err := triples.Read(strings.NewReader(data), "example", triples.Options{Delimiter: ",", Header: true})
 	if err != nil {
 		log.Fatal(err)
 	}

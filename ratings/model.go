@@ -12,6 +12,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/metrics"
 )
@@ -119,7 +120,7 @@ func HoldOut(n int, frac float64, seed uint64) []bool {
 // the outliers with opt.Method. Errors from the solver are returned as
 // they are (rpca.ErrBadInput, rpca.ErrDiverged, context.Canceled, …); a
 // rank too large for the training ratings is a *RankError.
-func Fit(ctx context.Context, r *formats.Ratings, held []bool, opt Options) (*Model, error) {
+func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Model, error) {
 	if held != nil && len(held) != r.Len() {
 		return nil, fmt.Errorf("ratings: %d held-out flags for %d ratings", len(held), r.Len())
 	}
@@ -201,7 +202,7 @@ func Fit(ctx context.Context, r *formats.Ratings, held []bool, opt Options) (*Mo
 // trainingSet returns a model holding the fitted ids and the training
 // ratings in fitted indices: all ratings not held out, and only ids that
 // have one, in order of first appearance.
-func trainingSet(r *formats.Ratings, held []bool) *Model {
+func trainingSet(r *triples.Ratings, held []bool) *Model {
 	m := &Model{rowIndex: map[string]int{}, colIndex: map[string]int{}}
 	rowMap := make([]int, r.D1)
 	colMap := make([]int, r.D2)
@@ -309,7 +310,7 @@ type Evaluation struct {
 
 // Evaluate scores the model on the ratings of r marked in held, which
 // must be the r and held of [Fit].
-func (m *Model) Evaluate(r *formats.Ratings, held []bool) Evaluation {
+func (m *Model) Evaluate(r *triples.Ratings, held []bool) Evaluation {
 	ev := Evaluation{BiasRMSE: math.NaN()}
 	var sq, base, bsq metrics.RMS
 	var abs float64 // running mean of |error|, which cannot overflow

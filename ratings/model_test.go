@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/triples"
 )
 
 // lowRankRatings returns about p·d1·d2 ratings 3 + (a_i·b_j) of a rank-2
-// matrix, with string ids, read back through formats.ReadRatings.
-func lowRankRatings(t *testing.T, d1, d2 int, p float64, seed uint64) *formats.Ratings {
+// matrix, with string ids, read back through triples.Read.
+func lowRankRatings(t *testing.T, d1, d2 int, p float64, seed uint64) *triples.Ratings {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	a, b := make([][2]float64, d1), make([][2]float64, d2)
@@ -34,7 +34,7 @@ func lowRankRatings(t *testing.T, d1, d2 int, p float64, seed uint64) *formats.R
 			}
 		}
 	}
-	r, err := formats.ReadRatings(strings.NewReader(sb.String()), "test", formats.RatingOptions{Delimiter: "\t"})
+	r, err := triples.Read(strings.NewReader(sb.String()), "test", triples.Options{Delimiter: "\t"})
 	if err != nil {
 		t.Fatal(err)
 	}

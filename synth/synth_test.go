@@ -1,10 +1,11 @@
 package synth
 
 import (
-	"github.com/rpca-gd/rpca"
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/rpca-gd/rpca"
 
 	"gonum.org/v1/gonum/mat"
 )

@@ -10,7 +10,7 @@ import (
 	"image/gif"
 	"io"
 
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/outdir"
 )
 
 // Defaults of [WritePreview].
@@ -94,7 +94,7 @@ func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts P
 		anim.Image = append(anim.Image, q.quantize(m))
 		anim.Delay = append(anim.Delay, delay)
 	}
-	return formats.WriteFileAtomic(path, func(w io.Writer) error { return gif.EncodeAll(w, anim) })
+	return outdir.WriteFile(path, func(w io.Writer) error { return gif.EncodeAll(w, anim) })
 }
 
 // quantizer maps RGBA images to a palette by arithmetic, not by the

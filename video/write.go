@@ -11,9 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rpca-gd/rpca/outdir"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/rpca-gd/rpca/formats"
 )
 
 // Matrix is the read access that the image writers need. *mat.Dense and
@@ -103,8 +102,8 @@ func PNGName(name string) string {
 
 // WriteFrames writes every column k of m as the PNG file
 // dir/PNGName(names[k]), creating dir if needed. Each file is written
-// atomically ([formats.WriteFileAtomic]); to make the whole directory
-// appear at once, write into an [formats.AtomicDir]. Two names that map
+// atomically ([outdir.WriteFile]); to make the whole directory
+// appear at once, write into an [outdir.Dir]. Two names that map
 // to the same output file are an error. Frames are encoded and written by
 // several goroutines, so that the per-file syncs of the atomic writes
 // overlap; the error reported is that of the first failing frame.
@@ -146,7 +145,7 @@ func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
 				defer wg.Done()
 				img := planeImage(cols[k], g)
 				path := filepath.Join(dir, PNGName(names[j0+k]))
-				if err := formats.WriteFileAtomic(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
+				if err := outdir.WriteFile(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
 					errs[k] = fmt.Errorf("video: writing %s: %v", path, err)
 				}
 			}(k)
@@ -168,5 +167,5 @@ const writeBlock = 16
 
 // WritePNG writes img as a PNG file atomically.
 func WritePNG(path string, img image.Image) error {
-	return formats.WriteFileAtomic(path, func(w io.Writer) error { return png.Encode(w, img) })
+	return outdir.WriteFile(path, func(w io.Writer) error { return png.Encode(w, img) })
 }

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpca-gd/rpca/outdir"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/rpca-gd/rpca/formats"
 )
 
 func TestWriteFramesRoundTrip(t *testing.T) {
@@ -30,7 +29,7 @@ func TestWriteFramesRoundTrip(t *testing.T) {
 		}
 		// Write into an atomic output directory, as the CLI does.
 		outDir := filepath.Join(t.TempDir(), "out")
-		d, err := formats.NewAtomicDir(outDir, false)
+		d, err := outdir.New(outDir, false)
 		if err != nil {
 			t.Fatal(err)
 		}

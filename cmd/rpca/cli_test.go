@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/rpca-gd/rpca"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpca-gd/rpca"
+
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -91,7 +92,7 @@ func readJSONFile(t *testing.T, path string) map[string]any {
 
 func writeFile(t *testing.T, path string, write func(w io.Writer) error) {
 	t.Helper()
-	if err := formats.WriteFileAtomic(path, write); err != nil {
+	if err := outdir.WriteFile(path, write); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,7 +120,7 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range es {
-		if e.Name() == formats.OwnerMarker { // checked by TestForceOwnership
+		if e.Name() == outdir.OwnerMarker { // checked by TestForceOwnership
 			continue
 		}
 		names = append(names, e.Name())

@@ -18,8 +18,10 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/accaltproj"
 	"github.com/rpca-gd/rpca/altproj"
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/delim"
+	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/ialm"
+	"github.com/rpca-gd/rpca/outdir"
 )
 
 // errHelp is returned when -h was asked for; the usage was printed.
@@ -416,13 +418,13 @@ type outFlags struct {
 	force  bool
 	format string
 	// inputs are the paths the command reads; the output directory may
-	// neither be nor contain any of them (formats.ErrContainsInput).
+	// neither be nor contain any of them (outdir.ErrContainsInput).
 	inputs []string
 }
 
 func (o *outFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "output directory (required); created complete or not at all")
-	fs.BoolVar(&o.force, "force", false, "replace the output directory if rpca wrote it (it holds "+formats.OwnerMarker+"); never the current directory, its parents, home, or a directory holding an input")
+	fs.BoolVar(&o.force, "force", false, "replace the output directory if rpca wrote it (it holds "+outdir.OwnerMarker+"); never the current directory, its parents, home, or a directory holding an input")
 	fs.StringVar(&o.format, "format", "npy", "format of the matrices written: npy (NumPy float64) or csv")
 }
 
@@ -448,10 +450,10 @@ func (o *outFlags) checkTarget() error {
 // it creates that sibling and removes it at once, so that a long run does
 // not end in an error it could have reported at the start.
 func checkOutputDir(dir string, force bool, inputs ...string) error {
-	if err := formats.CheckOutputDir(dir, force, inputs...); err != nil {
+	if err := outdir.Check(dir, force, inputs...); err != nil {
 		return outDirError(err, dir)
 	}
-	d, err := formats.NewAtomicDir(dir, force, inputs...)
+	d, err := outdir.New(dir, force, inputs...)
 	if err != nil {
 		return fmt.Errorf("cannot create output directory %s: %v", dir, err)
 	}
@@ -461,7 +463,7 @@ func checkOutputDir(dir string, force bool, inputs ...string) error {
 
 // outDirError rewords the "directory exists" error for the command line.
 func outDirError(err error, dir string) error {
-	if errors.Is(err, formats.ErrDirExists) {
+	if errors.Is(err, outdir.ErrExists) {
 		return fmt.Errorf("output directory %s exists and is not empty; use --force to replace it, or choose another --out", dir)
 	}
 	return err
@@ -470,8 +472,8 @@ func outDirError(err error, dir string) error {
 // write creates the output directory atomically: fill writes the files
 // into the temporary directory d; the directory is renamed into place
 // only if fill succeeds and ctx is not cancelled, and removed otherwise.
-func (o *outFlags) write(ctx context.Context, fill func(d *formats.AtomicDir) ([]string, error)) error {
-	d, err := formats.NewAtomicDir(o.out, o.force, o.inputs...)
+func (o *outFlags) write(ctx context.Context, fill func(d *outdir.Dir) ([]string, error)) error {
+	d, err := outdir.New(o.out, o.force, o.inputs...)
 	if err != nil {
 		return outDirError(err, o.out)
 	}
@@ -487,7 +489,7 @@ func (o *outFlags) write(ctx context.Context, fill func(d *formats.AtomicDir) ([
 
 // writeMatrix writes m as base.npy or base.csv (--format) into d and
 // returns the file name.
-func (o *outFlags) writeMatrix(d *formats.AtomicDir, base string, m *mat.Dense) (string, error) {
+func (o *outFlags) writeMatrix(d *outdir.Dir, base string, m *mat.Dense) (string, error) {
 	r, c := m.Dims()
 	return o.writeRows(d, base, r, c, func(i int, dst []float64) error {
 		copy(dst, m.RawRowView(i))
@@ -497,20 +499,20 @@ func (o *outFlags) writeMatrix(d *formats.AtomicDir, base string, m *mat.Dense) 
 
 // writeRows writes a rows×cols matrix given row by row as base.npy or
 // base.csv into d and returns the file name.
-func (o *outFlags) writeRows(d *formats.AtomicDir, base string, rows, cols int, row func(i int, dst []float64) error) (string, error) {
+func (o *outFlags) writeRows(d *outdir.Dir, base string, rows, cols int, row func(i int, dst []float64) error) (string, error) {
 	name := base + "." + o.format
-	err := formats.WriteFileAtomic(d.Join(name), func(w io.Writer) error {
+	err := outdir.WriteFile(d.Join(name), func(w io.Writer) error {
 		if o.format == "csv" {
-			return formats.WriteDelimitedRows(w, rows, cols, ",", row)
+			return delim.WriteRows(w, rows, cols, ",", row)
 		}
-		return formats.WriteNpyRows(w, rows, cols, row)
+		return npy.WriteRows(w, rows, cols, row)
 	})
 	return name, err
 }
 
 // writeJSONFile writes v as indented JSON to path atomically.
 func writeJSONFile(path string, v any) error {
-	return formats.WriteFileAtomic(path, func(w io.Writer) error { return writeJSON(w, v) })
+	return outdir.WriteFile(path, func(w io.Writer) error { return writeJSON(w, v) })
 }
 
 // headerHint rewords the readers' hints about a header line and about

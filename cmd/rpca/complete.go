@@ -13,7 +13,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/delim"
+	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/load"
+	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/ratings"
 )
 
@@ -170,28 +173,28 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err := f.outFlags.checkTarget(); err != nil {
 		return err
 	}
-	opt := formats.RatingOptions{Delimiter: f.delimiter(), Header: f.header, IgnoreExtra: f.ignoreExtra}
-	if err := checkReadable(f.in); err != nil {
+	opt := triples.Options{Delimiter: f.delimiter(), Header: f.header, IgnoreExtra: f.ignoreExtra}
+	if err := load.CheckReadable(f.in); err != nil {
 		return err
 	}
-	r, err := formats.ReadRatingsFile(f.in, opt)
+	r, err := triples.ReadFile(f.in, opt)
 	if err != nil {
 		return headerHint(err)
 	}
 	if err := r.CheckDuplicates(f.in); err != nil {
 		return err
 	}
-	var pairs *formats.Pairs
+	var pairs *triples.Pairs
 	if f.predict != "" {
-		if err := checkReadable(f.predict); err != nil {
+		if err := load.CheckReadable(f.predict); err != nil {
 			return fmt.Errorf("--predict: %v", err)
 		}
-		if pairs, err = formats.ReadPairsFile(f.predict, opt); err != nil {
+		if pairs, err = triples.ReadPairsFile(f.predict, opt); err != nil {
 			return headerHint(err)
 		}
 	}
 
-	if need := 150 * float64(r.Len()); need > availableMemory() {
+	if need := 150 * float64(r.Len()); need > load.AvailableMemory() {
 		return fmt.Errorf("%s: %d ratings need about %.1f GB, more than this machine has free", f.in, r.Len(), need/1e9)
 	}
 	held := ratings.HoldOut(r.Len(), f.holdout, f.seed)
@@ -262,7 +265,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
-	err = f.outFlags.write(ctx, func(d *formats.AtomicDir) ([]string, error) {
+	err = f.outFlags.write(ctx, func(d *outdir.Dir) ([]string, error) {
 		var files []string
 		for _, m := range []struct {
 			name string
@@ -278,14 +281,14 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 			name string
 			ids  []string
 		}{{"rows.txt", model.RowIDs}, {"cols.txt", model.ColIDs}} {
-			if err := formats.WriteFileAtomic(d.Join(l.name), func(w io.Writer) error { return writeLines(w, l.ids) }); err != nil {
+			if err := outdir.WriteFile(d.Join(l.name), func(w io.Writer) error { return writeLines(w, l.ids) }); err != nil {
 				return nil, err
 			}
 			files = append(files, l.name)
 		}
 		if pairs != nil {
-			err := formats.WriteFileAtomic(d.Join("predictions.tsv"), func(w io.Writer) error {
-				return formats.WriteRatings(w, "\t", pairs.Row, pairs.Col, preds)
+			err := outdir.WriteFile(d.Join("predictions.tsv"), func(w io.Writer) error {
+				return triples.Write(w, "\t", pairs.Row, pairs.Col, preds)
 			})
 			if err != nil {
 				return nil, err
@@ -293,7 +296,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 			files = append(files, "predictions.tsv")
 		}
 		if res.S.NNZ() > 0 {
-			if err := formats.WriteFileAtomic(d.Join("outliers.tsv"), func(w io.Writer) error {
+			if err := outdir.WriteFile(d.Join("outliers.tsv"), func(w io.Writer) error {
 				return writeOutliers(w, model)
 			}); err != nil {
 				return nil, err
@@ -388,14 +391,14 @@ func (f *completeFlags) delimiter() string {
 	case "comma":
 		return ","
 	case "space", "whitespace":
-		return formats.Whitespace
+		return delim.Whitespace
 	}
 	return f.delim
 }
 
 // predictPairs predicts every pair; unknown ids are an error, NaN, or the
 // bias model's prediction (--unknown), whose count it returns.
-func (f *completeFlags) predictPairs(p *formats.Pairs, m *ratings.Model) ([]float64, int, error) {
+func (f *completeFlags) predictPairs(p *triples.Pairs, m *ratings.Model) ([]float64, int, error) {
 	out := make([]float64, p.Len())
 	fallback := 0
 	for k := range out {

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/formats/triples"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/rpca-gd/rpca/formats"
 )
 
 // ratingSet is a generated rating matrix: truth[i][j] = 3 + a_i·b_j of
@@ -97,9 +97,9 @@ func (rs *ratingSet) writePairs(t *testing.T, path string, n int, extra ...strin
 }
 
 // readPredictions reads predictions.tsv.
-func readPredictions(t *testing.T, path string) *formats.Ratings {
+func readPredictions(t *testing.T, path string) *triples.Ratings {
 	t.Helper()
-	r, err := formats.ReadRatingsFile(path, formats.RatingOptions{Delimiter: "\t", AllowNonFinite: true})
+	r, err := triples.ReadFile(path, triples.Options{Delimiter: "\t", AllowNonFinite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,11 +175,11 @@ func TestCompleteHoldout(t *testing.T) {
 	// Predictions: in the order of pairs.tsv, equal to U[row]·V[col] of
 	// the written factors, and close to the noiseless truth (estimation
 	// error ≈ 0.45σ, see above; 1σ bound).
-	u, err := formats.ReadNpyFile(join(out, "U.npy"))
+	u, err := npy.ReadFile(join(out, "U.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := formats.ReadNpyFile(join(out, "V.npy"))
+	v, err := npy.ReadFile(join(out, "V.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestCompleteBiases(t *testing.T) {
 	if rmse > 2*sigma || bias < 3*rmse {
 		t.Errorf("held-out RMSE %.4g, biases alone %.4g", rmse, bias)
 	}
-	u, err := formats.ReadNpyFile(join(out, "U.npy"))
+	u, err := npy.ReadFile(join(out, "U.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}

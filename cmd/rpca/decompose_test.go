@@ -12,8 +12,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/delim"
+	"github.com/rpca-gd/rpca/formats/mtx"
+	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -34,7 +37,7 @@ const (
 // on the model the sparse part recovers S* exactly up to the error of M.
 func checkSparse(t *testing.T, dir string, in *synth.Instance, sum map[string]any, tol float64) {
 	t.Helper()
-	mm, err := formats.ReadMatrixMarketFile(join(dir, "sparse.mtx"))
+	mm, err := mtx.ReadFile(join(dir, "sparse.mtx"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,18 +65,18 @@ func TestDecomposeNpy(t *testing.T) {
 	m := truthM(in)
 	for _, c := range []struct {
 		name string
-		opt  formats.NpyOptions
+		opt  npy.Options
 		tol  float64
 	}{
-		{"float64 C order", formats.NpyOptions{}, tolFloat64},
-		{"float64 Fortran order", formats.NpyOptions{FortranOrder: true}, tolFloat64},
-		{"float32 Fortran order", formats.NpyOptions{Float32: true, FortranOrder: true}, tolFloat32},
-		{"float32 C order", formats.NpyOptions{Float32: true}, tolFloat32},
+		{"float64 C order", npy.Options{}, tolFloat64},
+		{"float64 Fortran order", npy.Options{FortranOrder: true}, tolFloat64},
+		{"float32 Fortran order", npy.Options{Float32: true, FortranOrder: true}, tolFloat32},
+		{"float32 C order", npy.Options{Float32: true}, tolFloat32},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			y := join(dir, "Y.npy")
-			writeFile(t, y, func(w io.Writer) error { return formats.WriteNpyWith(w, in.Y, c.opt) })
+			writeFile(t, y, func(w io.Writer) error { return npy.WriteWith(w, in.Y, c.opt) })
 			out := join(dir, "out")
 			r := mustRun(t, "decompose", "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--json")
 			sum := readJSON(t, r.stdout)
@@ -89,7 +92,7 @@ func TestDecomposeNpy(t *testing.T) {
 			if it := sum["iterations"].(float64); it < 1 {
 				t.Errorf("iterations %v", it)
 			}
-			low, err := formats.ReadNpyFile(join(out, "lowrank.npy"))
+			low, err := npy.ReadFile(join(out, "lowrank.npy"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +116,7 @@ func TestDecomposeCSVHeader(t *testing.T) {
 		if _, err := fmt.Fprintln(w, strings.Join(names, ",")); err != nil {
 			return err
 		}
-		return formats.WriteDelimited(w, in.Y, ",")
+		return delim.Write(w, in.Y, ",")
 	})
 	// Without --header the names are a malformed number at line 1, column 1.
 	wantError(t, 1, []string{"Y.csv", "line 1, column 1", `invalid number "col0"`, "use --header"},
@@ -123,7 +126,7 @@ func TestDecomposeCSVHeader(t *testing.T) {
 	if fmt.Sprint(listDir(t, out)) != "[lowrank.csv sparse.mtx summary.json]" {
 		t.Fatalf("output files %v", listDir(t, out))
 	}
-	low, err := formats.ReadDelimitedFile(join(out, "lowrank.csv"), formats.TextOptions{})
+	low, err := delim.ReadFile(join(out, "lowrank.csv"), delim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,12 +134,6 @@ func TestDecomposeCSVHeader(t *testing.T) {
 		t.Errorf("low-rank part from CSV: relative error %.3g, want ≤ %g", e, tolFloat64)
 	}
 	checkSparse(t, out, in, readJSONFile(t, join(out, "summary.json")), 100*tolFloat64)
-}
-
-// observedEntriesOf adapts an instance's observed entries to the Matrix
-// Market writer.
-func observedEntriesOf(in *synth.Instance) formats.SparseMatrix {
-	return observedEntries{in.Obs}
 }
 
 func TestDecomposeMatrixMarketPartial(t *testing.T) {
@@ -147,7 +144,7 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 	}
 	dir := t.TempDir()
 	y := join(dir, "Y.mtx")
-	writeFile(t, y, func(w io.Writer) error { return formats.WriteMatrixMarketSparse(w, observedEntriesOf(in)) })
+	writeFile(t, y, func(w io.Writer) error { return mtx.WriteSparse(w, in.Obs) })
 	out := join(dir, "out")
 	r := mustRun(t, "decompose", "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--factors", "--json")
 	sum := readJSON(t, r.stdout)
@@ -157,11 +154,11 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 	if sum["partial"] != true || sum["observed_entries"] != float64(in.Obs.Len()) || sum["params"].(map[string]any)["algorithm"] != 2.0 {
 		t.Errorf("summary %v", sum)
 	}
-	u, err := formats.ReadNpyFile(join(out, "U.npy"))
+	u, err := npy.ReadFile(join(out, "U.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := formats.ReadNpyFile(join(out, "V.npy"))
+	v, err := npy.ReadFile(join(out, "V.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +166,7 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 		t.Errorf("partial input: relative error %.3g, want ≤ %g", e, tolFloat64)
 	}
 	// The sparse part lives on the observed entries and matches S* there.
-	mm, err := formats.ReadMatrixMarketFile(join(out, "sparse.mtx"))
+	mm, err := mtx.ReadFile(join(out, "sparse.mtx"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +192,9 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 			full.Set(i, j, math.NaN())
 		}
 	}
-	observedEntriesOf(in).Do(func(i, j int, v float64) { full.Set(i, j, v) })
+	in.Obs.Do(func(i, j int, v float64) { full.Set(i, j, v) })
 	ycsv := join(dir, "Y.csv")
-	writeFile(t, ycsv, func(w io.Writer) error { return formats.WriteDelimited(w, full, ",") })
+	writeFile(t, ycsv, func(w io.Writer) error { return delim.Write(w, full, ",") })
 	wantError(t, 1, []string{"Y.csv", "line 1, column", "non-finite", "--missing-nan"}, "decompose", "--in", ycsv, "--rank", "3", "--out", join(dir, "nan"))
 	r2 := mustRun(t, "decompose", "--in", ycsv, "--missing-nan", "--rank", "3", "--alpha", "0.05", "--out", join(dir, "nan"), "--json", "--factors")
 	if s2 := readJSON(t, r2.stdout); s2["residual"] != sum["residual"] || s2["iterations"] != sum["iterations"] {
@@ -209,17 +206,17 @@ func TestDecomposeSubsampled(t *testing.T) {
 	in := testInstance(t, 200, 200, 2, 0.05, 14)
 	dir := t.TempDir()
 	y := join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	out := join(dir, "out")
-	writeFile(t, join(dir, "A.npy"), func(w io.Writer) error { return formats.WriteNpy(w, in.A) })
-	writeFile(t, join(dir, "B.npy"), func(w io.Writer) error { return formats.WriteNpy(w, in.B) })
+	writeFile(t, join(dir, "A.npy"), func(w io.Writer) error { return npy.Write(w, in.A) })
+	writeFile(t, join(dir, "B.npy"), func(w io.Writer) error { return npy.Write(w, in.B) })
 	r := mustRun(t, "decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--p", "0.5", "--out", out, "--truth", dir, "--json")
 	sum := readJSON(t, r.stdout)
 	// |Φ| ~ Binomial(40000, 0.5): mean 20000, standard deviation 100.
 	if n := sum["observed_entries"].(float64); sum["partial"] != true || math.Abs(n-20000) > 600 || sum["params"].(map[string]any)["p"] != n/40000 {
 		t.Errorf("summary %v", sum)
 	}
-	low, err := formats.ReadNpyFile(join(out, "lowrank.npy"))
+	low, err := npy.ReadFile(join(out, "lowrank.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,9 +232,9 @@ func TestDecomposeSubsampled(t *testing.T) {
 	// matrix as a Fortran-order .npy (sampled while read) and as CSV (read,
 	// then sampled) gives the same run.
 	yf := join(dir, "Yf.npy")
-	writeFile(t, yf, func(w io.Writer) error { return formats.WriteNpyWith(w, in.Y, formats.NpyOptions{FortranOrder: true}) })
+	writeFile(t, yf, func(w io.Writer) error { return npy.WriteWith(w, in.Y, npy.Options{FortranOrder: true}) })
 	yc := join(dir, "Y.csv")
-	writeFile(t, yc, func(w io.Writer) error { return formats.WriteDelimited(w, in.Y, ",") })
+	writeFile(t, yc, func(w io.Writer) error { return delim.Write(w, in.Y, ",") })
 	for _, other := range []string{yf, yc} {
 		r2 := mustRun(t, "decompose", "--in", other, "--rank", "2", "--alpha", "0.05", "--p", "0.5", "--out", join(dir, "o2"), "--force", "--json")
 		s2 := readJSON(t, r2.stdout)
@@ -257,13 +254,13 @@ func TestDecomposeErrors(t *testing.T) {
 	dir := t.TempDir()
 	in := testInstance(t, 20, 15, 2, 0.05, 15)
 	ynpy := join(dir, "Y.npy")
-	writeFile(t, ynpy, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	writeFile(t, ynpy, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	bad := join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("1,2,3\n4,5,6\n7,8.5.1,9\n"), 0o644)
 	nanY := mat.DenseCopyOf(in.Y)
 	nanY.Set(3, 4, math.NaN())
 	ynan := join(dir, "nan.npy")
-	writeFile(t, ynan, func(w io.Writer) error { return formats.WriteNpy(w, nanY) })
+	writeFile(t, ynan, func(w io.Writer) error { return npy.Write(w, nanY) })
 	dup := join(dir, "dup.mtx")
 	os.WriteFile(dup, []byte("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n1 1 2\n"), 0o644)
 	part := join(dir, "part.mtx")
@@ -311,7 +308,7 @@ func TestDecomposeOutputDir(t *testing.T) {
 	dir := t.TempDir()
 	in := testInstance(t, 30, 25, 2, 0.05, 16)
 	y := join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	out := join(dir, "out")
 	os.Mkdir(out, 0o755)
 	os.WriteFile(join(out, "keep.txt"), []byte("mine"), 0o644)
@@ -343,7 +340,7 @@ func TestDecomposeCancel(t *testing.T) {
 	dir := t.TempDir()
 	in := testInstance(t, 60, 50, 2, 0.05, 17)
 	y := join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	out := join(dir, "out")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -382,7 +379,7 @@ func TestDecomposeMemoryCheck(t *testing.T) {
 	}
 	// The header is written before the first row is asked for.
 	stop := fmt.Errorf("header only")
-	if err := formats.WriteNpyRows(f, d, d, func(int, []float64) error { return stop }); err != stop {
+	if err := npy.WriteRows(f, d, d, func(int, []float64) error { return stop }); err != stop {
 		t.Fatal(err)
 	}
 	hdr, err := f.Seek(0, io.SeekCurrent)
@@ -403,9 +400,9 @@ func TestDecomposeMatrixMarketArray(t *testing.T) {
 	in := testInstance(t, 70, 60, 2, 0.05, 18)
 	dir := t.TempDir()
 	arr := join(dir, "array.mtx")
-	writeFile(t, arr, func(w io.Writer) error { return formats.WriteMatrixMarketDense(w, in.Y) })
+	writeFile(t, arr, func(w io.Writer) error { return mtx.WriteDense(w, in.Y) })
 	coo := join(dir, "coord.mtx")
-	writeFile(t, coo, func(w io.Writer) error { return formats.WriteMatrixMarketSparse(w, denseEntries{in.Y}) })
+	writeFile(t, coo, func(w io.Writer) error { return mtx.WriteSparse(w, denseEntries{in.Y}) })
 	for _, y := range []string{arr, coo} {
 		out := join(dir, "out")
 		r := mustRun(t, "decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--out", out, "--force", "--json")
@@ -414,7 +411,7 @@ func TestDecomposeMatrixMarketArray(t *testing.T) {
 		if sum := readJSON(t, r.stdout); sum["partial"] != false || sum["method"] != "accaltproj" {
 			t.Errorf("%s: summary %v", y, sum)
 		}
-		low, err := formats.ReadNpyFile(join(out, "lowrank.npy"))
+		low, err := npy.ReadFile(join(out, "lowrank.npy"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +443,7 @@ func TestForceOwnership(t *testing.T) {
 	dir := t.TempDir()
 	inst := join(dir, "inst")
 	mustRun(t, "synth", "--d", "40", "--rank", "2", "--alpha", "0.05", "--out", inst, "--no-solve")
-	if _, err := os.Stat(join(inst, formats.OwnerMarker)); err != nil {
+	if _, err := os.Stat(join(inst, outdir.OwnerMarker)); err != nil {
 		t.Fatalf("synth --out wrote no marker: %v", err)
 	}
 	y := join(inst, "Y.npy")
@@ -485,7 +482,7 @@ func TestDecomposeReportsRankUsed(t *testing.T) {
 	dir := t.TempDir()
 	in := testInstance(t, 60, 50, 3, 0.05, 21)
 	y := join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, in.Y) })
+	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	r := mustRun(t, "decompose", "--in", y, "--rank", "1", "--method", "ialm", "--out", join(dir, "out"), "--json")
 	sum := readJSON(t, r.stdout)
 	if sum["rank"] != 3.0 || sum["rank_requested"] != 1.0 {
@@ -505,7 +502,7 @@ func TestDecomposeWarnsWhenNotConverged(t *testing.T) {
 	var y mat.Dense
 	y.Apply(func(_, _ int, v float64) float64 { return v + 1e3 }, truthM(in))
 	path := join(dir, "Y.csv")
-	writeFile(t, path, func(w io.Writer) error { return formats.WriteDelimited(w, &y, ",") })
+	writeFile(t, path, func(w io.Writer) error { return delim.Write(w, &y, ",") })
 	r := runCLI(t, context.Background(), "decompose", "--in", path, "--rank", "4", "--method", "gd", "--max-iter", "200", "--out", join(dir, "gd"))
 	if r.code != 0 || !strings.Contains(r.stdout, "(max-iter)") {
 		t.Fatalf("gd: exit %d, stdout %q", r.code, r.stdout)

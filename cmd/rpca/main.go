@@ -10,14 +10,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rpca-gd/rpca"
-	"golang.org/x/term"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/rpca-gd/rpca"
+	"golang.org/x/term"
 )
 
 // command is one subcommand of the tool.

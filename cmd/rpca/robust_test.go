@@ -6,10 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/accaltproj"
-	"github.com/rpca-gd/rpca/ialm"
-	"gonum.org/v1/gonum/mat"
 	"io"
 	"math"
 	"os"
@@ -17,7 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/accaltproj"
+	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/ialm"
+	"gonum.org/v1/gonum/mat"
 )
 
 // robustCase is one bad command line: the run must exit with code, print
@@ -101,7 +101,7 @@ func TestDecomposeRobust(t *testing.T) {
 	dir := t.TempDir()
 	const mm = "%%MatrixMarket matrix coordinate real general\n"
 	y := filepath.Join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
+	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
 	checkRobust(t, "decompose", []robustCase{
 		{"empty npy", 1, []string{"empty file"}, []string{"--in", writeRaw(t, dir, "empty.npy", ""), "--rank", "1"}},
 		{"0×0 npy", 1, []string{"empty", "(0, 0)"}, []string{"--in", writeRaw(t, dir, "zero.npy", npyFile("(0, 0)")), "--rank", "1"}},
@@ -271,7 +271,7 @@ func TestOutputNotCreatable(t *testing.T) {
 	ro := readOnlyParent(t)
 	dir := t.TempDir()
 	y := filepath.Join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return formats.WriteNpy(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
+	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
 	ratings := writeRaw(t, dir, "r.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t5\n")
 	out := filepath.Join(ro, "rpca-out")
 	for _, args := range [][]string{

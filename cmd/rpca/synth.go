@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -166,7 +167,7 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 	if err != nil {
 		return nil, err
 	}
-	var saved *formats.AtomicDir
+	var saved *outdir.Dir
 	if f.save != "" {
 		if saved, err = saveInstance(f, in); err != nil {
 			return nil, err
@@ -219,7 +220,7 @@ func solveSynth(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) (*
 // memory before anything is allocated, rather than die in the allocator.
 // Rough budget: a dense instance holds Y and S and, to solve it, the
 // method's work matrices (4 d1×d2 float64 matrices, 2 without a solve);
-// a partial one (cfg.P < 1) sampledBytesPerEntry per expected observed
+// a partial one (cfg.P < 1) load.SampledBytesPerEntry per expected observed
 // entry (measured for synth: 42); both hold the factors A, B, U and V.
 func checkSynthMemory(cfg synth.Config, solve bool) error {
 	if cfg.D1 <= 0 || cfg.D2 <= 0 {
@@ -233,9 +234,9 @@ func checkSynthMemory(cfg synth.Config, solve bool) error {
 	}
 	need := copies*8*d1*d2 + factors
 	if cfg.P < 1 {
-		need = sampledBytesPerEntry*cfg.P*d1*d2 + factors
+		need = load.SampledBytesPerEntry*cfg.P*d1*d2 + factors
 	}
-	avail := availableMemory()
+	avail := load.AvailableMemory()
 	if need <= avail {
 		return nil
 	}
@@ -243,7 +244,7 @@ func checkSynthMemory(cfg synth.Config, solve bool) error {
 	if factors > avail/2 {
 		return fmt.Errorf("a %d×%d problem of rank %d needs about %s for its factors alone, more than this machine has free (%s)", cfg.D1, cfg.D2, cfg.Rank, gb(factors), gb(avail))
 	}
-	pFit := 0.5 * (avail - factors) / (sampledBytesPerEntry * d1 * d2)
+	pFit := 0.5 * (avail - factors) / (load.SampledBytesPerEntry * d1 * d2)
 	if cfg.P < 1 {
 		return fmt.Errorf("a %d×%d problem at --p %g needs about %s, more than the %s free; use --p %.2g or less", cfg.D1, cfg.D2, cfg.P, gb(need), gb(avail), pFit)
 	}
@@ -265,85 +266,25 @@ func generate(cfg synth.Config, partial bool) (*synth.Instance, time.Duration, e
 	return in, time.Since(t0), err
 }
 
-// instanceFile is instance.json of "rpca synth --out".
-type instanceFile struct {
-	Generator  string  `json:"generator"`
-	D1         int     `json:"d1"`
-	D2         int     `json:"d2"`
-	Rank       int     `json:"rank"`
-	Alpha      float64 `json:"alpha"`
-	Corruption string  `json:"corruption"`
-	// Magnitude is --magnitude as given (0: the default 5r/√(d1·d2));
-	// MagnitudeUsed is the corruption scale c actually used.
-	Magnitude     float64  `json:"magnitude"`
-	MagnitudeUsed float64  `json:"magnitude_used"`
-	P             float64  `json:"p"`
-	Seed          uint64   `json:"seed"`
-	Observed      int      `json:"observed_entries"`
-	Corrupted     int      `json:"corrupted_entries"`
-	Files         []string `json:"files"`
-	Command       string   `json:"command"`
-}
-
 // saveInstance writes the instance into a new atomic directory, which the
 // caller commits (or aborts).
-func saveInstance(f *synthFlags, in *synth.Instance) (_ *formats.AtomicDir, err error) {
-	d, err := formats.NewAtomicDir(f.save, f.force)
+func saveInstance(f *synthFlags, in *synth.Instance) (_ *outdir.Dir, err error) {
+	d, err := outdir.New(f.save, f.force)
 	if err != nil {
 		return nil, outDirError(err, f.save)
 	}
-	defer func() {
-		if err != nil {
-			d.Abort()
-		}
-	}()
 	cfg := in.Config
-	inf := &instanceFile{
-		Generator: "rpca synth (package synth, the paper's Section 5.1 model)",
-		D1:        cfg.D1, D2: cfg.D2, Rank: cfg.Rank, Alpha: cfg.Alpha, Corruption: cfg.Corruption.String(),
-		Magnitude: cfg.Magnitude, MagnitudeUsed: cfg.Magnitude, P: f.p, Seed: cfg.Seed,
-		Corrupted: in.S.NNZ(),
-	}
-	if inf.MagnitudeUsed == 0 {
-		inf.MagnitudeUsed = 5 * float64(cfg.Rank) / math.Sqrt(float64(cfg.D1)*float64(cfg.D2))
-	}
-	inf.Command = fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --p %g --seed %d",
-		cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, inf.Corruption, cfg.Magnitude, f.p, cfg.Seed)
-	if in.Obs != nil {
-		obs := in.Obs
-		inf.Observed = obs.Len()
-		if err := formats.WriteMatrixMarketFile(d.Join("Y.mtx"), observedEntries{obs}); err != nil {
-			return nil, err
-		}
-		inf.Files = append(inf.Files, "Y.mtx")
-	} else {
-		inf.Observed = cfg.D1 * cfg.D2
-		if err := formats.WriteNpyFile(d.Join("Y.npy"), in.Y); err != nil {
-			return nil, err
-		}
-		inf.Files = append(inf.Files, "Y.npy")
-	}
-	if err := formats.WriteNpyFile(d.Join("A.npy"), in.A); err != nil {
-		return nil, err
-	}
-	if err := formats.WriteNpyFile(d.Join("B.npy"), in.B); err != nil {
-		return nil, err
-	}
-	if err := formats.WriteMatrixMarketFile(d.Join("S.mtx"), in.S); err != nil {
-		return nil, err
-	}
-	inf.Files = append(inf.Files, "A.npy", "B.npy", "S.mtx", "instance.json")
-	if err := writeJSONFile(d.Join("instance.json"), inf); err != nil {
+	info := in.Info()
+	info.Generator = "rpca synth (package synth, the paper's Section 5.1 model)"
+	info.P = f.p
+	info.Command = fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --p %g --seed %d",
+		cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, info.Corruption, cfg.Magnitude, f.p, cfg.Seed)
+	if _, err := in.Save(d.Path(), info); err != nil {
+		d.Abort()
 		return nil, err
 	}
 	return d, nil
 }
-
-// observedEntries lists the entries of an observed matrix for the Matrix
-// Market writer.
-type observedEntries struct{ *rpca.Observed }
-
-func (o observedEntries) NNZ() int { return o.Len() }
 
 // saveOnly generates and saves the instance without solving it.
 func saveOnly(ctx context.Context, e *env, f *synthFlags, cfg synth.Config) error {

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/mtx"
+	"github.com/rpca-gd/rpca/formats/npy"
 )
 
 // TestSynthSaveDecompose saves a generated instance, checks the files
@@ -36,14 +37,14 @@ func TestSynthSaveDecompose(t *testing.T) {
 			if info["seed"] != 5.0 || info["d1"] != 150.0 || info["rank"] != 3.0 || info["corruption"] != "deterministic" || !strings.Contains(info["command"].(string), "--seed 5") {
 				t.Errorf("instance.json %v", info)
 			}
-			a, err := formats.ReadNpyFile(join(inst, "A.npy"))
+			a, err := npy.ReadFile(join(inst, "A.npy"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r, k := a.Dims(); r != 150 || k != 3 {
 				t.Errorf("A is %d×%d", r, k)
 			}
-			s, err := formats.ReadMatrixMarketFile(join(inst, "S.mtx"))
+			s, err := mtx.ReadFile(join(inst, "S.mtx"))
 			if err != nil {
 				t.Fatal(err)
 			}

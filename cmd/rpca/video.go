@@ -13,8 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
 )
 
@@ -221,9 +222,9 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	// Refuse an existing output before the (possibly long) work.
-	dir, err := formats.NewAtomicDir(f.out, f.force, f.in, f.truth)
+	dir, err := outdir.New(f.out, f.force, f.in, f.truth)
 	if err != nil {
-		if errors.Is(err, formats.ErrDirExists) {
+		if errors.Is(err, outdir.ErrExists) {
 			return fmt.Errorf("%s exists and is not empty; use --force to replace it", f.out)
 		}
 		return fmt.Errorf("--out: %v", err)
@@ -264,7 +265,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	if truth != nil && sum.Truth == nil {
 		return fmt.Errorf("--truth-frame %s is not among the %d selected frames (%s … %s)", f.truthFrame, sum.Frames, sum.FirstFrame, sum.LastFrame)
 	}
-	if err := formats.WriteFileAtomic(dir.Join("summary.json"), func(w io.Writer) error { return writeJSON(w, sum) }); err != nil {
+	if err := outdir.WriteFile(dir.Join("summary.json"), func(w io.Writer) error { return writeJSON(w, sum) }); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -393,7 +394,7 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	// Y, M, the foreground, the mask and the sorted magnitudes for the
 	// display scale each take about the size of Y: refuse a Y above a
 	// sixth of the free memory (video.Load says to use --frames or --scale).
-	if free := availableMemory() / videoMemFactor; free < float64(video.DefaultMaxBytes) {
+	if free := load.AvailableMemory() / videoMemFactor; free < float64(video.DefaultMaxBytes) {
 		opts.MaxBytes = max(int64(free), 1)
 	}
 	return opts, nil
@@ -493,7 +494,7 @@ func (f *videoFlags) truthIndex(t *truthMask, seq *video.Sequence) (int, error) 
 
 // window1 writes the outputs of one window (and, for the first, the
 // montage and the preview) and adds it to the summary.
-func (f *videoFlags) window1(ctx context.Context, prog *progress, dir *formats.AtomicDir, w video.Window, truth *truthMask, sum *videoSummary) error {
+func (f *videoFlags) window1(ctx context.Context, prog *progress, dir *outdir.Dir, w video.Window, truth *truthMask, sum *videoSummary) error {
 	seq, sep := w.Seq, w.Sep
 	g := seq.Geometry
 	gray := video.Geometry{Width: g.Width, Height: g.Height}

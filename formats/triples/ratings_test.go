@@ -1,4 +1,4 @@
-package formats
+package triples
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/outdir"
 )
 
 func TestReadRatings(t *testing.T) {
@@ -18,16 +21,16 @@ func TestReadRatings(t *testing.T) {
 	want := []entry{{"alice", "m1", 4}, {"bob", "m2", 3.5}, {"alice", "m3", -1}, {"carol", "m1", 5}}
 	cases := []struct {
 		name, text string
-		opt        RatingOptions
+		opt        Options
 	}{
-		{"tabs", "alice\tm1\t4\nbob\tm2\t3.5\nalice\tm3\t-1\ncarol\tm1\t5\n", RatingOptions{}},
-		{"tab ids with spaces trimmed", " alice \tm1\t4\nbob\t m2\t3.5\nalice\tm3\t-1\ncarol\tm1\t5", RatingOptions{}},
-		{"commas with header", "user,item,rating\nalice,m1,4\nbob,m2,3.5\n\nalice,m3,-1\ncarol,m1,5\n\n", RatingOptions{Header: true}},
-		{"whitespace", "# comment\nalice  m1 4\r\nbob m2\t 3.5\nalice m3 -1\ncarol m1 5\n", RatingOptions{}},
-		{"movielens", "alice::m1::4::881250949\nbob::m2::3.5::1\nalice::m3::-1::2\ncarol::m1::5::3\n", RatingOptions{Delimiter: "::", IgnoreExtra: true}},
+		{"tabs", "alice\tm1\t4\nbob\tm2\t3.5\nalice\tm3\t-1\ncarol\tm1\t5\n", Options{}},
+		{"tab ids with spaces trimmed", " alice \tm1\t4\nbob\t m2\t3.5\nalice\tm3\t-1\ncarol\tm1\t5", Options{}},
+		{"commas with header", "user,item,rating\nalice,m1,4\nbob,m2,3.5\n\nalice,m3,-1\ncarol,m1,5\n\n", Options{Header: true}},
+		{"whitespace", "# comment\nalice  m1 4\r\nbob m2\t 3.5\nalice m3 -1\ncarol m1 5\n", Options{}},
+		{"movielens", "alice::m1::4::881250949\nbob::m2::3.5::1\nalice::m3::-1::2\ncarol::m1::5::3\n", Options{Delimiter: "::", IgnoreExtra: true}},
 	}
 	for _, c := range cases {
-		r, err := ReadRatings(strings.NewReader(c.text), c.name, c.opt)
+		r, err := Read(strings.NewReader(c.text), c.name, c.opt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -52,47 +55,47 @@ func TestReadRatings(t *testing.T) {
 func TestRatingsErrors(t *testing.T) {
 	cases := []struct {
 		name, text string
-		opt        RatingOptions
+		opt        Options
 		line, col  int
 		contains   string
 	}{
-		{"two fields", "a\tb\t1\nc\td\n", RatingOptions{}, 2, 0, "2 fields, want 3"},
-		{"four fields", "a,b,1,2\n", RatingOptions{}, 1, 0, "4 fields, want 3 (row col value) separated by commas (to ignore further fields, enable the ignore-extra option)"},
-		{"bad value", "a b 1\nc d five\n", RatingOptions{}, 2, 3, `invalid number "five"`},
-		{"header hint", "user\titem\trating\n", RatingOptions{}, 1, 3, "header option"},
-		{"empty row id", " ,b,1\n", RatingOptions{}, 1, 1, "empty row id"},
-		{"empty col id", "a,,1\n", RatingOptions{}, 1, 2, "empty column id"},
-		{"nan", "a,b,NaN\n", RatingOptions{}, 1, 3, "non-finite"},
-		{"no entries", "# nothing\n\n", RatingOptions{}, 0, 0, "no entries"},
+		{"two fields", "a\tb\t1\nc\td\n", Options{}, 2, 0, "2 fields, want 3"},
+		{"four fields", "a,b,1,2\n", Options{}, 1, 0, "4 fields, want 3 (row col value) separated by commas (to ignore further fields, enable the ignore-extra option)"},
+		{"bad value", "a b 1\nc d five\n", Options{}, 2, 3, `invalid number "five"`},
+		{"header hint", "user\titem\trating\n", Options{}, 1, 3, "header option"},
+		{"empty row id", " ,b,1\n", Options{}, 1, 1, "empty row id"},
+		{"empty col id", "a,,1\n", Options{}, 1, 2, "empty column id"},
+		{"nan", "a,b,NaN\n", Options{}, 1, 3, "non-finite"},
+		{"no entries", "# nothing\n\n", Options{}, 0, 0, "no entries"},
 	}
 	for _, c := range cases {
-		_, err := ReadRatings(strings.NewReader(c.text), "r.tsv", c.opt)
-		var fe *Error
+		_, err := Read(strings.NewReader(c.text), "r.tsv", c.opt)
+		var fe *formats.Error
 		if !errors.As(err, &fe) {
-			t.Fatalf("%s: error %v is not a *Error", c.name, err)
+			t.Fatalf("%s: error %v is not a *formats.Error", c.name, err)
 		}
 		if fe.Line != c.line || fe.Column != c.col || !strings.Contains(err.Error(), c.contains) {
 			t.Errorf("%s: error %q at line %d column %d, want line %d column %d containing %q", c.name, err, fe.Line, fe.Column, c.line, c.col, c.contains)
 		}
 	}
 	// Too few fields: the ignore-extra hint would be wrong.
-	if _, err := ReadRatings(strings.NewReader("a\tb\n"), "r.tsv", RatingOptions{}); err == nil || strings.Contains(err.Error(), "ignore-extra") {
+	if _, err := Read(strings.NewReader("a\tb\n"), "r.tsv", Options{}); err == nil || strings.Contains(err.Error(), "ignore-extra") {
 		t.Errorf("two fields: error %v", err)
 	}
-	if _, err := ReadPairs(strings.NewReader("a\tb\t1\t2\n"), "p.tsv", RatingOptions{}); err == nil || !strings.Contains(err.Error(), "enable the ignore-extra option") {
+	if _, err := ReadPairs(strings.NewReader("a\tb\t1\t2\n"), "p.tsv", Options{}); err == nil || !strings.Contains(err.Error(), "enable the ignore-extra option") {
 		t.Errorf("pairs with four fields: error %v", err)
 	}
 }
 
 func TestRatingsWriteRoundTrip(t *testing.T) {
 	in := "u1\tm1\t4\nu2\tm2\t0.1\nu1\tm2\t3\n"
-	r, err := ReadRatings(strings.NewReader(in), "in.tsv", RatingOptions{})
+	r, err := Read(strings.NewReader(in), "in.tsv", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pred := &Triplets{D1: r.D1, D2: r.D2, Row: []int{1, 0}, Col: []int{0, 1}, Val: []float64{1.0 / 3, 2.5}}
+	pred := &formats.Triplets{D1: r.D1, D2: r.D2, Row: []int{1, 0}, Col: []int{0, 1}, Val: []float64{1.0 / 3, 2.5}}
 	path := filepath.Join(t.TempDir(), "pred.tsv")
-	err = WriteFileAtomic(path, func(w io.Writer) error { return r.WriteTriplets(w, "", pred) })
+	err = outdir.WriteFile(path, func(w io.Writer) error { return r.WriteTriplets(w, "", pred) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +103,7 @@ func TestRatingsWriteRoundTrip(t *testing.T) {
 	if want := "u2\tm1\t0.3333333333333333\nu1\tm2\t2.5\n"; string(raw) != want {
 		t.Fatalf("predictions %q, want %q", raw, want)
 	}
-	back, err := ReadRatingsFile(path, RatingOptions{})
+	back, err := ReadFile(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +111,10 @@ func TestRatingsWriteRoundTrip(t *testing.T) {
 		t.Fatalf("read back %+v", back)
 	}
 	var buf bytes.Buffer
-	if err := r.WriteTriplets(&buf, ",", &Triplets{Row: []int{5}, Col: []int{0}, Val: []float64{1}}); err == nil {
+	if err := r.WriteTriplets(&buf, ",", &formats.Triplets{Row: []int{5}, Col: []int{0}, Val: []float64{1}}); err == nil {
 		t.Error("index without id written without error")
 	}
-	if err := WriteRatings(&buf, ",", []string{"a"}, nil, []float64{1}); err == nil {
+	if err := Write(&buf, ",", []string{"a"}, nil, []float64{1}); err == nil {
 		t.Error("ragged input written without error")
 	}
 }
@@ -120,7 +123,7 @@ func FuzzReadRatings(f *testing.F) {
 	f.Add("a\tb\t1\n")
 	f.Add("x,y,2\nz,y,3\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		r, err := ReadRatings(strings.NewReader(text), "f.tsv", RatingOptions{})
+		r, err := Read(strings.NewReader(text), "f.tsv", Options{})
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

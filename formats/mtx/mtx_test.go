@@ -1,4 +1,4 @@
-package formats
+package mtx
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/internal/formattest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -50,7 +52,7 @@ func randomCSR(rng *rand.Rand, rows, cols int, p float64) (*csr, *mat.Dense) {
 
 // tripletsDense accumulates triplets into a dense matrix, failing on
 // duplicates.
-func tripletsDense(t *testing.T, tr *Triplets) *mat.Dense {
+func tripletsDense(t *testing.T, tr *formats.Triplets) *mat.Dense {
 	t.Helper()
 	d := mat.NewDense(tr.D1, tr.D2, nil)
 	seen := map[[2]int]bool{}
@@ -71,14 +73,14 @@ func TestMatrixMarketRoundTrip(t *testing.T) {
 	for _, sz := range [][2]int{{1, 1}, {7, 3}, {50, 80}} {
 		s, want := randomCSR(rng, sz[0], sz[1], 0.2)
 		path := filepath.Join(dir, "s.mtx")
-		if err := WriteMatrixMarketFile(path, s); err != nil {
+		if err := WriteFile(path, s); err != nil {
 			t.Fatal(err)
 		}
-		mm, err := ReadMatrixMarketFile(path)
+		mm, err := ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if mm.Header != (MMHeader{"matrix", "coordinate", "real", "general"}) || mm.Dense != nil {
+		if mm.Header != (Header{"matrix", "coordinate", "real", "general"}) || mm.Dense != nil {
 			t.Fatalf("header %+v", mm.Header)
 		}
 		if mm.Coord.D1 != sz[0] || mm.Coord.D2 != sz[1] || mm.Coord.Len() != s.NNZ() {
@@ -87,10 +89,10 @@ func TestMatrixMarketRoundTrip(t *testing.T) {
 		if !mat.Equal(tripletsDense(t, mm.Coord), want) {
 			t.Fatal("coordinate round trip differs")
 		}
-		// Triplets written back give the same file contents.
+		// formats.Triplets written back give the same file contents.
 		var a, b bytes.Buffer
-		WriteMatrixMarketSparse(&a, s)
-		if err := WriteMatrixMarketTriplets(&b, mm.Coord); err != nil {
+		WriteSparse(&a, s)
+		if err := WriteTriplets(&b, mm.Coord); err != nil {
 			t.Fatal(err)
 		}
 		if a.String() != b.String() {
@@ -98,10 +100,10 @@ func TestMatrixMarketRoundTrip(t *testing.T) {
 		}
 		// Dense array format.
 		var arr bytes.Buffer
-		if err := WriteMatrixMarketDense(&arr, want); err != nil {
+		if err := WriteDense(&arr, want); err != nil {
 			t.Fatal(err)
 		}
-		mm, err = ReadMatrixMarket(&arr, "a.mtx")
+		mm, err = Read(&arr, "a.mtx")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,32 +114,32 @@ func TestMatrixMarketRoundTrip(t *testing.T) {
 }
 
 func TestMatrixMarketVariants(t *testing.T) {
-	coord := func(text string) *Triplets {
+	coord := func(text string) *formats.Triplets {
 		t.Helper()
-		mm, err := ReadMatrixMarket(strings.NewReader(text), "v.mtx")
+		mm, err := Read(strings.NewReader(text), "v.mtx")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return mm.Coord
 	}
 	tr := coord("%%MatrixMarket matrix coordinate real general\n% comment\n%\n\n  2 3 2\n% mid comment\n1 3 -1.5\n\n2 1 4e2\n")
-	checkMatrix(t, "general", tripletsDense(t, tr), [][]float64{{0, 0, -1.5}, {400, 0, 0}})
+	formattest.CheckMatrix(t, "general", tripletsDense(t, tr), [][]float64{{0, 0, -1.5}, {400, 0, 0}})
 	tr = coord("%%MatrixMarket Matrix Coordinate Integer Symmetric\n3 3 3\n1 1 5\n3 1 -2\n2 3 7\n")
-	checkMatrix(t, "symmetric", tripletsDense(t, tr), [][]float64{{5, 0, -2}, {0, 0, 7}, {-2, 7, 0}})
+	formattest.CheckMatrix(t, "symmetric", tripletsDense(t, tr), [][]float64{{5, 0, -2}, {0, 0, 7}, {-2, 7, 0}})
 	tr = coord("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3\n")
-	checkMatrix(t, "skew", tripletsDense(t, tr), [][]float64{{0, -3}, {3, 0}})
+	formattest.CheckMatrix(t, "skew", tripletsDense(t, tr), [][]float64{{0, -3}, {3, 0}})
 
 	arr := func(text string) *mat.Dense {
 		t.Helper()
-		mm, err := ReadMatrixMarket(strings.NewReader(text), "v.mtx")
+		mm, err := Read(strings.NewReader(text), "v.mtx")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return mm.Dense
 	}
-	checkMatrix(t, "array", arr("%%MatrixMarket matrix array real general\n2 3\n1\n2\n3 4\n5\n6\n"), [][]float64{{1, 3, 5}, {2, 4, 6}})
-	checkMatrix(t, "array symmetric", arr("%%MatrixMarket matrix array integer symmetric\n2 2\n1\n2\n3\n"), [][]float64{{1, 2}, {2, 3}})
-	checkMatrix(t, "array skew", arr("%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n"), [][]float64{{0, -1, -2}, {1, 0, -3}, {2, 3, 0}})
+	formattest.CheckMatrix(t, "array", arr("%%MatrixMarket matrix array real general\n2 3\n1\n2\n3 4\n5\n6\n"), [][]float64{{1, 3, 5}, {2, 4, 6}})
+	formattest.CheckMatrix(t, "array symmetric", arr("%%MatrixMarket matrix array integer symmetric\n2 2\n1\n2\n3\n"), [][]float64{{1, 2}, {2, 3}})
+	formattest.CheckMatrix(t, "array skew", arr("%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n"), [][]float64{{0, -1, -2}, {1, 0, -3}, {2, 3, 0}})
 }
 
 func TestMatrixMarketErrors(t *testing.T) {
@@ -175,10 +177,10 @@ func TestMatrixMarketErrors(t *testing.T) {
 		{"array coord size", "%%MatrixMarket matrix array real general\n2 2 4\n", 2, 0, "coordinate file"},
 	}
 	for _, c := range cases {
-		_, err := ReadMatrixMarket(strings.NewReader(c.text), "bad.mtx")
-		var fe *Error
+		_, err := Read(strings.NewReader(c.text), "bad.mtx")
+		var fe *formats.Error
 		if !errors.As(err, &fe) {
-			t.Fatalf("%s: error %v is not a *Error", c.name, err)
+			t.Fatalf("%s: error %v is not a *formats.Error", c.name, err)
 		}
 		if fe.Line != c.line || fe.Column != c.col {
 			t.Errorf("%s: error %q at line %d column %d, want line %d column %d", c.name, err, fe.Line, fe.Column, c.line, c.col)
@@ -191,17 +193,17 @@ func TestMatrixMarketErrors(t *testing.T) {
 
 func TestMatrixMarketWriterChecks(t *testing.T) {
 	var buf bytes.Buffer
-	bad := &Triplets{D1: 2, D2: 2, Row: []int{0, 2}, Col: []int{0, 0}, Val: []float64{1, 2}}
-	if err := WriteMatrixMarketTriplets(&buf, bad); err == nil {
+	bad := &formats.Triplets{D1: 2, D2: 2, Row: []int{0, 2}, Col: []int{0, 0}, Val: []float64{1, 2}}
+	if err := WriteTriplets(&buf, bad); err == nil {
 		t.Error("out-of-range triplet written without error")
 	}
-	ragged := &Triplets{D1: 2, D2: 2, Row: []int{0}, Col: []int{0, 1}, Val: []float64{1, 2}}
-	if err := WriteMatrixMarketTriplets(&buf, ragged); err == nil {
+	ragged := &formats.Triplets{D1: 2, D2: 2, Row: []int{0}, Col: []int{0, 1}, Val: []float64{1, 2}}
+	if err := WriteTriplets(&buf, ragged); err == nil {
 		t.Error("ragged triplets written without error")
 	}
 	lying := &csr{rows: 1, cols: 1, ptr: []int{0, 1}, idx: []int{0}, val: []float64{1}}
 	lying.val = append(lying.val, 9) // NNZ 2 but Do lists 1
-	if err := WriteMatrixMarketSparse(&buf, lying); err == nil {
+	if err := WriteSparse(&buf, lying); err == nil {
 		t.Error("entry count mismatch not reported")
 	}
 }
@@ -211,7 +213,7 @@ func FuzzReadMatrixMarket(f *testing.F) {
 	f.Add("%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n")
 	f.Add("%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 1\n3 1 2\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		mm, err := ReadMatrixMarket(strings.NewReader(text), "f.mtx")
+		mm, err := Read(strings.NewReader(text), "f.mtx")
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

@@ -1,4 +1,7 @@
-package formats
+// Package npy reads and writes NumPy .npy arrays: any numeric dtype, C or
+// Fortran order, in; float64 or float32 out. Open streams a file entry by
+// entry without holding it.
+package npy
 
 import (
 	"bufio"
@@ -12,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/internal/textio"
+	"github.com/rpca-gd/rpca/outdir"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -27,8 +33,8 @@ const maxNpyHeaderLen = 1 << 20
 // type cannot be converted to float64.
 var ErrUnsupportedDtype = errors.New("unsupported dtype")
 
-// NpyHeader describes the array stored in an .npy file.
-type NpyHeader struct {
+// Header describes the array stored in an .npy file.
+type Header struct {
 	Major, Minor int    // format version: 1.0, 2.0 or 3.0
 	Descr        string // dtype descriptor, e.g. "<f8"
 	FortranOrder bool   // data in column-major order
@@ -40,7 +46,7 @@ type NpyHeader struct {
 
 // Dims returns the matrix size of the array. A 1-D array of length n is
 // read as an n×1 column vector.
-func (h *NpyHeader) Dims() (rows, cols int) {
+func (h *Header) Dims() (rows, cols int) {
 	if len(h.Shape) == 1 {
 		return h.Shape[0], 1
 	}
@@ -48,13 +54,13 @@ func (h *NpyHeader) Dims() (rows, cols int) {
 }
 
 // Len returns the number of elements.
-func (h *NpyHeader) Len() int {
+func (h *Header) Len() int {
 	r, c := h.Dims()
 	return r * c
 }
 
 // DataBytes returns the number of data bytes the header declares.
-func (h *NpyHeader) DataBytes() int64 {
+func (h *Header) DataBytes() int64 {
 	return int64(h.Len()) * int64(h.dt.size)
 }
 
@@ -200,60 +206,60 @@ func halfToFloat(h uint16) float64 {
 	return sign * math.Ldexp(1+frac/1024, exp-15)
 }
 
-// ReadNpyHeader reads and checks the magic string, version and header of
+// ReadHeader reads and checks the magic string, version and header of
 // an .npy stream, leaving r positioned at the first data byte. name is
 // used in error messages.
-func ReadNpyHeader(r io.Reader, name string) (*NpyHeader, error) {
+func ReadHeader(r io.Reader, name string) (*Header, error) {
 	var pre [8]byte
 	if n, err := io.ReadFull(r, pre[:]); err != nil {
 		if n == 0 && err == io.EOF {
-			return nil, errf(name, "empty file, not a NumPy .npy file")
+			return nil, textio.Errf(name, "empty file, not a NumPy .npy file")
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, errf(name, "not a NumPy .npy file (only %d bytes)", n)
+			return nil, textio.Errf(name, "not a NumPy .npy file (only %d bytes)", n)
 		}
-		return nil, &Error{File: name, Msg: err.Error(), Err: err}
+		return nil, &formats.Error{File: name, Msg: err.Error(), Err: err}
 	}
 	if string(pre[:6]) != npyMagic {
-		return nil, errf(name, "not a NumPy .npy file (bad magic %q, want \"\\x93NUMPY\")", pre[:6])
+		return nil, textio.Errf(name, "not a NumPy .npy file (bad magic %q, want \"\\x93NUMPY\")", pre[:6])
 	}
-	h := &NpyHeader{Major: int(pre[6]), Minor: int(pre[7])}
+	h := &Header{Major: int(pre[6]), Minor: int(pre[7])}
 	var hlen int
 	switch h.Major {
 	case 1:
 		var b [2]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, errf(name, "truncated .npy header")
+			return nil, textio.Errf(name, "truncated .npy header")
 		}
 		hlen = int(binary.LittleEndian.Uint16(b[:]))
 		h.DataOffset = 10
 	case 2, 3:
 		var b [4]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, errf(name, "truncated .npy header")
+			return nil, textio.Errf(name, "truncated .npy header")
 		}
 		n := binary.LittleEndian.Uint32(b[:])
 		if n > maxNpyHeaderLen {
-			return nil, errf(name, ".npy header length %d is implausibly large (corrupt file?)", n)
+			return nil, textio.Errf(name, ".npy header length %d is implausibly large (corrupt file?)", n)
 		}
 		hlen = int(n)
 		h.DataOffset = 12
 	default:
-		return nil, errf(name, "unsupported .npy format version %d.%d (want 1.0, 2.0 or 3.0)", h.Major, h.Minor)
+		return nil, textio.Errf(name, "unsupported .npy format version %d.%d (want 1.0, 2.0 or 3.0)", h.Major, h.Minor)
 	}
 	h.DataOffset += int64(hlen)
 	text := make([]byte, hlen)
 	if n, err := io.ReadFull(r, text); err != nil {
-		return nil, errf(name, "truncated .npy header: %d of %d bytes", n, hlen)
+		return nil, textio.Errf(name, "truncated .npy header: %d of %d bytes", n, hlen)
 	}
 	if err := h.parseDict(string(text)); err != nil {
-		return nil, &Error{File: name, Msg: err.Error(), Err: err}
+		return nil, &formats.Error{File: name, Msg: err.Error(), Err: err}
 	}
 	return h, nil
 }
 
 // parseDict fills h from the header dict text.
-func (h *NpyHeader) parseDict(text string) error {
+func (h *Header) parseDict(text string) error {
 	v, err := parsePyLiteral(text)
 	if err != nil {
 		return fmt.Errorf("bad .npy header: %v", err)
@@ -356,7 +362,7 @@ func remainingBytes(r io.Reader) (int64, bool) {
 	return 0, false
 }
 
-// ReadNpy reads a 1-D or 2-D array of a numeric dtype from r and returns
+// Read reads a 1-D or 2-D array of a numeric dtype from r and returns
 // it as a float64 matrix (a 1-D array of length n becomes n×1). C and
 // Fortran order and format versions 1.0–3.0 are supported; integer and
 // bool elements are converted to float64.
@@ -366,8 +372,8 @@ func remainingBytes(r io.Reader) (int64, bool) {
 // buffered first, so memory grows only with the bytes actually present.
 // Data shorter or longer than the header declares is an error. name is
 // used in error messages.
-func ReadNpy(r io.Reader, name string) (*mat.Dense, error) {
-	h, err := ReadNpyHeader(r, name)
+func Read(r io.Reader, name string) (*mat.Dense, error) {
+	h, err := ReadHeader(r, name)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +382,7 @@ func ReadNpy(r io.Reader, name string) (*mat.Dense, error) {
 	if !exact {
 		buf, err := io.ReadAll(io.LimitReader(r, min(want, math.MaxInt64-1)+1))
 		if err != nil {
-			return nil, &Error{File: name, Msg: "reading data: " + err.Error(), Err: err}
+			return nil, &formats.Error{File: name, Msg: "reading data: " + err.Error(), Err: err}
 		}
 		r = bytes.NewReader(buf)
 		have = int64(len(buf))
@@ -390,17 +396,17 @@ func ReadNpy(r io.Reader, name string) (*mat.Dense, error) {
 // checkDataSize compares the bytes after the header with the declared
 // size; exact says whether have counts all remaining bytes or only up to
 // one more than declared.
-func checkDataSize(h *NpyHeader, name string, have int64, exact bool) error {
+func checkDataSize(h *Header, name string, have int64, exact bool) error {
 	want := h.DataBytes()
 	switch {
 	case have < want:
-		return errf(name, "truncated data: shape %s of %s needs %d bytes, but only %d follow the header",
+		return textio.Errf(name, "truncated data: shape %s of %s needs %d bytes, but only %d follow the header",
 			shapeStringInts(h.Shape), h.Descr, want, have)
 	case have > want && !exact:
-		return errf(name, "unexpected bytes after the data (shape %s of %s needs %d bytes)",
+		return textio.Errf(name, "unexpected bytes after the data (shape %s of %s needs %d bytes)",
 			shapeStringInts(h.Shape), h.Descr, want)
 	case have > want:
-		return errf(name, "%d unexpected bytes after the data (shape %s of %s needs %d bytes)",
+		return textio.Errf(name, "%d unexpected bytes after the data (shape %s of %s needs %d bytes)",
 			have-want, shapeStringInts(h.Shape), h.Descr, want)
 	}
 	return nil
@@ -415,7 +421,7 @@ func shapeStringInts(shape []int) string {
 }
 
 // readNpyData decodes exactly h.DataBytes() bytes from r into a new matrix.
-func readNpyData(r io.Reader, h *NpyHeader, name string) (*mat.Dense, error) {
+func readNpyData(r io.Reader, h *Header, name string) (*mat.Dense, error) {
 	rows, cols := h.Dims()
 	n := rows * cols
 	data := make([]float64, n)
@@ -427,7 +433,7 @@ func readNpyData(r io.Reader, h *NpyHeader, name string) (*mat.Dense, error) {
 		m := min(n-k, len(chunk)/es)
 		b := chunk[:m*es]
 		if got, err := io.ReadFull(r, b); err != nil {
-			return nil, errf(name, "truncated data: expected %d bytes, got %d", h.DataBytes(), int64(k)*int64(es)+int64(got))
+			return nil, textio.Errf(name, "truncated data: expected %d bytes, got %d", h.DataBytes(), int64(k)*int64(es)+int64(got))
 		}
 		if !fortran && h.dt.kind == 'f' && es == 8 && h.dt.order == binary.LittleEndian {
 			// Fast path for the common '<f8' C-order case.
@@ -451,9 +457,9 @@ func readNpyData(r io.Reader, h *NpyHeader, name string) (*mat.Dense, error) {
 	return mat.NewDense(rows, cols, data), nil
 }
 
-// ReadNpyFile reads an .npy file; see [ReadNpy].
-func ReadNpyFile(path string) (*mat.Dense, error) {
-	f, err := OpenNpy(path)
+// ReadFile reads an .npy file; see [Read].
+func ReadFile(path string) (*mat.Dense, error) {
+	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -461,24 +467,24 @@ func ReadNpyFile(path string) (*mat.Dense, error) {
 	return f.ReadDense()
 }
 
-// NpyFile is an open .npy file whose header has been read and whose size
+// File is an open .npy file whose header has been read and whose size
 // has been checked against the header, so that the caller can inspect
 // the shape (for example to estimate memory) before reading the data.
-type NpyFile struct {
-	Header *NpyHeader
+type File struct {
+	Header *Header
 	f      *os.File
 	name   string
 }
 
-// OpenNpy opens an .npy file, reads its header and checks that the file
+// Open opens an .npy file, reads its header and checks that the file
 // holds exactly the declared number of data bytes. No data is read.
-func OpenNpy(path string) (*NpyFile, error) {
+func Open(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	br := bufio.NewReader(f)
-	h, err := ReadNpyHeader(br, path)
+	h, err := ReadHeader(br, path)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -494,14 +500,14 @@ func OpenNpy(path string) (*NpyFile, error) {
 			return nil, err
 		}
 	}
-	return &NpyFile{Header: h, f: f, name: path}, nil
+	return &File{Header: h, f: f, name: path}, nil
 }
 
-// ReadDense reads the data as a float64 matrix; see [ReadNpy]. It may be
+// ReadDense reads the data as a float64 matrix; see [Read]. It may be
 // called once.
-func (nf *NpyFile) ReadDense() (*mat.Dense, error) {
+func (nf *File) ReadDense() (*mat.Dense, error) {
 	if _, err := nf.f.Seek(nf.Header.DataOffset, io.SeekStart); err != nil {
-		return nil, &Error{File: nf.name, Msg: err.Error(), Err: err}
+		return nil, &formats.Error{File: nf.name, Msg: err.Error(), Err: err}
 	}
 	return readNpyData(bufio.NewReaderSize(nf.f, 64<<10), nf.Header, nf.name)
 }
@@ -511,10 +517,10 @@ func (nf *NpyFile) ReadDense() (*mat.Dense, error) {
 // in memory, for example to keep a random subset of the entries of a
 // matrix too large to load. An error from fn stops the scan and is
 // returned. It may be called instead of ReadDense, once.
-func (nf *NpyFile) Scan(fn func(i, j int, v float64) error) error {
+func (nf *File) Scan(fn func(i, j int, v float64) error) error {
 	h := nf.Header
 	if _, err := nf.f.Seek(h.DataOffset, io.SeekStart); err != nil {
-		return &Error{File: nf.name, Msg: err.Error(), Err: err}
+		return &formats.Error{File: nf.name, Msg: err.Error(), Err: err}
 	}
 	r := bufio.NewReaderSize(nf.f, 64<<10)
 	rows, cols := h.Dims()
@@ -526,7 +532,7 @@ func (nf *NpyFile) Scan(fn func(i, j int, v float64) error) error {
 		m := min(n-k, len(chunk)/es)
 		b := chunk[:m*es]
 		if _, err := io.ReadFull(r, b); err != nil {
-			return errf(nf.name, "truncated data: %v", err)
+			return textio.Errf(nf.name, "truncated data: %v", err)
 		}
 		for e := 0; e < m; e, k = e+1, k+1 {
 			i, j := k/cols, k%cols
@@ -542,15 +548,15 @@ func (nf *NpyFile) Scan(fn func(i, j int, v float64) error) error {
 }
 
 // Close closes the file.
-func (nf *NpyFile) Close() error { return nf.f.Close() }
+func (nf *File) Close() error { return nf.f.Close() }
 
-// WriteNpy writes m as a 2-D little-endian float64 array in C order,
+// Write writes m as a 2-D little-endian float64 array in C order,
 // format version 1.0 (2.0 if the header would not fit in 1.0), with the
 // header padded so that the data start at a multiple of 64 bytes.
-func WriteNpy(w io.Writer, m mat.Matrix) error {
+func Write(w io.Writer, m mat.Matrix) error {
 	rows, cols := m.Dims()
 	d, _ := m.(*mat.Dense)
-	return WriteNpyRows(w, rows, cols, func(i int, dst []float64) error {
+	return WriteRows(w, rows, cols, func(i int, dst []float64) error {
 		if d != nil {
 			copy(dst, d.RawRowView(i))
 			return nil
@@ -562,12 +568,12 @@ func WriteNpy(w io.Writer, m mat.Matrix) error {
 	})
 }
 
-// WriteNpyRows writes a rows×cols float64 array like [WriteNpy], asking
+// WriteRows writes a rows×cols float64 array like [Write], asking
 // row(i, dst) for the values of row i, i = 0, 1, …, rows−1, in turn, so
 // that a matrix can be written without ever being held in memory (for
 // example a product U·Vᵀ computed row by row). dst has length cols and is
 // reused between calls. An error from row stops the writing.
-func WriteNpyRows(w io.Writer, rows, cols int, row func(i int, dst []float64) error) error {
+func WriteRows(w io.Writer, rows, cols int, row func(i int, dst []float64) error) error {
 	if _, err := w.Write(npyHeaderBytes("<f8", false, rows, cols)); err != nil {
 		return err
 	}
@@ -622,16 +628,16 @@ func npyHeaderBytes(descr string, fortran bool, rows, cols int) []byte {
 	return append(hdr, '\n')
 }
 
-// NpyOptions selects the element type and order of [WriteNpyWith].
-type NpyOptions struct {
+// Options selects the element type and order of [WriteWith].
+type Options struct {
 	Float32      bool // '<f4' elements (rounded to float32) instead of '<f8'
 	FortranOrder bool // column-major data, as NumPy writes Fortran-ordered arrays
 }
 
-// WriteNpyWith writes m as a 2-D little-endian array with the element
-// type and order of opt (WriteNpy writes '<f8' in C order). Float32
+// WriteWith writes m as a 2-D little-endian array with the element
+// type and order of opt (Write writes '<f8' in C order). Float32
 // output halves the size at the cost of about 7 significant digits.
-func WriteNpyWith(w io.Writer, m mat.Matrix, opt NpyOptions) error {
+func WriteWith(w io.Writer, m mat.Matrix, opt Options) error {
 	rows, cols := m.Dims()
 	descr := "<f8"
 	if opt.Float32 {
@@ -670,8 +676,8 @@ func WriteNpyWith(w io.Writer, m mat.Matrix, opt NpyOptions) error {
 	return err
 }
 
-// WriteNpyFile writes m to path atomically; see [WriteNpy] and
-// [WriteFileAtomic].
-func WriteNpyFile(path string, m mat.Matrix) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return WriteNpy(w, m) })
+// WriteFile writes m to path atomically; see [Write] and
+// [outdir.WriteFile].
+func WriteFile(path string, m mat.Matrix) error {
+	return outdir.WriteFile(path, func(w io.Writer) error { return Write(w, m) })
 }

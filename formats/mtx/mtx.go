@@ -1,4 +1,6 @@
-package formats
+// Package mtx reads and writes Matrix Market files: coordinate (the
+// entries of a sparse or partially observed matrix) and array (dense).
+package mtx
 
 import (
 	"fmt"
@@ -8,40 +10,25 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/internal/textio"
+	"github.com/rpca-gd/rpca/outdir"
 	"gonum.org/v1/gonum/mat"
 )
 
-// Triplets is a sparse d1×d2 matrix given by its entries: entry k is at
-// row Row[k], column Col[k] (0-based) with value Val[k]. Readers do not
-// check for duplicate positions; [Triplets.CheckDuplicates] reports them
-// with their line numbers.
-type Triplets struct {
-	D1, D2 int
-	Row    []int
-	Col    []int
-	Val    []float64
-	// Line[k] is the 1-based line of the file that entry k came from, as
-	// filled in by the readers (nil for triplets built otherwise). A
-	// mirrored entry of a symmetric file has the line of its original.
-	Line []int
-}
-
-// Len returns the number of entries.
-func (t *Triplets) Len() int { return len(t.Val) }
-
-// MMHeader is the banner of a Matrix Market file, lower-cased.
-type MMHeader struct {
+// Header is the banner of a Matrix Market file, lower-cased.
+type Header struct {
 	Object   string // "matrix"
 	Format   string // "coordinate" or "array"
 	Field    string // "real" or "integer" (others are rejected)
 	Symmetry string // "general", "symmetric" or "skew-symmetric"
 }
 
-// MatrixMarket is the content of a Matrix Market file: Coord for the
+// Matrix is the content of a Matrix Market file: Coord for the
 // coordinate format, Dense for the array format.
-type MatrixMarket struct {
-	Header MMHeader
-	Coord  *Triplets
+type Matrix struct {
+	Header Header
+	Coord  *formats.Triplets
 	Dense  *mat.Dense
 }
 
@@ -49,11 +36,11 @@ type MatrixMarket struct {
 // inputs grow by appending, so memory follows the data actually present.
 const initialCap = 1 << 20
 
-// ReadMatrixMarket reads a Matrix Market "matrix" file in coordinate or
+// Read reads a Matrix Market "matrix" file in coordinate or
 // array format with real or integer values (integers are converted to
 // float64).
 //
-// Coordinate entries are returned as 0-based [Triplets] in file order. For
+// Coordinate entries are returned as 0-based [formats.Triplets] in file order. For
 // symmetric (skew-symmetric) files each off-diagonal entry (i, j, v) is
 // also returned mirrored as (j, i, v) (resp. (j, i, −v)); entries from
 // either triangle are accepted. Duplicate positions are not detected here.
@@ -66,13 +53,13 @@ const initialCap = 1 << 20
 // Errors name the line: a malformed banner or size line, indices out of
 // range, too few or too many entries, malformed or non-finite values.
 // name is used in error messages.
-func ReadMatrixMarket(r io.Reader, name string) (*MatrixMarket, error) {
-	lr := newLineReader(r, name)
+func Read(r io.Reader, name string) (*Matrix, error) {
+	lr := textio.NewLineReader(r, name)
 	h, size, err := readMMHead(lr)
 	if err != nil {
 		return nil, err
 	}
-	mm := &MatrixMarket{Header: h}
+	mm := &Matrix{Header: h}
 	if h.Format == "coordinate" {
 		mm.Coord, err = readMMCoordinate(lr, h, size)
 	} else {
@@ -85,18 +72,18 @@ func ReadMatrixMarket(r io.Reader, name string) (*MatrixMarket, error) {
 }
 
 // readMMHead reads the banner and the fields of the size line.
-func readMMHead(lr *lineReader) (MMHeader, []string, error) {
-	name := lr.name
-	first, ok, err := lr.next()
+func readMMHead(lr *textio.LineReader) (Header, []string, error) {
+	name := lr.Name
+	first, ok, err := lr.Next()
 	if err != nil {
-		return MMHeader{}, nil, err
+		return Header{}, nil, err
 	}
 	if !ok {
-		return MMHeader{}, nil, errf(name, "empty file, not a Matrix Market file")
+		return Header{}, nil, textio.Errf(name, "empty file, not a Matrix Market file")
 	}
 	h, err := parseMMBanner(string(first))
 	if err != nil {
-		return h, nil, errAt(name, 1, 0, "%v", err)
+		return h, nil, textio.ErrAt(name, 1, 0, "%v", err)
 	}
 	// Size line: first line that is neither a comment nor blank.
 	s, ok, err := nextMMLine(lr)
@@ -104,16 +91,16 @@ func readMMHead(lr *lineReader) (MMHeader, []string, error) {
 		return h, nil, err
 	}
 	if !ok {
-		return h, nil, errf(name, "no size line after the banner")
+		return h, nil, textio.Errf(name, "no size line after the banner")
 	}
 	return h, strings.Fields(s), nil
 }
 
 // nextMMLine returns the next Matrix Market line that is neither blank nor
 // a '%' comment, trimmed; ok is false at the end of input.
-func nextMMLine(lr *lineReader) (s string, ok bool, err error) {
+func nextMMLine(lr *textio.LineReader) (s string, ok bool, err error) {
 	for {
-		b, ok, err := lr.next()
+		b, ok, err := lr.Next()
 		if err != nil || !ok {
 			return "", false, err
 		}
@@ -123,25 +110,25 @@ func nextMMLine(lr *lineReader) (s string, ok bool, err error) {
 	}
 }
 
-// ReadMatrixMarketSize reads only the banner and the size line of a
+// ReadSize reads only the banner and the size line of a
 // Matrix Market file, so that a caller can check the matrix size d1×d2
 // and the number of stored entries (declared entries for coordinate
 // files, d1·d2 for array files) before reading the data. The entries are
-// not checked; [ReadMatrixMarket] does that.
-func ReadMatrixMarketSize(path string) (h MMHeader, d1, d2, entries int, err error) {
+// not checked; [Read] does that.
+func ReadSize(path string) (h Header, d1, d2, entries int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return h, 0, 0, 0, err
 	}
 	defer f.Close()
-	lr := newLineReader(f, path)
+	lr := textio.NewLineReader(f, path)
 	h, size, err := readMMHead(lr)
 	if err != nil {
 		return h, 0, 0, 0, err
 	}
 	if h.Format == "coordinate" {
 		if len(size) == 2 {
-			return h, 0, 0, 0, errAt(path, lr.line, 0, "size line has 2 fields, want 3 (rows cols entries); is this an array file with a coordinate banner?")
+			return h, 0, 0, 0, textio.ErrAt(path, lr.Line, 0, "size line has 2 fields, want 3 (rows cols entries); is this an array file with a coordinate banner?")
 		}
 		d1, d2, err = parseDims(lr, h, size, 3)
 		if err != nil {
@@ -151,7 +138,7 @@ func ReadMatrixMarketSize(path string) (h MMHeader, d1, d2, entries int, err err
 		return h, d1, d2, entries, nil
 	}
 	if len(size) == 3 {
-		return h, 0, 0, 0, errAt(path, lr.line, 0, "size line has 3 fields, want 2 (rows cols); is this a coordinate file with an array banner?")
+		return h, 0, 0, 0, textio.ErrAt(path, lr.Line, 0, "size line has 3 fields, want 2 (rows cols); is this a coordinate file with an array banner?")
 	}
 	d1, d2, err = parseDims(lr, h, size, 2)
 	if err != nil {
@@ -160,25 +147,25 @@ func ReadMatrixMarketSize(path string) (h MMHeader, d1, d2, entries int, err err
 	return h, d1, d2, d1 * d2, nil
 }
 
-// ReadMatrixMarketFile reads a Matrix Market file; see [ReadMatrixMarket].
-func ReadMatrixMarketFile(path string) (*MatrixMarket, error) {
+// ReadFile reads a Matrix Market file; see [Read].
+func ReadFile(path string) (*Matrix, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadMatrixMarket(f, path)
+	return Read(f, path)
 }
 
-func parseMMBanner(line string) (MMHeader, error) {
+func parseMMBanner(line string) (Header, error) {
 	f := strings.Fields(strings.ToLower(line))
 	if len(f) == 0 || f[0] != "%%matrixmarket" {
-		return MMHeader{}, fmt.Errorf("not a Matrix Market file (first line must start with %%%%MatrixMarket)")
+		return Header{}, fmt.Errorf("not a Matrix Market file (first line must start with %%%%MatrixMarket)")
 	}
 	if len(f) != 5 {
-		return MMHeader{}, fmt.Errorf("banner has %d words, want \"%%%%MatrixMarket matrix coordinate|array real|integer general|symmetric|skew-symmetric\"", len(f))
+		return Header{}, fmt.Errorf("banner has %d words, want \"%%%%MatrixMarket matrix coordinate|array real|integer general|symmetric|skew-symmetric\"", len(f))
 	}
-	h := MMHeader{Object: f[1], Format: f[2], Field: f[3], Symmetry: f[4]}
+	h := Header{Object: f[1], Format: f[2], Field: f[3], Symmetry: f[4]}
 	if h.Object != "matrix" {
 		return h, fmt.Errorf("unsupported object %q (want matrix)", h.Object)
 	}
@@ -208,31 +195,31 @@ func parseMMBanner(line string) (MMHeader, error) {
 }
 
 // parseDims parses positive matrix dimensions from the size line.
-func parseDims(lr *lineReader, h MMHeader, size []string, want int) (d1, d2 int, err error) {
-	name := lr.name
+func parseDims(lr *textio.LineReader, h Header, size []string, want int) (d1, d2 int, err error) {
+	name := lr.Name
 	if len(size) != want {
 		form := "rows cols entries"
 		if want == 2 {
 			form = "rows cols"
 		}
-		return 0, 0, errAt(name, lr.line, 0, "size line has %d fields, want %d (%s)", len(size), want, form)
+		return 0, 0, textio.ErrAt(name, lr.Line, 0, "size line has %d fields, want %d (%s)", len(size), want, form)
 	}
 	d := make([]int, want)
 	for k, s := range size {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 0 {
-			return 0, 0, errAt(name, lr.line, k+1, "size %s is not a non-negative integer", quoteField(s))
+			return 0, 0, textio.ErrAt(name, lr.Line, k+1, "size %s is not a non-negative integer", textio.Quote(s))
 		}
 		d[k] = v
 	}
 	if d[0] == 0 || d[1] == 0 {
-		return 0, 0, errAt(name, lr.line, 0, "matrix size %d×%d is empty", d[0], d[1])
+		return 0, 0, textio.ErrAt(name, lr.Line, 0, "matrix size %d×%d is empty", d[0], d[1])
 	}
 	if h.Symmetry != "general" && d[0] != d[1] {
-		return 0, 0, errAt(name, lr.line, 0, "%s matrix must be square, size line says %d×%d", h.Symmetry, d[0], d[1])
+		return 0, 0, textio.ErrAt(name, lr.Line, 0, "%s matrix must be square, size line says %d×%d", h.Symmetry, d[0], d[1])
 	}
 	if d[0] > math.MaxInt/d[1] {
-		return 0, 0, errAt(name, lr.line, 0, "matrix size %d×%d overflows", d[0], d[1])
+		return 0, 0, textio.ErrAt(name, lr.Line, 0, "matrix size %d×%d overflows", d[0], d[1])
 	}
 	return d[0], d[1], nil
 }
@@ -242,17 +229,17 @@ func parseMMValue(s, field string) (float64, error) {
 	if field == "integer" {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("invalid integer %s", quoteField(s))
+			return 0, fmt.Errorf("invalid integer %s", textio.Quote(s))
 		}
 		return float64(v), nil
 	}
-	return parseNumber(s, false)
+	return textio.ParseNumber(s, false)
 }
 
-func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, error) {
-	name := lr.name
+func readMMCoordinate(lr *textio.LineReader, h Header, size []string) (*formats.Triplets, error) {
+	name := lr.Name
 	if len(size) == 2 {
-		return nil, errAt(name, lr.line, 0, "size line has 2 fields, want 3 (rows cols entries); is this an array file with a coordinate banner?")
+		return nil, textio.ErrAt(name, lr.Line, 0, "size line has 2 fields, want 3 (rows cols entries); is this an array file with a coordinate banner?")
 	}
 	d1, d2, err := parseDims(lr, h, size, 3)
 	if err != nil {
@@ -260,14 +247,14 @@ func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, err
 	}
 	nnz, _ := strconv.Atoi(size[2])
 	if nnz > d1*d2 {
-		return nil, errAt(name, lr.line, 3, "%d entries declared for a %d×%d matrix", nnz, d1, d2)
+		return nil, textio.ErrAt(name, lr.Line, 3, "%d entries declared for a %d×%d matrix", nnz, d1, d2)
 	}
 	mirror := h.Symmetry != "general"
 	c := min(nnz, initialCap)
 	if mirror {
 		c = min(2*nnz, initialCap)
 	}
-	t := &Triplets{D1: d1, D2: d2, Row: make([]int, 0, c), Col: make([]int, 0, c), Val: make([]float64, 0, c), Line: make([]int, 0, c)}
+	t := &formats.Triplets{D1: d1, D2: d2, Row: make([]int, 0, c), Col: make([]int, 0, c), Val: make([]float64, 0, c), Line: make([]int, 0, c)}
 	read := 0
 	for {
 		s, ok, err := nextMMLine(lr)
@@ -278,40 +265,40 @@ func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, err
 			break
 		}
 		if read == nnz {
-			return nil, errAt(name, lr.line, 0, "more entries than the %d declared on the size line", nnz)
+			return nil, textio.ErrAt(name, lr.Line, 0, "more entries than the %d declared on the size line", nnz)
 		}
 		f := strings.Fields(s)
 		if len(f) != 3 {
-			return nil, errAt(name, lr.line, 0, "entry has %d fields, want 3 (row col value)", len(f))
+			return nil, textio.ErrAt(name, lr.Line, 0, "entry has %d fields, want 3 (row col value)", len(f))
 		}
 		i, err := parseIndex(f[0], d1)
 		if err != nil {
-			return nil, errAt(name, lr.line, 1, "row %v", err)
+			return nil, textio.ErrAt(name, lr.Line, 1, "row %v", err)
 		}
 		j, err := parseIndex(f[1], d2)
 		if err != nil {
-			return nil, errAt(name, lr.line, 2, "column %v", err)
+			return nil, textio.ErrAt(name, lr.Line, 2, "column %v", err)
 		}
 		v, err := parseMMValue(f[2], h.Field)
 		if err != nil {
-			return nil, wrapAt(name, lr.line, 3, err)
+			return nil, textio.WrapAt(name, lr.Line, 3, err)
 		}
 		if h.Symmetry == "skew-symmetric" && i == j {
-			return nil, errAt(name, lr.line, 0, "skew-symmetric matrix stores a diagonal entry")
+			return nil, textio.ErrAt(name, lr.Line, 0, "skew-symmetric matrix stores a diagonal entry")
 		}
 		t.Row, t.Col, t.Val = append(t.Row, i), append(t.Col, j), append(t.Val, v)
-		t.Line = append(t.Line, lr.line)
+		t.Line = append(t.Line, lr.Line)
 		if mirror && i != j {
 			if h.Symmetry == "skew-symmetric" {
 				v = -v
 			}
 			t.Row, t.Col, t.Val = append(t.Row, j), append(t.Col, i), append(t.Val, v)
-			t.Line = append(t.Line, lr.line)
+			t.Line = append(t.Line, lr.Line)
 		}
 		read++
 	}
 	if read != nnz {
-		return nil, errf(name, "size line declares %d entries, but the file has %d", nnz, read)
+		return nil, textio.Errf(name, "size line declares %d entries, but the file has %d", nnz, read)
 	}
 	return t, nil
 }
@@ -320,7 +307,7 @@ func readMMCoordinate(lr *lineReader, h MMHeader, size []string) (*Triplets, err
 func parseIndex(s string, n int) (int, error) {
 	v, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("index %s is not an integer", quoteField(s))
+		return 0, fmt.Errorf("index %s is not an integer", textio.Quote(s))
 	}
 	if v < 1 || v > n {
 		return 0, fmt.Errorf("index %d is out of range 1..%d", v, n)
@@ -328,10 +315,10 @@ func parseIndex(s string, n int) (int, error) {
 	return v - 1, nil
 }
 
-func readMMArray(lr *lineReader, h MMHeader, size []string) (*mat.Dense, error) {
-	name := lr.name
+func readMMArray(lr *textio.LineReader, h Header, size []string) (*mat.Dense, error) {
+	name := lr.Name
 	if len(size) == 3 {
-		return nil, errAt(name, lr.line, 0, "size line has 3 fields, want 2 (rows cols); is this a coordinate file with an array banner?")
+		return nil, textio.ErrAt(name, lr.Line, 0, "size line has 3 fields, want 2 (rows cols); is this a coordinate file with an array banner?")
 	}
 	d1, d2, err := parseDims(lr, h, size, 2)
 	if err != nil {
@@ -355,17 +342,17 @@ func readMMArray(lr *lineReader, h MMHeader, size []string) (*mat.Dense, error) 
 		}
 		for k, f := range strings.Fields(s) {
 			if len(vals) == want {
-				return nil, errAt(name, lr.line, k+1, "more values than the %d a %s %d×%d array holds", want, h.Symmetry, d1, d2)
+				return nil, textio.ErrAt(name, lr.Line, k+1, "more values than the %d a %s %d×%d array holds", want, h.Symmetry, d1, d2)
 			}
 			v, err := parseMMValue(f, h.Field)
 			if err != nil {
-				return nil, wrapAt(name, lr.line, k+1, err)
+				return nil, textio.WrapAt(name, lr.Line, k+1, err)
 			}
 			vals = append(vals, v)
 		}
 	}
 	if len(vals) != want {
-		return nil, errf(name, "a %s %d×%d array holds %d values, but the file has %d", h.Symmetry, d1, d2, want, len(vals))
+		return nil, textio.Errf(name, "a %s %d×%d array holds %d values, but the file has %d", h.Symmetry, d1, d2, want, len(vals))
 	}
 	m := mat.NewDense(d1, d2, nil)
 	k := 0
@@ -393,18 +380,18 @@ func readMMArray(lr *lineReader, h MMHeader, size []string) (*mat.Dense, error) 
 	return m, nil
 }
 
-// SparseMatrix is a sparse matrix that can list its stored entries, such
+// Sparse is a sparse matrix that can list its stored entries, such
 // as *rpca.Sparse.
-type SparseMatrix interface {
+type Sparse interface {
 	Dims() (rows, cols int)
 	NNZ() int
 	// Do calls fn for every stored entry.
 	Do(fn func(i, j int, v float64))
 }
 
-// WriteMatrixMarketSparse writes s in coordinate real general format with
+// WriteSparse writes s in coordinate real general format with
 // 1-based indices, entries in the order s.Do lists them.
-func WriteMatrixMarketSparse(w io.Writer, s SparseMatrix) error {
+func WriteSparse(w io.Writer, s Sparse) error {
 	rows, cols := s.Dims()
 	nnz := s.NNZ()
 	if _, err := fmt.Fprintf(w, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", rows, cols, nnz); err != nil {
@@ -449,8 +436,8 @@ func appendEntry(buf []byte, i, j int, v float64) []byte {
 	return append(buf, '\n')
 }
 
-// tripletSparse adapts Triplets to SparseMatrix.
-type tripletSparse struct{ t *Triplets }
+// tripletSparse adapts formats.Triplets to Sparse.
+type tripletSparse struct{ t *formats.Triplets }
 
 func (s tripletSparse) Dims() (int, int) { return s.t.D1, s.t.D2 }
 func (s tripletSparse) NNZ() int         { return len(s.t.Val) }
@@ -460,18 +447,18 @@ func (s tripletSparse) Do(fn func(i, j int, v float64)) {
 	}
 }
 
-// WriteMatrixMarketTriplets writes t in coordinate real general format,
+// WriteTriplets writes t in coordinate real general format,
 // entries in the given order.
-func WriteMatrixMarketTriplets(w io.Writer, t *Triplets) error {
+func WriteTriplets(w io.Writer, t *formats.Triplets) error {
 	if len(t.Row) != len(t.Val) || len(t.Col) != len(t.Val) {
 		return fmt.Errorf("formats: triplets have %d rows, %d cols and %d values; want equal lengths", len(t.Row), len(t.Col), len(t.Val))
 	}
-	return WriteMatrixMarketSparse(w, tripletSparse{t})
+	return WriteSparse(w, tripletSparse{t})
 }
 
-// WriteMatrixMarketDense writes m in array real general format (values in
+// WriteDense writes m in array real general format (values in
 // column-major order, one per line).
-func WriteMatrixMarketDense(w io.Writer, m mat.Matrix) error {
+func WriteDense(w io.Writer, m mat.Matrix) error {
 	rows, cols := m.Dims()
 	if _, err := fmt.Fprintf(w, "%%%%MatrixMarket matrix array real general\n%d %d\n", rows, cols); err != nil {
 		return err
@@ -493,8 +480,8 @@ func WriteMatrixMarketDense(w io.Writer, m mat.Matrix) error {
 	return err
 }
 
-// WriteMatrixMarketFile writes s to path atomically in coordinate real
-// general format; see [WriteMatrixMarketSparse] and [WriteFileAtomic].
-func WriteMatrixMarketFile(path string, s SparseMatrix) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return WriteMatrixMarketSparse(w, s) })
+// WriteFile writes s to path atomically in coordinate real
+// general format; see [WriteSparse] and [outdir.WriteFile].
+func WriteFile(path string, s Sparse) error {
+	return outdir.WriteFile(path, func(w io.Writer) error { return WriteSparse(w, s) })
 }

@@ -1,4 +1,4 @@
-package formats
+package npy
 
 import (
 	"bytes"
@@ -12,11 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpca-gd/rpca/formats/internal/formattest"
 	"gonum.org/v1/gonum/mat"
 )
 
 // buildNpy assembles an .npy file by hand from a header dict, independently
-// of WriteNpy: magic, version, little-endian header length, dict padded
+// of Write: magic, version, little-endian header length, dict padded
 // with spaces and a newline to a multiple of 64 bytes, then data.
 func buildNpy(major int, dict string, data []byte) []byte {
 	pre := 10
@@ -53,9 +54,9 @@ func encode(order binary.ByteOrder, vals ...any) []byte {
 	return b.Bytes()
 }
 
-// readers returns the ways a byte slice is presented to ReadNpy: a
+// readers returns the ways a byte slice is presented to Read: a
 // bytes.Reader (size known by seeking), a plain reader (size unknown,
-// buffered path) and a file via ReadNpyFile/OpenNpy.
+// buffered path) and a file via ReadFile/Open.
 func readAllWays(t *testing.T, raw []byte) []struct {
 	name string
 	m    *mat.Dense
@@ -68,33 +69,17 @@ func readAllWays(t *testing.T, raw []byte) []struct {
 		err  error
 	}
 	var out []res
-	m, err := ReadNpy(bytes.NewReader(raw), "seek.npy")
+	m, err := Read(bytes.NewReader(raw), "seek.npy")
 	out = append(out, res{"seeker", m, err})
-	m, err = ReadNpy(struct{ io.Reader }{bytes.NewReader(raw)}, "stream.npy")
+	m, err = Read(struct{ io.Reader }{bytes.NewReader(raw)}, "stream.npy")
 	out = append(out, res{"stream", m, err})
 	path := filepath.Join(t.TempDir(), "file.npy")
 	if err := os.WriteFile(path, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err = ReadNpyFile(path)
+	m, err = ReadFile(path)
 	out = append(out, res{"file", m, err})
 	return out
-}
-
-func checkMatrix(t *testing.T, what string, got *mat.Dense, want [][]float64) {
-	t.Helper()
-	r, c := got.Dims()
-	if r != len(want) || c != len(want[0]) {
-		t.Fatalf("%s: got %d×%d, want %d×%d", what, r, c, len(want), len(want[0]))
-	}
-	for i := range want {
-		for j := range want[i] {
-			g, w := got.At(i, j), want[i][j]
-			if g != w && !(math.IsNaN(g) && math.IsNaN(w)) {
-				t.Fatalf("%s: (%d,%d) = %v, want %v", what, i, j, g, w)
-			}
-		}
-	}
 }
 
 func TestNpyRoundTrip(t *testing.T) {
@@ -107,7 +92,7 @@ func TestNpyRoundTrip(t *testing.T) {
 			}
 		}
 		var buf bytes.Buffer
-		if err := WriteNpy(&buf, m); err != nil {
+		if err := Write(&buf, m); err != nil {
 			t.Fatal(err)
 		}
 		raw := buf.Bytes()
@@ -146,23 +131,23 @@ func appendInt(b []byte, n int) []byte {
 func TestNpyWriteNonDense(t *testing.T) {
 	m := mat.NewDense(2, 3, []float64{1, 2, 3, 4, 5, 6})
 	var buf bytes.Buffer
-	if err := WriteNpy(&buf, m.T()); err != nil {
+	if err := Write(&buf, m.T()); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadNpy(&buf, "t.npy")
+	got, err := Read(&buf, "t.npy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMatrix(t, "transpose", got, [][]float64{{1, 4}, {2, 5}, {3, 6}})
+	formattest.CheckMatrix(t, "transpose", got, [][]float64{{1, 4}, {2, 5}, {3, 6}})
 }
 
 func TestNpyWriteFileAtomic(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.npy")
 	m := mat.NewDense(2, 2, []float64{1, -2, 3.5, 1e-300})
-	if err := WriteNpyFile(path, m); err != nil {
+	if err := WriteFile(path, m); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadNpyFile(path)
+	got, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +208,7 @@ func TestNpyHandBuilt(t *testing.T) {
 			if r.err != nil {
 				t.Fatalf("%s/%s: %v", c.name, r.name, r.err)
 			}
-			checkMatrix(t, c.name+"/"+r.name, r.m, c.want)
+			formattest.CheckMatrix(t, c.name+"/"+r.name, r.m, c.want)
 		}
 	}
 }
@@ -292,13 +277,13 @@ func TestNpyErrors(t *testing.T) {
 }
 
 func TestOpenNpyHeaderOnly(t *testing.T) {
-	// OpenNpy reports the shape without reading data, and rejects a file
+	// Open reports the shape without reading data, and rejects a file
 	// whose size does not match before any data allocation.
 	dir := t.TempDir()
 	raw := buildNpy(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", make([]byte, 24))
 	path := filepath.Join(dir, "a.npy")
 	os.WriteFile(path, raw, 0o644)
-	f, err := OpenNpy(path)
+	f, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +296,11 @@ func TestOpenNpyHeaderOnly(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "b.npy")
 	os.WriteFile(bad, raw[:len(raw)-1], 0o644)
-	if _, err := OpenNpy(bad); err == nil || !strings.Contains(err.Error(), "truncated") {
-		t.Fatalf("OpenNpy of truncated file: %v", err)
+	if _, err := Open(bad); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("Open of truncated file: %v", err)
 	}
-	if _, err := OpenNpy(filepath.Join(dir, "missing.npy")); err == nil {
-		t.Fatal("OpenNpy of missing file: no error")
+	if _, err := Open(filepath.Join(dir, "missing.npy")); err == nil {
+		t.Fatal("Open of missing file: no error")
 	}
 }
 
@@ -360,7 +345,7 @@ func FuzzReadNpy(f *testing.F) {
 	f.Add(buildNpy(2, "{'descr': '>f4', 'fortran_order': True, 'shape': (2,), }", encode(binary.BigEndian, []float32{1, 2})))
 	f.Add([]byte("\x93NUMPY\x01\x00\x10\x00{'shape': (1,)}"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		m, err := ReadNpy(bytes.NewReader(raw), "fuzz.npy")
+		m, err := Read(bytes.NewReader(raw), "fuzz.npy")
 		if err == nil {
 			if r, c := m.Dims(); r*c == 0 {
 				t.Fatal("empty matrix without error")

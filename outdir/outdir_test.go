@@ -1,4 +1,4 @@
-package formats
+package outdir
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func listDir(t *testing.T, dir string) []string {
 func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.txt")
-	if err := WriteFileAtomic(path, func(w io.Writer) error {
+	if err := WriteFile(path, func(w io.Writer) error {
 		_, err := io.WriteString(w, "first")
 		return err
 	}); err != nil {
@@ -47,7 +47,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	// A failing writer, after writing part of its output, leaves the old
 	// file as it was and no temporary file behind.
 	boom := errors.New("boom")
-	err := WriteFileAtomic(path, func(w io.Writer) error {
+	err := WriteFile(path, func(w io.Writer) error {
 		io.WriteString(w, strings.Repeat("partial", 100000))
 		return boom
 	})
@@ -61,7 +61,7 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Fatalf("directory holds %v after a failed write", got)
 	}
 	// A failed first write creates nothing.
-	err = WriteFileAtomic(filepath.Join(dir, "new.txt"), func(w io.Writer) error { return boom })
+	err = WriteFile(filepath.Join(dir, "new.txt"), func(w io.Writer) error { return boom })
 	if !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
@@ -69,12 +69,12 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Fatalf("directory holds %v after a failed first write", got)
 	}
 	// Missing parent directory: an error, not a panic.
-	if err := WriteFileAtomic(filepath.Join(dir, "no", "x"), func(io.Writer) error { return nil }); err == nil {
+	if err := WriteFile(filepath.Join(dir, "no", "x"), func(io.Writer) error { return nil }); err == nil {
 		t.Fatal("write into a missing directory succeeded")
 	}
 	// Relative path in the working directory.
 	t.Chdir(dir)
-	if err := WriteFileAtomic("rel.txt", func(w io.Writer) error { _, err := io.WriteString(w, "r"); return err }); err != nil {
+	if err := WriteFile("rel.txt", func(w io.Writer) error { _, err := io.WriteString(w, "r"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "rel.txt")); string(b) != "r" {
@@ -82,8 +82,8 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 }
 
-// fill writes a file into an AtomicDir.
-func fill(t *testing.T, d *AtomicDir, name, content string) {
+// fill writes a file into an Dir.
+func fill(t *testing.T, d *Dir, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(d.Join(name), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func fill(t *testing.T, d *AtomicDir, name, content string) {
 func TestAtomicDirNew(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "sub", "out") // parent created as needed
-	d, err := NewAtomicDir(out, false)
+	d, err := New(out, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,20 +132,20 @@ func TestAtomicDirExisting(t *testing.T) {
 	os.WriteFile(filepath.Join(out, "old.txt"), []byte("old"), 0o644)
 
 	// Without force an existing non-empty directory is refused.
-	if _, err := NewAtomicDir(out, false); !errors.Is(err, ErrDirExists) {
-		t.Fatalf("error %v, want ErrDirExists", err)
+	if _, err := New(out, false); !errors.Is(err, ErrExists) {
+		t.Fatalf("error %v, want ErrExists", err)
 	}
 	if got := listDir(t, parent); !slices.Equal(got, []string{"out"}) {
-		t.Fatalf("refused NewAtomicDir left %v", got)
+		t.Fatalf("refused New left %v", got)
 	}
 	// With force too, as long as the directory is not marked as rpca's.
-	if _, err := NewAtomicDir(out, true); !errors.Is(err, ErrNotOurOutput) {
-		t.Fatalf("error %v, want ErrNotOurOutput", err)
+	if _, err := New(out, true); !errors.Is(err, ErrNotOurs) {
+		t.Fatalf("error %v, want ErrNotOurs", err)
 	}
 	os.WriteFile(filepath.Join(out, OwnerMarker), nil, 0o644)
 
 	// With force, an aborted run leaves the old directory intact.
-	d, err := NewAtomicDir(out, true)
+	d, err := New(out, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	}
 
 	// With force, Commit replaces the directory whole.
-	d, err = NewAtomicDir(out, true)
+	d, err = New(out, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	// An existing empty directory is replaced without force.
 	empty := filepath.Join(parent, "empty")
 	os.Mkdir(empty, 0o755)
-	d, err = NewAtomicDir(empty, false)
+	d, err = New(empty, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +198,13 @@ func TestAtomicDirExisting(t *testing.T) {
 	// fail without force, and leaves both the newcomer and the temp dir
 	// for Abort.
 	late := filepath.Join(parent, "late")
-	d, err = NewAtomicDir(late, false)
+	d, err = New(late, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.Mkdir(late, 0o755)
 	os.WriteFile(filepath.Join(late, "other"), nil, 0o644)
-	if err := d.Commit(); !errors.Is(err, ErrDirExists) {
+	if err := d.Commit(); !errors.Is(err, ErrExists) {
 		t.Fatalf("Commit over a new non-empty dir: %v", err)
 	}
 	d.Abort()
@@ -216,7 +216,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	file := filepath.Join(parent, "file")
 	os.WriteFile(file, nil, 0o644)
 	for _, force := range []bool{false, true} {
-		if _, err := NewAtomicDir(file, force); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		if _, err := New(file, force); err == nil || !strings.Contains(err.Error(), "not a directory") {
 			t.Fatalf("force=%v over a file: %v", force, err)
 		}
 	}
@@ -231,7 +231,7 @@ func TestAtomicDirExisting(t *testing.T) {
 func TestOwnership(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
-	d, err := NewAtomicDir(out, false)
+	d, err := New(out, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,25 +245,25 @@ func TestOwnership(t *testing.T) {
 	// The directory is rpca's, but it holds this command's input.
 	in := filepath.Join(out, "Y.npy")
 	for _, inputs := range [][]string{{in}, {out}, {"", filepath.Join(out, "sub", "..", "Y.npy")}} {
-		if err := CheckOutputDir(out, true, inputs...); !errors.Is(err, ErrContainsInput) {
+		if err := Check(out, true, inputs...); !errors.Is(err, ErrContainsInput) {
 			t.Errorf("inputs %v: error %v, want ErrContainsInput", inputs, err)
 		}
-		if _, err := NewAtomicDir(out, true, inputs...); !errors.Is(err, ErrContainsInput) {
-			t.Errorf("NewAtomicDir, inputs %v: error %v, want ErrContainsInput", inputs, err)
+		if _, err := New(out, true, inputs...); !errors.Is(err, ErrContainsInput) {
+			t.Errorf("New, inputs %v: error %v, want ErrContainsInput", inputs, err)
 		}
 	}
 	// A symbolic link to the input is resolved.
 	link := filepath.Join(parent, "link")
 	if err := os.Symlink(out, link); err == nil {
-		if err := CheckOutputDir(out, true, filepath.Join(link, "Y.npy")); !errors.Is(err, ErrContainsInput) {
+		if err := Check(out, true, filepath.Join(link, "Y.npy")); !errors.Is(err, ErrContainsInput) {
 			t.Errorf("input through a link: %v", err)
 		}
-		if err := CheckOutputDir(link, true, in); !errors.Is(err, ErrContainsInput) {
+		if err := Check(link, true, in); !errors.Is(err, ErrContainsInput) {
 			t.Errorf("output through a link: %v", err)
 		}
 	}
 	// An input elsewhere does not block it.
-	if err := CheckOutputDir(out, true, filepath.Join(parent, "Y.npy")); err != nil {
+	if err := Check(out, true, filepath.Join(parent, "Y.npy")); err != nil {
 		t.Errorf("unrelated input: %v", err)
 	}
 	if b, _ := os.ReadFile(in); string(b) != "data" {
@@ -281,15 +281,15 @@ func TestOwnership(t *testing.T) {
 	}
 	for _, p := range protected {
 		for _, force := range []bool{false, true} {
-			if err := CheckOutputDir(p, force); !errors.Is(err, ErrProtectedDir) {
-				t.Errorf("CheckOutputDir(%q, %v): %v, want ErrProtectedDir", p, force, err)
+			if err := Check(p, force); !errors.Is(err, ErrProtectedDir) {
+				t.Errorf("Check(%q, %v): %v, want ErrProtectedDir", p, force, err)
 			}
 		}
 	}
 	// A file as a parent.
 	f := filepath.Join(parent, "file")
 	os.WriteFile(f, nil, 0o644)
-	if err := CheckOutputDir(filepath.Join(f, "out"), false); err == nil || !strings.Contains(err.Error(), "is a file") {
+	if err := Check(filepath.Join(f, "out"), false); err == nil || !strings.Contains(err.Error(), "is a file") {
 		t.Errorf("file as parent: %v", err)
 	}
 }

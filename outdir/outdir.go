@@ -1,4 +1,8 @@
-package formats
+// Package outdir writes output atomically: single files (WriteFile), and
+// whole output directories (Dir) that appear complete or not at all and
+// carry an ownership marker (OwnerMarker), so that a later run may replace
+// a directory rpca wrote but nothing else the user owns (Check).
+package outdir
 
 import (
 	"bufio"
@@ -11,13 +15,13 @@ import (
 	"syscall"
 )
 
-// WriteFileAtomic creates or replaces the file at path with the bytes that
+// WriteFile creates or replaces the file at path with the bytes that
 // write produces. The bytes go to a temporary file in the same directory,
 // which is flushed, synced to disk and renamed over path only if write and
 // all file operations succeed; on any error the temporary file is removed
 // and an existing file at path is left untouched. The new file has
 // permissions 0644.
-func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+func WriteFile(path string, write func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -65,14 +69,14 @@ func syncDir(dir string) {
 	}
 }
 
-// ErrDirExists is wrapped by [NewAtomicDir] and [AtomicDir.Commit] when
+// ErrExists is wrapped by [New] and [Dir.Commit] when
 // the output directory exists, is not empty and force is not set.
-var ErrDirExists = errors.New("output directory exists and is not empty")
+var ErrExists = errors.New("output directory exists and is not empty")
 
-// ErrNotOurOutput is wrapped when force is set but the existing non-empty
-// directory has no [OwnerMarker]: it was not written by [AtomicDir], so it
+// ErrNotOurs is wrapped when force is set but the existing non-empty
+// directory has no [OwnerMarker]: it was not written by [Dir], so it
 // may hold the user's own files and is never replaced.
-var ErrNotOurOutput = errors.New("directory was not written by rpca")
+var ErrNotOurs = errors.New("directory was not written by rpca")
 
 // ErrProtectedDir is wrapped when the output directory is the file
 // system's root, the home directory, or the current directory or one of
@@ -84,15 +88,15 @@ var ErrProtectedDir = errors.New("directory may not be replaced")
 var ErrContainsInput = errors.New("directory holds an input of this command")
 
 // OwnerMarker is the name of the file that every directory made by
-// [AtomicDir] contains. Only a directory holding it may be replaced with
+// [Dir] contains. Only a directory holding it may be replaced with
 // force.
 const OwnerMarker = ".rpca-output"
 
 const ownerMarkerText = "This directory was written by rpca. 'rpca ... --force' may replace it as a whole.\n"
 
-// AtomicDir builds an output directory so that it appears complete or not
+// Dir builds an output directory so that it appears complete or not
 // at all: files are written into a temporary sibling directory
-// (DIR.tmp-XXXX) that [AtomicDir.Commit] renames to DIR. Typical use:
+// (DIR.tmp-XXXX) that [Dir.Commit] renames to DIR. Typical use:
 //
 //	d, err := formats.NewAtomicDir(out, force)
 //	if err != nil { ... }
@@ -100,7 +104,7 @@ const ownerMarkerText = "This directory was written by rpca. 'rpca ... --force' 
 //	formats.WriteNpyFile(d.Join("lowrank.npy"), m)
 //	...
 //	return d.Commit()
-type AtomicDir struct {
+type Dir struct {
 	dir    string // final path
 	tmp    string // temporary sibling being filled
 	force  bool
@@ -108,7 +112,7 @@ type AtomicDir struct {
 	done   bool // committed or aborted
 }
 
-// NewAtomicDir prepares to create dir. It fails if dir exists as a
+// New prepares to create dir. It fails if dir exists as a
 // non-empty directory (or as something other than a directory) unless
 // force is set; with force an existing directory is replaced only at
 // Commit, so a run that fails leaves it intact.
@@ -117,8 +121,8 @@ type AtomicDir struct {
 // is the root, the home directory, the current directory or one of its
 // ancestors, or when it is or contains one of inputs (the paths the
 // command reads); an existing non-empty dir is replaced only if it holds
-// the [OwnerMarker] that every AtomicDir writes.
-func NewAtomicDir(dir string, force bool, inputs ...string) (*AtomicDir, error) {
+// the [OwnerMarker] that every Dir writes.
+func New(dir string, force bool, inputs ...string) (*Dir, error) {
 	dir = filepath.Clean(dir)
 	if err := checkTarget(dir, force, inputs); err != nil {
 		return nil, err
@@ -139,16 +143,16 @@ func NewAtomicDir(dir string, force bool, inputs ...string) (*AtomicDir, error) 
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	return &AtomicDir{dir: dir, tmp: tmp, force: force, inputs: inputs}, nil
+	return &Dir{dir: dir, tmp: tmp, force: force, inputs: inputs}, nil
 }
 
-// CheckOutputDir reports, without creating anything, whether
-// [NewAtomicDir] would accept dir with the same force and inputs: nil when
+// Check reports, without creating anything, whether
+// [New] would accept dir with the same force and inputs: nil when
 // dir does not exist, is an empty directory, or is a directory written by
-// rpca and force is set; an error wrapping [ErrDirExists],
-// [ErrNotOurOutput], [ErrProtectedDir] or [ErrContainsInput] otherwise.
+// rpca and force is set; an error wrapping [ErrExists],
+// [ErrNotOurs], [ErrProtectedDir] or [ErrContainsInput] otherwise.
 // Commands call it before long work so that they fail early.
-func CheckOutputDir(dir string, force bool, inputs ...string) error {
+func Check(dir string, force bool, inputs ...string) error {
 	return checkTarget(filepath.Clean(dir), force, inputs)
 }
 
@@ -179,10 +183,10 @@ func checkTarget(dir string, force bool, inputs []string) error {
 	case empty:
 		return nil
 	case !force:
-		return fmt.Errorf("%s: %w (use force to replace it)", dir, ErrDirExists)
+		return fmt.Errorf("%s: %w (use force to replace it)", dir, ErrExists)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, OwnerMarker)); err != nil {
-		return fmt.Errorf("%s: %w (it has no %s file), so force will not replace it; choose another output directory", dir, ErrNotOurOutput, OwnerMarker)
+		return fmt.Errorf("%s: %w (it has no %s file), so force will not replace it; choose another output directory", dir, ErrNotOurs, OwnerMarker)
 	}
 	return nil
 }
@@ -260,21 +264,21 @@ func isEmptyDir(dir string) (bool, error) {
 }
 
 // Path returns the temporary directory to write into.
-func (d *AtomicDir) Path() string { return d.tmp }
+func (d *Dir) Path() string { return d.tmp }
 
 // Join returns the path of name (slash-separated) inside the temporary
 // directory.
-func (d *AtomicDir) Join(name string) string { return filepath.Join(d.tmp, filepath.FromSlash(name)) }
+func (d *Dir) Join(name string) string { return filepath.Join(d.tmp, filepath.FromSlash(name)) }
 
 // Final returns the directory that Commit creates.
-func (d *AtomicDir) Final() string { return d.dir }
+func (d *Dir) Final() string { return d.dir }
 
 // Commit renames the temporary directory to the final one. An existing
 // empty directory is replaced; an existing non-empty one is replaced only
 // with force (it is first moved aside into DIR.old-XXXX, then removed after
 // the rename, and moved back if the rename fails). After Commit, Abort
 // does nothing.
-func (d *AtomicDir) Commit() error {
+func (d *Dir) Commit() error {
 	if d.done {
 		return fmt.Errorf("%s: output directory already committed or aborted", d.dir)
 	}
@@ -326,7 +330,7 @@ func (d *AtomicDir) Commit() error {
 
 // Abort removes the temporary directory and everything in it. It does
 // nothing after Commit or a previous Abort, so it can be deferred.
-func (d *AtomicDir) Abort() error {
+func (d *Dir) Abort() error {
 	if d.done {
 		return nil
 	}

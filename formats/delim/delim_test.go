@@ -1,4 +1,4 @@
-package formats
+package delim
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/internal/formattest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -33,10 +35,10 @@ func TestDelimitedRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"a.csv", "a.tsv", "a.txt", "a.CSV"} {
 		path := filepath.Join(dir, name)
-		if err := WriteDelimitedFile(path, m, ""); err != nil {
+		if err := WriteFile(path, m, ""); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadDelimitedFile(path, TextOptions{})
+		got, err := ReadFile(path, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -57,28 +59,28 @@ func TestDelimitedVariants(t *testing.T) {
 	want := [][]float64{{1, 2.5, -3}, {4e-3, 0, 6}}
 	cases := []struct {
 		name, text string
-		opt        TextOptions
+		opt        Options
 	}{
-		{"plain", "1,2.5,-3\n4e-3,0,6\n", TextOptions{}},
-		{"no final newline", "1,2.5,-3\n4e-3,0,6", TextOptions{}},
-		{"crlf and bom", "\xef\xbb\xbf1,2.5,-3\r\n4e-3,0,6\r\n", TextOptions{}},
-		{"spaces around fields", " 1 , 2.5,\t-3 \n4e-3 ,0, 6\n", TextOptions{}},
-		{"trailing blank lines", "1,2.5,-3\n4e-3,0,6\n\n  \n\n", TextOptions{}},
-		{"header", "a,b,c\n1,2.5,-3\n4e-3,0,6\n", TextOptions{Header: true}},
-		{"comments", "# written by numpy\n1,2.5,-3\n  # mid\n4e-3,0,6\n", TextOptions{}},
-		{"comment then header", "# c\nx,y,z\n1,2.5,-3\n4e-3,0,6\n", TextOptions{Header: true}},
-		{"tab", "1\t2.5\t-3\n4e-3\t0\t6\n", TextOptions{Delimiter: "\t"}},
-		{"whitespace", "  1   2.5\t-3\n4e-3 0 6  \n", TextOptions{Delimiter: Whitespace}},
-		{"semicolon", "1;2.5;-3\n4e-3;0;6\n", TextOptions{Delimiter: ";"}},
+		{"plain", "1,2.5,-3\n4e-3,0,6\n", Options{}},
+		{"no final newline", "1,2.5,-3\n4e-3,0,6", Options{}},
+		{"crlf and bom", "\xef\xbb\xbf1,2.5,-3\r\n4e-3,0,6\r\n", Options{}},
+		{"spaces around fields", " 1 , 2.5,\t-3 \n4e-3 ,0, 6\n", Options{}},
+		{"trailing blank lines", "1,2.5,-3\n4e-3,0,6\n\n  \n\n", Options{}},
+		{"header", "a,b,c\n1,2.5,-3\n4e-3,0,6\n", Options{Header: true}},
+		{"comments", "# written by numpy\n1,2.5,-3\n  # mid\n4e-3,0,6\n", Options{}},
+		{"comment then header", "# c\nx,y,z\n1,2.5,-3\n4e-3,0,6\n", Options{Header: true}},
+		{"tab", "1\t2.5\t-3\n4e-3\t0\t6\n", Options{Delimiter: "\t"}},
+		{"whitespace", "  1   2.5\t-3\n4e-3 0 6  \n", Options{Delimiter: Whitespace}},
+		{"semicolon", "1;2.5;-3\n4e-3;0;6\n", Options{Delimiter: ";"}},
 	}
 	for _, c := range cases {
-		got, err := ReadDelimited(strings.NewReader(c.text), c.name, c.opt)
+		got, err := Read(strings.NewReader(c.text), c.name, c.opt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		checkMatrix(t, c.name, got, want)
+		formattest.CheckMatrix(t, c.name, got, want)
 	}
-	got, err := ReadDelimited(strings.NewReader("1,NaN\n-Inf,+inf\n"), "x", TextOptions{AllowNonFinite: true})
+	got, err := Read(strings.NewReader("1,NaN\n-Inf,+inf\n"), "x", Options{AllowNonFinite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestDelimitedVariants(t *testing.T) {
 	}
 	// A very long line (beyond the bufio buffer) is read whole.
 	long := strings.Repeat("1.25,", 50000) + "2\n"
-	got, err = ReadDelimited(strings.NewReader(long+long), "long", TextOptions{})
+	got, err = Read(strings.NewReader(long+long), "long", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,27 +101,27 @@ func TestDelimitedVariants(t *testing.T) {
 func TestDelimitedErrors(t *testing.T) {
 	cases := []struct {
 		name, text string
-		opt        TextOptions
+		opt        Options
 		line, col  int
 		contains   string
 	}{
-		{"malformed", "1,2,3\n4,x5,6\n", TextOptions{}, 2, 2, `invalid number "x5"`},
-		{"malformed after comment", "# c\n1,2,3\n4,5,1.2.3\n", TextOptions{}, 3, 3, `"1.2.3"`},
-		{"header hint", "a,b\n1,2\n", TextOptions{}, 1, 1, "header option"},
-		{"empty field", "1,,3\n", TextOptions{}, 1, 2, "empty field"},
-		{"trailing comma", "1,2,\n", TextOptions{}, 1, 3, "empty field"},
-		{"field count", "1,2,3\n4,5,6\n7,8\n", TextOptions{}, 3, 0, "2 fields, but the first row (line 1) has 3"},
-		{"nan", "1,2\n3,nan\n", TextOptions{}, 2, 2, "non-finite"},
-		{"inf", "1,-Inf\n", TextOptions{}, 1, 2, "non-finite"},
-		{"range", "1e999,1\n", TextOptions{}, 1, 1, "out of the float64 range"},
-		{"interior blank", "1,2\n\n3,4\n", TextOptions{}, 2, 0, "blank line inside"},
-		{"wrong delimiter", "1\t2\n", TextOptions{}, 1, 1, `"1\t2"`},
+		{"malformed", "1,2,3\n4,x5,6\n", Options{}, 2, 2, `invalid number "x5"`},
+		{"malformed after comment", "# c\n1,2,3\n4,5,1.2.3\n", Options{}, 3, 3, `"1.2.3"`},
+		{"header hint", "a,b\n1,2\n", Options{}, 1, 1, "header option"},
+		{"empty field", "1,,3\n", Options{}, 1, 2, "empty field"},
+		{"trailing comma", "1,2,\n", Options{}, 1, 3, "empty field"},
+		{"field count", "1,2,3\n4,5,6\n7,8\n", Options{}, 3, 0, "2 fields, but the first row (line 1) has 3"},
+		{"nan", "1,2\n3,nan\n", Options{}, 2, 2, "non-finite"},
+		{"inf", "1,-Inf\n", Options{}, 1, 2, "non-finite"},
+		{"range", "1e999,1\n", Options{}, 1, 1, "out of the float64 range"},
+		{"interior blank", "1,2\n\n3,4\n", Options{}, 2, 0, "blank line inside"},
+		{"wrong delimiter", "1\t2\n", Options{}, 1, 1, `"1\t2"`},
 	}
 	for _, c := range cases {
-		_, err := ReadDelimited(strings.NewReader(c.text), "in.csv", c.opt)
-		var fe *Error
+		_, err := Read(strings.NewReader(c.text), "in.csv", c.opt)
+		var fe *formats.Error
 		if !errors.As(err, &fe) {
-			t.Fatalf("%s: error %v is not a *Error", c.name, err)
+			t.Fatalf("%s: error %v is not a *formats.Error", c.name, err)
 		}
 		if fe.Line != c.line || fe.Column != c.col || fe.File != "in.csv" {
 			t.Errorf("%s: error at %s line %d column %d, want line %d column %d", c.name, fe.File, fe.Line, fe.Column, c.line, c.col)
@@ -128,20 +130,20 @@ func TestDelimitedErrors(t *testing.T) {
 			t.Errorf("%s: error %q does not contain %q", c.name, err, c.contains)
 		}
 	}
-	_, err := ReadDelimited(strings.NewReader("1,2\n4,x\n"), "in.csv", TextOptions{})
+	_, err := Read(strings.NewReader("1,2\n4,x\n"), "in.csv", Options{})
 	if want := `in.csv: line 2, column 2: invalid number "x"`; err == nil || err.Error() != want {
 		t.Fatalf("error %q, want %q", err, want)
 	}
 	for _, text := range []string{"", "\n\n", "# only a comment\n", "h1,h2\n"} {
-		_, err := ReadDelimited(strings.NewReader(text), "e.csv", TextOptions{Header: true})
+		_, err := Read(strings.NewReader(text), "e.csv", Options{Header: true})
 		if err == nil || !strings.Contains(err.Error(), "no data rows") {
 			t.Errorf("%q: error %v, want no data rows", text, err)
 		}
 	}
-	if _, err := ReadDelimitedFile("x.json", TextOptions{}); err == nil || !strings.Contains(err.Error(), "delimiter") {
+	if _, err := ReadFile("x.json", Options{}); err == nil || !strings.Contains(err.Error(), "delimiter") {
 		t.Errorf("unknown extension: %v", err)
 	}
-	if _, err := ReadDelimitedFile(filepath.Join(t.TempDir(), "none.csv"), TextOptions{}); err == nil {
+	if _, err := ReadFile(filepath.Join(t.TempDir(), "none.csv"), Options{}); err == nil {
 		t.Error("missing file: no error")
 	}
 }
@@ -149,7 +151,7 @@ func TestDelimitedErrors(t *testing.T) {
 func TestWriteDelimitedFormat(t *testing.T) {
 	var buf bytes.Buffer
 	m := mat.NewDense(2, 2, []float64{0.1, 1e21, -2, 1.0 / 3})
-	if err := WriteDelimited(&buf, m, ""); err != nil {
+	if err := Write(&buf, m, ""); err != nil {
 		t.Fatal(err)
 	}
 	if want := "0.1,1e+21\n-2,0.3333333333333333\n"; buf.String() != want {
@@ -162,7 +164,7 @@ func FuzzReadDelimited(f *testing.F) {
 	f.Add("a,b\n1,2\n\n", true)
 	f.Add("1,\"2\"\r\n#x\n", false)
 	f.Fuzz(func(t *testing.T, text string, header bool) {
-		m, err := ReadDelimited(strings.NewReader(text), "f.csv", TextOptions{Header: header})
+		m, err := Read(strings.NewReader(text), "f.csv", Options{Header: header})
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

@@ -1,4 +1,7 @@
-package formats
+// Package triples reads and writes "row col value" rating triplets and
+// "row col" pairs with arbitrary string ids, the input of rating
+// completion.
+package triples
 
 import (
 	"errors"
@@ -6,11 +9,14 @@ import (
 	"io"
 	"os"
 	"strconv"
+
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/internal/textio"
 )
 
-// RatingOptions configures [ReadRatings].
-type RatingOptions struct {
-	// Delimiter separates the fields: "\t", ",", [Whitespace], "::" or any
+// Options configures [Read].
+type Options struct {
+	// Delimiter separates the fields: "\t", ",", [textio.Whitespace], "::" or any
 	// other string. Empty means: chosen from the first data line — tab if
 	// it contains one, else comma if it contains one, else white space.
 	Delimiter string
@@ -28,14 +34,14 @@ type RatingOptions struct {
 
 // Ratings is a partially observed matrix read from "row col value" lines
 // with arbitrary string ids. Row and column ids get indices 0, 1, … in
-// order of first appearance. The embedded Triplets hold the entries in
+// order of first appearance. The embedded formats.Triplets hold the entries in
 // file order, with D1 = len(RowIDs) and D2 = len(ColIDs), and the line of
 // each entry; duplicate (row, col) pairs are not detected here (see
 // [Ratings.CheckDuplicates]).
 type Ratings struct {
 	RowIDs, ColIDs     []string       // index → id
 	RowIndex, ColIndex map[string]int // id → index
-	Triplets
+	formats.Triplets
 }
 
 // Lookup returns the indices of a (row id, column id) pair; ok is false if
@@ -46,13 +52,13 @@ func (r *Ratings) Lookup(rowID, colID string) (i, j int, ok bool) {
 	return i, j, ok1 && ok2
 }
 
-// ReadRatings reads "row col value" lines. Ids are any non-empty text
+// Read reads "row col value" lines. Ids are any non-empty text
 // without the delimiter (surrounding white space is trimmed); values are
 // numbers. Lines whose first non-blank character is '#' and blank lines
 // are skipped. Errors name the 1-based line and field. name is used in
 // error messages.
-func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) {
-	lines := &idLines{lr: newLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
+func Read(r io.Reader, name string, opt Options) (*Ratings, error) {
+	lines := &idLines{lr: textio.NewLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
 	out := &Ratings{RowIndex: map[string]int{}, ColIndex: map[string]int{}}
 	for {
 		f, ok, err := lines.next()
@@ -63,17 +69,21 @@ func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) 
 			break
 		}
 		if len(f) < 3 || (len(f) > 3 && !opt.IgnoreExtra) {
-			return nil, lines.errAt(0, "%d fields, want 3 (row col value) separated by %s%s", len(f), delimName(lines.delim), extraHint(len(f), 3))
+			e := lines.errAt(0, "%d fields, want 3 (row col value) separated by %s", len(f), delimName(lines.delim))
+			if len(f) > 3 {
+				e.Hint = formats.HintIgnoreExtra
+			}
+			return nil, e
 		}
 		rowID, colID, err := lines.ids(f)
 		if err != nil {
 			return nil, err
 		}
-		v, err := parseNumber(f[2], opt.AllowNonFinite)
+		v, err := textio.ParseNumber(f[2], opt.AllowNonFinite)
 		if err != nil {
-			e := wrapAt(name, lines.lr.line, 3, err)
-			if len(out.Val) == 0 && !opt.Header && !errors.Is(err, ErrNonFinite) {
-				e.Msg += " (if the first line is a header, enable the header option)"
+			e := textio.WrapAt(name, lines.lr.Line, 3, err)
+			if len(out.Val) == 0 && !opt.Header && !errors.Is(err, formats.ErrNonFinite) {
+				e.Hint = formats.HintHeader
 			}
 			return nil, e
 		}
@@ -90,10 +100,10 @@ func ReadRatings(r io.Reader, name string, opt RatingOptions) (*Ratings, error) 
 			out.ColIDs = append(out.ColIDs, colID)
 		}
 		out.Row, out.Col, out.Val = append(out.Row, i), append(out.Col, j), append(out.Val, v)
-		out.Line = append(out.Line, lines.lr.line)
+		out.Line = append(out.Line, lines.lr.Line)
 	}
 	if len(out.Val) == 0 {
-		return nil, errf(name, "no entries")
+		return nil, textio.Errf(name, "no entries")
 	}
 	out.D1, out.D2 = len(out.RowIDs), len(out.ColIDs)
 	return out, nil
@@ -105,26 +115,26 @@ func delimName(d string) string {
 		return "tabs"
 	case ",":
 		return "commas"
-	case Whitespace:
+	case textio.Whitespace:
 		return "white space"
 	}
 	return strconv.Quote(d)
 }
 
-// ReadRatingsFile reads a ratings file; see [ReadRatings].
-func ReadRatingsFile(path string, opt RatingOptions) (*Ratings, error) {
+// ReadFile reads a ratings file; see [Read].
+func ReadFile(path string, opt Options) (*Ratings, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadRatings(f, path, opt)
+	return Read(f, path, opt)
 }
 
-// WriteRatings writes "row col value" lines separated by delim ("" means
-// tab; [Whitespace] writes one space), values with full precision.
+// Write writes "row col value" lines separated by delim ("" means
+// tab; [textio.Whitespace] writes one space), values with full precision.
 // rows, cols and vals must have equal lengths.
-func WriteRatings(w io.Writer, delim string, rows, cols []string, vals []float64) error {
+func Write(w io.Writer, delim string, rows, cols []string, vals []float64) error {
 	if len(rows) != len(vals) || len(cols) != len(vals) {
 		return fmt.Errorf("formats: %d row ids, %d column ids and %d values; want equal lengths", len(rows), len(cols), len(vals))
 	}
@@ -148,8 +158,8 @@ func WriteRatings(w io.Writer, delim string, rows, cols []string, vals []float64
 
 // WriteTriplets writes the entries of t, whose indices refer to r's ids,
 // as "row col value" lines with the original ids (for example predictions
-// of a completion). delim as in [WriteRatings].
-func (r *Ratings) WriteTriplets(w io.Writer, delim string, t *Triplets) error {
+// of a completion). delim as in [Write].
+func (r *Ratings) WriteTriplets(w io.Writer, delim string, t *formats.Triplets) error {
 	if len(t.Row) != len(t.Val) || len(t.Col) != len(t.Val) {
 		return fmt.Errorf("formats: triplets have %d rows, %d cols and %d values; want equal lengths", len(t.Row), len(t.Col), len(t.Val))
 	}
@@ -162,5 +172,24 @@ func (r *Ratings) WriteTriplets(w io.Writer, delim string, t *Triplets) error {
 		}
 		rows[k], cols[k] = r.RowIDs[i], r.ColIDs[j]
 	}
-	return WriteRatings(w, delim, rows, cols, t.Val)
+	return Write(w, delim, rows, cols, t.Val)
+}
+
+// CheckDuplicates returns an error naming the line of the first rating
+// (in file order) whose (row id, column id) pair occurred before, and the
+// line of the earlier rating; nil when every pair occurs once.
+func (r *Ratings) CheckDuplicates(name string) error {
+	a, b, ok := r.FindDuplicate()
+	if !ok {
+		return nil
+	}
+	return textio.ErrAt(name, r.LineOf(b), 0, "duplicate rating for row %s, column %s (first given%s)",
+		textio.Quote(r.RowIDs[r.Row[b]]), textio.Quote(r.ColIDs[r.Col[b]]), onLine(r.LineOf(a)))
+}
+
+func onLine(line int) string {
+	if line > 0 {
+		return fmt.Sprintf(" on line %d", line)
+	}
+	return " earlier"
 }

@@ -1,9 +1,12 @@
-package formats
+package triples
 
 import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/internal/textio"
 )
 
 // Pairs is a list of (row id, column id) pairs, for example the entries
@@ -16,13 +19,13 @@ type Pairs struct {
 // Len returns the number of pairs.
 func (p *Pairs) Len() int { return len(p.Row) }
 
-// ReadPairs reads "row col" lines with the conventions of [ReadRatings]
+// ReadPairs reads "row col" lines with the conventions of [Read]
 // (delimiter, comments, blank lines, header). A line may have a third
 // field, which is ignored, so that a ratings file (for example a test
 // set) can be used as is; with opt.IgnoreExtra any further fields are
 // ignored too. An empty input is allowed and gives no pairs.
-func ReadPairs(r io.Reader, name string, opt RatingOptions) (*Pairs, error) {
-	lines := &idLines{lr: newLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
+func ReadPairs(r io.Reader, name string, opt Options) (*Pairs, error) {
+	lines := &idLines{lr: textio.NewLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
 	out := &Pairs{}
 	for {
 		f, ok, err := lines.next()
@@ -33,7 +36,11 @@ func ReadPairs(r io.Reader, name string, opt RatingOptions) (*Pairs, error) {
 			break
 		}
 		if len(f) < 2 || (len(f) > 3 && !opt.IgnoreExtra) {
-			return nil, lines.errAt(0, "%d fields, want 2 (row col) or 3 (row col value) separated by %s%s", len(f), delimName(lines.delim), extraHint(len(f), 3))
+			e := lines.errAt(0, "%d fields, want 2 (row col) or 3 (row col value) separated by %s", len(f), delimName(lines.delim))
+			if len(f) > 3 {
+				e.Hint = formats.HintIgnoreExtra
+			}
+			return nil, e
 		}
 		rowID, colID, err := lines.ids(f)
 		if err != nil {
@@ -41,13 +48,13 @@ func ReadPairs(r io.Reader, name string, opt RatingOptions) (*Pairs, error) {
 		}
 		out.Row = append(out.Row, rowID)
 		out.Col = append(out.Col, colID)
-		out.Line = append(out.Line, lines.lr.line)
+		out.Line = append(out.Line, lines.lr.Line)
 	}
 	return out, nil
 }
 
 // ReadPairsFile reads a pairs file; see [ReadPairs].
-func ReadPairsFile(path string, opt RatingOptions) (*Pairs, error) {
+func ReadPairsFile(path string, opt Options) (*Pairs, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -57,11 +64,11 @@ func ReadPairsFile(path string, opt RatingOptions) (*Pairs, error) {
 }
 
 // idLines reads the data lines of a "row col [value]" file for
-// [ReadRatings] and [ReadPairs]: blank lines and lines whose first
+// [Read] and [ReadPairs]: blank lines and lines whose first
 // non-blank character is '#' are skipped, and so is the first data line
 // when header is set; an empty delim is guessed from the first data line.
 type idLines struct {
-	lr     *lineReader
+	lr     *textio.LineReader
 	name   string
 	delim  string
 	header bool
@@ -70,11 +77,11 @@ type idLines struct {
 // next returns the fields of the next data line; ok is false at the end.
 func (l *idLines) next() (fields []string, ok bool, err error) {
 	for {
-		b, ok, err := l.lr.next()
+		b, ok, err := l.lr.Next()
 		if err != nil || !ok {
 			return nil, false, err
 		}
-		if isBlank(b) {
+		if textio.IsBlank(b) {
 			continue
 		}
 		line := string(b)
@@ -88,13 +95,13 @@ func (l *idLines) next() (fields []string, ok bool, err error) {
 		if l.delim == "" {
 			l.delim = guessDelimiter(line)
 		}
-		return splitFields(line, l.delim), true, nil
+		return textio.SplitFields(line, l.delim), true, nil
 	}
 }
 
 // errAt returns an error at field (1-based, 0 for none) of the current line.
-func (l *idLines) errAt(field int, format string, args ...any) *Error {
-	return errAt(l.name, l.lr.line, field, format, args...)
+func (l *idLines) errAt(field int, format string, args ...any) *formats.Error {
+	return textio.ErrAt(l.name, l.lr.Line, field, format, args...)
 }
 
 // ids returns the trimmed, non-empty row and column ids of fields (at
@@ -110,15 +117,6 @@ func (l *idLines) ids(fields []string) (row, col string, err error) {
 	return row, col, nil
 }
 
-// extraHint is the hint appended to a field-count error when a line has
-// more than want fields, which the ignore-extra option would accept.
-func extraHint(fields, want int) string {
-	if fields <= want {
-		return ""
-	}
-	return " (to ignore further fields, enable the ignore-extra option)"
-}
-
 // guessDelimiter picks tab if line has one, else comma if it has one,
 // else white space.
 func guessDelimiter(line string) string {
@@ -128,5 +126,5 @@ func guessDelimiter(line string) string {
 	case strings.Contains(line, ","):
 		return ","
 	}
-	return Whitespace
+	return textio.Whitespace
 }

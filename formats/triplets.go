@@ -6,6 +6,24 @@ import (
 	"slices"
 )
 
+// Triplets is a sparse d1×d2 matrix given by its entries: entry k is at
+// row Row[k], column Col[k] (0-based) with value Val[k]. Readers do not
+// check for duplicate positions; [Triplets.CheckDuplicates] reports them
+// with their line numbers.
+type Triplets struct {
+	D1, D2 int
+	Row    []int
+	Col    []int
+	Val    []float64
+	// Line[k] is the 1-based line of the file that entry k came from, as
+	// filled in by the readers (nil for triplets built otherwise). A
+	// mirrored entry of a symmetric file has the line of its original.
+	Line []int
+}
+
+// Len returns the number of entries.
+func (t *Triplets) Len() int { return len(t.Val) }
+
 // FindDuplicate returns the positions a < b in file order of two entries
 // of t at the same (row, column), choosing the pair whose second entry
 // comes first in the file; ok is false when all positions are distinct.
@@ -45,8 +63,8 @@ func (t *Triplets) FindDuplicate() (a, b int, ok bool) {
 	return a, b, found
 }
 
-// lineOf returns the 1-based line of entry k, 0 when unknown.
-func (t *Triplets) lineOf(k int) int {
+// LineOf returns the 1-based line of entry k, 0 when unknown.
+func (t *Triplets) LineOf(k int) int {
 	if k < len(t.Line) {
 		return t.Line[k]
 	}
@@ -62,20 +80,7 @@ func (t *Triplets) CheckDuplicates(name string) error {
 	if !ok {
 		return nil
 	}
-	return errAt(name, t.lineOf(b), 0, "duplicate entry at row %d, column %d (first given%s)",
-		t.Row[b]+1, t.Col[b]+1, onLine(t.lineOf(a)))
-}
-
-// CheckDuplicates returns an error naming the line of the first rating
-// (in file order) whose (row id, column id) pair occurred before, and the
-// line of the earlier rating; nil when every pair occurs once.
-func (r *Ratings) CheckDuplicates(name string) error {
-	a, b, ok := r.FindDuplicate()
-	if !ok {
-		return nil
-	}
-	return errAt(name, r.lineOf(b), 0, "duplicate rating for row %s, column %s (first given%s)",
-		quoteField(r.RowIDs[r.Row[b]]), quoteField(r.ColIDs[r.Col[b]]), onLine(r.lineOf(a)))
+	return &Error{File: name, Line: t.LineOf(b), Msg: fmt.Sprintf("duplicate entry at row %d, column %d (first given%s)", t.Row[b]+1, t.Col[b]+1, onLine(t.LineOf(a)))}
 }
 
 func onLine(line int) string {

@@ -1,0 +1,39 @@
+// Package formattest holds the test helpers shared by the format packages.
+package formattest
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// CheckMatrix fails t unless got equals want entry by entry (NaN equal to
+// NaN).
+func CheckMatrix(t *testing.T, what string, got *mat.Dense, want [][]float64) {
+	t.Helper()
+	r, c := got.Dims()
+	if r != len(want) || c != len(want[0]) {
+		t.Fatalf("%s: got %d×%d, want %d×%d", what, r, c, len(want), len(want[0]))
+	}
+	for i := range want {
+		for j := range want[i] {
+			g, w := got.At(i, j), want[i][j]
+			if g != w && !(math.IsNaN(g) && math.IsNaN(w)) {
+				t.Fatalf("%s: (%d,%d) = %v, want %v", what, i, j, g, w)
+			}
+		}
+	}
+}
+
+// RandomDense returns an r×c matrix of N(0, 1) entries from rng.
+func RandomDense(rng *rand.Rand, r, c int) *mat.Dense {
+	m := mat.NewDense(r, c, nil)
+	for i := range r {
+		for j := range c {
+			m.Set(i, j, rng.NormFloat64())
+		}
+	}
+	return m
+}
