@@ -196,7 +196,9 @@ func (g *GD) Name() string {
 
 // Capabilities: GD works on full and partial observations, uses α and
 // returns rank-r factors.
-func (g *GD) Capabilities() Capabilities { return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8} }
+func (g *GD) Capabilities() Capabilities {
+	return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8}
+}
 
 // gdParams are the effective parameters of one run.
 type gdParams struct {

@@ -78,7 +78,9 @@ type Method struct {
 
 // Capabilities: IALM needs a fully observed Y, ignores α (its ‖S‖₁ weight
 // is Lambda) and finds the rank itself.
-func (m *Method) Capabilities() rpca.Capabilities { return rpca.Capabilities{DenseOnly: true, BytesPerEntry: 8 * 8} }
+func (m *Method) Capabilities() rpca.Capabilities {
+	return rpca.Capabilities{DenseOnly: true, BytesPerEntry: 8 * 8}
+}
 
 // Name returns "ialm".
 func (m *Method) Name() string { return "ialm" }
