@@ -305,27 +305,34 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 // initTrims reports whether the initialization's T sets anything aside.
 func (q *gdParams) initTrims() bool { return q.kRow0 > 0 && q.kCol0 > 0 }
 
-// toMap reports the parameters with the step η and σ̂₁ of the run.
-func (q *gdParams) toMap(eta, sigma1, loc float64) map[string]float64 {
-	m := map[string]float64{
-		"gamma": q.gamma, "step_const": q.c, "step": eta, "sigma1": sigma1, "mu": q.mu,
-		"balance": q.balance, "p": q.p, "k_row": float64(q.kRow), "k_col": float64(q.kCol),
-		"projection": 0, "algorithm": 1, "scaled": 0, "backtracking": 0, "ridge": q.ridge,
-		"init_location": loc,
-	}
-	if q.backtrack {
-		m["backtracking"] = 1
-	}
-	if q.scaled {
-		m["scaled"] = 1
-	}
-	if q.project {
-		m["projection"] = 1
-	}
+// GDParams are the effective parameters of a GD run (Result.Params).
+type GDParams struct {
+	Algorithm    int     `json:"algorithm"`     // 1 (dense Y) or 2 (observed entries)
+	Scaled       bool    `json:"scaled"`        // the scaled update (UpdateScaled)
+	Backtracking bool    `json:"backtracking"`  // the step rule StepBacktracking
+	Projection   bool    `json:"projection"`    // the row-norm projections of Algorithm 1 line 7 / Algorithm 2 line 8
+	Gamma        float64 `json:"gamma"`         // γ of T_γα in the iterations
+	StepConst    float64 `json:"step_const"`    // c in η = c/σ̂₁
+	Step         float64 `json:"step"`          // η
+	Sigma1       float64 `json:"sigma1"`        // σ̂₁ of the initialization
+	Mu           float64 `json:"mu"`            // μ of the projection's bound
+	Balance      float64 `json:"balance"`       // weight of the balancing term ‖UᵀU − VᵀV‖²_F
+	P            float64 `json:"p"`             // the sampling rate
+	Ridge        float64 `json:"ridge"`         // λ of the ridge penalty
+	KRow         int     `json:"k_row"`         // entries T_γα keeps per row
+	KCol         int     `json:"k_col"`         // entries T_γα keeps per column
+	InitLocation float64 `json:"init_location"` // c of the initial T_α on Y − c·11ᵀ
+}
+
+// report returns the parameters with the step η and σ̂₁ of the run.
+func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
+	alg := 1
 	if q.partial {
-		m["algorithm"] = 2
+		alg = 2
 	}
-	return m
+	return &GDParams{Algorithm: alg, Scaled: q.scaled, Backtracking: q.backtrack, Projection: q.project,
+		Gamma: q.gamma, StepConst: q.c, Step: eta, Sigma1: sigma1, Mu: q.mu, Balance: q.balance, P: q.p,
+		Ridge: q.ridge, KRow: q.kRow, KCol: q.kCol, InitLocation: loc}
 }
 
 // Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.
@@ -521,7 +528,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		Stop:       reason,
 		Residual:   res,
 		History:    hist,
-		Params:     q.toMap(eta, sigma1, st.initLocation()),
+		Params:     q.report(eta, sigma1, st.initLocation()),
 	}, nil
 }
 

@@ -57,7 +57,7 @@ func TestGDRecoversPaperModel(t *testing.T) {
 	if len(res.History) != res.Iterations+1 {
 		t.Errorf("history has %d records for %d iterations", len(res.History), res.Iterations)
 	}
-	if res.Params["algorithm"] != 1 || res.Params["gamma"] != 2 || res.Params["step_const"] != rpca.DefaultStepDense {
+	if gdParams(t, res).Algorithm != 1 || gdParams(t, res).Gamma != 2 || gdParams(t, res).StepConst != rpca.DefaultStepDense {
 		t.Errorf("unexpected effective parameters %v", res.Params)
 	}
 	// The estimated corruptions match S*: every entry of S* is larger than
@@ -152,7 +152,7 @@ func TestGDPartialRecovery(t *testing.T) {
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g after %d iterations (%s), want ≤ 1e-5", e, res.Iterations, res.Stop)
 	}
-	if res.Params["algorithm"] != 2 || res.Params["gamma"] != 3 {
+	if gdParams(t, res).Algorithm != 2 || gdParams(t, res).Gamma != 3 {
 		t.Errorf("effective parameters %v, want Algorithm 2 with γ = 3", res.Params)
 	}
 	// S lives on Φ only.
@@ -196,7 +196,7 @@ func TestGDMatrixCompletion(t *testing.T) {
 func TestGDSubsampling(t *testing.T) {
 	in := denseInstance(t, synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05, Seed: 13})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &rpca.GD{SampleRate: 0.5})
-	if res.Params["algorithm"] != 2 || math.Abs(res.Params["p"]-0.5) > 1e-12 {
+	if gdParams(t, res).Algorithm != 2 || math.Abs(gdParams(t, res).P-0.5) > 1e-12 {
 		t.Fatalf("effective parameters %v, want Algorithm 2 with p = 0.5", res.Params)
 	}
 	if e := relErr(res, in); e > 1e-5 {
@@ -363,4 +363,14 @@ func TestStopRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gdParams returns the GD parameters of a result.
+func gdParams(t *testing.T, res *rpca.Result) *rpca.GDParams {
+	t.Helper()
+	p, ok := res.Params.(*rpca.GDParams)
+	if !ok {
+		t.Fatalf("Params is %T, want *rpca.GDParams", res.Params)
+	}
+	return p
 }

@@ -56,7 +56,7 @@ type Capabilities struct {
 // The answer does not depend on the scale of Y: data whose largest
 // magnitude is below 2^−64 or above 2^64 are solved on a copy divided by a
 // power of two (which rounds nothing), and U and S are multiplied back;
-// Result.Params["data_scale"] then records the factor. Within that range
+// Result.DataScale then records the factor. Within that range
 // Y is used as it is, without a copy.
 //
 // Entries of the sparse part that do not stand above the noise of the fit

@@ -39,8 +39,13 @@ type Result struct {
 	History []Record
 
 	// Params are the effective parameters the method used, defaults filled
-	// in (for example "gamma", "step", "mu", "p"), for reports.
-	Params map[string]float64
+	// in, for reports: a *GDParams, *accaltproj.Params, *altproj.Params
+	// or *ialm.Params (each encodes to JSON).
+	Params any
+
+	// DataScale is the power of two Solve divided Y by before the method
+	// ran (1 when it did not; see Method).
+	DataScale float64
 }
 
 // Record describes one iteration. Quantities a method does not compute are NaN.

@@ -83,10 +83,7 @@ func (r *Result) unscale(c float64) {
 			r.S.Val[k] *= c
 		}
 	}
-	if r.Params == nil {
-		r.Params = map[string]float64{}
-	}
-	r.Params["data_scale"] = c
+	r.DataScale = c
 }
 
 // The rule by which [Solve] counts an entry of S as a corruption: |s_ij|

@@ -331,7 +331,7 @@ func (sv *solver) result(tr *rpca.Tracker, iters int, zeta float64, reason rpca.
 	return &rpca.Result{
 		Method: "accaltproj", U: kernels.Dense(sv.a), V: kernels.Dense(sv.v), S: sp,
 		Iterations: iters, Elapsed: tr.Elapsed(), Stop: reason, Residual: res, History: tr.History(),
-		Params: map[string]float64{"beta": sv.q.beta, "beta_init": sv.q.betaInit, "gamma": sv.q.gamma, "final_threshold": zeta},
+		Params: &Params{Beta: sv.q.beta, BetaInit: sv.q.betaInit, Gamma: sv.q.gamma, FinalThreshold: zeta},
 	}
 }
 
@@ -350,7 +350,7 @@ func (sv *solver) zeroResult(tr *rpca.Tracker) (*rpca.Result, error) {
 	return &rpca.Result{Method: "accaltproj", U: kernels.Dense(u), V: kernels.Dense(v),
 		S:    &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
 		Stop: reason, Elapsed: tr.Elapsed(), History: tr.History(),
-		Params: map[string]float64{"beta": sv.q.beta, "beta_init": sv.q.betaInit, "gamma": sv.q.gamma}}, nil
+		Params: &Params{Beta: sv.q.beta, BetaInit: sv.q.betaInit, Gamma: sv.q.gamma}}, nil
 }
 
 // tangent holds the work space of the tangent-space step.
@@ -470,4 +470,12 @@ func compact(m blas64.General, r int) blas64.General {
 		copy(out.Data[i*r:(i+1)*r], m.Data[i*m.Stride:i*m.Stride+r])
 	}
 	return out
+}
+
+// Params are the effective parameters of a run (rpca.Result.Params).
+type Params struct {
+	Beta           float64 `json:"beta"`            // β of the thresholds ζ = β·σ
+	BetaInit       float64 `json:"beta_init"`       // β_init of the first thresholding
+	Gamma          float64 `json:"gamma"`           // γ, the decay of the thresholds
+	FinalThreshold float64 `json:"final_threshold"` // the last ζ
 }

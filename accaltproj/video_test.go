@@ -26,7 +26,7 @@ func TestNoEarlyStopAboveTheResiduals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zeta := res.Params["final_threshold"]
+	zeta := res.Params.(*accaltproj.Params).FinalThreshold
 	if res.Iterations <= 3 || !(zeta < 0.3) {
 		t.Errorf("stopped after %d iterations (%s) with threshold %.3g; want more than 3 and a threshold below 0.3", res.Iterations, res.Stop, zeta)
 	}

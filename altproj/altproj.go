@@ -385,15 +385,8 @@ func (sv *solver) result(res float64, reason rpca.StopReason) (*rpca.Result, err
 		Stop:       reason,
 		Residual:   res,
 		History:    sv.tr.History(),
-		Params: map[string]float64{
-			"mu":          sv.mu,
-			"beta":        sv.beta,
-			"eps":         sv.eps,
-			"inner_iters": float64(sv.lastT),
-			"stall_tol":   sv.stallTol,
-			"stages":      float64(sv.stage),
-			"final_rank":  float64(sv.rank),
-		},
+		Params: &Params{Mu: sv.mu, Beta: sv.beta, Eps: sv.eps, InnerIters: sv.lastT,
+			StallTol: sv.stallTol, Stages: sv.stage, FinalRank: sv.rank},
 	}, nil
 }
 
@@ -403,4 +396,15 @@ func (sv *solver) wrap(err error) error {
 		return err
 	}
 	return fmt.Errorf("altproj: truncated SVD: %w", err)
+}
+
+// Params are the effective parameters of a run (rpca.Result.Params).
+type Params struct {
+	Mu         float64 `json:"mu"`          // incoherence μ
+	Beta       float64 `json:"beta"`        // β = 4μ²r/√(d1·d2) of the thresholds
+	Eps        float64 `json:"eps"`         // ε, the target accuracy
+	InnerIters int     `json:"inner_iters"` // inner iterations of the last stage
+	StallTol   float64 `json:"stall_tol"`   // relative progress below which a stage ends
+	Stages     int     `json:"stages"`      // stages run (the rank grows by one a stage)
+	FinalRank  int     `json:"final_rank"`  // rank of the result
 }

@@ -43,7 +43,7 @@ func TestRecoverPaperModel(t *testing.T) {
 		t.Errorf("stop %s with residual %.3g, want residual-tol ≤ 1e-7", res.Stop, res.Residual)
 	}
 	// The stages must have reached the true rank.
-	if _, k := res.U.Dims(); k != 5 || res.Params["final_rank"] != 5 || res.Params["stages"] != 5 {
+	if _, k := res.U.Dims(); k != 5 || res.Params.(*Params).FinalRank != 5 || res.Params.(*Params).Stages != 5 {
 		t.Errorf("rank %d, params %v; want 5 stages and rank 5", k, res.Params)
 	}
 	// The sparse part is the corruption: corruptions of S* smaller than
@@ -115,14 +115,14 @@ func TestEarlyExitAtTrueRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stop != rpca.StopExact || res.Params["final_rank"] != 2 {
+	if res.Stop != rpca.StopExact || res.Params.(*Params).FinalRank != 2 {
 		t.Fatalf("stop %s, params %v; want exact stop at rank 2", res.Stop, res.Params)
 	}
 	if e := methodtest.RelErr(res.U, res.V, in.A, in.B); e > 1e-8 {
 		t.Errorf("relative error %.3g", e)
 	}
 	// Two full stages of T+1 iterations each, T from line 6.
-	if want := 2 * (int(res.Params["inner_iters"]) + 1); res.Iterations > want {
+	if want := 2 * (res.Params.(*Params).InnerIters + 1); res.Iterations > want {
 		t.Errorf("%d iterations, want at most %d", res.Iterations, want)
 	}
 }
@@ -194,8 +194,8 @@ func TestMatchesReference(t *testing.T) {
 	if res.Iterations != 3*(T+1) || res.Stop != rpca.StopSchedule {
 		t.Fatalf("%d iterations, stop %s; want %d, schedule", res.Iterations, res.Stop, 3*(T+1))
 	}
-	if res.Params["beta"] != beta {
-		t.Errorf("beta %v, want %v", res.Params["beta"], beta)
+	if res.Params.(*Params).Beta != beta {
+		t.Errorf("beta %v, want %v", res.Params.(*Params).Beta, beta)
 	}
 	l := res.LowRank()
 	l.Sub(l, lr)

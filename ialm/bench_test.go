@@ -29,7 +29,7 @@ func benchPaper(b *testing.B, d int, tol float64) {
 	}
 	b.ReportMetric(methodtest.RelErr(res.U, res.V, in.A, in.B), "relerr")
 	b.ReportMetric(float64(res.Iterations), "iters")
-	b.ReportMetric(res.Params["final_rank"], "rank")
+	b.ReportMetric(float64(res.Params.(*Params).FinalRank), "rank")
 }
 
 // The paper's comparison setting: ‖Y − M − S‖_F/‖Y‖_F ≤ 1e-3 (Appendix B).

@@ -365,14 +365,7 @@ func (sv *solver) result(res float64, reason rpca.StopReason) (*rpca.Result, err
 		Stop:       reason,
 		Residual:   res,
 		History:    sv.tr.History(),
-		Params: map[string]float64{
-			"lambda":     sv.lambda,
-			"rho":        sv.rho,
-			"mu0":        sv.mu0,
-			"mu_max":     sv.muMax,
-			"mu_final":   sv.muUsed,
-			"final_rank": float64(sv.rank),
-		},
+		Params: &Params{Lambda: sv.lambda, Rho: sv.rho, Mu0: sv.mu0, MuMax: sv.muMax, MuFinal: sv.muUsed, FinalRank: sv.rank},
 	}, nil
 }
 
@@ -382,4 +375,14 @@ func (sv *solver) wrap(err error) error {
 		return err
 	}
 	return fmt.Errorf("ialm: truncated SVD: %w", err)
+}
+
+// Params are the effective parameters of a run (rpca.Result.Params).
+type Params struct {
+	Lambda    float64 `json:"lambda"`     // λ, the weight of ‖S‖₁
+	Rho       float64 `json:"rho"`        // ρ, the growth of the penalty μ
+	Mu0       float64 `json:"mu0"`        // the first μ
+	MuMax     float64 `json:"mu_max"`     // the cap on μ
+	MuFinal   float64 `json:"mu_final"`   // the last μ
+	FinalRank int     `json:"final_rank"` // rank of the result
 }

@@ -31,11 +31,11 @@ func TestRecoverPaperModel(t *testing.T) {
 	if res.Stop != rpca.StopResidualTol || res.Residual > DefaultResidualTol {
 		t.Errorf("stop %s, residual %.3g", res.Stop, res.Residual)
 	}
-	if _, k := res.U.Dims(); k != 5 || res.Params["final_rank"] != 5 {
+	if _, k := res.U.Dims(); k != 5 || res.Params.(*Params).FinalRank != 5 {
 		t.Errorf("rank %d, want 5", k)
 	}
-	if res.Params["lambda"] != 1/math.Sqrt(300) {
-		t.Errorf("lambda %v", res.Params["lambda"])
+	if res.Params.(*Params).Lambda != 1/math.Sqrt(300) {
+		t.Errorf("lambda %v", res.Params.(*Params).Lambda)
 	}
 	checkResult(t, res, in.Y)
 	checkOptimality(t, res, st, in.Y)
@@ -167,8 +167,8 @@ func TestRectangular(t *testing.T) {
 		if want == 0 {
 			want = 1 / math.Sqrt(float64(c.d1))
 		}
-		if res.Params["lambda"] != want {
-			t.Errorf("%+v: lambda %v, want %v", c, res.Params["lambda"], want)
+		if res.Params.(*Params).Lambda != want {
+			t.Errorf("%+v: lambda %v, want %v", c, res.Params.(*Params).Lambda, want)
 		}
 		u1, _ := res.U.Dims()
 		v1, _ := res.V.Dims()

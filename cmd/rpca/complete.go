@@ -130,7 +130,7 @@ type completeSummary struct {
 	Rank           int                `json:"rank"`
 	Alpha          float64            `json:"alpha"`
 	Seed           uint64             `json:"seed"`
-	Params         map[string]float64 `json:"params"`
+	Params         any `json:"params"`
 	Iterations     int                `json:"iterations"`
 	Seconds        float64            `json:"seconds"`
 	StopReason     string             `json:"stop_reason"`

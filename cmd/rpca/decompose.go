@@ -106,7 +106,7 @@ type decomposeSummary struct {
 	Alpha         float64            `json:"alpha"`
 	P             float64            `json:"p"`
 	Seed          uint64             `json:"seed"`
-	Params        map[string]float64 `json:"params"`
+	Params        any `json:"params"`
 	Iterations    int                `json:"iterations"`
 	Seconds       float64            `json:"seconds"`
 	StopReason    string             `json:"stop_reason"`

@@ -112,7 +112,7 @@ type synthSummary struct {
 	RelError        *number            `json:"rel_error"`
 	Residual        *number            `json:"residual"`
 	SparseEntries   int                `json:"sparse_entries"`
-	Params          map[string]float64 `json:"params"`
+	Params          any `json:"params"`
 	Saved           string             `json:"saved,omitempty"`
 }
 

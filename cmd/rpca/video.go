@@ -157,7 +157,7 @@ type videoSummary struct {
 	MaxIter      int                `json:"max_iter,omitempty"`
 	FactorTol    float64            `json:"factor_tol,omitempty"`
 	ResidualTol  float64            `json:"residual_tol,omitempty"`
-	Params       map[string]float64 `json:"params,omitempty"`
+	Params       any `json:"params,omitempty"`
 	Iterations   int                `json:"iterations"`
 	Seconds      float64            `json:"seconds"`
 	RankSeconds  float64            `json:"rank_seconds,omitempty"`

@@ -1,0 +1,169 @@
+package ratings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/formats/delim"
+	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/outdir"
+)
+
+// Unknown says how to predict a pair with an id that has no training
+// rating.
+type Unknown string
+
+// The policies for unknown ids.
+const (
+	UnknownError Unknown = "error" // an *UnknownIDError
+	UnknownNaN   Unknown = "nan"   // predict NaN
+	UnknownBias  Unknown = "bias"  // the bias model: the mean plus the known id's bias (BaselineBiases only)
+)
+
+// UnknownIDError is a pair to predict whose row or column id has no
+// training rating.
+type UnknownIDError struct {
+	Line int    // 1-based line of the pair in its file
+	Kind string // "row" or "column"
+	ID   string
+}
+
+func (e *UnknownIDError) Error() string {
+	return fmt.Sprintf("line %d: unknown %s id %q: it has no training rating, so it cannot be predicted", e.Line, e.Kind, e.ID)
+}
+
+// ErrUnknownPolicy: UnknownBias asked of a model without biases, or an
+// unknown policy.
+var ErrUnknownPolicy = errors.New("ratings: unknown-id policy not available")
+
+// PredictPairs predicts every pair of p. Unknown ids follow the policy;
+// fromBiases counts the pairs UnknownBias predicted from the biases alone.
+func (m *Model) PredictPairs(p *triples.Pairs, policy Unknown) (preds []float64, fromBiases int, err error) {
+	switch {
+	case policy == UnknownBias && m.Biases == nil:
+		return nil, 0, fmt.Errorf("%w: %q needs a model fitted with BaselineBiases", ErrUnknownPolicy, policy)
+	case policy != UnknownError && policy != UnknownNaN && policy != UnknownBias:
+		return nil, 0, fmt.Errorf("%w: %q (want error, nan or bias)", ErrUnknownPolicy, policy)
+	}
+	preds = make([]float64, p.Len())
+	for k := range preds {
+		i, j, okRow, okCol := m.Index(p.Row[k], p.Col[k])
+		switch {
+		case okRow && okCol:
+			preds[k] = m.Predict(i, j)
+		case policy == UnknownNaN:
+			preds[k] = math.NaN()
+		case policy == UnknownBias:
+			if !okRow {
+				i = -1 // no row bias
+			}
+			if !okCol {
+				j = -1
+			}
+			preds[k] = m.PredictBiases(i, j)
+			fromBiases++
+		default:
+			e := &UnknownIDError{Line: p.Line[k], Kind: "row", ID: p.Row[k]}
+			if okRow {
+				e.Kind, e.ID = "column", p.Col[k]
+			}
+			return nil, 0, e
+		}
+	}
+	return preds, fromBiases, nil
+}
+
+// WriteOutliers writes the training ratings the model set aside as
+// outliers, one a line: row id, column id, rating and fitted value
+// U[i]·V[j], separated by tabs, after a comment line naming the columns.
+func (m *Model) WriteOutliers(w io.Writer) error {
+	if _, err := io.WriteString(w, "# row\tcol\trating\tfitted\n"); err != nil {
+		return err
+	}
+	tr := m.Train
+	for k, v := range tr.Val {
+		if !m.IsOutlier(k) {
+			continue
+		}
+		i, j := tr.Row[k], tr.Col[k]
+		line := m.RowIDs[i] + "\t" + m.ColIDs[j] + "\t" + strconv.FormatFloat(v, 'g', -1, 64) + "\t" +
+			strconv.FormatFloat(m.Fitted(i, j), 'g', -1, 64) + "\n"
+		if _, err := io.WriteString(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The files Save writes.
+const (
+	FileRows        = "rows.txt"        // the row ids, one a line, in the order of U's rows
+	FileCols        = "cols.txt"        // the column ids in the order of V's rows
+	FilePredictions = "predictions.tsv" // row id, column id, prediction
+	FileOutliers    = "outliers.tsv"    // see WriteOutliers
+)
+
+// Save writes the model into the directory dir, which must exist: U and V
+// as U.npy and V.npy (U.csv and V.csv with csv), FileRows and FileCols,
+// FileOutliers when there are outliers, and FilePredictions when pairs is
+// not nil (preds from PredictPairs). It returns the names of the files.
+// Each file is written atomically.
+func (m *Model) Save(ctx context.Context, dir string, csv bool, pairs *triples.Pairs, preds []float64) ([]string, error) {
+	var files []string
+	write := func(name string, fn func(w io.Writer) error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		files = append(files, name)
+		return outdir.WriteFile(filepath.Join(dir, name), fn)
+	}
+	for _, f := range []struct {
+		base string
+		m    *mat.Dense
+	}{{"U", m.U}, {"V", m.V}} {
+		name, fn := f.base+".npy", func(w io.Writer) error { return npy.Write(w, f.m) }
+		if csv {
+			name, fn = f.base+".csv", func(w io.Writer) error { return delim.Write(w, f.m, ",") }
+		}
+		if err := write(name, fn); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range []struct {
+		name string
+		ids  []string
+	}{{FileRows, m.RowIDs}, {FileCols, m.ColIDs}} {
+		if err := write(l.name, func(w io.Writer) error { return writeLines(w, l.ids) }); err != nil {
+			return nil, err
+		}
+	}
+	if pairs != nil {
+		if err := write(FilePredictions, func(w io.Writer) error { return triples.Write(w, "\t", pairs.Row, pairs.Col, preds) }); err != nil {
+			return nil, err
+		}
+	}
+	if m.Result.S.NNZ() > 0 {
+		if err := write(FileOutliers, m.WriteOutliers); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// writeLines writes one string a line.
+func writeLines(w io.Writer, lines []string) error {
+	for _, l := range lines {
+		if _, err := io.WriteString(w, l+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
