@@ -5,16 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image"
-	"image/draw"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/rpca-gd/rpca/load"
-	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
 )
@@ -135,80 +130,6 @@ precision, recall and F-measure.`)
 	return fs
 }
 
-// videoSummary is summary.json and the --json output.
-type videoSummary struct {
-	Method       string             `json:"method"`
-	Preset       string             `json:"preset"`
-	Input        string             `json:"input"`
-	Output       string             `json:"output"`
-	Frames       int                `json:"frames"`
-	FirstFrame   string             `json:"first_frame"`
-	LastFrame    string             `json:"last_frame"`
-	Width        int                `json:"width"`
-	Height       int                `json:"height"`
-	Channels     int                `json:"channels"`
-	Scale        float64            `json:"scale"`
-	Rank         int                `json:"rank,omitempty"`
-	RankRule     string             `json:"rank_rule,omitempty"`
-	RankReason   string             `json:"rank_reason,omitempty"`
-	Alpha        float64            `json:"alpha"`
-	P            float64            `json:"p"`
-	Seed         uint64             `json:"seed"`
-	MaxIter      int                `json:"max_iter,omitempty"`
-	FactorTol    float64            `json:"factor_tol,omitempty"`
-	ResidualTol  float64            `json:"residual_tol,omitempty"`
-	Params       any `json:"params,omitempty"`
-	Iterations   int                `json:"iterations"`
-	Seconds      float64            `json:"seconds"`
-	RankSeconds  float64            `json:"rank_seconds,omitempty"`
-	LoadSeconds  float64            `json:"load_seconds"`
-	StopReason   string             `json:"stop_reason"`
-	Residual     *number            `json:"residual"`
-	Foreground   string             `json:"foreground"`
-	Mask         maskSummary        `json:"mask"`
-	DisplayScale float64            `json:"foreground_display_scale"`
-	DisplayFloor float64            `json:"foreground_display_floor"`
-	Truth        *truthScore        `json:"truth,omitempty"`
-	Window       int                `json:"window,omitempty"`
-	Windows      []windowSummary    `json:"windows,omitempty"`
-}
-
-// windowSummary is one window of a --window run.
-type windowSummary struct {
-	FirstFrame     string  `json:"first_frame"`
-	Frames         int     `json:"frames"`
-	Rank           int     `json:"rank,omitempty"`
-	RankRule       string  `json:"rank_rule,omitempty"`
-	Iterations     int     `json:"iterations"`
-	Seconds        float64 `json:"seconds"`
-	StopReason     string  `json:"stop_reason,omitempty"`
-	ForegroundRate float64 `json:"foreground_fraction"`
-}
-
-// maskSummary describes the foreground decision.
-type maskSummary struct {
-	Rule           string  `json:"rule"`
-	Threshold      float64 `json:"threshold,omitempty"`
-	NoiseFactor    float64 `json:"noise_factor,omitempty"`
-	Noise          float64 `json:"noise"`
-	PixelNoise     bool    `json:"pixel_noise"`
-	Smooth         int     `json:"smooth_radius"`
-	Filter         int     `json:"filter_radius"`
-	MinObject      int     `json:"min_object_pixels"`
-	Shadows        bool    `json:"shadows_removed"`
-	ShadowPixels   int     `json:"shadow_pixels"`
-	ForegroundRate float64 `json:"foreground_fraction"`
-}
-
-// truthScore is the score of one frame's mask against a ground truth.
-type truthScore struct {
-	Mask      string  `json:"mask"`
-	Frame     string  `json:"frame"`
-	Precision float64 `json:"precision"`
-	Recall    float64 `json:"recall"`
-	F         float64 `json:"f_measure"`
-}
-
 func runVideo(ctx context.Context, e *env, args []string) error {
 	var f videoFlags
 	fs := f.register(e)
@@ -230,42 +151,29 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("--out: %v", err)
 	}
 	defer dir.Abort()
-
 	if _, err := os.Stat(f.in); err != nil {
 		return fmt.Errorf("--in: %v", err)
 	}
-	truth, err := f.loadTruthMask()
-	if err != nil {
-		return err
-	}
 	prog := newProgress(e, &f.solveFlags)
-	o, err := f.separateOptions(prog)
+	job, err := f.job(opts, dir.Path(), prog)
 	if err != nil {
 		return err
-	}
-	sum := &videoSummary{
-		Method: f.method, Preset: f.preset, Input: f.in, Output: f.out, Scale: f.scale,
-		Alpha: f.alpha, P: f.p, Seed: f.seed, Foreground: f.foreground, Window: f.window,
-	}
-	size := f.window
-	if size == 0 {
-		size = math.MaxInt32 // the whole clip at once
 	}
 	prog.stage("loading frames from %s", f.in)
-	err = video.SeparateWindows(ctx, f.in, opts, size, o, func(w video.Window) error {
-		return f.window1(ctx, prog, dir, w, truth, sum)
-	})
+	rep, err := video.Run(ctx, job)
 	prog.done()
-	if errors.Is(err, video.ErrRankTooLarge) {
+	switch {
+	case errors.Is(err, video.ErrRankTooLarge):
 		return fmt.Errorf("--rank: %w; use a lower rank or more frames: %w", err, errUsage)
-	}
-	if err != nil {
+	case errors.Is(err, video.ErrTruthFrame):
+		return fmt.Errorf("--truth-frame: %w", err)
+	case err != nil:
 		return err // the error chain is kept; main prints "rpca: " once
 	}
-	if truth != nil && sum.Truth == nil {
-		return fmt.Errorf("--truth-frame %s is not among the %d selected frames (%s … %s)", f.truthFrame, sum.Frames, sum.FirstFrame, sum.LastFrame)
+	if rep.Unconverged > 0 && !f.quiet {
+		fmt.Fprintf(e.stderr, "rpca: warning: %d of the windows stopped at the iteration cap without converging; their backgrounds may be inaccurate: raise --max-iter\n", rep.Unconverged)
 	}
-	if err := outdir.WriteFile(dir.Join("summary.json"), func(w io.Writer) error { return writeJSON(w, sum) }); err != nil {
+	if err := writeJSONFile(dir.Join("summary.json"), rep); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -275,10 +183,56 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("--out: %v", err)
 	}
 	if f.jsonOut {
-		return writeJSON(e.stdout, sum)
+		return writeJSON(e.stdout, rep)
 	}
-	_, err = fmt.Fprintln(e.stdout, summaryLine(sum))
+	_, err = fmt.Fprintln(e.stdout, rep.String())
 	return err
+}
+
+// job is the separation the flags ask for, writing into dir.
+func (f *videoFlags) job(opts video.Options, dir string, prog *progress) (video.Job, error) {
+	j := video.Job{
+		Input: f.in, Load: opts, Window: f.window, Dir: dir, MontageFrames: f.montageFrames, Preview: f.preview,
+		Separate: video.SeparateOptions{
+			MaxRank: f.maxRank, MinGap: f.rankGap,
+			SparseForeground: f.foreground == "sparse",
+			Mask:             f.maskOptions(),
+			Stage:            func(msg string) { prog.stage("%s", msg) },
+		},
+		RankRule: "flag", RankReason: "--rank given",
+		Report: video.Report{
+			Method: f.method, Preset: f.preset, Input: f.in, Output: f.out, Scale: f.scale,
+			Alpha: f.alpha, P: f.p, Seed: f.seed, Foreground: f.foreground,
+			MaxIter: f.maxIter, FactorTol: f.factorTol, ResidualTol: f.tol,
+		},
+	}
+	if f.rankByPreset {
+		j.RankRule, j.RankReason = "preset", fmt.Sprintf("the %s preset's r = %d", f.preset, f.rank)
+	}
+	if f.method != "median" {
+		m, err := f.newMethod()
+		if err != nil {
+			return j, err
+		}
+		j.Separate.Method = m
+		j.Separate.Settings = f.settings()
+		j.Separate.Settings.Callback = prog.callback
+	}
+	if f.truth == "" {
+		if f.truthFrame != "" {
+			return j, fmt.Errorf("--truth-frame needs --truth MASK.png: %w", errUsage)
+		}
+		return j, nil
+	}
+	if f.truthFrame == "" {
+		return j, fmt.Errorf("--truth needs --truth-frame NAME, the frame the mask belongs to: %w", errUsage)
+	}
+	mask, w, h, err := video.LoadMask(f.truth, f.scale)
+	if err != nil {
+		return j, fmt.Errorf("--truth: %w", err)
+	}
+	j.Truth = &video.Truth{Path: f.truth, Frame: f.truthFrame, Mask: mask, W: w, H: h}
+	return j, nil
 }
 
 // prepare validates the flags, applies the preset and the video defaults
@@ -448,295 +402,4 @@ func absPath(p string) string {
 		return p
 	}
 	return a
-}
-
-// loadTruthMask loads --truth (nil without it).
-func (f *videoFlags) loadTruthMask() (*truthMask, error) {
-	if f.truth == "" {
-		if f.truthFrame != "" {
-			return nil, fmt.Errorf("--truth-frame needs --truth MASK.png: %w", errUsage)
-		}
-		return nil, nil
-	}
-	if f.truthFrame == "" {
-		return nil, fmt.Errorf("--truth needs --truth-frame NAME, the frame the mask belongs to: %w", errUsage)
-	}
-	mask, w, h, err := video.LoadMask(f.truth, f.scale)
-	if err != nil {
-		return nil, fmt.Errorf("--truth: %w", err)
-	}
-	return &truthMask{mask: mask, w: w, h: h}, nil
-}
-
-// truthMask is the --truth mask and its size.
-type truthMask struct {
-	mask []bool
-	w, h int
-}
-
-// truthIndex returns the index in seq of the --truth-frame (-1 if it is
-// not there) after checking the mask's size against the frames.
-func (f *videoFlags) truthIndex(t *truthMask, seq *video.Sequence) (int, error) {
-	if t == nil {
-		return -1, nil
-	}
-	if t.w != seq.Width || t.h != seq.Height {
-		return -1, fmt.Errorf("--truth: %s is %d×%d after scaling, but the frames are %d×%d", f.truth, t.w, t.h, seq.Width, seq.Height)
-	}
-	stem := func(s string) string { b := filepath.Base(s); return strings.TrimSuffix(b, filepath.Ext(b)) }
-	for k, n := range seq.Names {
-		if n == f.truthFrame || stem(n) == stem(f.truthFrame) {
-			return k, nil
-		}
-	}
-	return -1, nil
-}
-
-// window1 writes the outputs of one window (and, for the first, the
-// montage and the preview) and adds it to the summary.
-func (f *videoFlags) window1(ctx context.Context, prog *progress, dir *outdir.Dir, w video.Window, truth *truthMask, sum *videoSummary) error {
-	seq, sep := w.Seq, w.Sep
-	g := seq.Geometry
-	gray := video.Geometry{Width: g.Width, Height: g.Height}
-	if w.Index == 0 {
-		sum.FirstFrame, sum.Width, sum.Height, sum.Channels = seq.Names[0], seq.Width, seq.Height, seq.Channels()
-	}
-	sum.Frames += len(seq.Names)
-	sum.LastFrame = seq.Names[len(seq.Names)-1]
-	sum.LoadSeconds += w.LoadSeconds
-	f.record(prog, w, sum)
-	truthIdx, err := f.truthIndex(truth, seq)
-	if err != nil {
-		return err
-	}
-	if truthIdx >= 0 {
-		pred := make([]bool, g.Pixels())
-		for i := range pred {
-			pred[i] = sep.Masks.At(i, truthIdx) > 0
-		}
-		sc, err := metrics.Detect(pred, truth.mask)
-		if err != nil {
-			return err
-		}
-		sum.Truth = &truthScore{Mask: f.truth, Frame: seq.Names[truthIdx], Precision: sc.Precision, Recall: sc.Recall, F: sc.F}
-	}
-	fg := video.Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale)
-	writes := []struct {
-		sub string
-		m   video.Matrix
-		g   video.Geometry
-	}{
-		{"background", sep.Background, g},
-		{"foreground", fg, g},
-		{"mask", sep.Masks, gray},
-	}
-	prog.stage("writing %d PNGs into %s", len(writes)*len(seq.Names), f.out)
-	for _, wr := range writes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := video.WriteFrames(dir.Join(wr.sub), seq.Names, wr.m, wr.g); err != nil {
-			return err
-		}
-	}
-	if w.Index > 0 {
-		prog.stage("window %d done; loading the next frames", w.Index+1)
-		return nil
-	}
-	// The montage and the preview show the first window.
-	mont, err := videoMontage(seq, sep, sum, f.montageFrames, truthIdx)
-	if err != nil {
-		return err
-	}
-	if err := video.WritePNG(dir.Join("montage.png"), mont); err != nil {
-		return err
-	}
-	if f.preview {
-		prog.stage("writing preview.gif")
-		cols := []video.PreviewColumn{
-			{Title: "original", M: seq.Y, G: g},
-			{Title: "background", M: sep.Background, G: g},
-			{Title: "foreground", M: fg, G: g},
-			{Title: "mask", M: sep.Masks, G: gray},
-		}
-		if err := video.WritePreview(ctx, dir.Join("preview.gif"), cols, video.PreviewOptions{}); err != nil {
-			return err
-		}
-	}
-	if f.window > 0 {
-		prog.stage("window 1 done; loading the next frames")
-	}
-	return nil
-}
-
-// separateOptions are video.Separate's options from the flags.
-func (f *videoFlags) separateOptions(prog *progress) (video.SeparateOptions, error) {
-	o := video.SeparateOptions{
-		MaxRank: f.maxRank, MinGap: f.rankGap,
-		SparseForeground: f.foreground == "sparse",
-		Mask:             f.maskOptions(),
-		Stage:            func(msg string) { prog.stage("%s", msg) },
-	}
-	if f.method != "median" {
-		m, err := f.newMethod()
-		if err != nil {
-			return o, err
-		}
-		o.Method = m
-		o.Settings = f.settings()
-		o.Settings.Callback = prog.callback
-	}
-	return o, nil
-}
-
-// record adds a window's separation to the summary: the first window's
-// rank, parameters and decision at the top level, times and iterations
-// summed, and one entry per window when there are windows.
-func (f *videoFlags) record(prog *progress, w video.Window, sum *videoSummary) {
-	sep := w.Sep
-	res := sep.Result
-	sum.Seconds += sep.Seconds
-	sum.RankSeconds += sep.RankSeconds
-	if res != nil {
-		prog.warnUnconverged(res)
-		sum.Iterations += res.Iterations
-	}
-	if f.window > 0 {
-		ws := windowSummary{FirstFrame: w.Seq.Names[0], Frames: len(w.Seq.Names), Seconds: sep.Seconds, ForegroundRate: sep.MaskReport.Foreground}
-		if res != nil {
-			ws.Rank, ws.RankRule, ws.Iterations, ws.StopReason = res.U.RawMatrix().Cols, sep.RankRule, res.Iterations, string(res.Stop)
-		}
-		sum.Windows = append(sum.Windows, ws)
-	}
-	if w.Index > 0 {
-		return
-	}
-	sum.DisplayScale, sum.DisplayFloor = sep.DisplayScale, sep.DisplayFloor
-	r := sep.MaskReport
-	sum.Mask = maskSummary{
-		Rule: r.Rule, Noise: r.Noise, PixelNoise: r.Options.PixelNoise,
-		Smooth: r.Options.Smooth, Filter: r.Options.Filter, MinObject: r.Options.MinObject,
-		Shadows: !r.Options.KeepShadows, ShadowPixels: r.Shadow, ForegroundRate: r.Foreground,
-	}
-	if r.Rule == "fixed" {
-		sum.Mask.Threshold = r.Options.Threshold
-	} else {
-		sum.Mask.NoiseFactor = r.Options.NoiseFactor
-	}
-	if res == nil { // the median
-		sum.StopReason = "exact"
-		sum.Alpha, sum.P = 0, 1
-		return
-	}
-	sum.Method = res.Method
-	sum.Rank = res.U.RawMatrix().Cols // the rank the method used (IALM finds its own)
-	sum.RankRule, sum.RankReason = sep.RankRule, sep.RankReason
-	if sep.RankRule == "given" {
-		sum.RankRule, sum.RankReason = "flag", "--rank given"
-		if f.rankByPreset {
-			sum.RankRule, sum.RankReason = "preset", fmt.Sprintf("the %s preset's r = %d", f.preset, f.rank)
-		}
-	}
-	sum.MaxIter, sum.FactorTol, sum.ResidualTol = f.maxIter, f.factorTol, f.tol
-	sum.Params = res.Params
-	sum.StopReason = string(res.Stop)
-	sum.Residual = finite(res.Residual)
-}
-
-// videoMontage lays out original | background | foreground | mask for n
-// evenly spaced frames (the truth frame among them when there is one),
-// under column headers.
-func videoMontage(seq *video.Sequence, sep *video.Separation, sum *videoSummary, n, truthIdx int) (image.Image, error) {
-	d2 := len(seq.Names)
-	n = min(n, d2)
-	idx := make([]int, n)
-	for k := range idx {
-		idx[k] = (2*k + 1) * d2 / (2 * n)
-	}
-	if truthIdx >= 0 {
-		near := 0
-		dist := func(j int) int { return max(j-truthIdx, truthIdx-j) }
-		for k, j := range idx {
-			if dist(j) < dist(idx[near]) {
-				near = k
-			}
-		}
-		idx[near] = truthIdx
-	}
-	g := seq.Geometry
-	gray := video.Geometry{Width: g.Width, Height: g.Height}
-	method := sum.Method
-	if sum.Rank > 0 {
-		method += fmt.Sprintf(" r=%d", sum.Rank)
-	}
-	if sum.Preset != "" {
-		method += " (" + sum.Preset + ")"
-	}
-	fgLabel := "foreground |Y-M|"
-	if sum.Foreground == "sparse" {
-		fgLabel = "foreground |S|"
-	}
-	maskLabel := fmt.Sprintf("mask > %g x noise", sum.Mask.NoiseFactor)
-	if sum.Mask.Rule == "fixed" {
-		maskLabel = fmt.Sprintf("mask > %g", sum.Mask.Threshold)
-	}
-	headers := []string{"original", fmt.Sprintf("background: %s, %.2fs", method, sum.Seconds), fgLabel, maskLabel}
-	fg := video.Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale)
-	var rows [][]video.Panel
-	for _, j := range idx {
-		var imgs [4]image.Image
-		for k, src := range []struct {
-			m video.Matrix
-			g video.Geometry
-		}{{seq.Y, g}, {sep.Background, g}, {fg, g}, {sep.Masks, gray}} {
-			img, err := video.FrameImage(src.m, j, src.g)
-			if err != nil {
-				return nil, err
-			}
-			imgs[k] = img
-		}
-		mlabel := ""
-		if sum.Truth != nil && j == truthIdx {
-			mlabel = fmt.Sprintf("F=%.2f", sum.Truth.F)
-		}
-		rows = append(rows, []video.Panel{
-			{Image: imgs[0], Label: seq.Names[j]},
-			{Image: imgs[1]},
-			{Image: imgs[2]},
-			{Image: imgs[3], Label: mlabel},
-		})
-	}
-	zoom := 1
-	if g.Width < 200 {
-		zoom = 2
-	}
-	m := video.Montage(rows, video.MontageOptions{Zoom: zoom, Headers: headers})
-	if g.Color {
-		return m, nil
-	}
-	// Gray frames, black labels on white: a gray PNG is a third the size.
-	gm := image.NewGray(m.Bounds())
-	draw.Draw(gm, gm.Bounds(), m, m.Bounds().Min, draw.Src)
-	return gm, nil
-}
-
-// summaryLine is the one-line summary printed on success.
-func summaryLine(s *videoSummary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %d frames of %d×%d", s.Method, s.Frames, s.Width, s.Height)
-	if s.Channels == 3 {
-		b.WriteString(" (color)")
-	}
-	if s.Rank > 0 {
-		fmt.Fprintf(&b, ", rank %d (%s)", s.Rank, s.RankRule)
-	}
-	if s.Method != "median" {
-		fmt.Fprintf(&b, ", %d iterations (%s)", s.Iterations, s.StopReason)
-	}
-	fmt.Fprintf(&b, " in %.2fs", s.Seconds)
-	if s.Truth != nil {
-		fmt.Fprintf(&b, "; %s: precision %.3f, recall %.3f, F %.3f", s.Truth.Frame, s.Truth.Precision, s.Truth.Recall, s.Truth.F)
-	}
-	fmt.Fprintf(&b, "; wrote %s", s.Output)
-	return b.String()
 }

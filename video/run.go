@@ -1,0 +1,405 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/rpca-gd/rpca/metrics"
+)
+
+// Job is one separation of a clip into an output directory: what Run
+// does for rpca video.
+type Job struct {
+	// Input is a directory of frames or a video file (see Load); Load
+	// selects and scales the frames.
+	Input string
+	Load  Options
+	// Window is the number of frames separated at a time (0: the whole
+	// clip at once); see SeparateWindows.
+	Window   int
+	Separate SeparateOptions
+	// Dir is the output directory, which must exist (the caller makes it
+	// atomic).
+	Dir string
+	// Truth, when set, is scored against the mask of its frame.
+	Truth *Truth
+	// MontageFrames is the number of frames in montage.png (0: 4).
+	MontageFrames int
+	// Preview writes preview.gif.
+	Preview bool
+	// RankRule and RankReason, when set, report where a given rank
+	// (SeparateOptions.Rank) came from instead of "given".
+	RankRule, RankReason string
+	// Report starts the report: Run fills in what the separation found
+	// and keeps the rest (method, preset, input and flags for the record).
+	Report Report
+}
+
+// Truth is a ground-truth mask of one frame.
+type Truth struct {
+	Path  string // the mask image, for the report
+	Frame string // the name of its frame (with or without extension)
+	Mask  []bool // row-major pixels, as LoadMask returns them
+	W, H  int
+}
+
+// ErrTruthFrame: the truth's frame is not among the separated frames.
+var ErrTruthFrame = errors.New("video: the truth's frame is not among the frames")
+
+// Report is summary.json of a separation.
+type Report struct {
+	Method       string       `json:"method"`
+	Preset       string       `json:"preset"`
+	Input        string       `json:"input"`
+	Output       string       `json:"output"`
+	Frames       int          `json:"frames"`
+	FirstFrame   string       `json:"first_frame"`
+	LastFrame    string       `json:"last_frame"`
+	Width        int          `json:"width"`
+	Height       int          `json:"height"`
+	Channels     int          `json:"channels"`
+	Scale        float64      `json:"scale"`
+	Rank         int          `json:"rank,omitempty"`
+	RankRule     string       `json:"rank_rule,omitempty"`
+	RankReason   string       `json:"rank_reason,omitempty"`
+	Alpha        float64      `json:"alpha"`
+	P            float64      `json:"p"`
+	Seed         uint64       `json:"seed"`
+	MaxIter      int          `json:"max_iter,omitempty"`
+	FactorTol    float64      `json:"factor_tol,omitempty"`
+	ResidualTol  float64      `json:"residual_tol,omitempty"`
+	Params       any          `json:"params,omitempty"`
+	Iterations   int          `json:"iterations"`
+	Seconds      float64      `json:"seconds"`
+	RankSeconds  float64      `json:"rank_seconds,omitempty"`
+	LoadSeconds  float64      `json:"load_seconds"`
+	StopReason   string       `json:"stop_reason"`
+	Residual     *float64     `json:"residual"`
+	Foreground   string       `json:"foreground"`
+	Mask         MaskSummary  `json:"mask"`
+	DisplayScale float64      `json:"foreground_display_scale"`
+	DisplayFloor float64      `json:"foreground_display_floor"`
+	Truth        *TruthScore  `json:"truth,omitempty"`
+	Window       int          `json:"window,omitempty"`
+	Windows      []WindowInfo `json:"windows,omitempty"`
+	// Unconverged counts the windows whose solve ended at its iteration
+	// cap.
+	Unconverged int `json:"unconverged_windows,omitempty"`
+}
+
+// WindowInfo is one window of a windowed run.
+type WindowInfo struct {
+	FirstFrame     string  `json:"first_frame"`
+	Frames         int     `json:"frames"`
+	Rank           int     `json:"rank,omitempty"`
+	RankRule       string  `json:"rank_rule,omitempty"`
+	Iterations     int     `json:"iterations"`
+	Seconds        float64 `json:"seconds"`
+	StopReason     string  `json:"stop_reason,omitempty"`
+	ForegroundRate float64 `json:"foreground_fraction"`
+}
+
+// MaskSummary describes the foreground decision (the first window's).
+type MaskSummary struct {
+	Rule           string  `json:"rule"`
+	Threshold      float64 `json:"threshold,omitempty"`
+	NoiseFactor    float64 `json:"noise_factor,omitempty"`
+	Noise          float64 `json:"noise"`
+	PixelNoise     bool    `json:"pixel_noise"`
+	Smooth         int     `json:"smooth_radius"`
+	Filter         int     `json:"filter_radius"`
+	MinObject      int     `json:"min_object_pixels"`
+	Shadows        bool    `json:"shadows_removed"`
+	ShadowPixels   int     `json:"shadow_pixels"`
+	ForegroundRate float64 `json:"foreground_fraction"`
+}
+
+// TruthScore is the score of one frame's mask against a ground truth.
+type TruthScore struct {
+	Mask      string  `json:"mask"`
+	Frame     string  `json:"frame"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F         float64 `json:"f_measure"`
+}
+
+// Run separates the clip window by window and writes into j.Dir, for each
+// window, background/, foreground/ (the residual above its display floor,
+// scaled) and mask/, one PNG per frame; for the first window montage.png
+// and, with j.Preview, preview.gif. It returns the report (which the
+// caller writes as summary.json).
+func Run(ctx context.Context, j Job) (*Report, error) {
+	rep := j.Report
+	rep.Window = j.Window
+	size := j.Window
+	if size == 0 {
+		size = math.MaxInt32 // the whole clip at once
+	}
+	err := SeparateWindows(ctx, j.Input, j.Load, size, j.Separate, func(w Window) error {
+		return j.window(ctx, w, &rep)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if j.Truth != nil && rep.Truth == nil {
+		return nil, fmt.Errorf("%w: %s is not among the %d frames (%s … %s)", ErrTruthFrame, j.Truth.Frame, rep.Frames, rep.FirstFrame, rep.LastFrame)
+	}
+	return &rep, nil
+}
+
+func (j *Job) stage(format string, a ...any) {
+	if j.Separate.Stage != nil {
+		j.Separate.Stage(fmt.Sprintf(format, a...))
+	}
+}
+
+// window writes the outputs of one window and adds it to the report.
+func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
+	seq, sep := w.Seq, w.Sep
+	g := seq.Geometry
+	gray := Geometry{Width: g.Width, Height: g.Height}
+	if w.Index == 0 {
+		rep.FirstFrame, rep.Width, rep.Height, rep.Channels = seq.Names[0], seq.Width, seq.Height, seq.Channels()
+	}
+	rep.Frames += len(seq.Names)
+	rep.LastFrame = seq.Names[len(seq.Names)-1]
+	rep.LoadSeconds += w.LoadSeconds
+	j.record(w, rep)
+	truthIdx, err := j.score(seq, sep, rep)
+	if err != nil {
+		return err
+	}
+	fg := Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale)
+	writes := []struct {
+		sub string
+		m   Matrix
+		g   Geometry
+	}{{"background", sep.Background, g}, {"foreground", fg, g}, {"mask", sep.Masks, gray}}
+	j.stage("writing %d PNGs into %s", len(writes)*len(seq.Names), rep.Output)
+	for _, wr := range writes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := WriteFrames(filepath.Join(j.Dir, wr.sub), seq.Names, wr.m, wr.g); err != nil {
+			return err
+		}
+	}
+	if w.Index > 0 {
+		j.stage("window %d done; loading the next frames", w.Index+1)
+		return nil
+	}
+	// The montage and the preview show the first window.
+	mont, err := j.montage(seq, sep, rep, truthIdx)
+	if err != nil {
+		return err
+	}
+	if err := WritePNG(filepath.Join(j.Dir, "montage.png"), mont); err != nil {
+		return err
+	}
+	if j.Preview {
+		j.stage("writing preview.gif")
+		cols := []PreviewColumn{
+			{Title: "original", M: seq.Y, G: g},
+			{Title: "background", M: sep.Background, G: g},
+			{Title: "foreground", M: fg, G: g},
+			{Title: "mask", M: sep.Masks, G: gray},
+		}
+		if err := WritePreview(ctx, filepath.Join(j.Dir, "preview.gif"), cols, PreviewOptions{}); err != nil {
+			return err
+		}
+	}
+	if j.Window > 0 {
+		j.stage("window 1 done; loading the next frames")
+	}
+	return nil
+}
+
+// score scores the truth frame's mask when it is in this window, and
+// returns its index there (−1 when it is not).
+func (j *Job) score(seq *Sequence, sep *Separation, rep *Report) (int, error) {
+	t := j.Truth
+	if t == nil {
+		return -1, nil
+	}
+	if t.W != seq.Width || t.H != seq.Height {
+		return -1, fmt.Errorf("truth mask %s is %d×%d after scaling, but the frames are %d×%d", t.Path, t.W, t.H, seq.Width, seq.Height)
+	}
+	stem := func(s string) string { b := filepath.Base(s); return strings.TrimSuffix(b, filepath.Ext(b)) }
+	for k, n := range seq.Names {
+		if n != t.Frame && stem(n) != stem(t.Frame) {
+			continue
+		}
+		pred := make([]bool, seq.Pixels())
+		for i := range pred {
+			pred[i] = sep.Masks.At(i, k) > 0
+		}
+		sc, err := metrics.Detect(pred, t.Mask)
+		if err != nil {
+			return -1, err
+		}
+		rep.Truth = &TruthScore{Mask: t.Path, Frame: n, Precision: sc.Precision, Recall: sc.Recall, F: sc.F}
+		return k, nil
+	}
+	return -1, nil
+}
+
+// record adds a window's separation to the report: the first window's
+// rank, parameters and decision at the top level, times and iterations
+// summed, and one entry per window when there are windows.
+func (j *Job) record(w Window, rep *Report) {
+	sep := w.Sep
+	res := sep.Result
+	rep.Seconds += sep.Seconds
+	rep.RankSeconds += sep.RankSeconds
+	if res != nil {
+		rep.Iterations += res.Iterations
+		if !res.Stop.Converged() {
+			rep.Unconverged++
+		}
+	}
+	if j.Window > 0 {
+		wi := WindowInfo{FirstFrame: w.Seq.Names[0], Frames: len(w.Seq.Names), Seconds: sep.Seconds, ForegroundRate: sep.MaskReport.Foreground}
+		if res != nil {
+			wi.Rank, wi.RankRule, wi.Iterations, wi.StopReason = res.U.RawMatrix().Cols, sep.RankRule, res.Iterations, string(res.Stop)
+		}
+		rep.Windows = append(rep.Windows, wi)
+	}
+	if w.Index > 0 {
+		return
+	}
+	rep.DisplayScale, rep.DisplayFloor = sep.DisplayScale, sep.DisplayFloor
+	r := sep.MaskReport
+	rep.Mask = MaskSummary{
+		Rule: r.Rule, Noise: r.Noise, PixelNoise: r.Options.PixelNoise,
+		Smooth: r.Options.Smooth, Filter: r.Options.Filter, MinObject: r.Options.MinObject,
+		Shadows: !r.Options.KeepShadows, ShadowPixels: r.Shadow, ForegroundRate: r.Foreground,
+	}
+	if r.Rule == "fixed" {
+		rep.Mask.Threshold = r.Options.Threshold
+	} else {
+		rep.Mask.NoiseFactor = r.Options.NoiseFactor
+	}
+	if res == nil { // the median
+		rep.StopReason = "exact"
+		rep.Alpha, rep.P = 0, 1
+		return
+	}
+	rep.Method = res.Method
+	rep.Rank = res.U.RawMatrix().Cols // the rank the method used (IALM finds its own)
+	rep.RankRule, rep.RankReason = sep.RankRule, sep.RankReason
+	if sep.RankRule == "given" && j.RankRule != "" {
+		rep.RankRule, rep.RankReason = j.RankRule, j.RankReason
+	}
+	rep.Params = res.Params
+	rep.StopReason = string(res.Stop)
+	if x := res.Residual; !math.IsNaN(x) && !math.IsInf(x, 0) {
+		rep.Residual = &x
+	}
+}
+
+// montage lays out original | background | foreground | mask for evenly
+// spaced frames (the truth frame among them when there is one), under
+// column headers.
+func (j *Job) montage(seq *Sequence, sep *Separation, rep *Report, truthIdx int) (image.Image, error) {
+	d2 := len(seq.Names)
+	n := j.MontageFrames
+	if n <= 0 {
+		n = 4
+	}
+	n = min(n, d2)
+	idx := make([]int, n)
+	for k := range idx {
+		idx[k] = (2*k + 1) * d2 / (2 * n)
+	}
+	if truthIdx >= 0 {
+		near := 0
+		dist := func(j int) int { return max(j-truthIdx, truthIdx-j) }
+		for k, j := range idx {
+			if dist(j) < dist(idx[near]) {
+				near = k
+			}
+		}
+		idx[near] = truthIdx
+	}
+	g := seq.Geometry
+	gray := Geometry{Width: g.Width, Height: g.Height}
+	fg := Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale)
+	var rows [][]Panel
+	for _, k := range idx {
+		var imgs [4]image.Image
+		for c, src := range []struct {
+			m Matrix
+			g Geometry
+		}{{seq.Y, g}, {sep.Background, g}, {fg, g}, {sep.Masks, gray}} {
+			img, err := FrameImage(src.m, k, src.g)
+			if err != nil {
+				return nil, err
+			}
+			imgs[c] = img
+		}
+		label := ""
+		if rep.Truth != nil && k == truthIdx {
+			label = fmt.Sprintf("F=%.2f", rep.Truth.F)
+		}
+		rows = append(rows, []Panel{{Image: imgs[0], Label: seq.Names[k]}, {Image: imgs[1]}, {Image: imgs[2]}, {Image: imgs[3], Label: label}})
+	}
+	zoom := 1
+	if g.Width < 200 {
+		zoom = 2
+	}
+	m := Montage(rows, MontageOptions{Zoom: zoom, Headers: montageHeaders(rep)})
+	if g.Color {
+		return m, nil
+	}
+	// Gray frames, black labels on white: a gray PNG is a third the size.
+	gm := image.NewGray(m.Bounds())
+	draw.Draw(gm, gm.Bounds(), m, m.Bounds().Min, draw.Src)
+	return gm, nil
+}
+
+// montageHeaders are the column headers of the montage.
+func montageHeaders(rep *Report) []string {
+	method := rep.Method
+	if rep.Rank > 0 {
+		method += fmt.Sprintf(" r=%d", rep.Rank)
+	}
+	if rep.Preset != "" {
+		method += " (" + rep.Preset + ")"
+	}
+	fgLabel := "foreground |Y-M|"
+	if rep.Foreground == "sparse" {
+		fgLabel = "foreground |S|"
+	}
+	maskLabel := fmt.Sprintf("mask > %g x noise", rep.Mask.NoiseFactor)
+	if rep.Mask.Rule == "fixed" {
+		maskLabel = fmt.Sprintf("mask > %g", rep.Mask.Threshold)
+	}
+	return []string{"original", fmt.Sprintf("background: %s, %.2fs", method, rep.Seconds), fgLabel, maskLabel}
+}
+
+// String is the one-line summary of the report.
+func (rep *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %d frames of %d×%d", rep.Method, rep.Frames, rep.Width, rep.Height)
+	if rep.Channels == 3 {
+		b.WriteString(" (color)")
+	}
+	if rep.Rank > 0 {
+		fmt.Fprintf(&b, ", rank %d (%s)", rep.Rank, rep.RankRule)
+	}
+	if rep.Method != "median" {
+		fmt.Fprintf(&b, ", %d iterations (%s)", rep.Iterations, rep.StopReason)
+	}
+	fmt.Fprintf(&b, " in %.2fs", rep.Seconds)
+	if t := rep.Truth; t != nil {
+		fmt.Fprintf(&b, "; %s: precision %.3f, recall %.3f, F %.3f", t.Frame, t.Precision, t.Recall, t.F)
+	}
+	fmt.Fprintf(&b, "; wrote %s", rep.Output)
+	return b.String()
+}

@@ -1,0 +1,71 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/rpca-gd/rpca/metrics"
+)
+
+// TestRun runs a windowed job on a generated clip with a truth frame: it
+// writes one PNG per frame into each of background/, foreground/ and
+// mask/, the montage and the preview; its report counts the frames and
+// windows and scores the truth frame exactly as metrics.Detect does on
+// the written mask; a truth frame that is not in the clip is
+// ErrTruthFrame.
+func TestRun(t *testing.T) {
+	c, err := Generate(SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 50, Gray: true, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := t.TempDir()
+	if err := WriteFrames(in, c.Names, c.Y, c.Geometry); err != nil {
+		t.Fatal(err)
+	}
+	k := 33
+	job := Job{Input: in, Window: 25, Separate: DefaultOptions(), Dir: t.TempDir(), Preview: true,
+		Truth:  &Truth{Path: "truth.png", Frame: c.Names[k], Mask: c.Truth[k], W: 32, H: 24},
+		Report: Report{Input: in, Output: "out"}}
+	rep, err := Run(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Frames != 50 || len(rep.Windows) != 2 || rep.Windows[1].FirstFrame != c.Names[25] || rep.FirstFrame != c.Names[0] || rep.LastFrame != c.Names[49] {
+		t.Errorf("report: %d frames, windows %+v, %s … %s", rep.Frames, rep.Windows, rep.FirstFrame, rep.LastFrame)
+	}
+	for _, sub := range []string{"background", "foreground", "mask"} {
+		ents, err := os.ReadDir(filepath.Join(job.Dir, sub))
+		if err != nil || len(ents) != 50 {
+			t.Fatalf("%s: %d files (%v)", sub, len(ents), err)
+		}
+	}
+	for _, name := range []string{"montage.png", "preview.gif"} {
+		if _, err := os.Stat(filepath.Join(job.Dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	mask, _, _, err := LoadMask(filepath.Join(job.Dir, "mask", c.Names[k]), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := metrics.Detect(mask, c.Truth[k])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Truth == nil || rep.Truth.F != want.F || rep.Truth.Frame != c.Names[k] {
+		t.Errorf("truth score %+v, want F %v", rep.Truth, want.F)
+	}
+	if !slices.ContainsFunc(montageHeaders(rep), func(s string) bool { return s == "original" }) {
+		t.Errorf("headers %v", montageHeaders(rep))
+	}
+
+	job.Truth.Frame = "nosuchframe"
+	job.Dir = t.TempDir()
+	if _, err := Run(context.Background(), job); !errors.Is(err, ErrTruthFrame) {
+		t.Errorf("missing truth frame: %v", err)
+	}
+}
