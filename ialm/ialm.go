@@ -365,7 +365,7 @@ func (sv *solver) result(res float64, reason rpca.StopReason) (*rpca.Result, err
 		Stop:       reason,
 		Residual:   res,
 		History:    sv.tr.History(),
-		Params: &Params{Lambda: sv.lambda, Rho: sv.rho, Mu0: sv.mu0, MuMax: sv.muMax, MuFinal: sv.muUsed, FinalRank: sv.rank},
+		Params:     &Params{Lambda: sv.lambda, Rho: sv.rho, Mu0: sv.mu0, MuMax: sv.muMax, MuFinal: sv.muUsed, FinalRank: sv.rank},
 	}, nil
 }
 

@@ -118,36 +118,36 @@ See docs/cli.md for details.`)
 
 // completeSummary is summary.json of "rpca complete" and its --json output.
 type completeSummary struct {
-	Command        string             `json:"command"`
-	Method         string             `json:"method"`
-	Input          string             `json:"input"`
-	Ratings        int                `json:"ratings"`
-	RowIDs         int                `json:"row_ids"`
-	ColIDs         int                `json:"col_ids"`
-	D1             int                `json:"d1"`
-	D2             int                `json:"d2"`
-	Observed       int                `json:"observed_entries"`
-	Rank           int                `json:"rank"`
-	Alpha          float64            `json:"alpha"`
-	Seed           uint64             `json:"seed"`
-	Params         any `json:"params"`
-	Iterations     int                `json:"iterations"`
-	Seconds        float64            `json:"seconds"`
-	StopReason     string             `json:"stop_reason"`
-	Residual       *number            `json:"residual"`
-	TrainRMSE      *number            `json:"train_rmse"` // outliers excluded
-	Outliers       int                `json:"outliers"`
-	Offset         float64            `json:"offset"`
-	Clip           []float64          `json:"clip,omitempty"`
-	Holdout        float64            `json:"holdout,omitempty"`
-	HoldoutRatings int                `json:"holdout_ratings,omitempty"`
-	HoldoutSkipped int                `json:"holdout_skipped,omitempty"`
-	HoldoutRMSE    *number            `json:"holdout_rmse,omitempty"`
-	HoldoutMAE     *number            `json:"holdout_mae,omitempty"`
-	BaselineRMSE   *number            `json:"baseline_rmse,omitempty"`
-	BiasRMSE       *number            `json:"bias_baseline_rmse,omitempty"` // the bias model alone, with --biases
-	Predictions    int                `json:"predictions,omitempty"`
-	PredictionsNaN int                `json:"predictions_nan,omitempty"`
+	Command        string    `json:"command"`
+	Method         string    `json:"method"`
+	Input          string    `json:"input"`
+	Ratings        int       `json:"ratings"`
+	RowIDs         int       `json:"row_ids"`
+	ColIDs         int       `json:"col_ids"`
+	D1             int       `json:"d1"`
+	D2             int       `json:"d2"`
+	Observed       int       `json:"observed_entries"`
+	Rank           int       `json:"rank"`
+	Alpha          float64   `json:"alpha"`
+	Seed           uint64    `json:"seed"`
+	Params         any       `json:"params"`
+	Iterations     int       `json:"iterations"`
+	Seconds        float64   `json:"seconds"`
+	StopReason     string    `json:"stop_reason"`
+	Residual       *number   `json:"residual"`
+	TrainRMSE      *number   `json:"train_rmse"` // outliers excluded
+	Outliers       int       `json:"outliers"`
+	Offset         float64   `json:"offset"`
+	Clip           []float64 `json:"clip,omitempty"`
+	Holdout        float64   `json:"holdout,omitempty"`
+	HoldoutRatings int       `json:"holdout_ratings,omitempty"`
+	HoldoutSkipped int       `json:"holdout_skipped,omitempty"`
+	HoldoutRMSE    *number   `json:"holdout_rmse,omitempty"`
+	HoldoutMAE     *number   `json:"holdout_mae,omitempty"`
+	BaselineRMSE   *number   `json:"baseline_rmse,omitempty"`
+	BiasRMSE       *number   `json:"bias_baseline_rmse,omitempty"` // the bias model alone, with --biases
+	Predictions    int       `json:"predictions,omitempty"`
+	PredictionsNaN int       `json:"predictions_nan,omitempty"`
 	// PredictionsFromBiases counts the pairs with an unknown id predicted
 	// by the bias model alone (--unknown bias).
 	PredictionsFromBiases int      `json:"predictions_from_biases,omitempty"`

@@ -93,28 +93,28 @@ See docs/cli.md for details.`)
 
 // decomposeSummary is summary.json of "rpca decompose" and its --json output.
 type decomposeSummary struct {
-	Command       string             `json:"command"`
-	Method        string             `json:"method"`
-	Input         string             `json:"input"`
-	InputFormat   string             `json:"input_format"`
-	D1            int                `json:"d1"`
-	D2            int                `json:"d2"`
-	Observed      int                `json:"observed_entries"`
-	Partial       bool               `json:"partial"`
-	Rank          int                `json:"rank"`           // rank of the result (IALM finds its own)
-	RankRequested int                `json:"rank_requested"` // --rank
-	Alpha         float64            `json:"alpha"`
-	P             float64            `json:"p"`
-	Seed          uint64             `json:"seed"`
-	Params        any `json:"params"`
-	Iterations    int                `json:"iterations"`
-	Seconds       float64            `json:"seconds"`
-	StopReason    string             `json:"stop_reason"`
-	Residual      *number            `json:"residual"`
-	SparseEntries int                `json:"sparse_entries"`
-	RelError      *number            `json:"rel_error,omitempty"`
-	Output        string             `json:"output"`
-	Files         []string           `json:"files"`
+	Command       string   `json:"command"`
+	Method        string   `json:"method"`
+	Input         string   `json:"input"`
+	InputFormat   string   `json:"input_format"`
+	D1            int      `json:"d1"`
+	D2            int      `json:"d2"`
+	Observed      int      `json:"observed_entries"`
+	Partial       bool     `json:"partial"`
+	Rank          int      `json:"rank"`           // rank of the result (IALM finds its own)
+	RankRequested int      `json:"rank_requested"` // --rank
+	Alpha         float64  `json:"alpha"`
+	P             float64  `json:"p"`
+	Seed          uint64   `json:"seed"`
+	Params        any      `json:"params"`
+	Iterations    int      `json:"iterations"`
+	Seconds       float64  `json:"seconds"`
+	StopReason    string   `json:"stop_reason"`
+	Residual      *number  `json:"residual"`
+	SparseEntries int      `json:"sparse_entries"`
+	RelError      *number  `json:"rel_error,omitempty"`
+	Output        string   `json:"output"`
+	Files         []string `json:"files"`
 }
 
 func runDecompose(ctx context.Context, e *env, args []string) error {

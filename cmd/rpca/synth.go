@@ -96,24 +96,24 @@ func (f *synthFlags) config() (synth.Config, error) {
 
 // synthSummary is the JSON summary of a synth run.
 type synthSummary struct {
-	Method          string             `json:"method"`
-	D1              int                `json:"d1"`
-	D2              int                `json:"d2"`
-	Rank            int                `json:"rank"`
-	Alpha           float64            `json:"alpha"`
-	P               float64            `json:"p"`
-	Corruption      string             `json:"corruption"`
-	Seed            uint64             `json:"seed"`
-	Observed        int                `json:"observed_entries"`
-	Iterations      int                `json:"iterations"`
-	Seconds         float64            `json:"seconds"`
-	GenerateSeconds float64            `json:"generate_seconds"`
-	StopReason      string             `json:"stop_reason"`
-	RelError        *number            `json:"rel_error"`
-	Residual        *number            `json:"residual"`
-	SparseEntries   int                `json:"sparse_entries"`
-	Params          any `json:"params"`
-	Saved           string             `json:"saved,omitempty"`
+	Method          string  `json:"method"`
+	D1              int     `json:"d1"`
+	D2              int     `json:"d2"`
+	Rank            int     `json:"rank"`
+	Alpha           float64 `json:"alpha"`
+	P               float64 `json:"p"`
+	Corruption      string  `json:"corruption"`
+	Seed            uint64  `json:"seed"`
+	Observed        int     `json:"observed_entries"`
+	Iterations      int     `json:"iterations"`
+	Seconds         float64 `json:"seconds"`
+	GenerateSeconds float64 `json:"generate_seconds"`
+	StopReason      string  `json:"stop_reason"`
+	RelError        *number `json:"rel_error"`
+	Residual        *number `json:"residual"`
+	SparseEntries   int     `json:"sparse_entries"`
+	Params          any     `json:"params"`
+	Saved           string  `json:"saved,omitempty"`
 }
 
 func runSynth(ctx context.Context, e *env, args []string) error {
