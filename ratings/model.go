@@ -88,6 +88,8 @@ type Model struct {
 	Train *formats.Triplets
 	// TrainMean is the mean training rating.
 	TrainMean float64
+	// Options are the options of the fit.
+	Options Options
 
 	rowIndex, colIndex map[string]int
 	clip               *[2]float64
@@ -131,7 +133,7 @@ func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Mo
 		return nil, fmt.Errorf("ratings: clip range [%v, %v] is empty", c[0], c[1])
 	}
 	m := trainingSet(r, held)
-	m.clip = opt.Clip
+	m.clip, m.Options = opt.Clip, opt
 	tr := m.Train
 	d1, d2 := tr.D1, tr.D2
 	if tr.Len() == 0 {

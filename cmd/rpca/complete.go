@@ -5,12 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/delim"
@@ -116,46 +113,6 @@ See docs/cli.md for details.`)
 	return fs
 }
 
-// completeSummary is summary.json of "rpca complete" and its --json output.
-type completeSummary struct {
-	Command        string    `json:"command"`
-	Method         string    `json:"method"`
-	Input          string    `json:"input"`
-	Ratings        int       `json:"ratings"`
-	RowIDs         int       `json:"row_ids"`
-	ColIDs         int       `json:"col_ids"`
-	D1             int       `json:"d1"`
-	D2             int       `json:"d2"`
-	Observed       int       `json:"observed_entries"`
-	Rank           int       `json:"rank"`
-	Alpha          float64   `json:"alpha"`
-	Seed           uint64    `json:"seed"`
-	Params         any       `json:"params"`
-	Iterations     int       `json:"iterations"`
-	Seconds        float64   `json:"seconds"`
-	StopReason     string    `json:"stop_reason"`
-	Residual       *number   `json:"residual"`
-	TrainRMSE      *number   `json:"train_rmse"` // outliers excluded
-	Outliers       int       `json:"outliers"`
-	Offset         float64   `json:"offset"`
-	Clip           []float64 `json:"clip,omitempty"`
-	Holdout        float64   `json:"holdout,omitempty"`
-	HoldoutRatings int       `json:"holdout_ratings,omitempty"`
-	HoldoutSkipped int       `json:"holdout_skipped,omitempty"`
-	HoldoutRMSE    *number   `json:"holdout_rmse,omitempty"`
-	HoldoutMAE     *number   `json:"holdout_mae,omitempty"`
-	BaselineRMSE   *number   `json:"baseline_rmse,omitempty"`
-	BiasRMSE       *number   `json:"bias_baseline_rmse,omitempty"` // the bias model alone, with --biases
-	Predictions    int       `json:"predictions,omitempty"`
-	PredictionsNaN int       `json:"predictions_nan,omitempty"`
-	// PredictionsFromBiases counts the pairs with an unknown id predicted
-	// by the bias model alone (--unknown bias).
-	PredictionsFromBiases int      `json:"predictions_from_biases,omitempty"`
-	PredictUnknownAs      string   `json:"predict_unknown,omitempty"`
-	Output                string   `json:"output"`
-	Files                 []string `json:"files"`
-}
-
 func runComplete(ctx context.Context, e *env, args []string) error {
 	var f completeFlags
 	fs := f.register(e)
@@ -165,7 +122,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err := f.validate(fs); err != nil {
 		return err
 	}
-	method, err := f.newMethod()
+	method, err := f.newMethod(true)
 	if err != nil {
 		return err
 	}
@@ -173,174 +130,93 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err := f.outFlags.checkTarget(); err != nil {
 		return err
 	}
-	opt := triples.Options{Delimiter: f.delimiter(), Header: f.header, IgnoreExtra: f.ignoreExtra}
-	if err := load.CheckReadable(f.in); err != nil {
-		return err
-	}
-	r, err := triples.ReadFile(f.in, opt)
+	r, pairs, err := f.read()
 	if err != nil {
-		return headerHint(err)
-	}
-	if err := r.CheckDuplicates(f.in); err != nil {
 		return err
-	}
-	var pairs *triples.Pairs
-	if f.predict != "" {
-		if err := load.CheckReadable(f.predict); err != nil {
-			return fmt.Errorf("--predict: %v", err)
-		}
-		if pairs, err = triples.ReadPairsFile(f.predict, opt); err != nil {
-			return headerHint(err)
-		}
-	}
-
-	if need := 150 * float64(r.Len()); need > load.AvailableMemory() {
-		return fmt.Errorf("%s: %d ratings need about %.1f GB, more than this machine has free", f.in, r.Len(), need/1e9)
 	}
 	held := ratings.HoldOut(r.Len(), f.holdout, f.seed)
-	fitOpt := ratings.Options{Rank: f.rank, Alpha: f.alpha, Method: method, Settings: f.settings(), Baseline: ratings.BaselineMedian}
-	switch {
-	case f.biases:
-		fitOpt.Baseline = ratings.BaselineBiases
-	case !f.center:
-		fitOpt.Baseline = ratings.BaselineNone
-	}
-	if f.clip != "" {
-		fitOpt.Clip = &[2]float64{f.clipLo, f.clipHi}
-	}
-	if g, ok := method.(*rpca.GD); ok {
-		g.SampleRate = 0
-	}
 	prog := newProgress(e, &f.solveFlags)
-	fitOpt.Settings.Callback = prog.callback
 	prog.stage("solving with %s on the training ratings (initialization, then iterations)", method.Name())
-	model, err := ratings.Fit(ctx, r, held, fitOpt)
+	model, err := ratings.Fit(ctx, r, held, f.fitOptions(method, prog))
 	prog.done()
 	var rankErr *ratings.RankError
-	switch {
-	case errors.As(err, &rankErr):
+	if errors.As(err, &rankErr) {
 		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
 			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2, errUsage)
-	case err != nil:
+	} else if err != nil {
 		return err
 	}
-	res := model.Result
-	prog.warnUnconverged(res)
-	d1, d2 := model.Train.D1, model.Train.D2
-
-	sum := &completeSummary{
-		Command: "complete", Method: res.Method, Input: f.in, Ratings: r.Len(), RowIDs: r.D1, ColIDs: r.D2,
-		D1: d1, D2: d2, Observed: model.Train.Len(), Rank: f.rank, Alpha: f.alpha, Seed: f.seed, Params: res.Params,
-		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
-		Residual: finite(res.Residual), Outliers: res.S.NNZ(), Offset: model.Offset, Output: f.out,
-		TrainRMSE: finite(model.TrainRMSE()),
-	}
-	if f.clip != "" {
-		sum.Clip = []float64{f.clipLo, f.clipHi}
-	}
-	if held != nil {
-		ev := model.Evaluate(r, held)
-		sum.Holdout = f.holdout
-		sum.HoldoutRatings, sum.HoldoutSkipped = ev.Ratings, ev.Skipped
-		if ev.Ratings > ev.Skipped {
-			sum.HoldoutRMSE, sum.HoldoutMAE, sum.BaselineRMSE = finite(ev.RMSE), finite(ev.MAE), finite(ev.MeanRMSE)
-			if model.Biases != nil {
-				sum.BiasRMSE = finite(ev.BiasRMSE)
-			}
-		}
-	}
+	prog.warnUnconverged(model.Result)
+	rep := ratings.NewReport(r, held, f.holdout, model)
+	rep.Input, rep.Output = f.in, f.out
 	var preds []float64
 	if pairs != nil {
-		var fallback int
-		if preds, fallback, err = f.predictPairs(pairs, model); err != nil {
-			return err
+		var fromBiases int
+		preds, fromBiases, err = model.PredictPairs(pairs, ratings.Unknown(f.unknown))
+		if err != nil {
+			return fmt.Errorf("%s: %w (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)", f.predict, err)
 		}
-		sum.PredictionsFromBiases = fallback
-		sum.Predictions = len(preds)
-		sum.PredictUnknownAs = f.unknown
-		for _, v := range preds {
-			if math.IsNaN(v) {
-				sum.PredictionsNaN++
-			}
-		}
+		rep.AddPredictions(preds, fromBiases, ratings.Unknown(f.unknown))
 	}
-
 	err = f.outFlags.write(ctx, func(d *outdir.Dir) ([]string, error) {
-		var files []string
-		for _, m := range []struct {
-			name string
-			m    *mat.Dense
-		}{{"U", model.U}, {"V", model.V}} {
-			name, err := f.writeMatrix(d, m.name, m.m)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, name)
+		files, err := model.Save(ctx, d.Path(), f.format == "csv", pairs, preds)
+		if err != nil {
+			return nil, err
 		}
-		for _, l := range []struct {
-			name string
-			ids  []string
-		}{{"rows.txt", model.RowIDs}, {"cols.txt", model.ColIDs}} {
-			if err := outdir.WriteFile(d.Join(l.name), func(w io.Writer) error { return writeLines(w, l.ids) }); err != nil {
-				return nil, err
-			}
-			files = append(files, l.name)
-		}
-		if pairs != nil {
-			err := outdir.WriteFile(d.Join("predictions.tsv"), func(w io.Writer) error {
-				return triples.Write(w, "\t", pairs.Row, pairs.Col, preds)
-			})
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, "predictions.tsv")
-		}
-		if res.S.NNZ() > 0 {
-			if err := outdir.WriteFile(d.Join("outliers.tsv"), func(w io.Writer) error {
-				return writeOutliers(w, model)
-			}); err != nil {
-				return nil, err
-			}
-			files = append(files, "outliers.tsv")
-		}
-		files = append(files, "summary.json")
-		sum.Files = files
-		return files, writeJSONFile(d.Join("summary.json"), sum)
+		rep.Files = append(files, "summary.json")
+		return rep.Files, writeJSONFile(d.Join("summary.json"), rep)
 	})
 	if err != nil {
 		return err
 	}
 	if f.jsonOut {
-		return writeJSON(e.stdout, sum)
+		return writeJSON(e.stdout, rep)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %d×%d with %d ratings, r=%d, α=%g: %d iterations in %.2fs (%s); training RMSE %.4g",
-		sum.Method, d1, d2, model.Train.Len(), f.rank, f.alpha, sum.Iterations, sum.Seconds, sum.StopReason, sum.TrainRMSE)
-	if held != nil {
-		fmt.Fprintf(&b, "; held-out RMSE %.4g, MAE %.4g on %d ratings (training-mean RMSE %.4g", sum.HoldoutRMSE, sum.HoldoutMAE, sum.HoldoutRatings-sum.HoldoutSkipped, sum.BaselineRMSE)
-		if sum.BiasRMSE != nil {
-			fmt.Fprintf(&b, ", biases alone %.4g", sum.BiasRMSE)
-		}
-		if sum.HoldoutSkipped > 0 {
-			fmt.Fprintf(&b, "; %d skipped: no training rating for their row or column", sum.HoldoutSkipped)
-		}
-		b.WriteString(")")
-	}
-	if sum.Outliers > 0 {
-		fmt.Fprintf(&b, "; %d ratings set aside as outliers (not in the training RMSE)", sum.Outliers)
-	}
-	if pairs != nil {
-		fmt.Fprintf(&b, "; %d predictions", sum.Predictions)
-		if sum.PredictionsFromBiases > 0 {
-			fmt.Fprintf(&b, " (%d from the biases alone for unknown ids)", sum.PredictionsFromBiases)
-		}
-		if sum.PredictionsNaN > 0 {
-			fmt.Fprintf(&b, " (%d NaN for unknown ids)", sum.PredictionsNaN)
-		}
-	}
-	fmt.Fprintf(&b, "; wrote %s\n", f.out)
-	_, err = io.WriteString(e.stdout, b.String())
+	_, err = fmt.Fprintln(e.stdout, rep.String())
 	return err
+}
+
+// read reads the ratings and the pairs to predict (nil without
+// --predict).
+func (f *completeFlags) read() (*triples.Ratings, *triples.Pairs, error) {
+	opt := triples.Options{Delimiter: f.delimiter(), Header: f.header, IgnoreExtra: f.ignoreExtra}
+	if err := load.CheckReadable(f.in); err != nil {
+		return nil, nil, err
+	}
+	r, err := triples.ReadFile(f.in, opt)
+	if err != nil {
+		return nil, nil, headerHint(err)
+	}
+	if err := r.CheckDuplicates(f.in); err != nil {
+		return nil, nil, err
+	}
+	if need := 150 * float64(r.Len()); need > load.AvailableMemory() {
+		return nil, nil, fmt.Errorf("%s: %d ratings need about %.1f GB, more than this machine has free", f.in, r.Len(), need/1e9)
+	}
+	if f.predict == "" {
+		return r, nil, nil
+	}
+	if err := load.CheckReadable(f.predict); err != nil {
+		return nil, nil, fmt.Errorf("--predict: %v", err)
+	}
+	pairs, err := triples.ReadPairsFile(f.predict, opt)
+	return r, pairs, headerHint(err)
+}
+
+// fitOptions are the options of ratings.Fit from the flags.
+func (f *completeFlags) fitOptions(method rpca.Method, prog *progress) ratings.Options {
+	o := ratings.Options{Rank: f.rank, Alpha: f.alpha, Method: method, Settings: f.settings(), Baseline: ratings.BaselineMedian}
+	o.Settings.Callback = prog.callback
+	switch {
+	case f.biases:
+		o.Baseline = ratings.BaselineBiases
+	case !f.center:
+		o.Baseline = ratings.BaselineNone
+	}
+	if f.clip != "" {
+		o.Clip = &[2]float64{f.clipLo, f.clipHi}
+	}
+	return o
 }
 
 // validate checks the flags that do not need the data.
@@ -394,71 +270,4 @@ func (f *completeFlags) delimiter() string {
 		return delim.Whitespace
 	}
 	return f.delim
-}
-
-// predictPairs predicts every pair; unknown ids are an error, NaN, or the
-// bias model's prediction (--unknown), whose count it returns.
-func (f *completeFlags) predictPairs(p *triples.Pairs, m *ratings.Model) ([]float64, int, error) {
-	out := make([]float64, p.Len())
-	fallback := 0
-	for k := range out {
-		i, j, ok1, ok2 := m.Index(p.Row[k], p.Col[k])
-		if ok1 && ok2 {
-			out[k] = m.Predict(i, j)
-			continue
-		}
-		switch {
-		case f.unknown == "nan":
-			out[k] = math.NaN()
-			continue
-		case f.unknown == "bias" && m.Biases != nil:
-			if !ok1 {
-				i = -1 // no row bias
-			}
-			if !ok2 {
-				j = -1
-			}
-			out[k] = m.PredictBiases(i, j)
-			fallback++
-			continue
-		}
-		what, id := "row", p.Row[k]
-		if ok1 {
-			what, id = "column", p.Col[k]
-		}
-		return nil, 0, fmt.Errorf("%s: line %d: unknown %s id %q: it has no training rating, so it cannot be predicted (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)",
-			f.predict, p.Line[k], what, id)
-	}
-	return out, fallback, nil
-}
-
-// writeLines writes one string a line.
-func writeLines(w io.Writer, lines []string) error {
-	for _, l := range lines {
-		if _, err := io.WriteString(w, l+"\n"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeOutliers writes the training ratings that the model set aside as
-// outliers, with ids, the rating and the fitted value U[i]·V[j].
-func writeOutliers(w io.Writer, m *ratings.Model) error {
-	if _, err := io.WriteString(w, "# row\tcol\trating\tfitted\n"); err != nil {
-		return err
-	}
-	tr := m.Train
-	for k, v := range tr.Val {
-		if !m.IsOutlier(k) {
-			continue
-		}
-		i, j := tr.Row[k], tr.Col[k]
-		line := m.RowIDs[i] + "\t" + m.ColIDs[j] + "\t" + strconv.FormatFloat(v, 'g', -1, 64) + "\t" +
-			strconv.FormatFloat(m.Fitted(i, j), 'g', -1, 64) + "\n"
-		if _, err := io.WriteString(w, line); err != nil {
-			return err
-		}
-	}
-	return nil
 }

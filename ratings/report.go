@@ -1,0 +1,137 @@
+package ratings
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/rpca-gd/rpca/formats/triples"
+)
+
+// Report summarises a completion run (summary.json of rpca complete).
+// Values that are not available (NaN or ±Inf, which JSON cannot hold)
+// are nil.
+type Report struct {
+	Command        string    `json:"command"`
+	Method         string    `json:"method"`
+	Input          string    `json:"input"`
+	Ratings        int       `json:"ratings"`
+	RowIDs         int       `json:"row_ids"`
+	ColIDs         int       `json:"col_ids"`
+	D1             int       `json:"d1"`
+	D2             int       `json:"d2"`
+	Observed       int       `json:"observed_entries"`
+	Rank           int       `json:"rank"`
+	Alpha          float64   `json:"alpha"`
+	Seed           uint64    `json:"seed"`
+	Params         any       `json:"params"`
+	Iterations     int       `json:"iterations"`
+	Seconds        float64   `json:"seconds"`
+	StopReason     string    `json:"stop_reason"`
+	Residual       *float64  `json:"residual"`
+	TrainRMSE      *float64  `json:"train_rmse"` // outliers excluded
+	Outliers       int       `json:"outliers"`
+	Offset         float64   `json:"offset"`
+	Clip           []float64 `json:"clip,omitempty"`
+	Holdout        float64   `json:"holdout,omitempty"`
+	HoldoutRatings int       `json:"holdout_ratings,omitempty"`
+	HoldoutSkipped int       `json:"holdout_skipped,omitempty"`
+	HoldoutRMSE    *float64  `json:"holdout_rmse,omitempty"`
+	HoldoutMAE     *float64  `json:"holdout_mae,omitempty"`
+	BaselineRMSE   *float64  `json:"baseline_rmse,omitempty"`
+	BiasRMSE       *float64  `json:"bias_baseline_rmse,omitempty"` // the bias model alone
+	Predictions    int       `json:"predictions,omitempty"`
+	PredictionsNaN int       `json:"predictions_nan,omitempty"`
+	// PredictionsFromBiases counts the pairs with an unknown id predicted
+	// by the bias model alone (UnknownBias).
+	PredictionsFromBiases int      `json:"predictions_from_biases,omitempty"`
+	PredictUnknownAs      string   `json:"predict_unknown,omitempty"`
+	Output                string   `json:"output"`
+	Files                 []string `json:"files"`
+}
+
+// finite returns &x, or nil when x is NaN or ±Inf.
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// NewReport describes the model m fitted to r, with held (from HoldOut
+// at the fraction holdout; nil for none) evaluated.
+func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Report {
+	res := m.Result
+	rep := &Report{
+		Command: "complete", Method: res.Method, Ratings: r.Len(), RowIDs: r.D1, ColIDs: r.D2,
+		D1: m.Train.D1, D2: m.Train.D2, Observed: m.Train.Len(), Rank: m.Options.Rank, Alpha: m.Options.Alpha,
+		Seed: m.Options.Settings.Seed, Params: res.Params,
+		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
+		Residual: finite(res.Residual), Outliers: res.S.NNZ(), Offset: m.Offset, TrainRMSE: finite(m.TrainRMSE()),
+	}
+	if c := m.Options.Clip; c != nil {
+		rep.Clip = []float64{c[0], c[1]}
+	}
+	if held == nil {
+		return rep
+	}
+	ev := m.Evaluate(r, held)
+	rep.Holdout = holdout
+	rep.HoldoutRatings, rep.HoldoutSkipped = ev.Ratings, ev.Skipped
+	if ev.Ratings > ev.Skipped {
+		rep.HoldoutRMSE, rep.HoldoutMAE, rep.BaselineRMSE = finite(ev.RMSE), finite(ev.MAE), finite(ev.MeanRMSE)
+		if m.Biases != nil {
+			rep.BiasRMSE = finite(ev.BiasRMSE)
+		}
+	}
+	return rep
+}
+
+// AddPredictions records the predictions of PredictPairs.
+func (rep *Report) AddPredictions(preds []float64, fromBiases int, policy Unknown) {
+	rep.Predictions, rep.PredictionsFromBiases, rep.PredictUnknownAs = len(preds), fromBiases, string(policy)
+	for _, v := range preds {
+		if math.IsNaN(v) {
+			rep.PredictionsNaN++
+		}
+	}
+}
+
+// num formats an optional value with %.4g, "n/a" when nil.
+func num(x *float64) string {
+	if x == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4g", *x)
+}
+
+// String is the one-line summary of the report.
+func (rep *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %d×%d with %d ratings, r=%d, α=%g: %d iterations in %.2fs (%s); training RMSE %s",
+		rep.Method, rep.D1, rep.D2, rep.Observed, rep.Rank, rep.Alpha, rep.Iterations, rep.Seconds, rep.StopReason, num(rep.TrainRMSE))
+	if rep.HoldoutRatings > 0 {
+		fmt.Fprintf(&b, "; held-out RMSE %s, MAE %s on %d ratings (training-mean RMSE %s", num(rep.HoldoutRMSE), num(rep.HoldoutMAE), rep.HoldoutRatings-rep.HoldoutSkipped, num(rep.BaselineRMSE))
+		if rep.BiasRMSE != nil {
+			fmt.Fprintf(&b, ", biases alone %s", num(rep.BiasRMSE))
+		}
+		if rep.HoldoutSkipped > 0 {
+			fmt.Fprintf(&b, "; %d skipped: no training rating for their row or column", rep.HoldoutSkipped)
+		}
+		b.WriteString(")")
+	}
+	if rep.Outliers > 0 {
+		fmt.Fprintf(&b, "; %d ratings set aside as outliers (not in the training RMSE)", rep.Outliers)
+	}
+	if rep.PredictUnknownAs != "" {
+		fmt.Fprintf(&b, "; %d predictions", rep.Predictions)
+		if rep.PredictionsFromBiases > 0 {
+			fmt.Fprintf(&b, " (%d from the biases alone for unknown ids)", rep.PredictionsFromBiases)
+		}
+		if rep.PredictionsNaN > 0 {
+			fmt.Fprintf(&b, " (%d NaN for unknown ids)", rep.PredictionsNaN)
+		}
+	}
+	fmt.Fprintf(&b, "; wrote %s", rep.Output)
+	return b.String()
+}
