@@ -20,6 +20,9 @@ type Error struct {
 	Msg    string // what is wrong
 	Err    error  // underlying error, if any
 	Hint   Hint   // a reader option that would accept the input, if any
+	// HintOption is how the message names the hint's option ("":
+	// Hint.Option()); a command line sets its flag, e.g. "use --header".
+	HintOption string
 }
 
 // Hint names a reader option that would have accepted an input that
@@ -70,7 +73,11 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(oneLine(e.Msg))
 	if e.Hint != NoHint {
-		fmt.Fprintf(&b, " (%s)", e.Hint.Text(e.Hint.Option()))
+		opt := e.HintOption
+		if opt == "" {
+			opt = e.Hint.Option()
+		}
+		fmt.Fprintf(&b, " (%s)", e.Hint.Text(opt))
 	}
 	return b.String()
 }

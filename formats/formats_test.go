@@ -58,3 +58,17 @@ func TestErrNonFinite(t *testing.T) {
 		t.Errorf("malformed number reported as non-finite: %v", err)
 	}
 }
+
+// TestHint: a header line gives HintHeader, and HintOption rewords how the
+// message names the option without touching the rest of it.
+func TestHint(t *testing.T) {
+	_, err := delim.Read(strings.NewReader("a,b\n1,2\n"), "h.csv", delim.Options{})
+	var fe *formats.Error
+	if !errors.As(err, &fe) || fe.Hint != formats.HintHeader || !strings.HasSuffix(err.Error(), "(if the first line is a header, enable the header option)") {
+		t.Fatalf("header line: %v", err)
+	}
+	fe.HintOption = "use --header"
+	if !strings.HasSuffix(err.Error(), "(if the first line is a header, use --header)") || fe.Line != 1 {
+		t.Errorf("reworded: %v", err)
+	}
+}

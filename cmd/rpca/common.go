@@ -18,6 +18,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/accaltproj"
 	"github.com/rpca-gd/rpca/altproj"
+	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/ialm"
@@ -515,18 +516,12 @@ func writeJSONFile(path string, v any) error {
 	return outdir.WriteFile(path, func(w io.Writer) error { return writeJSON(w, v) })
 }
 
-// headerHint rewords the readers' hints about a header line and about
-// extra fields for the command line, where the options are --header and
-// --ignore-extra.
+// headerHint names the command line's flags (--header, --ignore-extra) in
+// a reader's hint about a header line or extra fields.
 func headerHint(err error) error {
-	if err == nil {
-		return err
-	}
-	msg := err.Error()
-	for _, r := range [][2]string{{"enable the header option", "use --header"}, {"enable the ignore-extra option", "use --ignore-extra"}} {
-		if strings.Contains(msg, r[0]) {
-			return errors.New(strings.Replace(msg, r[0], r[1], 1))
-		}
+	var fe *formats.Error
+	if errors.As(err, &fe) {
+		fe.HintOption = map[formats.Hint]string{formats.HintHeader: "use --header", formats.HintIgnoreExtra: "use --ignore-extra"}[fe.Hint]
 	}
 	return err
 }
