@@ -89,6 +89,7 @@ func (p *Problem) Validate() error {
 // (i, j) with their values. An observed value of exactly 0 is an
 // observation, not a missing entry. Build one with [NewObserved] or
 // [SampleDense]; it is immutable afterwards and safe for concurrent reads.
+// (A [Sparse], the output type, reads an entry it does not list as 0.)
 type Observed struct {
 	m *observed.Matrix
 }

@@ -70,6 +70,13 @@ func (r *Result) LowRank() *mat.Dense {
 // Sparse is a d1×d2 sparse matrix in compressed sparse row form: the
 // entries of row i are ColIdx[RowPtr[i]:RowPtr[i+1]] (increasing) with values
 // Val[RowPtr[i]:RowPtr[i+1]].
+//
+// Sparse is the output type (the part S of a result): an entry it does
+// not list is zero. A partially observed input is an [Observed], whose
+// missing entries are unknown, not zero, and which also keeps the column
+// index Algorithm 2 needs. The two readings of "not listed" are why they
+// are two types: one cannot be passed for the other. Both have Dims, NNZ
+// and Do, and write out the same way.
 type Sparse struct {
 	Rows, Cols int
 	RowPtr     []int   // length Rows+1

@@ -104,3 +104,8 @@ func oneLine(s string) string {
 // ErrNonFinite is wrapped by the errors for NaN and ±Inf values where
 // they are not allowed.
 var ErrNonFinite = errors.New("non-finite value")
+
+// Whitespace used as a delimiter splits fields at runs of spaces and tabs,
+// ignoring leading and trailing white space (the format of numpy.savetxt's
+// default and of many hand-written files).
+const Whitespace = " "

@@ -151,7 +151,7 @@ const observedRows = 256
 // plus 12 per corruption), never O(d1·d2). A, B and S* are the same as
 // those of [Dense] with the same Config, and so are the observed values.
 //
-// The positions are those of the project's one sampler (internal/sample)
+// The positions are those of the project's one sampler (rpca.Sampling)
 // for p and the seed: drawn row by row, by skipping geometric gaps, in
 // O(1) per observed entry.
 func Observed(cfg Config) (*Instance, error) {

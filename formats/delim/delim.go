@@ -206,4 +206,4 @@ func WriteFile(path string, m mat.Matrix, delim string) error {
 // Whitespace used as a delimiter splits fields at runs of spaces and tabs,
 // ignoring leading and trailing white space (the format of numpy.savetxt's
 // default and of many hand-written files).
-const Whitespace = textio.Whitespace
+const Whitespace = formats.Whitespace

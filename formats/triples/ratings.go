@@ -16,7 +16,7 @@ import (
 
 // Options configures [Read].
 type Options struct {
-	// Delimiter separates the fields: "\t", ",", [textio.Whitespace], "::" or any
+	// Delimiter separates the fields: "\t", ",", [formats.Whitespace], "::" or any
 	// other string. Empty means: chosen from the first data line — tab if
 	// it contains one, else comma if it contains one, else white space.
 	Delimiter string
@@ -132,7 +132,7 @@ func ReadFile(path string, opt Options) (*Ratings, error) {
 }
 
 // Write writes "row col value" lines separated by delim ("" means
-// tab; [textio.Whitespace] writes one space), values with full precision.
+// tab; [formats.Whitespace] writes one space), values with full precision.
 // rows, cols and vals must have equal lengths.
 func Write(w io.Writer, delim string, rows, cols []string, vals []float64) error {
 	if len(rows) != len(vals) || len(cols) != len(vals) {

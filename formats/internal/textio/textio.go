@@ -118,5 +118,5 @@ func ParseNumber(field string, allowNonFinite bool) (float64, error) {
 	return v, nil
 }
 
-// Whitespace used as a delimiter splits fields at runs of spaces and tabs.
-const Whitespace = " "
+// Whitespace is formats.Whitespace.
+const Whitespace = formats.Whitespace
