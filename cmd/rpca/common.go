@@ -138,37 +138,29 @@ func (f *solveFlags) settings() rpca.Settings {
 // check validates the flag values that the library would otherwise
 // reject with a less specific message.
 func (f *solveFlags) check() error {
-	switch {
-	case f.rank < 1:
-		return fmt.Errorf("--rank must be at least 1, got %d: %w", f.rank, errUsage)
-	case math.IsNaN(f.alpha) || f.alpha < 0 || f.alpha >= 1:
-		return fmt.Errorf("--alpha must be in [0, 1), got %v: %w", f.alpha, errUsage)
-	case math.IsNaN(f.p) || f.p <= 0 || f.p > 1:
-		return fmt.Errorf("--p must be in (0, 1], got %v: %w", f.p, errUsage)
-	case f.workers < 0:
-		return fmt.Errorf("--workers must be non-negative: %w", errUsage)
-	case f.maxIter < 0:
-		return fmt.Errorf("--max-iter must be non-negative (0: the method's default), got %d: %w", f.maxIter, errUsage)
-	case f.stepRule != "" && f.stepRule != string(rpca.StepFixed) && f.stepRule != string(rpca.StepBacktracking):
-		return fmt.Errorf("--step-rule must be %s or %s, got %q: %w", rpca.StepFixed, rpca.StepBacktracking, f.stepRule, errUsage)
+	stepRules := f.stepRule == "" || f.stepRule == string(rpca.StepFixed) || f.stepRule == string(rpca.StepBacktracking)
+	rules := []rule{
+		{f.rank < 1, fmt.Sprintf("--rank must be at least 1, got %d", f.rank)},
+		{!(f.alpha >= 0 && f.alpha < 1), fmt.Sprintf("--alpha must be in [0, 1), got %v", f.alpha)},
+		{!(f.p > 0 && f.p <= 1), fmt.Sprintf("--p must be in (0, 1], got %v", f.p)},
+		{f.workers < 0, "--workers must be non-negative"},
+		{f.maxIter < 0, fmt.Sprintf("--max-iter must be non-negative (0: the method's default), got %d", f.maxIter)},
+		{!stepRules, fmt.Sprintf("--step-rule must be %s or %s, got %q", rpca.StepFixed, rpca.StepBacktracking, f.stepRule)},
+	}
+	const defaults = "a finite non-negative number (0: the default)"
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"gamma", f.gamma}, {"step", f.step}, {"mu", f.mu}, {"lambda", f.ialmLambda}, {"ridge", f.ridge}} {
+		rules = append(rules, rule{!finiteAtLeast(v.v, 0), fmt.Sprintf("--%s must be %s, got %v", v.name, defaults, v.v)})
 	}
 	for _, v := range []struct {
-		name   string
-		v      float64
-		signed bool // negative values mean "off"
-	}{
-		{"gamma", f.gamma, false}, {"step", f.step, false}, {"mu", f.mu, false}, {"lambda", f.ialmLambda, false}, {"ridge", f.ridge, false},
-		{"tol", f.tol, true}, {"factor-tol", f.factorTol, true},
-	} {
-		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || (!v.signed && v.v < 0) {
-			want := "a finite non-negative number (0: the default)"
-			if v.signed {
-				want = "a finite number (0: the default, < 0: off)"
-			}
-			return fmt.Errorf("--%s must be %s, got %v: %w", v.name, want, v.v, errUsage)
-		}
+		name string
+		v    float64
+	}{{"tol", f.tol}, {"factor-tol", f.factorTol}} {
+		rules = append(rules, rule{math.IsNaN(v.v) || math.IsInf(v.v, 0), fmt.Sprintf("--%s must be a finite number (0: the default, < 0: off), got %v", v.name, v.v)})
 	}
-	return nil
+	return firstBroken(rules...)
 }
 
 // methodEntry is one row of the method table: the name taken by
@@ -525,3 +517,28 @@ func headerHint(err error) error {
 	}
 	return err
 }
+
+// rule is one check of the flags: when bad, msg is the usage error.
+type rule struct {
+	bad bool
+	msg string
+}
+
+// firstBroken returns the usage error of the first bad rule, nil if none.
+func firstBroken(rules ...rule) error {
+	for _, r := range rules {
+		if r.bad {
+			return fmt.Errorf("%s: %w", r.msg, errUsage)
+		}
+	}
+	return nil
+}
+
+// finiteAtLeast reports whether x is a finite number ≥ lo.
+func finiteAtLeast(x, lo float64) bool { return x >= lo && !math.IsInf(x, 0) }
+
+// finiteAbove reports whether x is a finite number > lo.
+func finiteAbove(x, lo float64) bool { return x > lo && !math.IsInf(x, 0) }
+
+// outside reports whether n lies outside [lo, hi].
+func outside(n, lo, hi int) bool { return n < lo || n > hi }

@@ -221,42 +221,41 @@ func (f *completeFlags) fitOptions(method rpca.Method, prog *progress) ratings.O
 
 // validate checks the flags that do not need the data.
 func (f *completeFlags) validate(fs *flag.FlagSet) error {
-	if f.in == "" {
-		return fmt.Errorf("complete: --in FILE is required (run 'rpca complete -h' for help): %w", errUsage)
+	err := firstBroken(
+		rule{f.in == "", "complete: --in FILE is required (run 'rpca complete -h' for help)"},
+		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
+		rule{!flagSet(fs, "rank"), "complete: --rank R is required, the rank of the fitted matrix (run 'rpca complete -h' for help)"},
+		rule{f.method != "gd" && f.method != "scaledgd", fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) or scaledgd only", f.method)},
+		rule{f.p != 1, "complete: --p is not used by complete (the ratings are already a partial matrix); use --holdout to leave ratings out"},
+		rule{!(f.holdout >= 0 && f.holdout < 1), fmt.Sprintf("--holdout must be in [0, 1), got %v", f.holdout)},
+		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
+		rule{f.unknown != "error" && f.unknown != "nan" && f.unknown != "bias", fmt.Sprintf("--unknown must be error, nan or bias, got %q", f.unknown)},
+	)
+	if err != nil {
+		return err
 	}
 	if err := f.outFlags.validate("complete"); err != nil {
 		return err
 	}
-	if !flagSet(fs, "rank") {
-		return fmt.Errorf("complete: --rank R is required, the rank of the fitted matrix (run 'rpca complete -h' for help): %w", errUsage)
-	}
-	if f.method != "gd" && f.method != "scaledgd" {
-		return fmt.Errorf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) or scaledgd only: %w", f.method, errUsage)
-	}
-	if f.p != 1 {
-		return fmt.Errorf("complete: --p is not used by complete (the ratings are already a partial matrix); use --holdout to leave ratings out: %w", errUsage)
-	}
-	if math.IsNaN(f.holdout) || f.holdout < 0 || f.holdout >= 1 {
-		return fmt.Errorf("--holdout must be in [0, 1), got %v: %w", f.holdout, errUsage)
-	}
-	if f.unknown == "bias" && !f.biases {
-		return fmt.Errorf("--unknown bias needs --biases (the bias model it falls back to): %w", errUsage)
-	}
-	if f.unknown != "error" && f.unknown != "nan" && f.unknown != "bias" {
-		return fmt.Errorf("--unknown must be error, nan or bias, got %q: %w", f.unknown, errUsage)
-	}
-	if f.clip != "" {
-		lo, hi, ok := strings.Cut(f.clip, ":")
-		var err1, err2 error
-		if ok {
-			f.clipLo, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
-			f.clipHi, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
-		}
-		if !ok || err1 != nil || err2 != nil || !(f.clipLo < f.clipHi) || math.IsInf(f.clipLo, 0) || math.IsInf(f.clipHi, 0) {
-			return fmt.Errorf("--clip must be lo:hi with finite numbers lo < hi, e.g. 1:5; got %q: %w", f.clip, errUsage)
-		}
+	if err := f.parseClip(); err != nil {
+		return err
 	}
 	return f.check()
+}
+
+// parseClip parses --clip lo:hi.
+func (f *completeFlags) parseClip() error {
+	if f.clip == "" {
+		return nil
+	}
+	lo, hi, ok := strings.Cut(f.clip, ":")
+	var err1, err2 error
+	if ok {
+		f.clipLo, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		f.clipHi, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
+	}
+	bad := !ok || err1 != nil || err2 != nil || !(f.clipLo < f.clipHi) || math.IsInf(f.clipLo, 0) || math.IsInf(f.clipHi, 0)
+	return firstBroken(rule{bad, fmt.Sprintf("--clip must be lo:hi with finite numbers lo < hi, e.g. 1:5; got %q", f.clip)})
 }
 
 // delimiter maps --delim to a formats delimiter.

@@ -140,19 +140,9 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := in.Problem()
-	if f.truth != "" {
-		if p.Truth, err = synth.ReadTruth(f.truth, in.D1, in.D2); err != nil {
-			return fmt.Errorf("--truth: %w", err)
-		}
-	}
-	if in.Observed != nil {
-		if method, err = f.newMethod(true); err != nil {
-			return fmt.Errorf("%s is partially observed: %w", f.in, err)
-		}
-		if g, ok := method.(*rpca.GD); ok {
-			g.SampleRate = 0 // the data are already partial
-		}
+	p, method, err := f.problem(in, method)
+	if err != nil {
+		return err
 	}
 	s := f.settings()
 	s.Callback = prog.callback
@@ -178,33 +168,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 		sum.RelError = finite(metrics.RelError(res.U, res.V, t.A, t.B))
 	}
 	prog.stage("writing %s", f.out)
-	err = f.outFlags.write(ctx, func(d *outdir.Dir) ([]string, error) {
-		var files []string
-		if f.factors {
-			for _, m := range []struct {
-				name string
-				m    *mat.Dense
-			}{{"U", res.U}, {"V", res.V}} {
-				name, err := f.writeMatrix(d, m.name, m.m)
-				if err != nil {
-					return nil, err
-				}
-				files = append(files, name)
-			}
-		} else {
-			name, err := f.writeLowRank(ctx, d, res.U, res.V)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, name)
-		}
-		if err := mtx.WriteFile(d.Join("sparse.mtx"), res.S); err != nil {
-			return nil, err
-		}
-		files = append(files, "sparse.mtx", "summary.json")
-		sum.Files = files
-		return files, writeJSONFile(d.Join("summary.json"), sum)
-	})
+	err = f.outFlags.write(ctx, func(d *outdir.Dir) ([]string, error) { return f.writeResult(ctx, d, res, sum) })
 	if err != nil {
 		return err
 	}
@@ -316,4 +280,56 @@ func memoryHint(e *load.MemoryError) string {
 		}
 	}
 	return hint
+}
+
+// problem is the problem of the loaded data with the truth of --truth,
+// and the method for it (the partial-data one for partial data).
+func (f *decomposeFlags) problem(in *load.Matrix, method rpca.Method) (*rpca.Problem, rpca.Method, error) {
+	p := in.Problem()
+	var err error
+	if f.truth != "" {
+		if p.Truth, err = synth.ReadTruth(f.truth, in.D1, in.D2); err != nil {
+			return nil, nil, fmt.Errorf("--truth: %w", err)
+		}
+	}
+	if in.Observed == nil {
+		return p, method, nil
+	}
+	if method, err = f.newMethod(true); err != nil {
+		return nil, nil, fmt.Errorf("%s is partially observed: %w", f.in, err)
+	}
+	if g, ok := method.(*rpca.GD); ok {
+		g.SampleRate = 0 // the data are already partial
+	}
+	return p, method, nil
+}
+
+// writeResult writes the low-rank part (or its factors), sparse.mtx and
+// summary.json into d.
+func (f *decomposeFlags) writeResult(ctx context.Context, d *outdir.Dir, res *rpca.Result, sum *decomposeSummary) ([]string, error) {
+	var files []string
+	if f.factors {
+		for _, m := range []struct {
+			name string
+			m    *mat.Dense
+		}{{"U", res.U}, {"V", res.V}} {
+			name, err := f.writeMatrix(d, m.name, m.m)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, name)
+		}
+	} else {
+		name, err := f.writeLowRank(ctx, d, res.U, res.V)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, name)
+	}
+	if err := mtx.WriteFile(d.Join("sparse.mtx"), res.S); err != nil {
+		return nil, err
+	}
+	files = append(files, "sparse.mtx", "summary.json")
+	sum.Files = files
+	return files, writeJSONFile(d.Join("summary.json"), sum)
 }

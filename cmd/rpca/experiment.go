@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -107,32 +106,8 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	if !f.quiet {
 		o.Log = e.stderr
 	}
-	var err error
-	if o.Dims, err = parseInts(f.dims); err != nil {
-		return fmt.Errorf("--dims: %v: %w", err, errUsage)
-	}
-	if o.Rates, err = parseFloats(f.rates); err != nil {
-		return fmt.Errorf("--p: %v: %w", err, errUsage)
-	}
-	switch {
-	case f.d < 0 || f.rank < 0 || f.maxIter < 0 || f.maxFrames < 0 || f.workers < 0:
-		return fmt.Errorf("--d, --rank, --max-iter, --max-frames and --workers must be non-negative: %w", errUsage)
-	case !(f.gamma >= 0) || math.IsInf(f.gamma, 1):
-		return fmt.Errorf("--gamma must be a finite non-negative number, got %v: %w", f.gamma, errUsage)
-	case !(f.step >= 0) || math.IsInf(f.step, 1):
-		return fmt.Errorf("--step must be a finite non-negative number, got %v: %w", f.step, errUsage)
-	case !(f.scale >= 0 && f.scale <= 1):
-		return fmt.Errorf("--scale must be in (0, 1], got %v: %w", f.scale, errUsage)
-	}
-	for _, p := range o.Rates {
-		if !(p > 0 && p <= 1) {
-			return fmt.Errorf("--p: rate %v must be in (0, 1]: %w", p, errUsage)
-		}
-	}
-	for _, d := range o.Dims {
-		if d < 2 {
-			return fmt.Errorf("--dims: size %d is too small: %w", d, errUsage)
-		}
+	if err := f.checkLists(&o); err != nil {
+		return err
 	}
 	rep, err := experiment.Run(ctx, name, o)
 	if err != nil {
@@ -184,4 +159,28 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// checkLists parses --dims and --p into o and checks the numeric flags.
+func (f *experimentFlags) checkLists(o *experiment.Options) error {
+	var err error
+	if o.Dims, err = parseInts(f.dims); err != nil {
+		return fmt.Errorf("--dims: %v: %w", err, errUsage)
+	}
+	if o.Rates, err = parseFloats(f.rates); err != nil {
+		return fmt.Errorf("--p: %v: %w", err, errUsage)
+	}
+	rules := []rule{
+		{min(f.d, f.rank, f.maxIter, f.maxFrames, f.workers) < 0, "--d, --rank, --max-iter, --max-frames and --workers must be non-negative"},
+		{!finiteAtLeast(f.gamma, 0), fmt.Sprintf("--gamma must be a finite non-negative number, got %v", f.gamma)},
+		{!finiteAtLeast(f.step, 0), fmt.Sprintf("--step must be a finite non-negative number, got %v", f.step)},
+		{!(f.scale >= 0 && f.scale <= 1), fmt.Sprintf("--scale must be in (0, 1], got %v", f.scale)},
+	}
+	for _, p := range o.Rates {
+		rules = append(rules, rule{!(p > 0 && p <= 1), fmt.Sprintf("--p: rate %v must be in (0, 1]", p)})
+	}
+	for _, d := range o.Dims {
+		rules = append(rules, rule{d < 2, fmt.Sprintf("--dims: size %d is too small", d)})
+	}
+	return firstBroken(rules...)
 }

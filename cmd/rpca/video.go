@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 
@@ -240,90 +239,22 @@ func (f *videoFlags) job(opts video.Options, dir string, prog *progress) (video.
 // loading options.
 func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	var opts video.Options
-	usage := func(format string, a ...any) error {
-		return fmt.Errorf(format+": %w", append(a, errUsage)...)
-	}
-	if f.in == "" {
-		return opts, usage("video: --in FRAMES_DIR_OR_VIDEO is required (run 'rpca video -h' for help)")
-	}
-	if f.out == "" {
-		return opts, usage("video: --out DIR is required (run 'rpca video -h' for help)")
-	}
-	if absPath(f.in) == absPath(f.out) {
-		return opts, usage("video: --out must differ from --in")
+	if err := f.checkVideo(); err != nil {
+		return opts, err
 	}
 	r, err := video.ParseRange(f.frames)
 	if err != nil {
-		return opts, usage("--frames: %w", err)
-	}
-	// The library reads scale 0 as "not set" (1); on the command line the
-	// default is 1, so an explicit 0 is a mistake.
-	if f.scale == 0 {
-		return opts, usage("--scale: scale 0 must be in (0, 1]")
+		return opts, fmt.Errorf("--frames: %w: %w", err, errUsage)
 	}
 	if _, err := video.ScaleFactor(f.scale); err != nil {
-		return opts, usage("--scale: %w", err)
+		return opts, fmt.Errorf("--scale: %w: %w", err, errUsage)
 	}
-	if f.color && f.gray {
-		return opts, usage("--color and --gray exclude each other")
-	}
-	if !(f.maskThreshold >= 0) || math.IsInf(f.maskThreshold, 0) {
-		return opts, usage("--mask-threshold must be a non-negative number (0: from the noise), got %v", f.maskThreshold)
-	}
-	if !(f.noiseFactor > 0) || math.IsInf(f.noiseFactor, 0) {
-		return opts, usage("--noise-factor must be a positive number, got %v", f.noiseFactor)
-	}
-	for _, r := range []struct {
-		name string
-		v    int
-	}{{"--mask-filter", f.maskFilter}, {"--mask-smooth", f.maskSmooth}} {
-		if r.v < 0 || r.v > 50 {
-			return opts, usage("%s must be a radius from 0 (off) to 50, got %d", r.name, r.v)
-		}
-	}
-	if f.minObject < 0 {
-		return opts, usage("--min-object must be non-negative (0 or 1: off), got %d", f.minObject)
-	}
-	if f.foreground != "residual" && f.foreground != "sparse" {
-		return opts, usage("--foreground must be residual or sparse, got %q", f.foreground)
-	}
-	if f.maxRank < 1 {
-		return opts, usage("--max-rank must be at least 1, got %d", f.maxRank)
-	}
-	if !(f.rankGap > 1) || math.IsInf(f.rankGap, 0) {
-		return opts, usage("--rank-gap must be a finite number above 1, got %v", f.rankGap)
-	}
-	if f.window != 0 && f.window < video.MinWindow {
-		return opts, usage("--window must be 0 (off) or at least %d frames, got %d", video.MinWindow, f.window)
-	}
-	if f.montageFrames < 1 {
-		return opts, usage("--montage-frames must be at least 1, got %d", f.montageFrames)
-	}
-	if f.rank < 0 {
-		return opts, usage("--rank must be at least 1 (or 0 to choose it from the data), got %d", f.rank)
-	}
-	switch f.method {
-	case methodAuto, "":
-		// scaledgd for the full frames: AccAltProj at rank ≥ 2 leaves
-		// a swaying background in the residual (F 0.88 against 0.99 on
-		// the generated clip, docs/video.md), and the scaled steps keep
-		// the gradient method fast although the mean frame dominates
-		// the spectrum (σ₁/σ₂ = 12–27 on the clips); the paper's
-		// gradient method with --p < 1 (Algorithm 2) or --preset paper.
-		f.method = "scaledgd"
-		if f.p < 1 || f.preset == "paper" {
-			f.method = "gd"
-		}
-	case "gd", "scaledgd", "accaltproj", "altproj", "ialm", "median":
-	default:
-		return opts, usage("unknown --method %q (want auto, accaltproj, gd, scaledgd, altproj, ialm or median)", f.method)
-	}
-	if f.method == "median" && f.foreground == "sparse" {
-		return opts, usage("--method median has no sparse part; use --foreground residual")
+	if err := f.pickMethod(); err != nil {
+		return opts, err
 	}
 	preset, ok := video.Presets[f.preset]
 	if !ok {
-		return opts, usage("--preset must be empty or paper, got %q", f.preset)
+		return opts, fmt.Errorf("--preset must be empty or paper, got %q: %w", f.preset, errUsage)
 	}
 	f.applyPreset(preset, set)
 	// The checks of the shared flags, with the rank (maybe still 0 = auto)
@@ -335,14 +266,10 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	if err != nil {
 		return opts, err
 	}
-	if f.method != "gd" && f.method != "scaledgd" && f.method != "median" && f.p < 1 {
-		return opts, usage("--p < 1 (subsampling) works with --method gd or scaledgd only")
-	}
 	opts = video.Options{Range: r, Scale: f.scale}
-	switch {
-	case f.color:
+	if f.color {
 		opts.Color = video.ColorRGB
-	case f.gray:
+	} else if f.gray {
 		opts.Color = video.ColorGray
 	}
 	// Y, M, the foreground, the mask and the sorted magnitudes for the
@@ -352,6 +279,56 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 		opts.MaxBytes = max(int64(free), 1)
 	}
 	return opts, nil
+}
+
+// checkVideo checks the flags of this command that need no data.
+func (f *videoFlags) checkVideo() error {
+	return firstBroken(
+		rule{f.in == "", "video: --in FRAMES_DIR_OR_VIDEO is required (run 'rpca video -h' for help)"},
+		rule{f.out == "", "video: --out DIR is required (run 'rpca video -h' for help)"},
+		rule{absPath(f.in) == absPath(f.out), "video: --out must differ from --in"},
+		// The library reads scale 0 as "not set" (1); on the command
+		// line the default is 1, so an explicit 0 is a mistake.
+		rule{f.scale == 0, "--scale: scale 0 must be in (0, 1]"},
+		rule{f.color && f.gray, "--color and --gray exclude each other"},
+		rule{!finiteAtLeast(f.maskThreshold, 0), fmt.Sprintf("--mask-threshold must be a non-negative number (0: from the noise), got %v", f.maskThreshold)},
+		rule{!finiteAbove(f.noiseFactor, 0), fmt.Sprintf("--noise-factor must be a positive number, got %v", f.noiseFactor)},
+		rule{outside(f.maskFilter, 0, 50), fmt.Sprintf("--mask-filter must be a radius from 0 (off) to 50, got %d", f.maskFilter)},
+		rule{outside(f.maskSmooth, 0, 50), fmt.Sprintf("--mask-smooth must be a radius from 0 (off) to 50, got %d", f.maskSmooth)},
+		rule{f.minObject < 0, fmt.Sprintf("--min-object must be non-negative (0 or 1: off), got %d", f.minObject)},
+		rule{f.foreground != "residual" && f.foreground != "sparse", fmt.Sprintf("--foreground must be residual or sparse, got %q", f.foreground)},
+		rule{f.maxRank < 1, fmt.Sprintf("--max-rank must be at least 1, got %d", f.maxRank)},
+		rule{!finiteAbove(f.rankGap, 1), fmt.Sprintf("--rank-gap must be a finite number above 1, got %v", f.rankGap)},
+		rule{f.window != 0 && f.window < video.MinWindow, fmt.Sprintf("--window must be 0 (off) or at least %d frames, got %d", video.MinWindow, f.window)},
+		rule{f.montageFrames < 1, fmt.Sprintf("--montage-frames must be at least 1, got %d", f.montageFrames)},
+		rule{f.rank < 0, fmt.Sprintf("--rank must be at least 1 (or 0 to choose it from the data), got %d", f.rank)},
+	)
+}
+
+// pickMethod resolves --method auto and checks the method against the
+// other flags.
+func (f *videoFlags) pickMethod() error {
+	switch f.method {
+	case methodAuto, "":
+		// scaledgd for the full frames: AccAltProj at rank ≥ 2 leaves
+		// a swaying background in the residual (F 0.88 against 0.99 on
+		// the generated clip, docs/video.md), and the scaled steps keep
+		// the gradient method fast although the mean frame dominates
+		// the spectrum; the paper's gradient method with --p < 1
+		// (Algorithm 2) or --preset paper.
+		f.method = "scaledgd"
+		if f.p < 1 || f.preset == "paper" {
+			f.method = "gd"
+		}
+	case "gd", "scaledgd", "accaltproj", "altproj", "ialm", "median":
+	default:
+		return fmt.Errorf("unknown --method %q (want auto, accaltproj, gd, scaledgd, altproj, ialm or median): %w", f.method, errUsage)
+	}
+	gradient := f.method == "gd" || f.method == "scaledgd"
+	return firstBroken(
+		rule{f.method == "median" && f.foreground == "sparse", "--method median has no sparse part; use --foreground residual"},
+		rule{!gradient && f.method != "median" && f.p < 1, "--p < 1 (subsampling) works with --method gd or scaledgd only"},
+	)
 }
 
 // applyPreset gives the flags that were not set (or set to 0, "default")
