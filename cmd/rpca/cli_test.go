@@ -184,3 +184,18 @@ func TestProgressFitsTerminal(t *testing.T) {
 		t.Errorf("verbose line of %d columns: %q", n, b.String())
 	}
 }
+
+// TestHelpTexts: every command's -h starts with its help text, and no
+// placeholder is left unfilled.
+func TestHelpTexts(t *testing.T) {
+	for name := range commands {
+		var out bytes.Buffer
+		e := &env{stdout: &out, stderr: io.Discard}
+		if code := run(context.Background(), e, []string{name, "-h"}); code != 0 {
+			t.Errorf("%s -h: exit %d", name, code)
+		}
+		if s := out.String(); !strings.HasPrefix(s, "Usage: rpca "+name) || strings.Contains(s, "{{") || len(s) < 200 {
+			t.Errorf("%s -h: %q", name, s)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -28,14 +29,38 @@ import (
 // errHelp is returned when -h was asked for; the usage was printed.
 var errHelp = flag.ErrHelp
 
+// helpTexts are the descriptions of the commands, help/NAME.txt.
+//
+//go:embed help/*.txt
+var helpTexts embed.FS
+
+// helpText returns the description of command name; vars fills in its
+// {{key}} placeholders.
+func helpText(name string, vars map[string]string) string {
+	b, err := helpTexts.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic("rpca: no help text for " + name) // a command without help/NAME.txt is a build mistake
+	}
+	text := string(b)
+	for k, v := range vars {
+		text = strings.ReplaceAll(text, "{{"+k+"}}", v)
+	}
+	return strings.TrimSpace(text)
+}
+
 // newFlagSet returns a flag set whose errors are returned, not printed
-// with os.Exit, and whose usage text starts with the given description.
-func newFlagSet(e *env, name, synopsis, description string) *flag.FlagSet {
+// with os.Exit, and whose usage text starts with the command's help text
+// (help/NAME.txt, with vars filled in).
+func newFlagSet(e *env, name, synopsis string, vars ...map[string]string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
+	var v map[string]string
+	if len(vars) > 0 {
+		v = vars[0]
+	}
 	fs.Usage = func() {
 		w := e.stdout
-		fmt.Fprintf(w, "Usage: rpca %s %s\n\n%s\n\nFlags:\n", name, synopsis, strings.TrimSpace(description))
+		fmt.Fprintf(w, "Usage: rpca %s %s\n\n%s\n\nFlags:\n", name, synopsis, helpText(name, v))
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(e.stderr)

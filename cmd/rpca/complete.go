@@ -44,55 +44,7 @@ type completeFlags struct {
 }
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
-	fs := newFlagSet(e, "complete", "--in RATINGS --rank R --out DIR [flags]", `
-Fits a rank-r matrix M = U·Vᵀ to the observed entries of a partially
-observed matrix with the paper's gradient method for partial observations
-(Algorithm 2), and predicts the missing entries from it. With --alpha > 0
-up to a fraction α of the entries of every row and column may be gross
-outliers (for example spam ratings): they are set aside into a sparse part
-S instead of bending the fit. The default --alpha 0 is plain matrix
-completion, right for data without gross outliers.
-
-Input (--in): one "row col value" triplet per line, separated by tabs,
-commas or white space (detected from the first line, or --delim). Row and
-column ids are arbitrary strings; values are numbers. Lines starting with
-'#' and blank lines are skipped; --header skips a first line of names;
---ignore-extra ignores further fields (e.g. MovieLens timestamps). A
-(row, col) pair given twice is an error naming both lines.
-
-Output in DIR (written to a temporary directory and renamed into place;
-an existing non-empty DIR needs --force):
-  U.npy, V.npy      the factors: the prediction for (row i, col j) is
-                    U[i]·V[j] (U.csv, V.csv with --format csv); with
-                    --center (the default) they have r+1 columns, the last
-                    of U holding the median rating m and that of V ones
-  rows.txt          the row ids, one a line, in the order of U's rows
-  cols.txt          the column ids in the order of V's rows
-  predictions.tsv   with --predict: row id, col id, predicted value
-  outliers.tsv      with --alpha > 0: row id, col id, rating, fitted value
-                    of the ratings the method set aside as outliers
-  summary.json      sizes, parameters, iterations, time, errors
-
-The ratings are centered by default: the method fits the rank-r matrix
-to the ratings minus their median m, so that a rating scale far from 0
-(say 1 to 5) does not dominate the fit, and adds m back to predictions.
-This matters in particular with --alpha > 0, whose outlier detection
-compares the ratings' deviations.
-
---holdout F fits on a random fraction 1−F of the ratings (chosen by
---seed) and reports the root mean square error (RMSE) and mean absolute
-error (MAE) of the predictions on the held-out rest, next to the RMSE of
-always predicting the training mean. Rows and columns with no training
-rating cannot be predicted: their held-out ratings are skipped and counted.
-
-Unknown ids in --predict (not among the training ratings) are an error
-naming the line, or with --unknown nan give NaN predictions.
-
-Example:
-  rpca complete --in ratings.tsv --rank 10 --holdout 0.1 --out model
-  rpca complete --in ratings.tsv --rank 10 --predict pairs.tsv --clip 1:5 --out model
-
-See docs/cli.md for details.`)
+	fs := newFlagSet(e, "complete", "--in RATINGS --rank R --out DIR [flags]")
 	f.solveFlags.register(fs, 0, 0)
 	fs.Lookup("rank").Usage = "rank r of the fitted matrix (required)"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"

@@ -39,45 +39,7 @@ type decomposeFlags struct {
 }
 
 func (f *decomposeFlags) register(e *env) *flag.FlagSet {
-	fs := newFlagSet(e, "decompose", "--in FILE --rank R --out DIR [flags]", `
-Splits Y = M + S, with M of rank r and S sparse (at most a fraction α of
-corrupted entries per row and column), and writes the result into DIR.
-
-Input (--in), by extension or --in-format:
-  .npy                   NumPy array, float64/float32/integer, C or Fortran order
-  .csv, .tsv/.tab,       numbers only, one row per line, separated by commas,
-  .txt/.dat              tabs or white space; --header skips a first line
-  .mtx                   Matrix Market: "array" is a dense matrix; "coordinate"
-                         lists the observed entries of a partially observed
-                         matrix (missing entries are unknown, not zero) and
-                         runs the paper's Algorithm 2 (--method gd only)
-NaN and Inf values are errors, unless --missing-nan marks NaN entries of a
-dense input as missing.
-
-Output in DIR (written to a temporary directory and renamed into place, so
-DIR appears complete or not at all; an existing non-empty DIR needs --force):
-  lowrank.npy    M = U·Vᵀ, d1×d2 (lowrank.csv with --format csv)
-  U.npy, V.npy   instead of lowrank.npy with --factors: M = U·Vᵀ, U d1×k, V d2×k
-  sparse.mtx     the entries of S (the corruptions found), Matrix Market
-                 coordinate, 1-based
-  summary.json   method, input, size, parameters, iterations, time, stop reason
-
-With --p < 1 (--method gd) the method sees only a random fraction p of the
-entries (the paper's subsampling, Section 4.2): less memory and time. With
---truth DIR (as written by 'rpca synth --out DIR') the true relative error
-‖M − M*‖_F/‖M*‖_F is reported.
-
-A common offset of all entries (a mean far from 0 compared with their
-spread) is one more dimension of the low-rank part: count it in --rank.
-It also makes the problem ill-conditioned, so the method converges more
-slowly (watch for stop reason max-iter).
-
-Examples:
-  rpca decompose --in Y.npy --rank 10 --alpha 0.1 --out result
-  rpca decompose --in scores.csv --header --rank 5 --out res --format csv
-  rpca decompose --in huge.npy --rank 20 --p 0.05 --factors --out res
-
-See docs/cli.md for details.`)
+	fs := newFlagSet(e, "decompose", "--in FILE --rank R --out DIR [flags]")
 	f.allowAuto = true
 	f.solveFlags.register(fs, 0, 0.1)
 	fs.Lookup("rank").Usage = "rank r of the low-rank part (required)"

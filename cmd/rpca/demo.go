@@ -21,13 +21,7 @@ func init() {
 
 func runDemo(ctx context.Context, e *env, args []string) error {
 	var f solveFlags
-	fs := newFlagSet(e, "demo", "[flags]", `
-Generates the paper's synthetic model at d = 2000, r = 10, α = 0.1 (Section
-5.1: 4 million entries, about 10% of them grossly corrupted) and recovers
-the low-rank part three times: with AccAltProj, the default method for a
-fully observed matrix, and with the paper's gradient method from all
-entries (Algorithm 1) and from a random 10% of them (Algorithm 2). It
-prints what it did and the true relative error of each result.`)
+	fs := newFlagSet(e, "demo", "[flags]")
 	// Only the flags the demo honours.
 	d := fs.Int("d", 2000, "matrix size d (d×d)")
 	fs.IntVar(&f.rank, "rank", 10, "rank r of the low-rank part")

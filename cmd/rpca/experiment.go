@@ -46,18 +46,7 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 	for _, x := range experiment.List() {
 		fmt.Fprintf(&list, "  %-7s %s\n", x.Name, x.Summary)
 	}
-	fs := newFlagSet(e, "experiment", "NAME [flags]", `
-Runs one experiment of the paper's Section 5 and writes its CSV tables,
-PNG plots and summary.txt into a new directory (--out, default
-experiment-NAME), atomically: a run that fails or is interrupted leaves
-nothing behind. The paper's sizes are the default; --quick runs small
-sizes in seconds. Progress goes to stderr, the summary to stdout.
-
-Experiments:
-`+list.String()+`
-The video experiment reads --frames: a directory of frames, a directory of
-clip subdirectories, or "synthetic" (a generated clip); by default the
-shared clips in ../shared/data beside the repository when present.`)
+	fs := newFlagSet(e, "experiment", "NAME [flags]", map[string]string{"experiments": list.String()})
 	fs.StringVar(&f.out, "out", "", "output directory (default experiment-NAME)")
 	fs.BoolVar(&f.force, "force", false, "replace an existing non-empty output directory")
 	fs.BoolVar(&f.quick, "quick", false, "small sizes that run in seconds")

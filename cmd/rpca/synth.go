@@ -36,26 +36,7 @@ type synthFlags struct {
 }
 
 func (f *synthFlags) register(e *env, name string) *flag.FlagSet {
-	fs := newFlagSet(e, name, "[flags]", `
-Generates Y = M* + S* from the paper's model (Section 5.1): M* = A·Bᵀ with
-A, B having N(0, 1/d) entries, and each entry of S* corrupted with
-probability α by a value uniform on [−5r/d, 5r/d] (or, with
---corruption deterministic, exactly ⌊αd⌋ large corruptions per row and
-column). With --p < 1 only a random fraction p of the entries is generated
-(memory proportional to p·d1·d2) and the partial-observation method
-(Algorithm 2) runs on them. Progress goes to stderr, the summary to stdout;
-the relative error ‖UVᵀ − M*‖_F/‖M*‖_F is computed from the factors.
-
-With --out DIR the generated instance is written so that others can
-rerun it (for example with 'rpca decompose --in DIR/Y.npy --truth DIR'):
-  Y.npy          the data Y = M* + S* (Y.mtx, Matrix Market coordinate
-                 with the observed entries only, when --p < 1)
-  A.npy, B.npy   the truth factors, M* = A·Bᵀ (d1×r and d2×r)
-  S.mtx          the corruptions S* (those on the observed entries when
-                 --p < 1), Matrix Market coordinate, 1-based
-  instance.json  the generator's configuration, seed included
-DIR appears complete or not at all, after the solve (or at once with
---no-solve); an existing non-empty DIR needs --force.`)
+	fs := newFlagSet(e, name, "[flags]")
 	f.allowAuto = true
 	f.solveFlags.register(fs, 10, 0.1)
 	fs.IntVar(&f.d, "d", 2000, "size of a square problem (d1 = d2 = d)")

@@ -52,44 +52,7 @@ type videoFlags struct {
 }
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
-	fs := newFlagSet(e, "video", "--in FRAMES_DIR_OR_VIDEO --out DIR [flags]", `
-Separates a video with a static camera into its background (the low-rank
-part M of Y, whose columns are the frames) and its moving foreground, as in
-the paper's Section 5.2. Frames come from a directory of PNG, JPEG, BMP or
-PGM/PPM images (sorted by name, all the same size; files named
-groundtruth* are skipped) or from a video file decoded by an installed
-ffmpeg. Colour frames keep their three channels, stacked into one column
-(one problem whose background is shared by the channels); --gray converts
-them to luma, --color keeps colour even for gray-looking frames.
-
-By default the rank is chosen from the data: the last k ≤ --max-rank with
-σ_k/σ_{k+1} ≥ --rank-gap among the singular values of Y (or 1), checked
-again after the first fit on the data with its outliers clipped, which
-finds background changes that the moving objects hide in the spectrum.
-The default method is scaledgd (gd with scaled steps), run to real
-convergence (factor change ≤ 1e-7, at most 500 iterations), with α = 0.2,
-γ = 1. --preset paper uses the paper's Appendix B settings instead (gd,
-r = 10, α = 0.2, μ = 10, γ = 1, step 0.5, factor change ≤ 4e-4; residual
-1e-3 for altproj and ialm). Flags given on the command line override
-either. --method median is the per-pixel temporal median, a baseline.
-
-A pixel is foreground when its residual exceeds --noise-factor times its
-frame's noise level (a robust scale of the residual) in some channel, or
---mask-threshold when that is given; pixels that look like cast shadows
-(darker by a common factor, same colour or texture) are set aside unless
---keep-shadows; then a majority filter (--mask-filter) and a minimum
-region size (--min-object) clean the mask.
-
-DIR receives background/, foreground/ (|Y − M|, or |S| with
---foreground sparse, scaled so that its 99.5% quantile is white) and mask/,
-one PNG per frame named like the input frame; montage.png (original |
-background | foreground | mask for a few frames, with column headers),
-preview.gif (the same four columns animated, unless --preview=false) and
-summary.json. DIR is
-written atomically: it appears complete or not at all, and an existing
-non-empty DIR is replaced only with --force. With --truth MASK.png
---truth-frame NAME the mask of frame NAME is scored against MASK.png:
-precision, recall and F-measure.`)
+	fs := newFlagSet(e, "video", "--in FRAMES_DIR_OR_VIDEO --out DIR [flags]")
 	f.allowAuto = true
 	f.solveFlags.register(fs, 0, video.Presets[""].Alpha)
 	// The shared flags, with what they mean for this command.
