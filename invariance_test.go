@@ -76,6 +76,10 @@ func TestScaleInvariance(t *testing.T) {
 				t.Errorf("%s, c=%g: %v", m.Name(), c, err)
 				continue
 			}
+			// The data are divided by a power of two only beyond 2^±64.
+			if scaled := c < 0x1p-64 || c > 0x1p64; scaled == (res.DataScale == 1) || base.DataScale != 1 || math.Log2(res.DataScale) != math.Round(math.Log2(res.DataScale)) {
+				t.Errorf("%s, c=%g: DataScale %v (at c=1: %v)", m.Name(), c, res.DataScale, base.DataScale)
+			}
 			var got mat.Dense
 			got.Scale(1/c, res.LowRank())
 			if d := relDiff(&got, base.LowRank()); !(d <= 1e-6) {

@@ -106,6 +106,7 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		return nil, fmt.Errorf("rpca: method %s returned no result", m.Name())
 	}
 	res.pruneSparse(p)
+	res.DataScale = 1
 	if c != 1 {
 		res.unscale(c)
 	}
@@ -121,7 +122,7 @@ func zeroResult(ctx context.Context, p *Problem, s Settings, m Method) (*Result,
 	if _, _, err := tr.Step(0, 0, math.NaN(), u, v); err != nil {
 		return nil, err
 	}
-	return &Result{Method: m.Name(), U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
+	return &Result{Method: m.Name(), DataScale: 1, U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
 		Stop: StopExact, Elapsed: tr.Elapsed(), History: tr.History()}, nil
 }
 

@@ -69,6 +69,7 @@ type decomposeSummary struct {
 	P             float64  `json:"p"`
 	Seed          uint64   `json:"seed"`
 	Params        any      `json:"params"`
+	DataScale     float64  `json:"data_scale,omitempty"` // set only when the data were scaled
 	Iterations    int      `json:"iterations"`
 	Seconds       float64  `json:"seconds"`
 	StopReason    string   `json:"stop_reason"`
@@ -123,6 +124,9 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 		Residual: finite(res.Residual), SparseEntries: res.S.NNZ(), Output: f.out,
 	}
 	sum.Observed = in.D1 * in.D2
+	if res.DataScale != 1 && res.DataScale != 0 {
+		sum.DataScale = res.DataScale
+	}
 	if in.Observed != nil {
 		sum.Observed = in.Observed.Len()
 	}
