@@ -121,12 +121,9 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 		D1: in.D1, D2: in.D2, Partial: in.Observed != nil,
 		Rank: res.U.RawMatrix().Cols, RankRequested: f.rank, Alpha: f.alpha, P: f.p, Seed: f.seed, Params: res.Params,
 		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
-		Residual: finite(res.Residual), SparseEntries: res.S.NNZ(), Output: f.out,
+		Residual: finite(res.Residual), SparseEntries: res.S.NNZ(), Output: f.out, DataScale: scaledBy(res),
 	}
 	sum.Observed = in.D1 * in.D2
-	if res.DataScale != 1 && res.DataScale != 0 {
-		sum.DataScale = res.DataScale
-	}
 	if in.Observed != nil {
 		sum.Observed = in.Observed.Len()
 	}
@@ -298,4 +295,13 @@ func (f *decomposeFlags) writeResult(ctx context.Context, d *outdir.Dir, res *rp
 	files = append(files, "sparse.mtx", "summary.json")
 	sum.Files = files
 	return files, writeJSONFile(d.Join("summary.json"), sum)
+}
+
+// scaledBy is the power of two Solve divided the data by, 0 when it did
+// not (so that summary.json omits it).
+func scaledBy(res *rpca.Result) float64 {
+	if res.DataScale == 1 {
+		return 0
+	}
+	return res.DataScale
 }

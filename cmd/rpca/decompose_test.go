@@ -520,3 +520,24 @@ func TestDecomposeWarnsWhenNotConverged(t *testing.T) {
 		t.Errorf("gd --quiet: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestDecomposeDataScale: summary.json names the power of two that data
+// far beyond 2^64 were divided by, and says nothing for ordinary data.
+func TestDecomposeDataScale(t *testing.T) {
+	dir := t.TempDir()
+	in := testInstance(t, 40, 30, 2, 0.05, 7)
+	for _, c := range []float64{1, 1e300} {
+		var y mat.Dense
+		y.Scale(c, in.Y)
+		path := join(dir, fmt.Sprintf("Y%g.csv", c))
+		writeFile(t, path, func(w io.Writer) error { return delim.Write(w, &y, ",") })
+		sum := readJSON(t, mustRun(t, "decompose", "--in", path, "--rank", "2", "--out", join(dir, fmt.Sprintf("out%g", c)), "--json").stdout)
+		s, ok := sum["data_scale"].(float64)
+		if c == 1 && ok {
+			t.Errorf("c=1: data_scale %v", s)
+		}
+		if c != 1 && (!ok || s < 1e200 || math.Log2(s) != math.Round(math.Log2(s))) {
+			t.Errorf("c=%g: data_scale %v", c, sum["data_scale"])
+		}
+	}
+}
