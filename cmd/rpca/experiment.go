@@ -55,13 +55,13 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 	fs.IntVar(&f.d, "d", 0, "fig1a, fig1c: matrix size d (0: 5000, quick 400/300)")
 	fs.IntVar(&f.rank, "rank", 0, "rank r (0: 10; fig1a-c quick 5)")
 	fs.StringVar(&f.dims, "dims", "", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
-	fs.StringVar(&f.rates, "p", "", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
+	fs.StringVar(&f.rates, "rates", "", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
 	fs.Float64Var(&f.gamma, "gamma", 0, "γ of every GD run (0: GD's defaults, 2 for p = 1 and 3 for p < 1; video: the paper's 1)")
 	fs.Float64Var(&f.step, "step", 0, "step constant c in η = c/σ̂₁ of every GD run (0: GD's defaults; video: the paper's 0.5)")
 	fs.Float64Var(&f.factorTol, "factor-tol", 0, "video: GD's relative factor-change stop (0: the paper's 4e-4; <0: off)")
 	fs.IntVar(&f.maxIter, "max-iter", 0, "iteration cap of every solver run (0: the experiment's default)")
 	fs.DurationVar(&f.timeCap, "time-cap", 0, "fig1b, fig1c: wall-clock cap per solver run (0: fig1c 300s, quick 30s; fig1b none; <0: none)")
-	fs.StringVar(&f.frames, "frames", "", "video: frames directory, clips directory, or \"synthetic\"")
+	fs.StringVar(&f.frames, "clips", "", "video: frames directory, clips directory, or \"synthetic\"")
 	fs.Float64Var(&f.scale, "scale", 0, "video: downscale frames by 1/n, e.g. 0.5 (0: full size, quick 0.5)")
 	fs.IntVar(&f.maxFrames, "max-frames", 0, "video: use at most this many frames per clip (0: all, quick 30)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
@@ -157,7 +157,7 @@ func (f *experimentFlags) checkLists(o *experiment.Options) error {
 		return fmt.Errorf("--dims: %v: %w", err, errUsage)
 	}
 	if o.Rates, err = parseFloats(f.rates); err != nil {
-		return fmt.Errorf("--p: %v: %w", err, errUsage)
+		return fmt.Errorf("--rates: %v: %w", err, errUsage)
 	}
 	rules := []rule{
 		{min(f.d, f.rank, f.maxIter, f.maxFrames, f.workers) < 0, "--d, --rank, --max-iter, --max-frames and --workers must be non-negative"},
@@ -166,7 +166,7 @@ func (f *experimentFlags) checkLists(o *experiment.Options) error {
 		{!(f.scale >= 0 && f.scale <= 1), fmt.Sprintf("--scale must be in (0, 1], got %v", f.scale)},
 	}
 	for _, p := range o.Rates {
-		rules = append(rules, rule{!(p > 0 && p <= 1), fmt.Sprintf("--p: rate %v must be in (0, 1]", p)})
+		rules = append(rules, rule{!(p > 0 && p <= 1), fmt.Sprintf("--rates: rate %v must be in (0, 1]", p)})
 	}
 	for _, d := range o.Dims {
 		rules = append(rules, rule{d < 2, fmt.Sprintf("--dims: size %d is too small", d)})

@@ -20,7 +20,7 @@ func runExp(ctx context.Context, args ...string) (code int, stdout, stderr strin
 
 func TestExperimentCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fig1a")
-	code, out, errOut := runExp(context.Background(), "experiment", "fig1a", "--quick", "--d", "150", "--rank", "3", "--p", "1,0.7", "--out", dir)
+	code, out, errOut := runExp(context.Background(), "experiment", "fig1a", "--quick", "--d", "150", "--rank", "3", "--rates", "1,0.7", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -49,11 +49,11 @@ func TestExperimentCommand(t *testing.T) {
 	}
 
 	// The directory now exists: no clobbering without --force.
-	code, _, errOut = runExp(context.Background(), "experiment", "fig1a", "--quick", "--d", "150", "--rank", "3", "--p", "1", "--out", dir, "--quiet")
+	code, _, errOut = runExp(context.Background(), "experiment", "fig1a", "--quick", "--d", "150", "--rank", "3", "--rates", "1", "--out", dir, "--quiet")
 	if code != 1 || !strings.Contains(errOut, "force") {
 		t.Errorf("existing output: exit %d, %q", code, errOut)
 	}
-	code, _, errOut = runExp(context.Background(), "experiment", "fig1a", "--quick", "--d", "150", "--rank", "3", "--p", "1", "--out", dir, "--quiet", "--force")
+	code, _, errOut = runExp(context.Background(), "experiment", "fig1a", "--quick", "--d", "150", "--rank", "3", "--rates", "1", "--out", dir, "--quiet", "--force")
 	if code != 0 || errOut != "" {
 		t.Errorf("--force --quiet: exit %d, stderr %q", code, errOut)
 	}
@@ -61,7 +61,7 @@ func TestExperimentCommand(t *testing.T) {
 
 func TestExperimentVideoCommand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "video")
-	code, out, errOut := runExp(context.Background(), "experiment", "video", "--quick", "--frames", "synthetic", "--max-frames", "50", "--max-iter", "100", "--out", dir, "--quiet")
+	code, out, errOut := runExp(context.Background(), "experiment", "video", "--quick", "--clips", "synthetic", "--max-frames", "50", "--max-iter", "100", "--out", dir, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -85,8 +85,8 @@ func TestExperimentUsage(t *testing.T) {
 	}{
 		{[]string{"experiment"}, 2, "missing NAME"},
 		{[]string{"experiment", "fig7"}, 2, "unknown experiment"},
-		{[]string{"experiment", "fig1a", "--p", "1,x", "--out", out}, 2, "--p"},
-		{[]string{"experiment", "fig1a", "--p", "2", "--out", out}, 2, "--p"},
+		{[]string{"experiment", "fig1a", "--rates", "1,x", "--out", out}, 2, "--rates"},
+		{[]string{"experiment", "fig1a", "--rates", "2", "--out", out}, 2, "--rates"},
 		{[]string{"experiment", "fig1b", "--dims", "1000,abc", "--out", out}, 2, "--dims"},
 		{[]string{"experiment", "video", "--scale", "3", "--out", out}, 2, "--scale"},
 		{[]string{"experiment", "fig1a", "--gamma", "-1", "--out", out}, 2, "--gamma"},
