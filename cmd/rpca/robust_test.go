@@ -339,12 +339,13 @@ func TestExperimentRobust(t *testing.T) {
 		{"unknown name", 2, []string{"unknown experiment"}, []string{"fig9"}},
 		{"d negative", 2, []string{"non-negative"}, []string{"fig1a", "--d", "-5"}},
 		{"rank negative", 2, []string{"non-negative"}, []string{"fig1a", "--rank", "-1"}},
-		{"rates not numbers", 2, []string{"--p"}, []string{"fig1a", "--p", "a,b"}},
+		{"rates not numbers", 2, []string{"--rates"}, []string{"fig1a", "--rates", "a,b"}},
+		{"the old list flag --p", 2, []string{"-p"}, []string{"fig1a", "--p", "0.5"}},
 		{"dims not numbers", 2, []string{"--dims"}, []string{"fig1b", "--dims", "1e4,x"}},
 		{"gamma NaN", 2, []string{"gamma"}, []string{"fig1a", "--gamma", "NaN"}},
-		{"frames missing", 1, []string{"no-such"}, []string{"video", "--quick", "--frames", filepath.Join(dir, "no-such")}},
+		{"frames missing", 1, []string{"no-such"}, []string{"video", "--quick", "--clips", filepath.Join(dir, "no-such")}},
 		{"unknown flag", 2, []string{"not defined"}, []string{"fig1a", "--bogus"}},
-		{"output holds the frames", 1, []string{"holds an input"}, []string{"video", "--quick", "--force", "--frames", dir, "--out", dir}},
+		{"output holds the frames", 1, []string{"holds an input"}, []string{"video", "--quick", "--force", "--clips", dir, "--out", dir}},
 	})
 }
 
