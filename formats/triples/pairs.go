@@ -35,12 +35,8 @@ func ReadPairs(r io.Reader, name string, opt Options) (*Pairs, error) {
 		if !ok {
 			break
 		}
-		if len(f) < 2 || (len(f) > 3 && !opt.IgnoreExtra) {
-			e := lines.errAt(0, "%d fields, want 2 (row col) or 3 (row col value) separated by %s", len(f), delimName(lines.delim))
-			if len(f) > 3 {
-				e.Hint = formats.HintIgnoreExtra
-			}
-			return nil, e
+		if err := lines.checkFields(len(f), 2, opt.IgnoreExtra, "2 (row col) or 3 (row col value)"); err != nil {
+			return nil, err
 		}
 		rowID, colID, err := lines.ids(f)
 		if err != nil {
@@ -102,6 +98,20 @@ func (l *idLines) next() (fields []string, ok bool, err error) {
 // errAt returns an error at field (1-based, 0 for none) of the current line.
 func (l *idLines) errAt(field int, format string, args ...any) *formats.Error {
 	return textio.ErrAt(l.name, l.lr.Line, field, format, args...)
+}
+
+// checkFields returns an error unless a line of n fields has at least
+// least of them and, without ignoreExtra, at most 3; want says what the
+// fields should be. Extra fields get the hint of the ignore-extra option.
+func (l *idLines) checkFields(n, least int, ignoreExtra bool, want string) error {
+	if n >= least && (n <= 3 || ignoreExtra) {
+		return nil
+	}
+	e := l.errAt(0, "%d fields, want %s separated by %s", n, want, delimName(l.delim))
+	if n > 3 {
+		e.Hint = formats.HintIgnoreExtra
+	}
+	return e
 }
 
 // ids returns the trimmed, non-empty row and column ids of fields (at

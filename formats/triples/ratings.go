@@ -68,12 +68,8 @@ func Read(r io.Reader, name string, opt Options) (*Ratings, error) {
 		if !ok {
 			break
 		}
-		if len(f) < 3 || (len(f) > 3 && !opt.IgnoreExtra) {
-			e := lines.errAt(0, "%d fields, want 3 (row col value) separated by %s", len(f), delimName(lines.delim))
-			if len(f) > 3 {
-				e.Hint = formats.HintIgnoreExtra
-			}
-			return nil, e
+		if err := lines.checkFields(len(f), 3, opt.IgnoreExtra, "3 (row col value)"); err != nil {
+			return nil, err
 		}
 		rowID, colID, err := lines.ids(f)
 		if err != nil {
