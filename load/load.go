@@ -217,27 +217,40 @@ func (l *loader) npy() error {
 	// Sample while reading: Φ first (the sampler is keyed by position),
 	// then the values of its entries as the file streams past, in either
 	// storage order (each row's columns arrive in increasing order).
-	rowPtr, colIdx := sample.Bernoulli{P: l.opt.Sample.P, Seed: l.opt.Sample.Seed}.Positions(d1, d2, 0)
-	if l.opt.Sample.Cover {
-		rowPtr, colIdx, _ = sample.Cover(d1, d2, rowPtr, colIdx, l.opt.Sample.Seed)
-	}
+	rowPtr, colIdx := l.positions(d1, d2)
 	next := make([]int, d1) // next position of each row
 	copy(next, rowPtr[:d1])
 	val := make([]float64, len(colIdx))
 	err = nf.Scan(func(i, j int, v float64) error {
-		q := next[i]
-		if q == rowPtr[i+1] || int(colIdx[q]) != j {
-			return nil
+		// Every value is checked, sampled or not, as for a file read whole.
+		if err := l.checkValue(i, j, v); err != nil {
+			return err
 		}
-		next[i]++
-		val[q] = v
-		return l.checkValue(i, j, v)
+		if q := next[i]; q < rowPtr[i+1] && int(colIdx[q]) == j {
+			next[i]++
+			val[q] = v
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	l.m.Sampled = true
 	return l.observe(rowPtr, colIdx, val)
+}
+
+// positions returns the positions to observe: those the sampler draws
+// for Options.Sample (covered when asked), or every position.
+func (l *loader) positions(d1, d2 int) ([]int, []int32) {
+	s := l.opt.Sample
+	if !l.sampling() {
+		return sample.Bernoulli{P: 1}.Positions(d1, d2, 0)
+	}
+	rowPtr, colIdx := sample.Bernoulli{P: s.P, Seed: s.Seed}.Positions(d1, d2, 0)
+	if s.Cover {
+		rowPtr, colIdx, _ = sample.Cover(d1, d2, rowPtr, colIdx, s.Seed)
+	}
+	return rowPtr, colIdx
 }
 
 // observe builds the observed matrix from Φ and its values, dropping NaN
@@ -271,7 +284,7 @@ func (l *loader) observe(rowPtr []int, colIdx []int32, val []float64) error {
 
 func (l *loader) text(format Format) error {
 	if est, ok := estimateTextEntries(l.path); ok {
-		if err := l.checkMemory(est, fmt.Sprintf("its about %.3g numbers", est), false); err != nil {
+		if err := l.checkMemory(est, fmt.Sprintf("a file of about %.3g numbers", est), false); err != nil {
 			return err
 		}
 	}
@@ -337,15 +350,8 @@ func (l *loader) finishDense() error {
 	if nans == 0 && !l.sampling() {
 		return nil
 	}
-	s := rpca.Sampling{P: 1, Seed: l.opt.Sample.Seed, Cover: l.opt.Sample.Cover}
-	if l.sampling() {
-		s.P = l.opt.Sample.P
-		l.m.Sampled = true
-	}
-	rowPtr, colIdx := sample.Bernoulli{P: s.P, Seed: s.Seed}.Positions(raw.Rows, raw.Cols, 0)
-	if s.Cover && s.P < 1 {
-		rowPtr, colIdx, _ = sample.Cover(raw.Rows, raw.Cols, rowPtr, colIdx, s.Seed)
-	}
+	l.m.Sampled = l.sampling()
+	rowPtr, colIdx := l.positions(raw.Rows, raw.Cols)
 	val := make([]float64, len(colIdx))
 	for i := 0; i < raw.Rows; i++ {
 		row := raw.Data[i*raw.Stride:]
@@ -433,7 +439,7 @@ func CheckReadable(path string) error {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("input file %s does not exist: %w", path, os.ErrNotExist)
+		return missingFile(path)
 	case err != nil:
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -445,6 +451,13 @@ func CheckReadable(path string) error {
 	}
 	return nil
 }
+
+// missingFile is the error of CheckReadable for a file that does not
+// exist; it wraps os.ErrNotExist without repeating its text.
+type missingFile string
+
+func (m missingFile) Error() string { return "input file " + string(m) + " does not exist" }
+func (m missingFile) Unwrap() error { return os.ErrNotExist }
 
 // estimateTextEntries estimates the number of values in a delimited text
 // file from its size and its first lines, without reading it all.

@@ -154,6 +154,13 @@ func TestMissingNaN(t *testing.T) {
 	if !errors.As(err, &nf) || nf.Row != 2 || nf.Col != 1 || !errors.Is(err, formats.ErrNonFinite) {
 		t.Fatalf("Inf: %v", err)
 	}
+	// Streamed and sampled, an Inf is refused even where it is not sampled.
+	big := randomMatrix(5, 30, 30)
+	big.Set(29, 28, math.Inf(-1))
+	_, err = File(writeNpy(t, filepath.Join(dir, "infs.npy"), big, npy.Options{}), Options{Sample: rpca.Sampling{P: 0.001, Seed: 1}})
+	if !errors.As(err, &nf) || nf.Row != 30 || nf.Col != 29 {
+		t.Fatalf("Inf outside the sample: %v", err)
+	}
 }
 
 // TestMatrixMarket: a coordinate file with some entries is partial, with

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"path/filepath"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -201,13 +202,14 @@ func (f *decomposeFlags) load(method rpca.Method) (*load.Matrix, error) {
 		},
 	}
 	in, err := load.File(f.in, opt)
-	return in, loadError(err, f.method)
+	return in, f.loadError(err)
 }
 
 // loadError adds the command line's remedies to the loader's errors.
-func loadError(err error, method string) error {
+func (f *decomposeFlags) loadError(err error) error {
 	var mem *load.MemoryError
 	var nf *load.NonFiniteError
+	const nanHint = "; use --missing-nan if NaN marks a missing entry"
 	switch {
 	case err == nil:
 		return nil
@@ -215,12 +217,24 @@ func loadError(err error, method string) error {
 		return fmt.Errorf("%v; give --in-format npy, csv, tsv, txt or mtx: %w", err, errUsage)
 	case errors.Is(err, load.ErrPartialSample):
 		return fmt.Errorf("%v: --p subsamples a dense matrix, and this one is already partially observed: %w", err, errUsage)
-	case errors.As(err, &nf) && math.IsNaN(nf.Value), errors.Is(err, formats.ErrNonFinite) && !errors.As(err, &mem):
-		return fmt.Errorf("%w; use --missing-nan if NaN marks a missing entry (leave missing entries out of a coordinate file)", err)
+	case errors.As(err, &nf) && math.IsNaN(nf.Value):
+		return fmt.Errorf("%w"+nanHint, err)
+	case errors.As(err, &nf):
+		return err // ±Inf: no flag makes it acceptable
+	case errors.Is(err, formats.ErrNonFinite) && f.inFmt() == load.MatrixMarket:
+		return fmt.Errorf("%w; leave missing entries out of a coordinate file", err)
+	case errors.Is(err, formats.ErrNonFinite):
+		return fmt.Errorf("%w"+nanHint, err)
 	case errors.As(err, &mem):
-		return fmt.Errorf("%w for --method %s; %s", err, method, memoryHint(mem))
+		return fmt.Errorf("%w for --method %s; %s", err, f.method, memoryHint(mem))
 	}
 	return headerHint(err)
+}
+
+// inFmt is the input's format, "" when it cannot be told.
+func (f *decomposeFlags) inFmt() load.Format {
+	fm, _ := load.FormatOf(f.in, load.Format(f.inFormat))
+	return fm
 }
 
 // memoryHint says what to do about a load that would not fit.
@@ -251,6 +265,11 @@ func (f *decomposeFlags) problem(in *load.Matrix, method rpca.Method) (*rpca.Pro
 	p := in.Problem()
 	var err error
 	if f.truth != "" {
+		for _, name := range []string{synth.FileA, synth.FileB} {
+			if err := load.CheckReadable(filepath.Join(f.truth, name)); err != nil {
+				return nil, nil, fmt.Errorf("--truth: %w", err)
+			}
+		}
 		if p.Truth, err = synth.ReadTruth(f.truth, in.D1, in.D2); err != nil {
 			return nil, nil, fmt.Errorf("--truth: %w", err)
 		}

@@ -157,7 +157,9 @@ func TestDecomposeRobust(t *testing.T) {
 		{"ridge negative", 2, []string{"--ridge"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--ridge", "-1"}},
 		{"ridge NaN", 2, []string{"--ridge"}, []string{"--in", y, "--rank", "1", "--ridge", "NaN"}},
 		{"too small for the model", 1, []string{"too small to separate"}, []string{"--in", writeRaw(t, dir, "tiny.csv", "1,2\n3,4\n"), "--rank", "1"}},
-		{"truth dir missing", 1, []string{"A.npy"}, []string{"--in", y, "--rank", "1", "--truth", t.TempDir()}},
+		{"truth dir missing", 1, []string{"--truth: input file", "A.npy", "does not exist"}, []string{"--in", y, "--rank", "1", "--truth", t.TempDir()}},
+		{"mtx NaN entry", 1, []string{"line 3", "leave missing entries out"}, []string{"--in", writeRaw(t, dir, "nan.mtx", mm+"2 2 2\n1 1 nan\n2 2 1\n"), "--rank", "1"}},
+		{"csv Inf", 1, []string{"line 2", "non-finite"}, []string{"--in", writeRaw(t, dir, "inf.csv", "1,2\n3,inf\n"), "--rank", "1"}},
 		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", y, "--rank", "1", "--force", "--out", dir}},
 	})
 }
