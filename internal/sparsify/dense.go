@@ -165,8 +165,8 @@ func (d *Dense) ensure(kRow, kCol int) {
 		w.cn = grow(w.cn, d.cols)
 		w.candV = grow(w.candV, d.cols*d.capCol)
 		w.candRow = grow(w.candRow, d.cols*d.capCol)
-		w.ge = grow(w.ge, d.cols+scanPad)
-		w.cc = grow(w.cc, d.cols+scanPad)
+		w.ge = grow(w.ge, d.cols)
+		w.cc = grow(w.cc, d.cols)
 		w.samp = grow(w.samp, max(len(d.rowSamp), colBlock*len(d.colSamp)))
 	}
 }
@@ -364,8 +364,8 @@ func (d *Dense) rowPass(w int) {
 	cn := ws.cn[:cols]
 	clear(above)
 	clear(cn)
-	ge := ws.ge[:cols+scanPad]
-	cc := ws.cc[:cols+scanPad]
+	ge := ws.ge[:cols]
+	cc := ws.cc[:cols]
 	samp := ws.samp[:len(d.rowSamp)]
 	// rowAll: every non-zero of a row survives; sampled: rows are
 	// bracketed from a sample (otherwise the bracket is every non-zero).

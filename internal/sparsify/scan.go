@@ -8,17 +8,11 @@ import "math"
 // above it. All bounds are bits of non-negative floats, so u and the
 // bounds lie in [0, 2⁶³) and signed and unsigned comparisons agree.
 
-// scanPad is the number of int32 slots past the last possible entry that
-// the output lists of colScan and rowScan must have (the loops store an
-// index at the current end of a list before deciding to keep it). It was
-// a full vector for the AVX2 loops, which gained only 1.13–1.18× per whole
-// iteration and were removed (docs/performance.md, "Assembly").
-const scanPad = 8
-
 // colScan does the column bookkeeping for one row x (the columns are
 // j = 0, …, len(x)-1): above[j]++ if u_j > hi[j], and j is appended to cc
 // if lo[j] ≤ u_j ≤ hi[j]. It returns the new length of cc, which must
-// have len(x)+scanPad elements.
+// have len(x) elements (each index is stored at the list's end before it
+// is kept or dropped).
 func colScan(x []float64, lo, hi []uint64, above []int64, cc []int32) int {
 	lo, hi, above = lo[:len(x)], hi[:len(x)], above[:len(x)]
 	nc := 0
@@ -34,7 +28,8 @@ func colScan(x []float64, lo, hi []uint64, above []int64, cc []int32) int {
 
 // rowScan does the row bookkeeping for row x: it stores in ge the
 // positions j with u_j ≥ lo and returns their number ng and the number na
-// of positions with u_j > hi. ge must have len(x)+scanPad elements.
+// of positions with u_j > hi. ge must have len(x) elements (each index is
+// stored at the list's end before it is kept or dropped).
 func rowScan(x []float64, lo, hi uint64, ge []int32) (ng, na int) {
 	for q, v := range x {
 		u := math.Float64bits(v) &^ signBit

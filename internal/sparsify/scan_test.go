@@ -95,12 +95,12 @@ func TestScanKernels(t *testing.T) {
 		}
 		{
 			above := slices.Clone(above0)
-			cc := make([]int32, n+scanPad)
+			cc := make([]int32, n)
 			nc := colScan(x, lo, hi, above, cc)
 			if !slices.Equal(cc[:nc], wantCC) || !slices.Equal(above, wantAbove) {
 				t.Fatalf("colScan n=%d cc=%v above=%v, want %v %v", n, cc[:nc], above, wantCC, wantAbove)
 			}
-			ge := make([]int32, n+scanPad)
+			ge := make([]int32, n)
 			ng, na := rowScan(x, rlo, rhi, ge)
 			if !slices.Equal(ge[:ng], wantGE) || na != wantNA {
 				t.Fatalf("rowScan n=%d ge=%v na=%d, want %v %d", n, ge[:ng], na, wantGE, wantNA)
