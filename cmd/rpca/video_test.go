@@ -695,3 +695,23 @@ func TestVideoWindows(t *testing.T) {
 		t.Errorf("--window 5: exit %d, %q", code, stderr)
 	}
 }
+
+// TestVideoWarnsWhenNotConverged: a window that ends at the iteration cap
+// gives one warning line on stderr and is counted in summary.json; with
+// --quiet there is no warning.
+func TestVideoWarnsWhenNotConverged(t *testing.T) {
+	_, in := newClip(t)
+	dir := t.TempDir()
+	r := runCLI(t, context.Background(), "video", "--in", in, "--out", filepath.Join(dir, "a"), "--rank", "2", "--max-iter", "2", "--factor-tol", "-1", "--preview=false")
+	if r.code != 0 || strings.Count(r.stderr, "rpca: warning:") != 1 || !strings.Contains(r.stderr, "--max-iter") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	sum := readJSONFile(t, filepath.Join(dir, "a", "summary.json"))
+	if sum["unconverged_windows"] != 1.0 || sum["stop_reason"] != "max-iter" {
+		t.Errorf("summary: unconverged_windows %v, stop_reason %v", sum["unconverged_windows"], sum["stop_reason"])
+	}
+	r = runCLI(t, context.Background(), "video", "--in", in, "--out", filepath.Join(dir, "b"), "--rank", "2", "--max-iter", "2", "--factor-tol", "-1", "--preview=false", "--quiet")
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("--quiet: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
