@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/metrics"
 )
 
 // Report summarises a completion run (summary.json of rpca complete).
@@ -50,14 +51,6 @@ type Report struct {
 	Files                 []string `json:"files"`
 }
 
-// finite returns &x, or nil when x is NaN or ±Inf.
-func finite(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
-
 // NewReport describes the model m fitted to r, with held (from HoldOut
 // at the fraction holdout; nil for none) evaluated.
 func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Report {
@@ -67,7 +60,7 @@ func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Repo
 		D1: m.Train.D1, D2: m.Train.D2, Observed: m.Train.Len(), Rank: m.Options.Rank, Alpha: m.Options.Alpha,
 		Seed: m.Options.Settings.Seed, Params: res.Params,
 		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
-		Residual: finite(res.Residual), Outliers: res.S.NNZ(), Offset: m.Offset, TrainRMSE: finite(m.TrainRMSE()),
+		Residual: metrics.Finite(res.Residual), Outliers: res.S.NNZ(), Offset: m.Offset, TrainRMSE: metrics.Finite(m.TrainRMSE()),
 	}
 	if c := m.Options.Clip; c != nil {
 		rep.Clip = []float64{c[0], c[1]}
@@ -79,9 +72,9 @@ func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Repo
 	rep.Holdout = holdout
 	rep.HoldoutRatings, rep.HoldoutSkipped = ev.Ratings, ev.Skipped
 	if ev.Ratings > ev.Skipped {
-		rep.HoldoutRMSE, rep.HoldoutMAE, rep.BaselineRMSE = finite(ev.RMSE), finite(ev.MAE), finite(ev.MeanRMSE)
+		rep.HoldoutRMSE, rep.HoldoutMAE, rep.BaselineRMSE = metrics.Finite(ev.RMSE), metrics.Finite(ev.MAE), metrics.Finite(ev.MeanRMSE)
 		if m.Biases != nil {
-			rep.BiasRMSE = finite(ev.BiasRMSE)
+			rep.BiasRMSE = metrics.Finite(ev.BiasRMSE)
 		}
 	}
 	return rep
@@ -97,23 +90,15 @@ func (rep *Report) AddPredictions(preds []float64, fromBiases int, policy Unknow
 	}
 }
 
-// num formats an optional value with %.4g, "n/a" when nil.
-func num(x *float64) string {
-	if x == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.4g", *x)
-}
-
 // String is the one-line summary of the report.
 func (rep *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %d×%d with %d ratings, r=%d, α=%g: %d iterations in %.2fs (%s); training RMSE %s",
-		rep.Method, rep.D1, rep.D2, rep.Observed, rep.Rank, rep.Alpha, rep.Iterations, rep.Seconds, rep.StopReason, num(rep.TrainRMSE))
+		rep.Method, rep.D1, rep.D2, rep.Observed, rep.Rank, rep.Alpha, rep.Iterations, rep.Seconds, rep.StopReason, metrics.Format("%.4g", rep.TrainRMSE))
 	if rep.HoldoutRatings > 0 {
-		fmt.Fprintf(&b, "; held-out RMSE %s, MAE %s on %d ratings (training-mean RMSE %s", num(rep.HoldoutRMSE), num(rep.HoldoutMAE), rep.HoldoutRatings-rep.HoldoutSkipped, num(rep.BaselineRMSE))
+		fmt.Fprintf(&b, "; held-out RMSE %s, MAE %s on %d ratings (training-mean RMSE %s", metrics.Format("%.4g", rep.HoldoutRMSE), metrics.Format("%.4g", rep.HoldoutMAE), rep.HoldoutRatings-rep.HoldoutSkipped, metrics.Format("%.4g", rep.BaselineRMSE))
 		if rep.BiasRMSE != nil {
-			fmt.Fprintf(&b, ", biases alone %s", num(rep.BiasRMSE))
+			fmt.Fprintf(&b, ", biases alone %s", metrics.Format("%.4g", rep.BiasRMSE))
 		}
 		if rep.HoldoutSkipped > 0 {
 			fmt.Fprintf(&b, "; %d skipped: no training rating for their row or column", rep.HoldoutSkipped)

@@ -260,8 +260,9 @@ func methodHelp(def string) string {
 }
 
 // newMethod builds the method chosen by --method for a problem that is
-// partially observed (partial) or not. A dense-only method on partial
-// data is a usage error; auto picks by the data.
+// partially observed (partial, or --p < 1) or not. A dense-only method on
+// partial data is a usage error; auto picks by the data. Subsampling by
+// --p is the caller's: the loader's, the generator's or the video's.
 func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 	part := f.p < 1 || (len(partial) > 0 && partial[0])
 	name := f.method
@@ -278,9 +279,6 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 				return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only: %w", name, errUsage)
 			}
 			return nil, fmt.Errorf("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd: %w", name, errUsage)
-		}
-		if g, ok := m.(*rpca.GD); ok && f.p < 1 {
-			g.SampleRate = f.p
 		}
 		return m, nil
 	}
@@ -314,6 +312,9 @@ func newProgress(e *env, f *solveFlags) *progress {
 	}
 	return p
 }
+
+// stageMsg is stage for a message that is not a format.
+func (p *progress) stageMsg(msg string) { p.stage("%s", msg) }
 
 // stage announces a step of the work ("reading Y.npy", "solving",
 // "writing 200 PNGs") on a line of its own, at once, so that no long step

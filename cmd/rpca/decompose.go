@@ -280,9 +280,6 @@ func (f *decomposeFlags) problem(in *load.Matrix, method rpca.Method) (*rpca.Pro
 	if method, err = f.newMethod(true); err != nil {
 		return nil, nil, fmt.Errorf("%s is partially observed: %w", f.in, err)
 	}
-	if g, ok := method.(*rpca.GD); ok {
-		g.SampleRate = 0 // the data are already partial
-	}
 	return p, method, nil
 }
 

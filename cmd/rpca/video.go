@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
@@ -159,7 +160,7 @@ func (f *videoFlags) job(opts video.Options, dir string, prog *progress) (video.
 			MaxRank: f.maxRank, MinGap: f.rankGap,
 			SparseForeground: f.foreground == "sparse",
 			Mask:             f.maskOptions(),
-			Stage:            func(msg string) { prog.stage("%s", msg) },
+			Stage:            prog.stageMsg,
 		},
 		RankRule: "flag", RankReason: "--rank given",
 		Report: video.Report{
@@ -175,6 +176,9 @@ func (f *videoFlags) job(opts video.Options, dir string, prog *progress) (video.
 		m, err := f.newMethod()
 		if err != nil {
 			return j, err
+		}
+		if g, ok := m.(*rpca.GD); ok && f.p < 1 {
+			g.SampleRate = f.p // Separate subsamples, covering every pixel and frame
 		}
 		j.Separate.Method = m
 		j.Separate.Settings = f.settings()
