@@ -6,6 +6,7 @@ package outdir
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -154,6 +155,20 @@ func New(dir string, force bool, inputs ...string) (*Dir, error) {
 // Commands call it before long work so that they fail early.
 func Check(dir string, force bool, inputs ...string) error {
 	return checkTarget(filepath.Clean(dir), force, inputs)
+}
+
+// Try is Check, and then creates the temporary sibling of dir and removes
+// it at once, so that a parent that is read-only or cannot be made is
+// reported before long work, not after it.
+func Try(dir string, force bool, inputs ...string) error {
+	if err := Check(dir, force, inputs...); err != nil {
+		return err
+	}
+	d, err := New(dir, force, inputs...)
+	if err != nil {
+		return fmt.Errorf("cannot create output directory %s: %w", dir, err)
+	}
+	return d.Abort()
 }
 
 // checkTarget reports whether dir may be (re)placed.
@@ -336,4 +351,13 @@ func (d *Dir) Abort() error {
 	}
 	d.done = true
 	return os.RemoveAll(d.tmp)
+}
+
+// WriteJSON writes v as indented JSON to path, atomically (WriteFile).
+func WriteJSON(path string, v any) error {
+	return WriteFile(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	})
 }

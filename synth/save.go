@@ -1,10 +1,8 @@
 package synth
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"gonum.org/v1/gonum/mat"
@@ -12,6 +10,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/outdir"
 )
 
@@ -96,14 +95,7 @@ func (in *Instance) Save(dir string, info *InstanceInfo) ([]string, error) {
 	}
 	files = append(files, FileA, FileB, FileS, FileInfo)
 	info.Files = files
-	b, err := json.MarshalIndent(info, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := outdir.WriteFile(join(FileInfo), func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	}); err != nil {
+	if err := outdir.WriteJSON(join(FileInfo), info); err != nil {
 		return nil, err
 	}
 	return files, nil
@@ -113,10 +105,14 @@ func (in *Instance) Save(dir string, info *InstanceInfo) ([]string, error) {
 var ErrTruthSize = errors.New("synth: truth of the wrong size")
 
 // ReadTruth reads the truth factors FileA and FileB of a saved instance
-// in dir and checks that they fit a d1×d2 matrix.
+// in dir and checks that they fit a d1×d2 matrix. A missing file's error
+// wraps os.ErrNotExist (see load.CheckReadable).
 func ReadTruth(dir string, d1, d2 int) (*rpca.Truth, error) {
 	var fs [2]*mat.Dense
 	for k, name := range []string{FileA, FileB} {
+		if err := load.CheckReadable(filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
 		m, err := npy.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, err

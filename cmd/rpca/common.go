@@ -14,15 +14,13 @@ import (
 	"time"
 
 	"golang.org/x/term"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/accaltproj"
 	"github.com/rpca-gd/rpca/altproj"
 	"github.com/rpca-gd/rpca/formats"
-	"github.com/rpca-gd/rpca/formats/delim"
-	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/ialm"
+	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 )
 
@@ -383,10 +381,10 @@ func (p *progress) warnUnconverged(res *rpca.Result) {
 	if p.quiet || res.Stop.Converged() {
 		return
 	}
-	fmt.Fprintf(p.w, "rpca: warning: %s stopped at its iteration cap after %d iterations without converging (residual %.3g); "+
+	fmt.Fprintf(p.w, "rpca: warning: %s stopped at its iteration cap after %d iterations without converging (residual %s); "+
 		"its answer may be inaccurate: raise --max-iter, or try --method accaltproj (full matrix) or scaledgd, "+
 		"which do not slow down when the matrix is ill-conditioned (a dominant offset or mean)\n",
-		res.Method, res.Iterations, finite(res.Residual))
+		res.Method, res.Iterations, metrics.Format("%.3g", metrics.Finite(res.Residual)))
 }
 
 // writeJSON prints v as indented JSON.
@@ -394,30 +392,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// number is a float64 in a summary. A nil *number stands for a value
-// that is not available (NaN or ±Inf, which JSON cannot hold): it is
-// written as null in JSON and as "n/a" in text, so no summary can print
-// Go's "%!g(<nil>)".
-type number float64
-
-// finite returns x as a *number, nil when x is NaN or ±Inf.
-func finite(x float64) *number {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	n := number(x)
-	return &n
-}
-
-// Format prints the number with the verb and flags given, or "n/a".
-func (n *number) Format(f fmt.State, verb rune) {
-	if n == nil {
-		io.WriteString(f, "n/a")
-		return
-	}
-	fmt.Fprintf(f, fmt.FormatString(f, verb), float64(*n))
 }
 
 // flagSet reports whether the flag name was given on the command line.
@@ -458,26 +432,10 @@ func (o *outFlags) validate(cmd string) error {
 	return nil
 }
 
-// checkTarget fails early, before any long work, if the output directory
-// exists and may not be replaced or cannot be created.
-func (o *outFlags) checkTarget() error {
-	return checkOutputDir(o.out, o.force, o.inputs...)
-}
-
-// checkOutputDir fails if dir exists and may not be replaced, or if its
-// temporary sibling cannot be created (a read-only or missing parent):
-// it creates that sibling and removes it at once, so that a long run does
-// not end in an error it could have reported at the start.
+// checkOutputDir fails early, before any long work, if dir exists and
+// may not be replaced or cannot be created.
 func checkOutputDir(dir string, force bool, inputs ...string) error {
-	if err := outdir.Check(dir, force, inputs...); err != nil {
-		return outDirError(err, dir)
-	}
-	d, err := outdir.New(dir, force, inputs...)
-	if err != nil {
-		return fmt.Errorf("cannot create output directory %s: %v", dir, err)
-	}
-	d.Abort()
-	return nil
+	return outDirError(outdir.Try(dir, force, inputs...), dir)
 }
 
 // outDirError rewords the "directory exists" error for the command line.
@@ -504,34 +462,6 @@ func (o *outFlags) write(ctx context.Context, fill func(d *outdir.Dir) ([]string
 		return err
 	}
 	return outDirError(d.Commit(), o.out)
-}
-
-// writeMatrix writes m as base.npy or base.csv (--format) into d and
-// returns the file name.
-func (o *outFlags) writeMatrix(d *outdir.Dir, base string, m *mat.Dense) (string, error) {
-	r, c := m.Dims()
-	return o.writeRows(d, base, r, c, func(i int, dst []float64) error {
-		copy(dst, m.RawRowView(i))
-		return nil
-	})
-}
-
-// writeRows writes a rows×cols matrix given row by row as base.npy or
-// base.csv into d and returns the file name.
-func (o *outFlags) writeRows(d *outdir.Dir, base string, rows, cols int, row func(i int, dst []float64) error) (string, error) {
-	name := base + "." + o.format
-	err := outdir.WriteFile(d.Join(name), func(w io.Writer) error {
-		if o.format == "csv" {
-			return delim.WriteRows(w, rows, cols, ",", row)
-		}
-		return npy.WriteRows(w, rows, cols, row)
-	})
-	return name, err
-}
-
-// writeJSONFile writes v as indented JSON to path atomically.
-func writeJSONFile(path string, v any) error {
-	return outdir.WriteFile(path, func(w io.Writer) error { return writeJSON(w, v) })
 }
 
 // headerHint names the command line's flags (--header, --ignore-extra) in

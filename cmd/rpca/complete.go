@@ -79,7 +79,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	f.outFlags.inputs = []string{f.in, f.predict}
-	if err := f.outFlags.checkTarget(); err != nil {
+	if err := checkOutputDir(f.out, f.force, f.outFlags.inputs...); err != nil {
 		return err
 	}
 	r, pairs, err := f.read()
@@ -116,7 +116,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 			return nil, err
 		}
 		rep.Files = append(files, "summary.json")
-		return rep.Files, writeJSONFile(d.Join("summary.json"), rep)
+		return rep.Files, outdir.WriteJSON(d.Join("summary.json"), rep)
 	})
 	if err != nil {
 		return err

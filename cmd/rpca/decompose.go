@@ -6,17 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"path/filepath"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/decompose"
 	"github.com/rpca-gd/rpca/formats"
-	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/metrics"
-	"github.com/rpca-gd/rpca/outdir"
-	"github.com/rpca-gd/rpca/synth"
 )
 
 func init() {
@@ -54,33 +49,6 @@ func (f *decomposeFlags) register(e *env) *flag.FlagSet {
 	return fs
 }
 
-// decomposeSummary is summary.json of "rpca decompose" and its --json output.
-type decomposeSummary struct {
-	Command       string   `json:"command"`
-	Method        string   `json:"method"`
-	Input         string   `json:"input"`
-	InputFormat   string   `json:"input_format"`
-	D1            int      `json:"d1"`
-	D2            int      `json:"d2"`
-	Observed      int      `json:"observed_entries"`
-	Partial       bool     `json:"partial"`
-	Rank          int      `json:"rank"`           // rank of the result (IALM finds its own)
-	RankRequested int      `json:"rank_requested"` // --rank
-	Alpha         float64  `json:"alpha"`
-	P             float64  `json:"p"`
-	Seed          uint64   `json:"seed"`
-	Params        any      `json:"params"`
-	DataScale     float64  `json:"data_scale,omitempty"` // set only when the data were scaled
-	Iterations    int      `json:"iterations"`
-	Seconds       float64  `json:"seconds"`
-	StopReason    string   `json:"stop_reason"`
-	Residual      *number  `json:"residual"`
-	SparseEntries int      `json:"sparse_entries"`
-	RelError      *number  `json:"rel_error,omitempty"`
-	Output        string   `json:"output"`
-	Files         []string `json:"files"`
-}
-
 func runDecompose(ctx context.Context, e *env, args []string) error {
 	var f decomposeFlags
 	fs := f.register(e)
@@ -94,48 +62,35 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	f.outFlags.inputs = []string{f.in, f.truth}
-	if err := f.outFlags.checkTarget(); err != nil {
-		return err
+	job := decompose.Job{Input: f.in, Settings: f.settings(), Sampling: f.p, Truth: f.truth,
+		Out: f.out, Force: f.force, Inputs: []string{f.in, f.truth}, Factors: f.factors, Format: decompose.Format(f.format)}
+	if err := job.Check(); err != nil {
+		return outDirError(err, f.out)
 	}
 	prog := newProgress(e, &f.solveFlags)
 	prog.stage("reading %s", f.in)
-	in, err := f.load(method)
-	if err != nil {
+	if job.Data, err = f.load(method); err != nil {
 		return err
 	}
-	p, method, err := f.problem(in, method)
-	if err != nil {
-		return err
+	if job.Data.Observed != nil {
+		if job.Method, err = f.newMethod(true); err != nil {
+			return fmt.Errorf("%s is partially observed: %w", f.in, err)
+		}
+	} else {
+		job.Method = method
 	}
-	s := f.settings()
-	s.Callback = prog.callback
-	prog.stage("solving %d×%d at rank %d with %s (initialization, then iterations)", in.D1, in.D2, f.rank, method.Name())
-	res, err := rpca.Solve(ctx, p, s, method)
+	job.Settings.Callback = prog.callback
+	prog.stage("solving %d×%d at rank %d with %s (initialization, then iterations), then writing %s", job.Data.D1, job.Data.D2, f.rank, job.Method.Name(), f.out)
+	sum, err := decompose.Run(ctx, job)
 	prog.done()
-	if err != nil {
-		return err
+	var te *decompose.TruthError
+	switch {
+	case errors.As(err, &te):
+		return fmt.Errorf("--truth: %w", te.Err)
+	case err != nil:
+		return outDirError(err, f.out)
 	}
-	prog.warnUnconverged(res)
-	sum := &decomposeSummary{
-		Command: "decompose", Method: res.Method, Input: f.in, InputFormat: string(in.Format),
-		D1: in.D1, D2: in.D2, Partial: in.Observed != nil,
-		Rank: res.U.RawMatrix().Cols, RankRequested: f.rank, Alpha: f.alpha, P: f.p, Seed: f.seed, Params: res.Params,
-		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
-		Residual: finite(res.Residual), SparseEntries: res.S.NNZ(), Output: f.out, DataScale: scaledBy(res),
-	}
-	sum.Observed = in.D1 * in.D2
-	if in.Observed != nil {
-		sum.Observed = in.Observed.Len()
-	}
-	if t := p.Truth; t != nil {
-		sum.RelError = finite(metrics.RelError(res.U, res.V, t.A, t.B))
-	}
-	prog.stage("writing %s", f.out)
-	err = f.outFlags.write(ctx, func(d *outdir.Dir) ([]string, error) { return f.writeResult(ctx, d, res, sum) })
-	if err != nil {
-		return err
-	}
+	prog.warnUnconverged(sum.Result)
 	if f.jsonOut {
 		return writeJSON(e.stdout, sum)
 	}
@@ -148,11 +103,11 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	}
 	trueErr := ""
 	if sum.RelError != nil {
-		trueErr = fmt.Sprintf(", true relative error %.3g", sum.RelError)
+		trueErr = fmt.Sprintf(", true relative error %.3g", *sum.RelError)
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s on %d×%d%s, r=%d, α=%g: %d iterations in %.2fs (%s), residual %.3g%s, %d sparse entries; wrote %s\n",
+	_, err = fmt.Fprintf(e.stdout, "%s on %d×%d%s, r=%d, α=%g: %d iterations in %.2fs (%s), residual %s%s, %d sparse entries; wrote %s\n",
 		sum.Method, sum.D1, sum.D2, obs, sum.Rank, sum.Alpha, sum.Iterations, sum.Seconds, sum.StopReason,
-		sum.Residual, trueErr, sum.SparseEntries, f.out)
+		metrics.Format("%.3g", sum.Residual), trueErr, sum.SparseEntries, f.out)
 	return err
 }
 
@@ -168,23 +123,6 @@ func (f *decomposeFlags) validate(fs *flag.FlagSet) error {
 		return fmt.Errorf("decompose: --rank R is required, the rank of the low-rank part (run 'rpca decompose -h' for help): %w", errUsage)
 	}
 	return f.check()
-}
-
-// writeLowRank writes M = U·Vᵀ row by row, never holding it in memory.
-func (f *decomposeFlags) writeLowRank(ctx context.Context, d *outdir.Dir, u, v *mat.Dense) (string, error) {
-	d1, k := u.Dims()
-	d2, _ := v.Dims()
-	row := func(i int, dst []float64) error {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		ui := mat.NewVecDense(k, u.RawRowView(i))
-		mat.NewVecDense(d2, dst).MulVec(v, ui)
-		return nil
-	}
-	return f.writeRows(d, "lowrank", d1, d2, row)
 }
 
 // load reads --in with the loader of package load and rewords its errors
@@ -257,67 +195,4 @@ func memoryHint(e *load.MemoryError) string {
 		}
 	}
 	return hint
-}
-
-// problem is the problem of the loaded data with the truth of --truth,
-// and the method for it (the partial-data one for partial data).
-func (f *decomposeFlags) problem(in *load.Matrix, method rpca.Method) (*rpca.Problem, rpca.Method, error) {
-	p := in.Problem()
-	var err error
-	if f.truth != "" {
-		for _, name := range []string{synth.FileA, synth.FileB} {
-			if err := load.CheckReadable(filepath.Join(f.truth, name)); err != nil {
-				return nil, nil, fmt.Errorf("--truth: %w", err)
-			}
-		}
-		if p.Truth, err = synth.ReadTruth(f.truth, in.D1, in.D2); err != nil {
-			return nil, nil, fmt.Errorf("--truth: %w", err)
-		}
-	}
-	if in.Observed == nil {
-		return p, method, nil
-	}
-	if method, err = f.newMethod(true); err != nil {
-		return nil, nil, fmt.Errorf("%s is partially observed: %w", f.in, err)
-	}
-	return p, method, nil
-}
-
-// writeResult writes the low-rank part (or its factors), sparse.mtx and
-// summary.json into d.
-func (f *decomposeFlags) writeResult(ctx context.Context, d *outdir.Dir, res *rpca.Result, sum *decomposeSummary) ([]string, error) {
-	var files []string
-	if f.factors {
-		for _, m := range []struct {
-			name string
-			m    *mat.Dense
-		}{{"U", res.U}, {"V", res.V}} {
-			name, err := f.writeMatrix(d, m.name, m.m)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, name)
-		}
-	} else {
-		name, err := f.writeLowRank(ctx, d, res.U, res.V)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, name)
-	}
-	if err := mtx.WriteFile(d.Join("sparse.mtx"), res.S); err != nil {
-		return nil, err
-	}
-	files = append(files, "sparse.mtx", "summary.json")
-	sum.Files = files
-	return files, writeJSONFile(d.Join("summary.json"), sum)
-}
-
-// scaledBy is the power of two Solve divided the data by, 0 when it did
-// not (so that summary.json omits it).
-func scaledBy(res *rpca.Result) float64 {
-	if res.DataScale == 1 {
-		return 0
-	}
-	return res.DataScale
 }

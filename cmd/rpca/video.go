@@ -136,7 +136,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	if rep.Unconverged > 0 && !f.quiet {
 		fmt.Fprintf(e.stderr, "rpca: warning: %d of the windows stopped at the iteration cap without converging; their backgrounds may be inaccurate: raise --max-iter\n", rep.Unconverged)
 	}
-	if err := writeJSONFile(dir.Join("summary.json"), rep); err != nil {
+	if err := outdir.WriteJSON(dir.Join("summary.json"), rep); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

@@ -1,0 +1,241 @@
+// Package decompose is the workflow of rpca decompose: solve a matrix read
+// by package load and write the low-rank part (or its factors), the sparse
+// part and a summary into an output directory, atomically.
+package decompose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats/delim"
+	"github.com/rpca-gd/rpca/formats/mtx"
+	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/load"
+	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/outdir"
+	"github.com/rpca-gd/rpca/synth"
+)
+
+// The files Run writes.
+const (
+	FileLowRank = "lowrank" // M = U·Vᵀ, d1×d2, with the Format's extension
+	FileU       = "U"       // the factor U, d1×r (Job.Factors)
+	FileV       = "V"       // the factor V, d2×r (Job.Factors)
+	FileSparse  = "sparse.mtx"
+	FileSummary = "summary.json"
+)
+
+// Format is the file format of the matrices written.
+type Format string
+
+// The matrix formats.
+const (
+	NPY Format = "npy" // NumPy float64, the default
+	CSV Format = "csv" // comma-separated text
+)
+
+// Job is one decomposition.
+type Job struct {
+	// Input names the file Data came from, for the summary.
+	Input string
+	Data  *load.Matrix
+	// Method is the solver, suited to the data (a dense-only method
+	// cannot take partial data; rpca.Solve says so).
+	Method   rpca.Method
+	Settings rpca.Settings
+	// Sampling is the rate Data were subsampled at by the loader
+	// (0 or 1: not subsampled), for the summary.
+	Sampling float64
+	// Truth, when set, is a directory holding the true factors
+	// (synth.FileA, synth.FileB) to report the true error against.
+	Truth string
+	// Out is the output directory, created atomically (package outdir);
+	// Force replaces one that rpca wrote; Inputs are the files read, which
+	// Out may neither be nor contain.
+	Out    string
+	Force  bool
+	Inputs []string
+	// Factors writes U and V instead of the d1×d2 low-rank part.
+	Factors bool
+	// Format of the matrices written ("": NPY).
+	Format Format
+}
+
+// TruthError is a truth directory that cannot be used.
+type TruthError struct {
+	Dir string
+	Err error
+}
+
+func (e *TruthError) Error() string { return fmt.Sprintf("truth %s: %v", e.Dir, e.Err) }
+func (e *TruthError) Unwrap() error { return e.Err }
+
+// Summary is summary.json of a decomposition.
+type Summary struct {
+	Command       string   `json:"command"`
+	Method        string   `json:"method"`
+	Input         string   `json:"input"`
+	InputFormat   string   `json:"input_format"`
+	D1            int      `json:"d1"`
+	D2            int      `json:"d2"`
+	Observed      int      `json:"observed_entries"`
+	Partial       bool     `json:"partial"`
+	Rank          int      `json:"rank"`           // rank of the result (IALM finds its own)
+	RankRequested int      `json:"rank_requested"` // Settings.Rank
+	Alpha         float64  `json:"alpha"`
+	P             float64  `json:"p"`
+	Seed          uint64   `json:"seed"`
+	Params        any      `json:"params"`
+	DataScale     float64  `json:"data_scale,omitempty"` // set only when Solve scaled the data
+	Iterations    int      `json:"iterations"`
+	Seconds       float64  `json:"seconds"`
+	StopReason    string   `json:"stop_reason"`
+	Residual      *float64 `json:"residual"`
+	SparseEntries int      `json:"sparse_entries"`
+	RelError      *float64 `json:"rel_error,omitempty"`
+	Output        string   `json:"output"`
+	Files         []string `json:"files"`
+	// Result is the solver's result.
+	Result *rpca.Result `json:"-"`
+}
+
+// ErrFormat is an output format other than NPY and CSV.
+var ErrFormat = errors.New("decompose: the output format must be npy or csv")
+
+// Check fails early, before any long work, when the job's output cannot
+// be written: a bad format, or an Out that exists and may not be
+// replaced or cannot be created (outdir.Try).
+func (j *Job) Check() error {
+	if j.Format != "" && j.Format != NPY && j.Format != CSV {
+		return fmt.Errorf("%w, got %q", ErrFormat, j.Format)
+	}
+	return outdir.Try(j.Out, j.Force, j.Inputs...)
+}
+
+// Run solves the job's problem and writes Out. On an error, or when ctx
+// is cancelled, Out is not created.
+func Run(ctx context.Context, j Job) (*Summary, error) {
+	if err := j.Check(); err != nil {
+		return nil, err
+	}
+	in := j.Data
+	p := in.Problem()
+	if j.Truth != "" {
+		t, err := synth.ReadTruth(j.Truth, in.D1, in.D2)
+		if err != nil {
+			return nil, &TruthError{j.Truth, err}
+		}
+		p.Truth = t
+	}
+	res, err := rpca.Solve(ctx, p, j.Settings, j.Method)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{
+		Command: "decompose", Method: res.Method, Input: j.Input, InputFormat: string(in.Format),
+		D1: in.D1, D2: in.D2, Partial: in.Observed != nil, Observed: in.D1 * in.D2,
+		Rank: res.U.RawMatrix().Cols, RankRequested: j.Settings.Rank, Alpha: j.Settings.Alpha, P: 1, Seed: j.Settings.Seed,
+		Params: res.Params, Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
+		Residual: metrics.Finite(res.Residual), SparseEntries: res.S.NNZ(), Output: j.Out, Result: res,
+	}
+	if j.Sampling > 0 {
+		sum.P = j.Sampling
+	}
+	if res.DataScale != 1 {
+		sum.DataScale = res.DataScale
+	}
+	if in.Observed != nil {
+		sum.Observed = in.Observed.Len()
+	}
+	if t := p.Truth; t != nil {
+		sum.RelError = metrics.Finite(metrics.RelError(res.U, res.V, t.A, t.B))
+	}
+	d, err := outdir.New(j.Out, j.Force, j.Inputs...)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Abort()
+	if err := j.write(ctx, d, sum); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return sum, d.Commit()
+}
+
+// write writes the low-rank part (or its factors), the sparse part and
+// the summary into d.
+func (j *Job) write(ctx context.Context, d *outdir.Dir, sum *Summary) error {
+	res := sum.Result
+	var files []string
+	if j.Factors {
+		for _, f := range []struct {
+			name string
+			m    *mat.Dense
+		}{{FileU, res.U}, {FileV, res.V}} {
+			name, err := j.writeMatrix(d, f.name, f.m)
+			if err != nil {
+				return err
+			}
+			files = append(files, name)
+		}
+	} else {
+		name, err := j.writeLowRank(ctx, d, res.U, res.V)
+		if err != nil {
+			return err
+		}
+		files = append(files, name)
+	}
+	if err := mtx.WriteFile(d.Join(FileSparse), res.S); err != nil {
+		return err
+	}
+	sum.Files = append(files, FileSparse, FileSummary)
+	return outdir.WriteJSON(d.Join(FileSummary), sum)
+}
+
+// writeLowRank writes M = U·Vᵀ row by row, never holding it in memory.
+func (j *Job) writeLowRank(ctx context.Context, d *outdir.Dir, u, v *mat.Dense) (string, error) {
+	d1, k := u.Dims()
+	d2, _ := v.Dims()
+	return j.writeRows(d, FileLowRank, d1, d2, func(i int, dst []float64) error {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		mat.NewVecDense(d2, dst).MulVec(v, mat.NewVecDense(k, u.RawRowView(i)))
+		return nil
+	})
+}
+
+// writeMatrix writes m as base.npy or base.csv into d.
+func (j *Job) writeMatrix(d *outdir.Dir, base string, m *mat.Dense) (string, error) {
+	r, c := m.Dims()
+	return j.writeRows(d, base, r, c, func(i int, dst []float64) error {
+		copy(dst, m.RawRowView(i))
+		return nil
+	})
+}
+
+// writeRows writes a rows×cols matrix given row by row as base.npy or
+// base.csv into d and returns the file name.
+func (j *Job) writeRows(d *outdir.Dir, base string, rows, cols int, row func(i int, dst []float64) error) (string, error) {
+	f := j.Format
+	if f == "" {
+		f = NPY
+	}
+	name := base + "." + string(f)
+	err := outdir.WriteFile(d.Join(name), func(w io.Writer) error {
+		if f == CSV {
+			return delim.WriteRows(w, rows, cols, ",", row)
+		}
+		return npy.WriteRows(w, rows, cols, row)
+	})
+	return name, err
+}

@@ -1,0 +1,121 @@
+package decompose
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats/delim"
+	"github.com/rpca-gd/rpca/formats/mtx"
+	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/load"
+	"github.com/rpca-gd/rpca/synth"
+)
+
+// instance saves a small synth instance and loads its Y as a file would
+// be loaded.
+func instance(t *testing.T) (dir string, in *load.Matrix) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "inst")
+	if _, err := synth.Run(context.Background(), synth.Job{Config: synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, Seed: 7}, Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := load.File(filepath.Join(dir, synth.FileY), load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, in
+}
+
+// TestRunWritesWhatItSolved checks each file against the solver's result:
+// lowrank against U·Vᵀ formed in full, sparse.mtx entry by entry, the
+// factors in CSV, and the true error reported with Truth.
+func TestRunWritesWhatItSolved(t *testing.T) {
+	truth, in := instance(t)
+	s := rpca.Settings{Rank: 2, Alpha: 0.1, Seed: 1}
+	out := filepath.Join(t.TempDir(), "out")
+	sum, err := Run(context.Background(), Job{Input: "Y.npy", Data: in, Method: &rpca.GD{}, Settings: s, Truth: truth, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := sum.Result
+	want := mat.NewDense(60, 50, nil)
+	want.Mul(res.U, res.V.T())
+	low, err := npy.ReadFile(filepath.Join(out, FileLowRank+".npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rows are formed by the same products in another order: equal
+	// to a few ulps of the largest entry.
+	if !mat.EqualApprox(low, want, 1e-12) {
+		t.Error("lowrank.npy differs from U·Vᵀ")
+	}
+	sp, err := mtx.ReadFile(filepath.Join(out, FileSparse))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sp.Coord
+	if len(c.Val) != res.S.NNZ() {
+		t.Fatalf("sparse.mtx has %d entries, S %d", len(c.Val), res.S.NNZ())
+	}
+	for k, v := range c.Val {
+		if got := res.S.At(c.Row[k], c.Col[k]); got != v {
+			t.Errorf("sparse.mtx (%d, %d) = %g, S %g", c.Row[k], c.Col[k], v, got)
+		}
+	}
+	if sum.RelError == nil || !(*sum.RelError < 1e-3) || sum.Observed != 3000 || sum.Partial {
+		t.Errorf("summary %+v", sum)
+	}
+	if _, err := os.Stat(filepath.Join(out, FileSummary)); err != nil {
+		t.Error(err)
+	}
+
+	out2 := filepath.Join(t.TempDir(), "factors")
+	sum2, err := Run(context.Background(), Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out2, Factors: true, Format: CSV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := delim.ReadFile(filepath.Join(out2, FileU+".csv"), delim.Options{Delimiter: ","})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CSV holds the shortest decimal that reads back as the same float64.
+	if !mat.Equal(u, sum2.Result.U) {
+		t.Error("U.csv differs from U")
+	}
+}
+
+// TestRunRefuses checks the errors that leave no output: a bad format,
+// a truth of the wrong size, and a cancelled solve.
+func TestRunRefuses(t *testing.T) {
+	_, in := instance(t)
+	s := rpca.Settings{Rank: 2, Alpha: 0.1}
+	out := filepath.Join(t.TempDir(), "out")
+	if _, err := Run(context.Background(), Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out, Format: "xlsx"}); !errors.Is(err, ErrFormat) {
+		t.Errorf("format xlsx: %v", err)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	if _, err := synth.Run(context.Background(), synth.Job{Config: synth.Config{D1: 40, D2: 50, Rank: 2, Alpha: 0.05, Seed: 7}, Out: other}); err != nil {
+		t.Fatal(err)
+	}
+	var te *TruthError
+	if _, err := Run(context.Background(), Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out, Truth: other}); !errors.As(err, &te) || !errors.Is(err, synth.ErrTruthSize) {
+		t.Errorf("truth of another size: %v", err)
+	}
+	if _, err := Run(context.Background(), Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out, Truth: t.TempDir()}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("truth without A.npy: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output after the errors: %v", err)
+	}
+}
