@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,10 +92,14 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
-// solveFlags are the flags shared by every command that solves a problem.
+// solveFlags are the flags shared by the commands: each name has one
+// meaning everywhere, and a command takes the ones its mask selects (as
+// the go command does with its build flags). The values set before
+// register are the defaults.
 type solveFlags struct {
 	method     string
-	rank       int
+	rank       int // 0: not given, or auto (--rank auto, where allowed)
+	rankAuto   bool
 	alpha      float64
 	gamma      float64
 	step       float64
@@ -115,32 +120,139 @@ type solveFlags struct {
 	allowAuto  bool // --method auto is accepted (and the default)
 }
 
-// register adds the flags to fs; rank and alpha defaults are given by the
-// command (0 rank means required).
-func (f *solveFlags) register(fs *flag.FlagSet, rank int, alpha float64) {
-	def := "gd"
+// flagMask selects shared flags.
+type flagMask uint
+
+// The shared flags, one bit each.
+const (
+	flagMethod flagMask = 1 << iota
+	flagRank
+	flagAlpha
+	flagGamma
+	flagStep
+	flagGDModel // --mu --no-projection --step-rule --ridge
+	flagLambda
+	flagSample // --p
+	flagTol
+	flagFactorTol
+	flagMaxIter
+	flagSeed
+	flagWorkers
+	flagQuiet
+	flagVerbose
+	flagJSON
+
+	// flagsSolve are the flags of a command that solves one problem.
+	flagsSolve = flagMethod | flagRank | flagAlpha | flagGamma | flagStep | flagGDModel | flagLambda | flagSample |
+		flagTol | flagFactorTol | flagMaxIter | flagSeed | flagWorkers | flagQuiet | flagVerbose | flagJSON
+)
+
+// sharedFlags registers each shared flag with its one meaning.
+var sharedFlags = []struct {
+	bit flagMask
+	add func(fs *flag.FlagSet, f *solveFlags)
+}{
+	{flagMethod, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.StringVar(&f.method, "method", f.method, methodHelp(f.method))
+	}},
+	{flagRank, func(fs *flag.FlagSet, f *solveFlags) {
+		usage := "rank `r` of the low-rank part, a positive integer"
+		if f.rankAuto {
+			usage += ", or auto to choose it from the data"
+		}
+		fs.Var(&rankValue{&f.rank, f.rankAuto}, "rank", usage)
+	}},
+	{flagAlpha, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.Float64Var(&f.alpha, "alpha", f.alpha, "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
+	}},
+	{flagGamma, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.Float64Var(&f.gamma, "gamma", 0, "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)")
+	}},
+	{flagStep, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial))
+	}},
+	{flagGDModel, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.Float64Var(&f.mu, "mu", 0, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)")
+		fs.BoolVar(&f.noProj, "no-projection", false, "gd: switch off the row-norm projections")
+		fs.Float64Var(&f.ridge, "ridge", 0, "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings")
+		fs.StringVar(&f.stepRule, "step-rule", "", "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix")
+	}},
+	{flagLambda, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.Float64Var(&f.ialmLambda, "lambda", 0, "ialm: weight λ of ‖S‖₁ (0: 1/√d1)")
+	}},
+	{flagSample, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.Float64Var(&f.p, "p", 1, "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them")
+	}},
+	{flagTol, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.Float64Var(&f.tol, "tol", 0, "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)")
+	}},
+	{flagFactorTol, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.Float64Var(&f.factorTol, "factor-tol", 0, "gd: relative factor-change tolerance (0: default; <0: off)")
+	}},
+	{flagMaxIter, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.IntVar(&f.maxIter, "max-iter", 0, "iteration cap (0: method default)")
+	}},
+	{flagSeed, func(fs *flag.FlagSet, f *solveFlags) { fs.Uint64Var(&f.seed, "seed", 1, "random seed") }},
+	{flagWorkers, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.IntVar(&f.workers, "workers", 0, "goroutines for the parallel kernels (0: all cores)")
+	}},
+	{flagQuiet, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
+	}},
+	{flagVerbose, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.BoolVar(&f.verbose, "verbose", false, "one progress line per iteration on stderr, even when it is not a terminal")
+	}},
+	{flagJSON, func(fs *flag.FlagSet, f *solveFlags) {
+		fs.BoolVar(&f.jsonOut, "json", false, "print the summary as one JSON object on stdout")
+	}},
+}
+
+// register adds the flags of mask to fs. The method defaults to auto
+// when allowAuto is set, to gd otherwise.
+func (f *solveFlags) register(fs *flag.FlagSet, mask flagMask) {
+	f.method, f.p, f.seed = "gd", 1, 1
 	if f.allowAuto {
-		def = methodAuto
+		f.method = methodAuto
 	}
-	fs.StringVar(&f.method, "method", def, methodHelp(def))
-	fs.IntVar(&f.rank, "rank", rank, "rank r of the low-rank part")
-	fs.Float64Var(&f.alpha, "alpha", alpha, "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
-	fs.Float64Var(&f.gamma, "gamma", 0, "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)")
-	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial))
-	fs.Float64Var(&f.mu, "mu", 0, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)")
-	fs.BoolVar(&f.noProj, "no-projection", false, "gd: switch off the row-norm projections")
-	fs.Float64Var(&f.ridge, "ridge", 0, "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings")
-	fs.StringVar(&f.stepRule, "step-rule", "", "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix")
-	fs.Float64Var(&f.p, "p", 1, "gd: sampling rate; p < 1 runs Algorithm 2 on a random fraction p of the entries")
-	fs.Float64Var(&f.tol, "tol", 0, "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)")
-	fs.Float64Var(&f.factorTol, "factor-tol", 0, "gd: relative factor-change tolerance (0: default; <0: off)")
-	fs.IntVar(&f.maxIter, "max-iter", 0, "iteration cap (0: method default)")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
-	fs.IntVar(&f.workers, "workers", 0, "goroutines for the parallel kernels (0: all cores)")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
-	fs.BoolVar(&f.verbose, "verbose", false, "one progress line per iteration on stderr, even when it is not a terminal")
-	fs.BoolVar(&f.jsonOut, "json", false, "print the summary as one JSON object on stdout")
-	fs.Float64Var(&f.ialmLambda, "lambda", 0, "ialm: weight λ of ‖S‖₁ (0: 1/√d1)")
+	for _, d := range sharedFlags {
+		if mask&d.bit != 0 {
+			d.add(fs, f)
+		}
+	}
+}
+
+// rankValue is --rank: a positive integer, or auto (stored as 0) where
+// the command can choose the rank from the data; there, 0 is the older
+// spelling of auto.
+type rankValue struct {
+	r    *int
+	auto bool
+}
+
+func (v *rankValue) String() string {
+	switch {
+	case v.r == nil || (*v.r == 0 && !v.auto):
+		return ""
+	case *v.r == 0:
+		return "auto"
+	}
+	return strconv.Itoa(*v.r)
+}
+
+func (v *rankValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	switch {
+	case v.auto && (s == "auto" || s == "0"):
+		*v.r = 0
+	case err != nil || n < 1:
+		if v.auto {
+			return fmt.Errorf("must be a positive integer or auto, got %q", s)
+		}
+		return fmt.Errorf("must be a positive integer, got %q", s)
+	default:
+		*v.r = n
+	}
+	return nil
 }
 
 // settings returns the shared settings.
@@ -163,7 +275,6 @@ func (f *solveFlags) settings() rpca.Settings {
 func (f *solveFlags) check() error {
 	stepRules := f.stepRule == "" || f.stepRule == string(rpca.StepFixed) || f.stepRule == string(rpca.StepBacktracking)
 	rules := []rule{
-		{f.rank < 1, fmt.Sprintf("--rank must be at least 1, got %d", f.rank)},
 		{!(f.alpha >= 0 && f.alpha < 1), fmt.Sprintf("--alpha must be in [0, 1), got %v", f.alpha)},
 		{!(f.p > 0 && f.p <= 1), fmt.Sprintf("--p must be in (0, 1], got %v", f.p)},
 		{f.workers < 0, "--workers must be non-negative"},

@@ -45,12 +45,10 @@ type completeFlags struct {
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "complete", "--in RATINGS --rank R --out DIR [flags]")
-	f.solveFlags.register(fs, 0, 0)
-	fs.Lookup("rank").Usage = "rank r of the fitted matrix (required)"
+	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
+	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer (required)"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
 	fs.Lookup("method").Usage = "method: only gd (Algorithm 2) works on partial data"
-	fs.Lookup("p").Usage = "not used by complete: the ratings are already partial (see --holdout)"
-	fs.Lookup("lambda").Usage = "not used by complete (ialm only)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")
@@ -178,7 +176,6 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
 		rule{!flagSet(fs, "rank"), "complete: --rank R is required, the rank of the fitted matrix (run 'rpca complete -h' for help)"},
 		rule{f.method != "gd" && f.method != "scaledgd", fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) or scaledgd only", f.method)},
-		rule{f.p != 1, "complete: --p is not used by complete (the ratings are already a partial matrix); use --holdout to leave ratings out"},
 		rule{!(f.holdout >= 0 && f.holdout < 1), fmt.Sprintf("--holdout must be in [0, 1), got %v", f.holdout)},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
 		rule{f.unknown != "error" && f.unknown != "nan" && f.unknown != "bias", fmt.Sprintf("--unknown must be error, nan or bias, got %q", f.unknown)},

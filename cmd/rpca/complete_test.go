@@ -326,7 +326,7 @@ func TestCompleteErrors(t *testing.T) {
 		{"clip", 2, []string{"--clip", "lo:hi"}, []string{"--in", small, "--rank", "1", "--clip", "5"}},
 		{"unknown policy", 2, []string{"--unknown", "error, nan or bias"}, []string{"--in", small, "--rank", "1", "--unknown", "zero"}},
 		{"method", 2, []string{"--method ialm", "gd"}, []string{"--in", small, "--rank", "1", "--method", "ialm"}},
-		{"p", 2, []string{"--p", "--holdout"}, []string{"--in", small, "--rank", "1", "--p", "0.5"}},
+		{"p", 2, []string{"not defined: -p"}, []string{"--in", small, "--rank", "1", "--p", "0.5"}},
 		{"missing predict file", 1, []string{"--predict", "nopairs.tsv", "does not exist"}, []string{"--in", small, "--rank", "1", "--predict", join(dir, "nopairs.tsv")}},
 	}
 	for _, c := range cases {

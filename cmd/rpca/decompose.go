@@ -36,9 +36,9 @@ type decomposeFlags struct {
 
 func (f *decomposeFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "decompose", "--in FILE --rank R --out DIR [flags]")
-	f.allowAuto = true
-	f.solveFlags.register(fs, 0, 0.1)
-	fs.Lookup("rank").Usage = "rank r of the low-rank part (required)"
+	f.allowAuto, f.alpha = true, 0.1
+	f.solveFlags.register(fs, flagsSolve)
+	fs.Lookup("rank").Usage = "rank `r` of the low-rank part, a positive integer (required)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "input matrix file (required)")
 	fs.StringVar(&f.inFormat, "in-format", "", "input format, overriding the extension: npy, csv, tsv, txt (white space) or mtx")

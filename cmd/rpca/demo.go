@@ -24,13 +24,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "demo", "[flags]")
 	// Only the flags the demo honours.
 	d := fs.Int("d", 2000, "matrix size d (d×d)")
-	fs.IntVar(&f.rank, "rank", 10, "rank r of the low-rank part")
-	fs.Float64Var(&f.alpha, "alpha", 0.1, "α, the fraction of corrupted entries, in [0, 1)")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
-	fs.IntVar(&f.workers, "workers", 0, "goroutines for the parallel kernels (0: all cores)")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
-	fs.BoolVar(&f.verbose, "verbose", false, "one progress line per iteration on stderr")
-	f.p = 1
+	f.rank, f.alpha = 10, 0.1
+	f.register(fs, flagRank|flagAlpha|flagSeed|flagWorkers|flagQuiet|flagVerbose)
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -21,24 +21,17 @@ func init() {
 
 // experimentFlags are the flags of "rpca experiment".
 type experimentFlags struct {
+	solveFlags
 	out       string
 	force     bool
 	quick     bool
-	seed      uint64
-	workers   int
 	d         int
-	rank      int
 	dims      string
 	rates     string
-	gamma     float64
-	factorTol float64
-	step      float64
-	maxIter   int
 	timeCap   time.Duration
 	frames    string
 	scale     float64
 	maxFrames int
-	quiet     bool
 }
 
 func (f *experimentFlags) register(e *env) *flag.FlagSet {
@@ -47,24 +40,27 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 		fmt.Fprintf(&list, "  %-7s %s\n", x.Name, x.Summary)
 	}
 	fs := newFlagSet(e, "experiment", "NAME [flags]", map[string]string{"experiments": list.String()})
+	f.solveFlags.register(fs, flagRank|flagGamma|flagStep|flagFactorTol|flagMaxIter|flagSeed|flagWorkers|flagQuiet)
+	for name, usage := range map[string]string{
+		"rank":       "rank `r` (default 10; fig1a-c with --quick 5)",
+		"gamma":      "γ of every GD run (0: GD's defaults, 2 for p = 1 and 3 for p < 1; video: the paper's 1)",
+		"step":       "step constant c in η = c/σ̂₁ of every GD run (0: GD's defaults; video: the paper's 0.5)",
+		"factor-tol": "video: GD's relative factor-change stop (0: the paper's 4e-4; <0: off)",
+		"max-iter":   "iteration cap of every solver run (0: the experiment's default)",
+		"seed":       "random seed of the data and the methods",
+	} {
+		fs.Lookup(name).Usage = usage
+	}
 	fs.StringVar(&f.out, "out", "", "output directory (default experiment-NAME)")
 	fs.BoolVar(&f.force, "force", false, "replace an existing non-empty output directory")
 	fs.BoolVar(&f.quick, "quick", false, "small sizes that run in seconds")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed of the data and the methods")
-	fs.IntVar(&f.workers, "workers", 0, "goroutines for the parallel kernels (0: all cores)")
 	fs.IntVar(&f.d, "d", 0, "fig1a, fig1c: matrix size d (0: 5000, quick 400/300)")
-	fs.IntVar(&f.rank, "rank", 0, "rank r (0: 10; fig1a-c quick 5)")
 	fs.StringVar(&f.dims, "dims", "", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
 	fs.StringVar(&f.rates, "rates", "", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
-	fs.Float64Var(&f.gamma, "gamma", 0, "γ of every GD run (0: GD's defaults, 2 for p = 1 and 3 for p < 1; video: the paper's 1)")
-	fs.Float64Var(&f.step, "step", 0, "step constant c in η = c/σ̂₁ of every GD run (0: GD's defaults; video: the paper's 0.5)")
-	fs.Float64Var(&f.factorTol, "factor-tol", 0, "video: GD's relative factor-change stop (0: the paper's 4e-4; <0: off)")
-	fs.IntVar(&f.maxIter, "max-iter", 0, "iteration cap of every solver run (0: the experiment's default)")
 	fs.DurationVar(&f.timeCap, "time-cap", 0, "fig1b, fig1c: wall-clock cap per solver run (0: fig1c 300s, quick 30s; fig1b none; <0: none)")
 	fs.StringVar(&f.frames, "clips", "", "video: frames directory, clips directory, or \"synthetic\"")
-	fs.Float64Var(&f.scale, "scale", 0, "video: downscale frames by 1/n, e.g. 0.5 (0: full size, quick 0.5)")
+	fs.Float64Var(&f.scale, "scale", 1, "video: downscale frames by 1/n, e.g. 0.5 (with --quick, 0.5 unless given)")
 	fs.IntVar(&f.maxFrames, "max-frames", 0, "video: use at most this many frames per clip (0: all, quick 30)")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
 	return fs
 }
 
@@ -83,6 +79,11 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	if experiment.Lookup(name) == nil {
 		return fmt.Errorf("experiment: unknown experiment %q (run 'rpca experiment -h' for the list): %w", name, errUsage)
+	}
+	if !flagSet(fs, "scale") {
+		f.scale = 0 // the experiment's default: full size, or 0.5 with --quick
+	} else if f.scale == 0 {
+		return fmt.Errorf("--scale must be in (0, 1], got 0: %w", errUsage)
 	}
 	o := experiment.Options{
 		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.seed, Workers: f.workers,
@@ -160,9 +161,7 @@ func (f *experimentFlags) checkLists(o *experiment.Options) error {
 		return fmt.Errorf("--rates: %v: %w", err, errUsage)
 	}
 	rules := []rule{
-		{min(f.d, f.rank, f.maxIter, f.maxFrames, f.workers) < 0, "--d, --rank, --max-iter, --max-frames and --workers must be non-negative"},
-		{!finiteAtLeast(f.gamma, 0), fmt.Sprintf("--gamma must be a finite non-negative number, got %v", f.gamma)},
-		{!finiteAtLeast(f.step, 0), fmt.Sprintf("--step must be a finite non-negative number, got %v", f.step)},
+		{min(f.d, f.maxFrames) < 0, "--d and --max-frames must be non-negative"},
 		{!(f.scale >= 0 && f.scale <= 1), fmt.Sprintf("--scale must be in (0, 1], got %v", f.scale)},
 	}
 	for _, p := range o.Rates {
@@ -171,5 +170,8 @@ func (f *experimentFlags) checkLists(o *experiment.Options) error {
 	for _, d := range o.Dims {
 		rules = append(rules, rule{d < 2, fmt.Sprintf("--dims: size %d is too small", d)})
 	}
-	return firstBroken(rules...)
+	if err := firstBroken(rules...); err != nil {
+		return err
+	}
+	return f.check()
 }

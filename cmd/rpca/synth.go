@@ -35,8 +35,8 @@ type synthFlags struct {
 
 func (f *synthFlags) register(e *env, name string) *flag.FlagSet {
 	fs := newFlagSet(e, name, "[flags]")
-	f.allowAuto = true
-	f.solveFlags.register(fs, 10, 0.1)
+	f.allowAuto, f.rank, f.alpha = true, 10, 0.1
+	f.solveFlags.register(fs, flagsSolve)
 	fs.IntVar(&f.d, "d", 2000, "size of a square problem (d1 = d2 = d)")
 	fs.IntVar(&f.d1, "d1", 0, "number of rows (overrides --d)")
 	fs.IntVar(&f.d2, "d2", 0, "number of columns (overrides --d)")

@@ -54,11 +54,11 @@ type videoFlags struct {
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "video", "--in FRAMES_DIR_OR_VIDEO --out DIR [flags]")
-	f.allowAuto = true
-	f.solveFlags.register(fs, 0, video.Presets[""].Alpha)
+	f.allowAuto, f.rankAuto, f.alpha = true, true, video.Presets[""].Alpha
+	f.solveFlags.register(fs, flagsSolve)
 	// The shared flags, with what they mean for this command.
 	for name, usage := range map[string]string{
-		"rank":       "rank r of the background (0: choose it from the data, see --max-rank and --rank-gap; --preset paper: 10)",
+		"rank":       "rank `r` of the background, a positive integer, or auto to choose it from the data (see --max-rank and --rank-gap; --preset paper: 10)",
 		"method":     "method: auto (scaledgd; gd with --p < 1 or --preset paper), accaltproj, gd (the paper's gradient descent), scaledgd, altproj, ialm, or median (the per-pixel temporal median, a baseline)",
 		"gamma":      "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 1 here, the paper's video value)",
 		"factor-tol": fmt.Sprintf("gd: relative factor-change tolerance (0: %g, --preset paper: %g; <0: off)", video.Presets[""].FactorTol, video.Presets["paper"].FactorTol),
@@ -74,7 +74,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs.BoolVar(&f.color, "color", false, "keep the three colour channels even if the frames look gray")
 	fs.BoolVar(&f.gray, "gray", false, "convert colour frames to gray (luma)")
 	fs.StringVar(&f.preset, "preset", "", "parameter preset: empty (defaults measured on real footage) or paper (the paper's Appendix B settings)")
-	fs.IntVar(&f.maxRank, "max-rank", video.DefaultMaxRank, "largest rank the automatic rank rule may choose (--rank 0)")
+	fs.IntVar(&f.maxRank, "max-rank", video.DefaultMaxRank, "largest rank the automatic rank rule may choose (--rank auto)")
 	fs.Float64Var(&f.rankGap, "rank-gap", video.DefaultMinGap, "automatic rank rule: the rank is the last k ≤ --max-rank with σ_k/σ_{k+1} ≥ this (> 1)")
 	fs.Float64Var(&f.maskThreshold, "mask-threshold", 0, "fixed foreground threshold on the residual, intensities in [0, 1] (0: --noise-factor times each frame's noise level)")
 	fs.Float64Var(&f.noiseFactor, "noise-factor", video.DefaultNoiseFactor, "foreground when the residual exceeds this many times the frame's noise level")
@@ -224,13 +224,7 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 		return opts, fmt.Errorf("--preset must be empty or paper, got %q: %w", f.preset, errUsage)
 	}
 	f.applyPreset(preset, set)
-	// The checks of the shared flags, with the rank (maybe still 0 = auto)
-	// checked after the data are loaded.
-	rank := f.rank
-	f.rank = max(rank, 1)
-	err = f.check()
-	f.rank = rank
-	if err != nil {
+	if err := f.check(); err != nil {
 		return opts, err
 	}
 	opts = video.Options{Range: r, Scale: f.scale}
@@ -268,7 +262,6 @@ func (f *videoFlags) checkVideo() error {
 		rule{!finiteAbove(f.rankGap, 1), fmt.Sprintf("--rank-gap must be a finite number above 1, got %v", f.rankGap)},
 		rule{f.window != 0 && f.window < video.MinWindow, fmt.Sprintf("--window must be 0 (off) or at least %d frames, got %d", video.MinWindow, f.window)},
 		rule{f.montageFrames < 1, fmt.Sprintf("--montage-frames must be at least 1, got %d", f.montageFrames)},
-		rule{f.rank < 0, fmt.Sprintf("--rank must be at least 1 (or 0 to choose it from the data), got %d", f.rank)},
 	)
 }
 

@@ -345,9 +345,17 @@ func TestVideoAutoRank(t *testing.T) {
 	if sum["rank"] != 3.0 || sum["rank_rule"] != "auto" {
 		t.Errorf("rank %v (%v), want 3 (auto): %v", sum["rank"], sum["rank_rule"], sum["rank_reason"])
 	}
-	// --max-rank caps the choice.
+	// --max-rank caps the choice; --rank auto is the default spelled out,
+	// and 0 its older spelling.
 	out2 := filepath.Join(t.TempDir(), "out")
-	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", dir, "--out", out2, "--quiet", "--max-rank", "2"); code != 0 {
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", dir, "--out", out2, "--quiet", "--max-rank", "2", "--rank", "auto"); code != 0 {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	if r := readSummary(t, out2)["rank"]; r == 3.0 {
+		t.Errorf("--max-rank 2 chose rank %v", r)
+	}
+	out2 = filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", dir, "--out", out2, "--quiet", "--max-rank", "2", "--rank", "0"); code != 0 {
 		t.Fatalf("exit %d, %q", code, stderr)
 	}
 	if r := readSummary(t, out2)["rank"]; r == 3.0 {
