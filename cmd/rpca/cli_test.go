@@ -10,9 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/rpca-gd/rpca"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -162,28 +159,6 @@ func testInstance(t *testing.T, d1, d2, r int, alpha float64, seed uint64) *synt
 }
 
 func join(elem ...string) string { return filepath.Join(elem...) }
-
-// TestProgressFitsTerminal: the updating progress line never reaches the
-// terminal's last column (which would wrap and leave a trail of lines),
-// and a verbose line fits 80 columns.
-func TestProgressFitsTerminal(t *testing.T) {
-	var b strings.Builder
-	for _, w := range []int{20, 40, 80} {
-		b.Reset()
-		p := &progress{w: &b, bar: true, width: w}
-		p.callback(rpca.Record{Iter: 12345, Residual: 1.23456e-12, FactorChange: 1e-300, Error: 9.87e-5, Elapsed: 12345 * time.Second})
-		line := strings.TrimPrefix(b.String(), "\r\033[K")
-		if n := len([]rune(line)); n > w-1 || n == 0 {
-			t.Errorf("width %d: bar line of %d columns: %q", w, n, line)
-		}
-	}
-	b.Reset()
-	p := &progress{w: &b, lines: true, width: 80}
-	p.callback(rpca.Record{Iter: 12345, Residual: 1.23456e-12, FactorChange: 1e-300, Error: 9.87e-5, Elapsed: 12345 * time.Second})
-	if n := len([]rune(strings.TrimSpace(b.String()))); n > 79 {
-		t.Errorf("verbose line of %d columns: %q", n, b.String())
-	}
-}
 
 // TestHelpTexts: every command's -h starts with its help text, and no
 // placeholder is left unfilled.

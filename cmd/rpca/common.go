@@ -12,7 +12,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/term"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/rpca-gd/rpca/altproj"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/ialm"
+	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 )
@@ -394,105 +394,29 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 	return nil, fmt.Errorf("unknown --method %q (want %s): %w", f.method, strings.Join(methodNames(f.allowAuto), ", "), errUsage)
 }
 
-// progress reports iterations on stderr: an updating line on a terminal,
-// one line per iteration with --verbose, nothing with --quiet.
-type progress struct {
-	w       io.Writer
-	bar     bool
-	lines   bool
-	last    time.Time
-	printed bool
-	maxIter int
-	width   int // columns of the terminal (the bar is cut to width−1)
-	quiet   bool
-}
-
-func newProgress(e *env, f *solveFlags) *progress {
-	p := &progress{w: e.stderr, width: 80, quiet: f.quiet}
+// newProgress is the progress printer of a command on stderr: an
+// updating line on a terminal, one line per iteration with --verbose,
+// nothing with --quiet.
+func newProgress(e *env, f *solveFlags) *progress.Printer {
 	switch {
 	case f.quiet:
+		return progress.New(e.stderr, progress.Off, 0)
 	case f.verbose:
-		p.lines = true
+		return progress.New(e.stderr, progress.Lines, 0)
 	case e.stderrIsTerminal:
-		p.bar = true
-		if w := e.termWidth(); w > 0 {
-			p.width = w
-		}
+		return progress.New(e.stderr, progress.Bar, e.termWidth())
 	}
-	return p
-}
-
-// stageMsg is stage for a message that is not a format.
-func (p *progress) stageMsg(msg string) { p.stage("%s", msg) }
-
-// stage announces a step of the work ("reading Y.npy", "solving",
-// "writing 200 PNGs") on a line of its own, at once, so that no long step
-// is silent; nothing with --quiet or when stderr is neither a terminal nor
-// --verbose.
-func (p *progress) stage(format string, args ...any) {
-	if !p.bar && !p.lines {
-		return
-	}
-	if p.bar && p.printed {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.printed = false
-	}
-	fmt.Fprintf(p.w, format+"\n", args...)
-}
-
-// fit cuts line to the terminal width minus one column, so that the
-// updating bar never wraps.
-func (p *progress) fit(line string) string {
-	if r := []rune(line); len(r) > p.width-1 {
-		return string(r[:max(p.width-1, 0)])
-	}
-	return line
-}
-
-// callback is passed to rpca.Settings.Callback.
-func (p *progress) callback(r rpca.Record) {
-	if !p.bar && !p.lines {
-		return
-	}
-	// At most 72 columns: "iter 1234 res 1.234e-05 chg 1.23e-07 err 1.234e-05 123.45s 12.3it/s".
-	line := fmt.Sprintf("iter %4d res %.3e", r.Iter, r.Residual)
-	if !math.IsNaN(r.FactorChange) {
-		line += fmt.Sprintf(" chg %.2e", r.FactorChange)
-	}
-	if !math.IsNaN(r.Error) {
-		line += fmt.Sprintf(" err %.3e", r.Error)
-	}
-	secs := r.Elapsed.Seconds()
-	line += fmt.Sprintf(" %.2fs", secs)
-	if r.Iter > 0 && secs > 0 {
-		line += fmt.Sprintf(" %.1fit/s", float64(r.Iter)/secs)
-	}
-	if p.lines {
-		fmt.Fprintln(p.w, line)
-		return
-	}
-	if now := time.Now(); now.Sub(p.last) > 100*time.Millisecond {
-		p.last = now
-		fmt.Fprintf(p.w, "\r\033[K%s", p.fit(line))
-		p.printed = true
-	}
-}
-
-// done ends the progress bar line.
-func (p *progress) done() {
-	if p.bar && p.printed {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+	return progress.New(e.stderr, progress.Off, 0)
 }
 
 // warnUnconverged prints a warning on stderr (unless --quiet) when res
 // ended at its iteration cap: its answer is whatever the last iterate
 // was, and may be far from a solution.
-func (p *progress) warnUnconverged(res *rpca.Result) {
-	if p.quiet || res.Stop.Converged() {
+func warnUnconverged(e *env, f *solveFlags, res *rpca.Result) {
+	if f.quiet || res.Stop.Converged() {
 		return
 	}
-	fmt.Fprintf(p.w, "rpca: warning: %s stopped at its iteration cap after %d iterations without converging (residual %s); "+
+	fmt.Fprintf(e.stderr, "rpca: warning: %s stopped at its iteration cap after %d iterations without converging (residual %s); "+
 		"its answer may be inaccurate: raise --max-iter, or try --method accaltproj (full matrix) or scaledgd, "+
 		"which do not slow down when the matrix is ill-conditioned (a dominant offset or mean)\n",
 		res.Method, res.Iterations, metrics.Format("%.3g", metrics.Finite(res.Residual)))

@@ -12,6 +12,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/ratings"
@@ -86,9 +87,9 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	held := ratings.HoldOut(r.Len(), f.holdout, f.seed)
 	prog := newProgress(e, &f.solveFlags)
-	prog.stage("solving with %s on the training ratings (initialization, then iterations)", method.Name())
+	prog.Stagef("solving with %s on the training ratings (initialization, then iterations)", method.Name())
 	model, err := ratings.Fit(ctx, r, held, f.fitOptions(method, prog))
-	prog.done()
+	prog.Done()
 	var rankErr *ratings.RankError
 	if errors.As(err, &rankErr) {
 		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
@@ -96,7 +97,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	prog.warnUnconverged(model.Result)
+	warnUnconverged(e, &f.solveFlags, model.Result)
 	rep := ratings.NewReport(r, held, f.holdout, model)
 	rep.Input, rep.Output = f.in, f.out
 	var preds []float64
@@ -154,9 +155,9 @@ func (f *completeFlags) read() (*triples.Ratings, *triples.Pairs, error) {
 }
 
 // fitOptions are the options of ratings.Fit from the flags.
-func (f *completeFlags) fitOptions(method rpca.Method, prog *progress) ratings.Options {
+func (f *completeFlags) fitOptions(method rpca.Method, prog *progress.Printer) ratings.Options {
 	o := ratings.Options{Rank: f.rank, Alpha: f.alpha, Method: method, Settings: f.settings(), Baseline: ratings.BaselineMedian}
-	o.Settings.Callback = prog.callback
+	o.Settings.Callback = prog.Record
 	switch {
 	case f.biases:
 		o.Baseline = ratings.BaselineBiases

@@ -68,7 +68,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 		return outDirError(err, f.out)
 	}
 	prog := newProgress(e, &f.solveFlags)
-	prog.stage("reading %s", f.in)
+	prog.Stagef("reading %s", f.in)
 	if job.Data, err = f.load(method); err != nil {
 		return err
 	}
@@ -79,10 +79,10 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	} else {
 		job.Method = method
 	}
-	job.Settings.Callback = prog.callback
-	prog.stage("solving %d×%d at rank %d with %s (initialization, then iterations), then writing %s", job.Data.D1, job.Data.D2, f.rank, job.Method.Name(), f.out)
+	job.Settings.Callback = prog.Record
+	prog.Stagef("solving %d×%d at rank %d with %s (initialization, then iterations), then writing %s", job.Data.D1, job.Data.D2, f.rank, job.Method.Name(), f.out)
 	sum, err := decompose.Run(ctx, job)
-	prog.done()
+	prog.Done()
 	var te *decompose.TruthError
 	switch {
 	case errors.As(err, &te):
@@ -90,7 +90,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return outDirError(err, f.out)
 	}
-	prog.warnUnconverged(sum.Result)
+	warnUnconverged(e, &f.solveFlags, sum.Result)
 	if f.jsonOut {
 		return writeJSON(e.stdout, sum)
 	}

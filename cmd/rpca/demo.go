@@ -57,12 +57,12 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	for _, r := range runs {
 		prog := newProgress(e, &f)
 		s := f.settings()
-		s.Callback = prog.callback
+		s.Callback = prog.Record
 		if !f.quiet {
 			fmt.Fprintf(e.stderr, "%s: initializing…\n", r.m.Name())
 		}
 		res, err := rpca.Solve(ctx, in.Problem(), s, r.m)
-		prog.done()
+		prog.Done()
 		if err != nil {
 			return err
 		}

@@ -105,7 +105,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 		Command: fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --p %g --seed %d",
 			cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, cfg.Corruption, cfg.Magnitude, f.p, cfg.Seed)}
 	prog := newProgress(e, &f.solveFlags)
-	job.Stage, job.Settings.Callback = prog.stageMsg, prog.callback
+	job.Stage, job.Settings.Callback = prog.Stage, prog.Record
 	job.Settings.Stop.TargetError = f.targetError
 	if !f.noSolve {
 		if job.Method, err = f.newMethod(); err != nil {
@@ -113,12 +113,12 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	rep, err := synth.Run(ctx, job)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return outDirError(err, f.save)
 	}
 	if rep.SolveReport != nil {
-		prog.warnUnconverged(rep.Result)
+		warnUnconverged(e, &f.solveFlags, rep.Result)
 	}
 	return printSynthReport(e, &f, rep)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
@@ -122,9 +123,9 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	prog.stage("loading frames from %s", f.in)
+	prog.Stagef("loading frames from %s", f.in)
 	rep, err := video.Run(ctx, job)
-	prog.done()
+	prog.Done()
 	switch {
 	case errors.Is(err, video.ErrRankTooLarge):
 		return fmt.Errorf("--rank: %w; use a lower rank or more frames: %w", err, errUsage)
@@ -153,14 +154,14 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 }
 
 // job is the separation the flags ask for, writing into dir.
-func (f *videoFlags) job(opts video.Options, dir string, prog *progress) (video.Job, error) {
+func (f *videoFlags) job(opts video.Options, dir string, prog *progress.Printer) (video.Job, error) {
 	j := video.Job{
 		Input: f.in, Load: opts, Window: f.window, Dir: dir, MontageFrames: f.montageFrames, Preview: f.preview,
 		Separate: video.SeparateOptions{
 			MaxRank: f.maxRank, MinGap: f.rankGap,
 			SparseForeground: f.foreground == "sparse",
 			Mask:             f.maskOptions(),
-			Stage:            prog.stageMsg,
+			Stage:            prog.Stage,
 		},
 		RankRule: "flag", RankReason: "--rank given",
 		Report: video.Report{
@@ -182,7 +183,7 @@ func (f *videoFlags) job(opts video.Options, dir string, prog *progress) (video.
 		}
 		j.Separate.Method = m
 		j.Separate.Settings = f.settings()
-		j.Separate.Settings.Callback = prog.callback
+		j.Separate.Settings.Callback = prog.Record
 	}
 	if f.truth == "" {
 		if f.truthFrame != "" {
