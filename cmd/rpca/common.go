@@ -10,17 +10,16 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/term"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/accaltproj"
-	"github.com/rpca-gd/rpca/altproj"
 	"github.com/rpca-gd/rpca/formats"
-	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/progress"
+	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 )
@@ -297,60 +296,9 @@ func (f *solveFlags) check() error {
 	return firstBroken(rules...)
 }
 
-// methodEntry is one row of the method table: the name taken by
-// --method, its help, and how the flags build it.
-type methodEntry struct {
-	name, help string
-	build      func(f *solveFlags) rpca.Method
-}
-
-// methodAuto is the default --method of decompose and synth: AccAltProj
-// for a fully observed matrix (its speed does not depend on the condition
-// number, and it recovers offsets and constant matrices), the paper's
-// gradient method for partial observations (AccAltProj needs all entries).
+// methodAuto is the default --method of the solving commands: see
+// methods.Auto.
 const methodAuto = "auto"
-
-// autoMethod is what --method auto stands for: the paper's gradient
-// method for partial observations, AccAltProj for a full matrix.
-func autoMethod(partial bool) string {
-	if partial {
-		return "gd"
-	}
-	return "accaltproj"
-}
-
-// methodTable lists the methods of the solving commands, in the order of
-// the help text. A method's needs (dense data only, …) come from its
-// rpca.Capabilities, not from this table.
-var methodTable = []methodEntry{
-	{"accaltproj", "accelerated alternating projections (Cai, Cai, Wei 2019)", func(f *solveFlags) rpca.Method {
-		return &accaltproj.Method{Mu: f.mu}
-	}},
-	{"gd", "the paper's gradient descent, Algorithms 1 and 2", func(f *solveFlags) rpca.Method {
-		return &rpca.GD{Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge}
-	}},
-	{"scaledgd", "gradient descent with scaled steps (Tong, Ma, Chi 2021)", func(f *solveFlags) rpca.Method {
-		return &rpca.GD{Update: rpca.UpdateScaled, Gamma: f.gamma, StepConst: f.step, Mu: f.mu, NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge}
-	}},
-	{"altproj", "alternating projections (Netrapalli et al. 2014)", func(f *solveFlags) rpca.Method {
-		return &altproj.Method{Mu: f.mu}
-	}},
-	{"ialm", "inexact augmented Lagrangian (Lin, Chen, Ma 2010)", func(f *solveFlags) rpca.Method {
-		return &ialm.Method{Lambda: f.ialmLambda}
-	}},
-}
-
-// methodNames returns the names of the table, with auto first when allowed.
-func methodNames(auto bool) []string {
-	var names []string
-	if auto {
-		names = append(names, methodAuto)
-	}
-	for _, m := range methodTable {
-		names = append(names, m.name)
-	}
-	return names
-}
 
 // methodHelp is the usage text of --method.
 func methodHelp(def string) string {
@@ -359,11 +307,11 @@ func methodHelp(def string) string {
 	if def == methodAuto {
 		b.WriteString(" auto (accaltproj for a fully observed matrix, gd for partial observations or --p < 1),")
 	}
-	for i, m := range methodTable {
+	for i, m := range methods.Table {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, " %s (%s)", m.name, m.help)
+		fmt.Fprintf(&b, " %s (%s)", m.Name, m.Summary)
 	}
 	return b.String()
 }
@@ -374,24 +322,22 @@ func methodHelp(def string) string {
 // --p is the caller's: the loader's, the generator's or the video's.
 func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 	part := f.p < 1 || (len(partial) > 0 && partial[0])
-	name := f.method
-	if name == methodAuto || name == "" {
-		name = autoMethod(part)
+	names := methods.Names()
+	if f.allowAuto {
+		names = append([]string{methodAuto}, names...)
 	}
-	for _, e := range methodTable {
-		if e.name != name {
-			continue
-		}
-		m := e.build(f)
-		if part && m.Capabilities().DenseOnly {
-			if f.p < 1 {
-				return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only: %w", name, errUsage)
-			}
-			return nil, fmt.Errorf("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd: %w", name, errUsage)
-		}
-		return m, nil
+	if !slices.Contains(names, f.method) {
+		return nil, fmt.Errorf("unknown --method %q (want %s): %w", f.method, strings.Join(names, ", "), errUsage)
 	}
-	return nil, fmt.Errorf("unknown --method %q (want %s): %w", f.method, strings.Join(methodNames(f.allowAuto), ", "), errUsage)
+	m, err := methods.New(f.method, part, methods.Options{Mu: f.mu, Gamma: f.gamma, StepConst: f.step,
+		NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge, Lambda: f.ialmLambda})
+	switch {
+	case errors.Is(err, methods.ErrNeedsFull) && f.p < 1:
+		return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only: %w", f.method, errUsage)
+	case errors.Is(err, methods.ErrNeedsFull):
+		return nil, fmt.Errorf("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd: %w", f.method, errUsage)
+	}
+	return m, err
 }
 
 // newProgress is the progress printer of a command on stderr: an

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/load"
+	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
 )
@@ -281,9 +284,11 @@ func (f *videoFlags) pickMethod() error {
 		if f.p < 1 || f.preset == "paper" {
 			f.method = "gd"
 		}
-	case "gd", "scaledgd", "accaltproj", "altproj", "ialm", "median":
+	case "median":
 	default:
-		return fmt.Errorf("unknown --method %q (want auto, accaltproj, gd, scaledgd, altproj, ialm or median): %w", f.method, errUsage)
+		if !slices.Contains(methods.Names(), f.method) {
+			return fmt.Errorf("unknown --method %q (want auto, %s or median): %w", f.method, strings.Join(methods.Names(), ", "), errUsage)
+		}
 	}
 	gradient := f.method == "gd" || f.method == "scaledgd"
 	return firstBroken(
