@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/load"
 )
 
 // lowRankRatings returns about p·d1·d2 ratings 3 + (a_i·b_j) of a rank-2
@@ -188,5 +191,33 @@ func TestMedian(t *testing.T) {
 		if got := median(x); got != want || !slices.Equal(x, orig) {
 			t.Errorf("n=%d: median %v, want %v (input changed: %v)", n, got, want, !slices.Equal(x, orig))
 		}
+	}
+}
+
+// TestReadFile checks ReadFile's refusals: a duplicate pair, too little
+// memory, a missing file.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.tsv")
+	if err := os.WriteFile(path, []byte("a\tx\t1\nb\tx\t2\na\ty\t3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadFile(path, triples.Options{}, 1e9)
+	if err != nil || r.Len() != 3 {
+		t.Fatalf("ReadFile: %v, %v", r, err)
+	}
+	var mem *load.MemoryError
+	if _, err := ReadFile(path, triples.Options{}, 3*BytesPerRating-1); !errors.As(err, &mem) || mem.Need != 3*BytesPerRating {
+		t.Errorf("too little memory: %v", err)
+	}
+	dup := filepath.Join(dir, "dup.tsv")
+	if err := os.WriteFile(dup, []byte("a\tx\t1\na\tx\t2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(dup, triples.Options{}, 1e9); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("duplicate pair: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "none.tsv"), triples.Options{}, 1e9); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
 	}
 }

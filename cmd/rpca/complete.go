@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/load"
@@ -130,22 +129,10 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 // read reads the ratings and the pairs to predict (nil without
 // --predict).
 func (f *completeFlags) read() (*triples.Ratings, *triples.Pairs, error) {
-	opt := triples.Options{Delimiter: f.delimiter(), Header: f.header, IgnoreExtra: f.ignoreExtra}
-	if err := load.CheckReadable(f.in); err != nil {
-		return nil, nil, err
-	}
-	r, err := triples.ReadFile(f.in, opt)
-	if err != nil {
-		return nil, nil, headerHint(err)
-	}
-	if err := r.CheckDuplicates(f.in); err != nil {
-		return nil, nil, err
-	}
-	if need := 150 * float64(r.Len()); need > load.AvailableMemory() {
-		return nil, nil, fmt.Errorf("%s: %d ratings need about %.1f GB, more than this machine has free", f.in, r.Len(), need/1e9)
-	}
-	if f.predict == "" {
-		return r, nil, nil
+	opt := triples.Options{Delimiter: triples.Delimiter(f.delim), Header: f.header, IgnoreExtra: f.ignoreExtra}
+	r, err := ratings.ReadFile(f.in, opt, load.AvailableMemory())
+	if err != nil || f.predict == "" {
+		return r, nil, headerHint(err)
 	}
 	if err := load.CheckReadable(f.predict); err != nil {
 		return nil, nil, fmt.Errorf("--predict: %v", err)
@@ -206,17 +193,4 @@ func (f *completeFlags) parseClip() error {
 	}
 	bad := !ok || err1 != nil || err2 != nil || !(f.clipLo < f.clipHi) || math.IsInf(f.clipLo, 0) || math.IsInf(f.clipHi, 0)
 	return firstBroken(rule{bad, fmt.Sprintf("--clip must be lo:hi with finite numbers lo < hi, e.g. 1:5; got %q", f.clip)})
-}
-
-// delimiter maps --delim to a formats delimiter.
-func (f *completeFlags) delimiter() string {
-	switch f.delim {
-	case "tab", `\t`:
-		return "\t"
-	case "comma":
-		return ","
-	case "space", "whitespace":
-		return delim.Whitespace
-	}
-	return f.delim
 }

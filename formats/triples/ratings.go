@@ -189,3 +189,18 @@ func onLine(line int) string {
 	}
 	return " earlier"
 }
+
+// Delimiter returns the delimiter a name stands for: "tab" (or `\t`),
+// "comma", "space" or "whitespace" ([formats.Whitespace]); any other
+// string is itself (empty: detected, see Options).
+func Delimiter(name string) string {
+	switch name {
+	case "tab", `\t`:
+		return "\t"
+	case "comma":
+		return ","
+	case "space", "whitespace":
+		return textio.Whitespace
+	}
+	return name
+}

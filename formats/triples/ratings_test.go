@@ -137,3 +137,11 @@ func FuzzReadRatings(f *testing.F) {
 		}
 	})
 }
+
+func TestDelimiterNames(t *testing.T) {
+	for name, want := range map[string]string{"tab": "\t", `\t`: "\t", "comma": ",", "space": formats.Whitespace, "whitespace": formats.Whitespace, "::": "::", "": ""} {
+		if got := Delimiter(name); got != want {
+			t.Errorf("Delimiter(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
