@@ -239,3 +239,22 @@ func (j *Job) writeRows(d *outdir.Dir, base string, rows, cols int, row func(i i
 	})
 	return name, err
 }
+
+// String is the one-line summary: method, size and observations, rank,
+// iterations, stop reason, residual, true error, sparse entries, output.
+func (s *Summary) String() string {
+	obs := ""
+	switch {
+	case s.Partial && s.P < 1:
+		obs = fmt.Sprintf(", subsampled at p=%g to %d entries", s.P, s.Observed)
+	case s.Partial:
+		obs = fmt.Sprintf(", %d observed entries (%.3g%%)", s.Observed, 100*float64(s.Observed)/(float64(s.D1)*float64(s.D2)))
+	}
+	trueErr := ""
+	if s.RelError != nil {
+		trueErr = fmt.Sprintf(", true relative error %.3g", *s.RelError)
+	}
+	return fmt.Sprintf("%s on %d×%d%s, r=%d, α=%g: %d iterations in %.2fs (%s), residual %s%s, %d sparse entries; wrote %s",
+		s.Method, s.D1, s.D2, obs, s.Rank, s.Alpha, s.Iterations, s.Seconds, s.StopReason,
+		metrics.Format("%.3g", s.Residual), trueErr, s.SparseEntries, s.Output)
+}

@@ -186,3 +186,18 @@ func CheckMemory(cfg Config, solve bool, available float64) error {
 	}
 	return &MemoryError{Config: cfg, Need: need, Available: available, MaxRate: rate}
 }
+
+// String is the one-line summary of the report.
+func (r *Report) String() string {
+	saved := ""
+	if r.Saved != "" {
+		saved = "; wrote " + r.Saved
+	}
+	if r.SolveReport == nil {
+		return fmt.Sprintf("generated %d×%d, r=%d, α=%g, p=%g, seed %d (%d corruptions) in %.2fs%s",
+			r.D1, r.D2, r.Rank, r.Alpha, r.P, r.Seed, r.Corrupted, r.GenerateSeconds, saved)
+	}
+	return fmt.Sprintf("%s on %d×%d, r=%d, α=%g, p=%g: %d iterations in %.2fs (%s); relative error %s, residual %s%s",
+		r.Method, r.D1, r.D2, r.Rank, r.Alpha, r.P, r.Iterations, r.Seconds, r.StopReason,
+		metrics.Format("%.3g", r.RelError), metrics.Format("%.3g", r.Residual), saved)
+}

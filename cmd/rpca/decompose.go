@@ -11,7 +11,6 @@ import (
 	"github.com/rpca-gd/rpca/decompose"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/load"
-	"github.com/rpca-gd/rpca/metrics"
 )
 
 func init() {
@@ -94,20 +93,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	if f.jsonOut {
 		return writeJSON(e.stdout, sum)
 	}
-	obs := ""
-	if sum.Partial {
-		obs = fmt.Sprintf(", %d observed entries (%.3g%%)", sum.Observed, 100*float64(sum.Observed)/(float64(sum.D1)*float64(sum.D2)))
-		if f.p < 1 {
-			obs = fmt.Sprintf(", subsampled at p=%g to %d entries", f.p, sum.Observed)
-		}
-	}
-	trueErr := ""
-	if sum.RelError != nil {
-		trueErr = fmt.Sprintf(", true relative error %.3g", *sum.RelError)
-	}
-	_, err = fmt.Fprintf(e.stdout, "%s on %d×%d%s, r=%d, α=%g: %d iterations in %.2fs (%s), residual %s%s, %d sparse entries; wrote %s\n",
-		sum.Method, sum.D1, sum.D2, obs, sum.Rank, sum.Alpha, sum.Iterations, sum.Seconds, sum.StopReason,
-		metrics.Format("%.3g", sum.Residual), trueErr, sum.SparseEntries, f.out)
+	_, err = fmt.Fprintln(e.stdout, sum.String())
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -110,54 +111,40 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// parseInts parses a comma-separated list of integers ("" is empty);
-// 1e4-style values are accepted when they are integers.
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, t := range splitList(s) {
-		v, err := strconv.Atoi(t)
-		if err != nil {
-			fv, ferr := strconv.ParseFloat(t, 64)
-			if ferr != nil || fv != float64(int(fv)) {
-				return nil, fmt.Errorf("%q is not an integer", t)
-			}
-			v = int(fv)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// parseFloats parses a comma-separated list of numbers ("" is empty).
-func parseFloats(s string) ([]float64, error) {
-	var out []float64
-	for _, t := range splitList(s) {
-		v, err := strconv.ParseFloat(t, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", t)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func splitList(s string) []string {
-	var out []string
+// parseList parses a comma-separated list ("" is empty) of what (for
+// the error message) with parse.
+func parseList[T any](s, what string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
 	for _, t := range strings.Split(s, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			out = append(out, t)
+		if t = strings.TrimSpace(t); t == "" {
+			continue
 		}
+		v, err := parse(t)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not %s", t, what)
+		}
+		out = append(out, v)
 	}
-	return out
+	return out, nil
+}
+
+// parseSize parses a size, 1e4-style values included when they are
+// integers.
+func parseSize(s string) (int, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return 0, strconv.ErrSyntax
+	}
+	return int(v), nil
 }
 
 // checkLists parses --dims and --p into o and checks the numeric flags.
 func (f *experimentFlags) checkLists(o *experiment.Options) error {
 	var err error
-	if o.Dims, err = parseInts(f.dims); err != nil {
+	if o.Dims, err = parseList(f.dims, "an integer", parseSize); err != nil {
 		return fmt.Errorf("--dims: %v: %w", err, errUsage)
 	}
-	if o.Rates, err = parseFloats(f.rates); err != nil {
+	if o.Rates, err = parseList(f.rates, "a number", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }); err != nil {
 		return fmt.Errorf("--rates: %v: %w", err, errUsage)
 	}
 	rules := []rule{

@@ -8,7 +8,6 @@ import (
 	"math"
 
 	"github.com/rpca-gd/rpca/load"
-	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -120,25 +119,10 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	if rep.SolveReport != nil {
 		warnUnconverged(e, &f.solveFlags, rep.Result)
 	}
-	return printSynthReport(e, &f, rep)
-}
-
-func printSynthReport(e *env, f *synthFlags, rep *synth.Report) error {
 	if f.jsonOut {
 		return writeJSON(e.stdout, rep)
 	}
-	saved := ""
-	if rep.Saved != "" {
-		saved = "; wrote " + rep.Saved
-	}
-	if rep.SolveReport == nil {
-		_, err := fmt.Fprintf(e.stdout, "generated %d×%d, r=%d, α=%g, p=%g, seed %d (%d corruptions) in %.2fs%s\n",
-			rep.D1, rep.D2, rep.Rank, rep.Alpha, rep.P, rep.Seed, rep.Corrupted, rep.GenerateSeconds, saved)
-		return err
-	}
-	_, err := fmt.Fprintf(e.stdout, "%s on %d×%d, r=%d, α=%g, p=%g: %d iterations in %.2fs (%s); relative error %s, residual %s%s\n",
-		rep.Method, rep.D1, rep.D2, rep.Rank, rep.Alpha, rep.P, rep.Iterations, rep.Seconds, rep.StopReason,
-		metrics.Format("%.3g", rep.RelError), metrics.Format("%.3g", rep.Residual), saved)
+	_, err = fmt.Fprintln(e.stdout, rep.String())
 	return err
 }
 
