@@ -146,76 +146,67 @@ const (
 		flagTol | flagFactorTol | flagMaxIter | flagSeed | flagWorkers | flagQuiet | flagVerbose | flagJSON
 )
 
-// sharedFlags registers each shared flag with its one meaning.
-var sharedFlags = []struct {
-	bit flagMask
-	add func(fs *flag.FlagSet, f *solveFlags)
-}{
-	{flagMethod, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.StringVar(&f.method, "method", f.method, methodHelp(f.method))
-	}},
-	{flagRank, func(fs *flag.FlagSet, f *solveFlags) {
-		usage := "rank `r` of the low-rank part, a positive integer"
-		if f.rankAuto {
-			usage += ", or auto to choose it from the data"
-		}
-		fs.Var(&rankValue{&f.rank, f.rankAuto}, "rank", usage)
-	}},
-	{flagAlpha, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.Float64Var(&f.alpha, "alpha", f.alpha, "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
-	}},
-	{flagGamma, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.Float64Var(&f.gamma, "gamma", 0, "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)")
-	}},
-	{flagStep, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial))
-	}},
-	{flagGDModel, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.Float64Var(&f.mu, "mu", 0, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)")
-		fs.BoolVar(&f.noProj, "no-projection", false, "gd: switch off the row-norm projections")
-		fs.Float64Var(&f.ridge, "ridge", 0, "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings")
-		fs.StringVar(&f.stepRule, "step-rule", "", "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix")
-	}},
-	{flagLambda, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.Float64Var(&f.ialmLambda, "lambda", 0, "ialm: weight λ of ‖S‖₁ (0: 1/√d1)")
-	}},
-	{flagSample, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.Float64Var(&f.p, "p", 1, "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them")
-	}},
-	{flagTol, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.Float64Var(&f.tol, "tol", 0, "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)")
-	}},
-	{flagFactorTol, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.Float64Var(&f.factorTol, "factor-tol", 0, "gd: relative factor-change tolerance (0: default; <0: off)")
-	}},
-	{flagMaxIter, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.IntVar(&f.maxIter, "max-iter", 0, "iteration cap (0: method default)")
-	}},
-	{flagSeed, func(fs *flag.FlagSet, f *solveFlags) { fs.Uint64Var(&f.seed, "seed", 1, "random seed") }},
-	{flagWorkers, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.IntVar(&f.workers, "workers", 0, "goroutines for the parallel kernels (0: all cores)")
-	}},
-	{flagQuiet, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.BoolVar(&f.quiet, "quiet", false, "no progress output on stderr")
-	}},
-	{flagVerbose, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.BoolVar(&f.verbose, "verbose", false, "one progress line per iteration on stderr, even when it is not a terminal")
-	}},
-	{flagJSON, func(fs *flag.FlagSet, f *solveFlags) {
-		fs.BoolVar(&f.jsonOut, "json", false, "print the summary as one JSON object on stdout")
-	}},
+// flagDef is one shared flag: its bit, name, variable and meaning.
+type flagDef struct {
+	bit   flagMask
+	name  string
+	ptr   any // *string, *float64, *int, *uint64, *bool or flag.Value
+	usage string
 }
 
-// register adds the flags of mask to fs. The method defaults to auto
-// when allowAuto is set, to gd otherwise.
+// defs are the shared flags, each with its one meaning.
+func (f *solveFlags) defs() []flagDef {
+	rankUsage := "rank `r` of the low-rank part, a positive integer"
+	if f.rankAuto {
+		rankUsage += ", or auto to choose it from the data"
+	}
+	return []flagDef{
+		{flagMethod, "method", &f.method, methodHelp(f.method)},
+		{flagRank, "rank", &rankValue{&f.rank, f.rankAuto}, rankUsage},
+		{flagAlpha, "alpha", &f.alpha, "α, the largest fraction of corrupted entries per row/column, in [0, 1)"},
+		{flagGamma, "gamma", &f.gamma, "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)"},
+		{flagStep, "step", &f.step, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial)},
+		{flagGDModel, "mu", &f.mu, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)"},
+		{flagGDModel, "no-projection", &f.noProj, "gd: switch off the row-norm projections"},
+		{flagGDModel, "ridge", &f.ridge, "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
+		{flagGDModel, "step-rule", &f.stepRule, "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix"},
+		{flagLambda, "lambda", &f.ialmLambda, "ialm: weight λ of ‖S‖₁ (0: 1/√d1)"},
+		{flagSample, "p", &f.p, "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them"},
+		{flagTol, "tol", &f.tol, "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)"},
+		{flagFactorTol, "factor-tol", &f.factorTol, "gd: relative factor-change tolerance (0: default; <0: off)"},
+		{flagMaxIter, "max-iter", &f.maxIter, "iteration cap (0: method default)"},
+		{flagSeed, "seed", &f.seed, "random seed"},
+		{flagWorkers, "workers", &f.workers, "goroutines for the parallel kernels (0: all cores)"},
+		{flagQuiet, "quiet", &f.quiet, "no progress output on stderr"},
+		{flagVerbose, "verbose", &f.verbose, "one progress line per iteration on stderr, even when it is not a terminal"},
+		{flagJSON, "json", &f.jsonOut, "print the summary as one JSON object on stdout"},
+	}
+}
+
+// register adds the flags of mask to fs, with the values already in f
+// (the method: auto when allowAuto is set, gd otherwise) as defaults.
 func (f *solveFlags) register(fs *flag.FlagSet, mask flagMask) {
 	f.method, f.p, f.seed = "gd", 1, 1
 	if f.allowAuto {
 		f.method = methodAuto
 	}
-	for _, d := range sharedFlags {
-		if mask&d.bit != 0 {
-			d.add(fs, f)
+	for _, d := range f.defs() {
+		if mask&d.bit == 0 {
+			continue
+		}
+		switch p := d.ptr.(type) {
+		case *string:
+			fs.StringVar(p, d.name, *p, d.usage)
+		case *float64:
+			fs.Float64Var(p, d.name, *p, d.usage)
+		case *int:
+			fs.IntVar(p, d.name, *p, d.usage)
+		case *uint64:
+			fs.Uint64Var(p, d.name, *p, d.usage)
+		case *bool:
+			fs.BoolVar(p, d.name, *p, d.usage)
+		case flag.Value:
+			fs.Var(p, d.name, d.usage)
 		}
 	}
 }
