@@ -413,3 +413,25 @@ func TestScenesQuick(t *testing.T) {
 		t.Errorf("illumination: default F %v, median F %v; want the default well ahead", d, m)
 	}
 }
+
+// TestDemo runs the demo on a small problem: every method recovers M*
+// (the instance is well inside the paper's regime), and the report
+// explains each run.
+func TestDemo(t *testing.T) {
+	var stages []string
+	rep, err := Demo(context.Background(), DemoOptions{D: 800, Rank: 3, Alpha: 0.05, Seed: 2, Stage: func(m string) { stages = append(stages, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 3 || len(stages) != 4 {
+		t.Fatalf("%d runs, stages %q", len(rep.Runs), stages)
+	}
+	for _, r := range rep.Runs {
+		if !(r.RelError < 1e-3) || !(r.RelError < r.InitError) || !r.Stop.Converged() {
+			t.Errorf("%s: error %g (initial %g), stop %s", r.What, r.RelError, r.InitError, r.Stop)
+		}
+	}
+	if s := rep.String(); strings.Count(s, "\n") != 5 || !strings.Contains(s, "800×800") {
+		t.Errorf("report %q", s)
+	}
+}

@@ -174,3 +174,17 @@ func TestHelpTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestDemo runs the demo small: three runs explained on stdout, nothing
+// on stderr with --quiet, the stages on stderr without it.
+func TestDemo(t *testing.T) {
+	r := mustRun(t, "demo", "--d", "400", "--rank", "2", "--quiet")
+	if strings.Count(r.stdout, "corruptions found") != 3 {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	r = runCLI(t, context.Background(), "demo", "--d", "400", "--rank", "2")
+	if r.code != 0 || strings.Count(r.stderr, "initializing") != 3 || !strings.Contains(r.stderr, "generating a 400×400") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	wantError(t, 2, []string{"--d", "[1, 20000]"}, "demo", "--d", "0")
+}
