@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rpca-gd/rpca/load"
 	_ "golang.org/x/image/bmp" // register BMP decoding
 	"gonum.org/v1/gonum/mat"
 )
@@ -31,6 +32,11 @@ var DefaultExclude = []string{"groundtruth*"}
 // DefaultMaxBytes is the default limit on the size of the frame matrix Y
 // (8 GiB of float64s); see [Options].MaxBytes.
 const DefaultMaxBytes int64 = 8 << 30
+
+// PeakFactor is the peak memory of a separation in units of the size of
+// Y: Y, M, the foreground, the mask and the sorted magnitudes for the
+// display scale each take about as much, and the solver's work.
+const PeakFactor = 6
 
 // imageExts are the file extensions (lower case) loaded by default.
 var imageExts = map[string]bool{
@@ -142,7 +148,8 @@ type Options struct {
 	// when the frames are in colour.
 	Color ColorMode
 
-	// MaxBytes limits the size of Y in bytes (0: [DefaultMaxBytes];
+	// MaxBytes limits the size of Y in bytes (0: [DefaultMaxBytes], or
+	// the free memory divided by [PeakFactor] when that is less;
 	// negative: no limit), so that a long video fails with a clear error
 	// rather than exhausting memory.
 	MaxBytes int64
@@ -162,7 +169,7 @@ func (o *Options) exclude() []string {
 func (o *Options) maxBytes() int64 {
 	switch {
 	case o.MaxBytes == 0:
-		return DefaultMaxBytes
+		return max(min(DefaultMaxBytes, int64(load.AvailableMemory()/PeakFactor)), 1)
 	case o.MaxBytes < 0:
 		return math.MaxInt64
 	}

@@ -457,6 +457,29 @@ func TestLoadMask(t *testing.T) {
 	if err != nil || w != 2 || h != 1 || !slices.Equal(mask, []bool{true, false}) {
 		t.Fatalf("scaled mask %v %d×%d %v", mask, w, h, err)
 	}
+	tr, err := LoadTruth(path, "f7", 0.5)
+	if err != nil || tr.Frame != "f7" || tr.Path != path || tr.W != 2 || tr.H != 1 || !slices.Equal(tr.Mask, mask) {
+		t.Errorf("LoadTruth: %+v, %v", tr, err)
+	}
+	if _, err := LoadTruth(filepath.Join(dir, "none.png"), "f7", 1); err == nil {
+		t.Error("LoadTruth of a missing file")
+	}
+}
+
+func TestAutoMethodAndMemory(t *testing.T) {
+	for _, c := range []struct {
+		sub    bool
+		preset string
+		want   string
+	}{{false, "", "scaledgd"}, {true, "", "gd"}, {false, "paper", "gd"}} {
+		if got := AutoMethod(c.sub, c.preset); got != c.want {
+			t.Errorf("AutoMethod(%v, %q) = %s, want %s", c.sub, c.preset, got, c.want)
+		}
+	}
+	var o Options
+	if got := o.maxBytes(); got < 1 || got > DefaultMaxBytes {
+		t.Errorf("default limit %d, want in [1, %d]", got, DefaultMaxBytes)
+	}
 }
 
 func FuzzDecodeNetpbm(f *testing.F) {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/progress"
-	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
@@ -25,9 +24,6 @@ func init() {
 		run:     runVideo,
 	})
 }
-
-// videoMemFactor is the peak memory of a run in units of the size of Y.
-const videoMemFactor = 6
 
 // videoFlags are the flags of "rpca video".
 type videoFlags struct {
@@ -197,11 +193,10 @@ func (f *videoFlags) job(opts video.Options, dir string, prog *progress.Printer)
 	if f.truthFrame == "" {
 		return j, fmt.Errorf("--truth needs --truth-frame NAME, the frame the mask belongs to: %w", errUsage)
 	}
-	mask, w, h, err := video.LoadMask(f.truth, f.scale)
-	if err != nil {
+	var err error
+	if j.Truth, err = video.LoadTruth(f.truth, f.truthFrame, f.scale); err != nil {
 		return j, fmt.Errorf("--truth: %w", err)
 	}
-	j.Truth = &video.Truth{Path: f.truth, Frame: f.truthFrame, Mask: mask, W: w, H: h}
 	return j, nil
 }
 
@@ -237,12 +232,6 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	} else if f.gray {
 		opts.Color = video.ColorGray
 	}
-	// Y, M, the foreground, the mask and the sorted magnitudes for the
-	// display scale each take about the size of Y: refuse a Y above a
-	// sixth of the free memory (video.Load says to use --frames or --scale).
-	if free := load.AvailableMemory() / videoMemFactor; free < float64(video.DefaultMaxBytes) {
-		opts.MaxBytes = max(int64(free), 1)
-	}
 	return opts, nil
 }
 
@@ -274,16 +263,7 @@ func (f *videoFlags) checkVideo() error {
 func (f *videoFlags) pickMethod() error {
 	switch f.method {
 	case methodAuto, "":
-		// scaledgd for the full frames: AccAltProj at rank ≥ 2 leaves
-		// a swaying background in the residual (F 0.88 against 0.99 on
-		// the generated clip, docs/video.md), and the scaled steps keep
-		// the gradient method fast although the mean frame dominates
-		// the spectrum; the paper's gradient method with --p < 1
-		// (Algorithm 2) or --preset paper.
-		f.method = "scaledgd"
-		if f.p < 1 || f.preset == "paper" {
-			f.method = "gd"
-		}
+		f.method = video.AutoMethod(f.p < 1, f.preset)
 	case "median":
 	default:
 		if !slices.Contains(methods.Names(), f.method) {
