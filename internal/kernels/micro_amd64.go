@@ -2,6 +2,8 @@
 
 package kernels
 
+//go:generate sh -c "cd asm && go run . -out ../micro_amd64.s"
+
 import "golang.org/x/sys/cpu"
 
 // isa is the instruction set the micro-kernels use: AVX2 with FMA if the

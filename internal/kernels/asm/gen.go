@@ -1,0 +1,328 @@
+// Command asm generates internal/kernels/micro_amd64.s, the AVX2+FMA
+// micro-kernels, with avo (github.com/mmcloughlin/avo). It is its own
+// module so that the main module does not depend on avo. Run it through
+// go generate in internal/kernels:
+//
+//	go generate ./internal/kernels
+//
+// The kernels use fixed registers, chosen so that a 4×8 tile and its
+// operands fit the sixteen YMM registers; the generator writes the
+// repeated parts (rows, column blocks, the loops with and without
+// prefetching) as loops. What each kernel computes is in micro_go.go and
+// its preconditions in micro_amd64.go.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/gotypes"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// pfd is how far ahead (bytes) abt4x8AVX2 prefetches the rows of Y and
+// dst it streams through; measured best at 5000×5000, k = 10 (one worker).
+const pfd = 2048
+
+// ymm are the vector registers by number.
+var ymm = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}
+
+// rows returns the addresses of the four rows of a 4-row block at disp:
+// rows 0–2 as base + r·stride, row 3 from its own pointer row3.
+func rows(base, stride, row3 Register, disp int) [4]Mem {
+	return [4]Mem{
+		{Base: base, Disp: disp},
+		{Base: base, Index: stride, Scale: 1, Disp: disp},
+		{Base: base, Index: stride, Scale: 2, Disp: disp},
+		{Base: row3, Disp: disp},
+	}
+}
+
+// addr is the stack address of an argument or result.
+func addr(c gotypes.Component) Mem {
+	b, err := c.Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	abt()
+	axv()
+	aty()
+	Generate()
+}
+
+// abt generates abt4x8AVX2: for each 8-column chunk, Y0–Y7 hold the 4×8
+// tile (row r in Y(2r), Y(2r+1)); the inner loop adds the outer product of
+// the packed A column (four broadcasts) and the packed Bᵀ row (two
+// loads). Y12–Y15 collect the squares of the residual, one per row.
+func abt() {
+	TEXT("abt4x8AVX2", NOSPLIT, "func(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)")
+	Load(Param("k"), R8)
+	Load(Param("ap"), RSI)
+	Load(Param("bt"), RDI)
+	Load(Param("ldb"), R9)
+	SHLQ(U8(3), R9)
+	Load(Param("n"), RCX)
+	Load(Param("y"), RAX)
+	Load(Param("ldy"), RBX)
+	SHLQ(U8(3), RBX)
+	Load(Param("dst"), RDX)
+	Load(Param("ldd"), R10)
+	SHLQ(U8(3), R10)
+	LEAQ(Mem{Base: RAX, Index: RBX, Scale: 2}, R12)
+	ADDQ(RBX, R12)
+	LEAQ(Mem{Base: RDX, Index: R10, Scale: 2}, R13)
+	ADDQ(R10, R13)
+	for r := 12; r < 16; r++ {
+		VXORPD(ymm[r], ymm[r], ymm[r])
+	}
+
+	Label("abtChunk")
+	for _, m := range rows(RAX, RBX, R12, pfd) {
+		PREFETCHT0(m)
+	}
+	for _, m := range rows(RDX, R10, R13, pfd) {
+		PREFETCHT0(m)
+	}
+	for r := 0; r < 8; r++ {
+		VXORPD(ymm[r], ymm[r], ymm[r])
+	}
+	MOVQ(RSI, R11)
+	MOVQ(RDI, R14)
+	MOVQ(R8, R15)
+
+	Label("abtInner")
+	VMOVUPD(Mem{Base: R14}, Y8)
+	VMOVUPD(Mem{Base: R14, Disp: 32}, Y9)
+	for r := 0; r < 4; r++ {
+		b := ymm[10+r%2]
+		VBROADCASTSD(Mem{Base: R11, Disp: 8 * r}, b)
+		VFMADD231PD(Y8, b, ymm[2*r])
+		VFMADD231PD(Y9, b, ymm[2*r+1])
+	}
+	ADDQ(U8(32), R11)
+	ADDQ(R9, R14)
+	DECQ(R15)
+	JNZ(LabelRef("abtInner"))
+
+	CMPQ(addr(Param("sub")), U8(0))
+	JEQ(LabelRef("abtStore"))
+	Comment("Residual y − tile, and its squares.")
+	for r, m := range rows(RAX, RBX, R12, 0) {
+		a, b := ymm[8+2*(r%2)], ymm[9+2*(r%2)]
+		hi := m
+		hi.Disp = 32
+		VMOVUPD(m, a)
+		VMOVUPD(hi, b)
+		VSUBPD(ymm[2*r], a, ymm[2*r])
+		VSUBPD(ymm[2*r+1], b, ymm[2*r+1])
+		VFMADD231PD(ymm[2*r], ymm[2*r], ymm[12+r])
+		VFMADD231PD(ymm[2*r+1], ymm[2*r+1], ymm[12+r])
+	}
+
+	Label("abtStore")
+	for r, m := range rows(RDX, R10, R13, 0) {
+		hi := m
+		hi.Disp = 32
+		VMOVUPD(ymm[2*r], m)
+		VMOVUPD(ymm[2*r+1], hi)
+	}
+	for _, p := range []Register{RDI, RAX, R12, RDX, R13} {
+		ADDQ(U8(64), p)
+	}
+	SUBQ(U8(8), RCX)
+	JNZ(LabelRef("abtChunk"))
+
+	VADDPD(Y13, Y12, Y12)
+	VADDPD(Y15, Y14, Y14)
+	VADDPD(Y14, Y12, Y12)
+	VEXTRACTF128(U8(1), Y12, X13)
+	VADDPD(X13, X12, X12)
+	VHADDPD(X12, X12, X12)
+	VMOVSD(X12, addr(Return("ssq")))
+	VZEROUPPER()
+	RET()
+}
+
+// axv generates axv4AVX2: dot products of the 4 rows of A with the k rows
+// of Xᵀ over 4-column chunks, in blocks of three rows of Xᵀ (two when a
+// block of one would be left; one only for k = 1). In a block of c rows,
+// accumulator Y(3r+j) holds row r against row j of the block, Y12–Y14 the
+// chunk of Xᵀ and Y15 that of A. Between blocks and calls the accumulators
+// live in accv[(4j+r)·8 + lane] (lanes 0–3); the caller sums the lanes
+// once a row is done, so a panel can be fed tile by tile. When pf is not
+// nil every loop pass also prefetches one cache line, walking the rows of
+// stride lda from pf (the next tile) n columns at a time.
+func axv() {
+	TEXT("axv4AVX2", NOSPLIT, "func(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64, pf *float64)")
+	Load(Param("n"), R11)
+	Load(Param("a"), R12)
+	Load(Param("lda"), RBX)
+	SHLQ(U8(3), RBX)
+	Load(Param("xt"), RCX)
+	Load(Param("ldx"), RDX)
+	SHLQ(U8(3), RDX)
+	Load(Param("k"), RSI)
+	Load(Param("accv"), R9)
+	Load(Param("pf"), R13)
+	XORQ(R14, R14)
+
+	Label("axvBlock")
+	CMPQ(RSI, U8(1))
+	JEQ(LabelRef("axvC1"))
+	CMPQ(RSI, U8(2))
+	JEQ(LabelRef("axvC2"))
+	CMPQ(RSI, U8(4))
+	JEQ(LabelRef("axvC2"))
+	JMP(LabelRef("axvC3"))
+	for _, c := range []int{3, 2, 1} {
+		axvBlock(c)
+	}
+}
+
+// axvBlock generates the block of c rows of Xᵀ.
+func axvBlock(c int) {
+	name := fmt.Sprintf("axvC%d", c)
+	acc := func(r, j int) (VecPhysical, Mem) {
+		return ymm[3*r+j], Mem{Base: R9, Disp: (4*j + r) * 64}
+	}
+	Label(name)
+	for r := 0; r < 4; r++ {
+		for j := 0; j < c; j++ {
+			y, m := acc(r, j)
+			VMOVUPD(m, y)
+		}
+	}
+	MOVQ(R12, RAX)
+	LEAQ(Mem{Base: RAX, Index: RBX, Scale: 2}, R8)
+	ADDQ(RBX, R8)
+	MOVQ(RCX, R10)
+	MOVQ(R11, RDI)
+	TESTQ(R13, R13)
+	JNZ(LabelRef(name + "LoopPF"))
+
+	body := func(loop string) {
+		xt := rows(R10, RDX, nil, 0)
+		for j := 0; j < c; j++ {
+			VMOVUPD(xt[j], ymm[12+j])
+		}
+		for r, m := range rows(RAX, RBX, R8, 0) {
+			if c == 1 {
+				VFMADD231PD(m, Y12, ymm[3*r])
+				continue
+			}
+			VMOVUPD(m, Y15)
+			for j := 0; j < c; j++ {
+				VFMADD231PD(ymm[12+j], Y15, ymm[3*r+j])
+			}
+		}
+		ADDQ(U8(32), RAX)
+		ADDQ(U8(32), R8)
+		ADDQ(U8(32), R10)
+		SUBQ(U8(4), RDI)
+		JNZ(LabelRef(loop))
+	}
+	Label(name + "Loop")
+	body(name + "Loop")
+
+	Label(name + "Done")
+	for r := 0; r < 4; r++ {
+		for j := 0; j < c; j++ {
+			y, m := acc(r, j)
+			VMOVUPD(y, m)
+		}
+	}
+	switch c {
+	case 3:
+		LEAQ(Mem{Base: RCX, Index: RDX, Scale: 2}, RCX)
+		ADDQ(RDX, RCX)
+	case 2:
+		LEAQ(Mem{Base: RCX, Index: RDX, Scale: 2}, RCX)
+	case 1:
+		ADDQ(RDX, RCX)
+	}
+	ADDQ(U32(256*c), R9)
+	SUBQ(U8(c), RSI)
+	JNZ(LabelRef("axvBlock"))
+	VZEROUPPER()
+	RET()
+
+	Label(name + "LoopPF")
+	PREFETCHT0(Mem{Base: R13, Index: R14, Scale: 8})
+	ADDQ(U8(8), R14)
+	CMPQ(R14, R11)
+	JLT(LabelRef(name + "PFRow"))
+	XORQ(R14, R14)
+	ADDQ(RBX, R13)
+	Label(name + "PFRow")
+	body(name + "LoopPF")
+	JMP(LabelRef(name + "Done"))
+}
+
+// aty generates aty4x8AVX2: for each 8-column chunk the 4×8 tile of A
+// stays in Y0–Y7 while every row of the accumulator is loaded (Y8, Y9),
+// updated with the four broadcast weights yp[4c+r] and stored back; the
+// chunk of the next tile (four rows of stride lda at pf) is prefetched
+// meanwhile.
+func aty() {
+	TEXT("aty4x8AVX2", NOSPLIT, "func(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)")
+	Load(Param("n"), RCX)
+	Load(Param("a"), RAX)
+	Load(Param("lda"), RBX)
+	SHLQ(U8(3), RBX)
+	LEAQ(Mem{Base: RAX, Index: RBX, Scale: 2}, R8)
+	ADDQ(RBX, R8)
+	Load(Param("yp"), RSI)
+	Load(Param("l"), R9)
+	Load(Param("acct"), RDI)
+	Load(Param("ldt"), R10)
+	SHLQ(U8(3), R10)
+	Load(Param("pf"), R14)
+	LEAQ(Mem{Base: R14, Index: RBX, Scale: 2}, R15)
+	ADDQ(RBX, R15)
+
+	Label("atyChunk")
+	for _, m := range rows(R14, RBX, R15, 0) {
+		PREFETCHT0(m)
+	}
+	ADDQ(U8(64), R14)
+	ADDQ(U8(64), R15)
+	for r, m := range rows(RAX, RBX, R8, 0) {
+		hi := m
+		hi.Disp = 32
+		VMOVUPD(m, ymm[2*r])
+		VMOVUPD(hi, ymm[2*r+1])
+	}
+	MOVQ(RSI, R11)
+	MOVQ(RDI, R12)
+	MOVQ(R9, R13)
+
+	Label("atyInner")
+	VMOVUPD(Mem{Base: R12}, Y8)
+	VMOVUPD(Mem{Base: R12, Disp: 32}, Y9)
+	for r := 0; r < 4; r++ {
+		b := ymm[10+r]
+		VBROADCASTSD(Mem{Base: R11, Disp: 8 * r}, b)
+		VFMADD231PD(ymm[2*r], b, Y8)
+		VFMADD231PD(ymm[2*r+1], b, Y9)
+	}
+	VMOVUPD(Y8, Mem{Base: R12})
+	VMOVUPD(Y9, Mem{Base: R12, Disp: 32})
+	ADDQ(U8(32), R11)
+	ADDQ(R10, R12)
+	DECQ(R13)
+	JNZ(LabelRef("atyInner"))
+
+	ADDQ(U8(64), RAX)
+	ADDQ(U8(64), R8)
+	ADDQ(U8(64), RDI)
+	SUBQ(U8(8), RCX)
+	JNZ(LabelRef("atyChunk"))
+	VZEROUPPER()
+	RET()
+}
