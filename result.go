@@ -123,3 +123,20 @@ func (s *Sparse) ToDense() *mat.Dense {
 	s.Do(func(i, j int, v float64) { m.Set(i, j, v) })
 	return m
 }
+
+// SparseWhere returns the entries of the row-major rows×cols matrix data
+// (row stride stride) for which keep is true, as a Sparse: what a method
+// keeps of a dense residual as its sparse part.
+func SparseWhere(rows, cols int, data []float64, stride int, keep func(x float64) bool) *Sparse {
+	sp := &Sparse{Rows: rows, Cols: cols, RowPtr: make([]int, rows+1)}
+	for i := 0; i < rows; i++ {
+		for j, x := range data[i*stride : i*stride+cols] {
+			if keep(x) {
+				sp.ColIdx = append(sp.ColIdx, int32(j))
+				sp.Val = append(sp.Val, x)
+			}
+		}
+		sp.RowPtr[i+1] = len(sp.Val)
+	}
+	return sp
+}

@@ -2,6 +2,7 @@ package rpca_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/rpca-gd/rpca"
@@ -44,6 +45,32 @@ func TestSparseSupportHonest(t *testing.T) {
 		t.Logf("%s: %d entries for %d corruptions, precision %.5f, recall %.5f", m.Name(), res.S.NNZ(), len(truth), prec, rec)
 		if prec < 0.999 || rec < 0.999 {
 			t.Errorf("%s: precision %.5f, recall %.5f", m.Name(), prec, rec)
+		}
+	}
+}
+
+// TestSparseWhere checks SparseWhere against the dense matrix it reads,
+// with a stride wider than the rows.
+func TestSparseWhere(t *testing.T) {
+	const rows, cols, stride = 3, 4, 6
+	data := []float64{
+		0, 1, 0, -2, 9, 9,
+		0, 0, 0, 0, 9, 9,
+		3, 0, 0.5, 0, 9, 9,
+	}
+	sp := rpca.SparseWhere(rows, cols, data, stride, func(x float64) bool { return math.Abs(x) > 0.5 })
+	if sp.NNZ() != 3 {
+		t.Fatalf("%d entries, want 3", sp.NNZ())
+	}
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			want := data[i*stride+j]
+			if math.Abs(want) <= 0.5 {
+				want = 0
+			}
+			if got := sp.At(i, j); got != want {
+				t.Errorf("(%d, %d) = %g, want %g", i, j, got, want)
+			}
 		}
 	}
 }

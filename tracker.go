@@ -115,3 +115,9 @@ func finite(m *mat.Dense) bool {
 	}
 	return true
 }
+
+// Result assembles a method's result with the tracker's time and history.
+func (t *Tracker) Result(method string, u, v *mat.Dense, s *Sparse, iters int, stop StopReason, residual float64, params any) *Result {
+	return &Result{Method: method, U: u, V: v, S: s, Iterations: iters, Elapsed: t.Elapsed(), Stop: stop,
+		Residual: residual, History: t.History(), Params: params}
+}

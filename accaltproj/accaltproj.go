@@ -317,22 +317,9 @@ func (sv *solver) threshold(zeta float64) (ss, maxAbs float64) {
 // result assembles the result for L_k and S_k = T_ζ(Y − L_k).
 func (sv *solver) result(tr *rpca.Tracker, iters int, zeta float64, reason rpca.StopReason, res float64) *rpca.Result {
 	kernels.SubMulABt(sv.w, sv.y, sv.a, sv.v, sv.workers)
-	d1, d2 := sv.w.Rows, sv.w.Cols
-	sp := &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)}
-	for i := 0; i < d1; i++ {
-		for j, x := range sv.w.Data[i*sv.w.Stride : i*sv.w.Stride+d2] {
-			if math.Abs(x) > zeta {
-				sp.ColIdx = append(sp.ColIdx, int32(j))
-				sp.Val = append(sp.Val, x)
-			}
-		}
-		sp.RowPtr[i+1] = len(sp.Val)
-	}
-	return &rpca.Result{
-		Method: "accaltproj", U: kernels.Dense(sv.a), V: kernels.Dense(sv.v), S: sp,
-		Iterations: iters, Elapsed: tr.Elapsed(), Stop: reason, Residual: res, History: tr.History(),
-		Params: &Params{Beta: sv.q.beta, BetaInit: sv.q.betaInit, Gamma: sv.q.gamma, FinalThreshold: zeta},
-	}
+	sp := rpca.SparseWhere(sv.w.Rows, sv.w.Cols, sv.w.Data, sv.w.Stride, func(x float64) bool { return math.Abs(x) > zeta })
+	return tr.Result("accaltproj", kernels.Dense(sv.a), kernels.Dense(sv.v), sp, iters, reason, res,
+		&Params{Beta: sv.q.beta, BetaInit: sv.q.betaInit, Gamma: sv.q.gamma, FinalThreshold: zeta})
 }
 
 // zeroResult is the answer for Y = 0 (or nothing left after the first

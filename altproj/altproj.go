@@ -232,7 +232,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 	if yF > 0 {
 		top, err := tsvd.Top(sv.ctx, y, 1, blas64.General{}, sv.svdTol(), sv.seed, sv.workers)
 		if err != nil {
-			return nil, sv.wrap(err)
+			return nil, tsvd.WrapError("altproj", err)
 		}
 		zeta0 = sv.beta * top.S[0]
 	}
@@ -258,7 +258,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 			// Lines 7–8 share one rank-(k+1) SVD of Y − S⁽ᵗ⁾.
 			tri, err := tsvd.Top(sv.ctx, sv.w, k+1, start, sv.svdTol(), sv.seed+uint64(sv.iter)+1, sv.workers)
 			if err != nil {
-				return nil, sv.wrap(err)
+				return nil, tsvd.WrapError("altproj", err)
 			}
 			start, sig = tri.V, tri.S
 			if t == 0 && sv.fixedT == 0 {
@@ -375,27 +375,8 @@ func (sv *solver) result(res float64, reason rpca.StopReason) (*rpca.Result, err
 		}
 		sp.RowPtr[i+1] = len(sp.Val)
 	}
-	return &rpca.Result{
-		Method:     "altproj",
-		U:          sv.fu,
-		V:          sv.fv,
-		S:          sp,
-		Iterations: sv.iter,
-		Elapsed:    sv.tr.Elapsed(),
-		Stop:       reason,
-		Residual:   res,
-		History:    sv.tr.History(),
-		Params: &Params{Mu: sv.mu, Beta: sv.beta, Eps: sv.eps, InnerIters: sv.lastT,
-			StallTol: sv.stallTol, Stages: sv.stage, FinalRank: sv.rank},
-	}, nil
-}
-
-// wrap passes context errors through unchanged and labels the others.
-func (sv *solver) wrap(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return fmt.Errorf("altproj: truncated SVD: %w", err)
+	return sv.tr.Result("altproj", sv.fu, sv.fv, sp, sv.iter, reason, res, &Params{Mu: sv.mu, Beta: sv.beta, Eps: sv.eps,
+		InnerIters: sv.lastT, StallTol: sv.stallTol, Stages: sv.stage, FinalRank: sv.rank}), nil
 }
 
 // Params are the effective parameters of a run (rpca.Result.Params).

@@ -2,9 +2,7 @@ package altproj
 
 import (
 	"context"
-	"errors"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -224,33 +222,12 @@ func TestZeroMatrix(t *testing.T) { methodtest.ZeroMatrix(t, &Method{}) }
 func TestCancel(t *testing.T) { methodtest.Cancel(t, &Method{}) }
 
 func TestBadInput(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	y := mat.NewDense(30, 30, nil)
-	for i := 0; i < 30; i++ {
-		for j := 0; j < 30; j++ {
-			y.Set(i, j, rng.NormFloat64())
-		}
-	}
-	p := &rpca.Problem{Dense: y}
-	s := rpca.Settings{Rank: 2}
-	for _, m := range []*Method{
+	y := methodtest.BadSettings(t, &Method{}, []*Method{
 		{Mu: -1}, {Mu: math.NaN()}, {Beta: -0.1}, {Beta: math.Inf(1)},
 		{Eps: -1e-3}, {Eps: 1}, {InnerIters: -1}, {StallTol: -0.1}, {StallTol: 1},
-	} {
-		if _, err := rpca.Solve(context.Background(), p, s, m); err == nil {
-			t.Errorf("%+v: no error", *m)
-		}
-	}
+	})
 	// Calling the method directly bypasses rpca.Solve's checks.
-	if _, err := (&Method{}).Solve(context.Background(), p, rpca.Settings{Rank: 30}); err == nil {
+	if _, err := (&Method{}).Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 30}); err == nil {
 		t.Error("rank 30 of a 30×30 matrix: no error")
-	}
-	obs, err := rpca.SampleDense(y, 0.5, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = rpca.Solve(context.Background(), &rpca.Problem{Observed: obs}, s, &Method{})
-	if !errors.Is(err, rpca.ErrDenseOnly) {
-		t.Errorf("observed input: got %v, want ErrDenseOnly", err)
 	}
 }

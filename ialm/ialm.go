@@ -224,7 +224,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 	// ‖Y‖₂ from a rank-1 truncated SVD; Λ₀ = Y/J(Y); μ₀ = 1.25/‖Y‖₂.
 	top, err := tsvd.Top(sv.ctx, d, 1, blas64.General{}, sv.svdTol(), sv.seed, sv.workers)
 	if err != nil {
-		return nil, sv.wrap(err)
+		return nil, tsvd.WrapError("ialm", err)
 	}
 	norm2 := top.S[0]
 	j := max(norm2, dInf/sv.lambda)
@@ -257,7 +257,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 		// M_{k+1} = SVT_{1/μ}(W) from the top sv triplets.
 		tri, err := tsvd.Top(sv.ctx, sv.w, sv.sv, start, sv.svdTol(), sv.seed+uint64(sv.iter)+1, sv.workers)
 		if err != nil {
-			return nil, sv.wrap(err)
+			return nil, tsvd.WrapError("ialm", err)
 		}
 		start = tri.V
 		svp := 0
@@ -345,36 +345,9 @@ func (sv *solver) parallelRows(fn func(di, ei, li, wi []float64) float64) float6
 // zeros are exact.
 func (sv *solver) result(res float64, reason rpca.StopReason) (*rpca.Result, error) {
 	e := sv.e
-	sp := &rpca.Sparse{Rows: e.Rows, Cols: e.Cols, RowPtr: make([]int, e.Rows+1)}
-	for i := 0; i < e.Rows; i++ {
-		for j, x := range e.Data[i*e.Stride : i*e.Stride+e.Cols] {
-			if x != 0 {
-				sp.ColIdx = append(sp.ColIdx, int32(j))
-				sp.Val = append(sp.Val, x)
-			}
-		}
-		sp.RowPtr[i+1] = len(sp.Val)
-	}
-	return &rpca.Result{
-		Method:     "ialm",
-		U:          sv.fu,
-		V:          sv.fv,
-		S:          sp,
-		Iterations: sv.iter,
-		Elapsed:    sv.tr.Elapsed(),
-		Stop:       reason,
-		Residual:   res,
-		History:    sv.tr.History(),
-		Params:     &Params{Lambda: sv.lambda, Rho: sv.rho, Mu0: sv.mu0, MuMax: sv.muMax, MuFinal: sv.muUsed, FinalRank: sv.rank},
-	}, nil
-}
-
-// wrap passes context errors through unchanged and labels the others.
-func (sv *solver) wrap(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return fmt.Errorf("ialm: truncated SVD: %w", err)
+	sp := rpca.SparseWhere(e.Rows, e.Cols, e.Data, e.Stride, func(x float64) bool { return x != 0 })
+	return sv.tr.Result("ialm", sv.fu, sv.fv, sp, sv.iter, reason, res,
+		&Params{Lambda: sv.lambda, Rho: sv.rho, Mu0: sv.mu0, MuMax: sv.muMax, MuFinal: sv.muUsed, FinalRank: sv.rank}), nil
 }
 
 // Params are the effective parameters of a run (rpca.Result.Params).

@@ -2,9 +2,7 @@ package ialm
 
 import (
 	"context"
-	"errors"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -288,32 +286,11 @@ func TestZeroMatrix(t *testing.T) { methodtest.ZeroMatrix(t, &Method{}) }
 func TestCancel(t *testing.T) { methodtest.Cancel(t, &Method{}) }
 
 func TestBadInput(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	y := mat.NewDense(30, 30, nil)
-	for i := 0; i < 30; i++ {
-		for j := 0; j < 30; j++ {
-			y.Set(i, j, rng.NormFloat64())
-		}
-	}
-	p := &rpca.Problem{Dense: y}
-	s := rpca.Settings{Rank: 2}
-	for _, m := range []*Method{
+	y := methodtest.BadSettings(t, &Method{}, []*Method{
 		{Lambda: -1}, {Lambda: math.NaN()}, {Rho: 1}, {Rho: 0.5}, {Rho: math.Inf(1)},
 		{Mu0: -1}, {MuMax: 0.5}, {MuMax: -2},
-	} {
-		if _, err := rpca.Solve(context.Background(), p, s, m); err == nil {
-			t.Errorf("%+v: no error", *m)
-		}
-	}
-	if _, err := (&Method{}).Solve(context.Background(), p, rpca.Settings{Rank: 0}); err == nil {
+	})
+	if _, err := (&Method{}).Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 0}); err == nil {
 		t.Error("rank hint 0: no error")
-	}
-	obs, err := rpca.SampleDense(y, 0.5, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = rpca.Solve(context.Background(), &rpca.Problem{Observed: obs}, s, &Method{})
-	if !errors.Is(err, rpca.ErrDenseOnly) {
-		t.Errorf("observed input: got %v, want ErrDenseOnly", err)
 	}
 }

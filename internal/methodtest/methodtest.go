@@ -6,6 +6,7 @@ package methodtest
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -71,4 +72,58 @@ func Cancel(t *testing.T, m rpca.Method) {
 	if calls != 4 {
 		t.Errorf("callback called %d times, want 4 (records 0–3)", calls)
 	}
+}
+
+// BadSettings checks that rpca.Solve refuses each of the methods bad
+// (one method with one bad setting each) on a 30×30 matrix, and that
+// good, a dense-only method, refuses partial observations with
+// rpca.ErrDenseOnly. It returns the matrix for further checks.
+func BadSettings[M rpca.Method](t *testing.T, good M, bad []M) *mat.Dense {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	y := mat.NewDense(30, 30, nil)
+	for i := 0; i < 30; i++ {
+		for j := 0; j < 30; j++ {
+			y.Set(i, j, rng.NormFloat64())
+		}
+	}
+	p := &rpca.Problem{Dense: y}
+	s := rpca.Settings{Rank: 2}
+	for _, m := range bad {
+		if _, err := rpca.Solve(context.Background(), p, s, m); err == nil {
+			t.Errorf("%+v: no error", m)
+		}
+	}
+	obs, err := rpca.SampleDense(y, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = rpca.Solve(context.Background(), &rpca.Problem{Observed: obs}, s, good); !errors.Is(err, rpca.ErrDenseOnly) {
+		t.Errorf("observed input: got %v, want ErrDenseOnly", err)
+	}
+	return y
+}
+
+// BenchPaper times m on the paper's synthetic model (Section 5.1, r = 10,
+// α = 0.1, d×d) to a relative residual of tol and reports the final
+// relative error ‖UVᵀ − M*‖_F/‖M*‖_F and the iteration count. The truth is
+// not attached to the problem, so the per-iteration error is not part of
+// the timing. It returns the last result.
+func BenchPaper(b *testing.B, d int, m rpca.Method, tol float64) *rpca.Result {
+	if d >= 3000 && testing.Short() {
+		b.Skip("d = 3000 skipped under -short")
+	}
+	in := Instance(b, d, d, 10, 0.1, 1)
+	p := &rpca.Problem{Dense: in.Y}
+	s := rpca.Settings{Rank: 10, Alpha: 0.1, Stop: rpca.Stop{ResidualTol: tol}}
+	var res *rpca.Result
+	for b.Loop() {
+		var err error
+		if res, err = rpca.Solve(context.Background(), p, s, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(RelErr(res.U, res.V, in.A, in.B), "relerr")
+	b.ReportMetric(float64(res.Iterations), "iters")
+	return res
 }

@@ -280,3 +280,13 @@ func (d Dense) MulTo(dst, x blas64.General) { kernels.MulAX(dst, d.A, x, d.Worke
 
 // MulTransTo sets dst = Aᵀ·X.
 func (d Dense) MulTransTo(dst, x blas64.General) { kernels.MulAtX(dst, d.A, x, d.Workers) }
+
+// WrapError labels an error of a method's truncated SVD with the method's
+// name; cancellation and deadline errors pass through unchanged, so that
+// callers can compare them with ==.
+func WrapError(method string, err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%s: truncated SVD: %w", method, err)
+}

@@ -716,3 +716,13 @@ func TestComputeAboveNone(t *testing.T) {
 		t.Errorf("got %d values above 1e6, want none", len(res.S))
 	}
 }
+
+func TestWrapError(t *testing.T) {
+	if WrapError("m", nil) != nil || WrapError("m", context.Canceled) != context.Canceled || WrapError("m", context.DeadlineExceeded) != context.DeadlineExceeded {
+		t.Error("nil or context errors changed")
+	}
+	base := errors.New("no convergence")
+	if err := WrapError("altproj", base); !errors.Is(err, base) || err.Error() != "altproj: truncated SVD: no convergence" {
+		t.Errorf("wrapped: %v", err)
+	}
+}
