@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -382,9 +381,6 @@ type outFlags struct {
 	out    string
 	force  bool
 	format string
-	// inputs are the paths the command reads; the output directory may
-	// neither be nor contain any of them (outdir.ErrContainsInput).
-	inputs []string
 }
 
 func (o *outFlags) register(fs *flag.FlagSet) {
@@ -416,24 +412,6 @@ func outDirError(err error, dir string) error {
 		return fmt.Errorf("output directory %s exists and is not empty; use --force to replace it, or choose another --out", dir)
 	}
 	return err
-}
-
-// write creates the output directory atomically: fill writes the files
-// into the temporary directory d; the directory is renamed into place
-// only if fill succeeds and ctx is not cancelled, and removed otherwise.
-func (o *outFlags) write(ctx context.Context, fill func(d *outdir.Dir) ([]string, error)) error {
-	d, err := outdir.New(o.out, o.force, o.inputs...)
-	if err != nil {
-		return outDirError(err, o.out)
-	}
-	defer d.Abort()
-	if _, err := fill(d); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return outDirError(d.Commit(), o.out)
 }
 
 // headerHint names the command line's flags (--header, --ignore-extra) in

@@ -13,7 +13,6 @@ import (
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/load"
-	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/ratings"
 )
 
@@ -76,48 +75,29 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	f.outFlags.inputs = []string{f.in, f.predict}
-	if err := checkOutputDir(f.out, f.force, f.outFlags.inputs...); err != nil {
+	if err := checkOutputDir(f.out, f.force, f.in, f.predict); err != nil {
 		return err
 	}
 	r, pairs, err := f.read()
 	if err != nil {
 		return err
 	}
-	held := ratings.HoldOut(r.Len(), f.holdout, f.seed)
 	prog := newProgress(e, &f.solveFlags)
-	prog.Stagef("solving with %s on the training ratings (initialization, then iterations)", method.Name())
-	model, err := ratings.Fit(ctx, r, held, f.fitOptions(method, prog))
+	prog.Stagef("solving with %s on the training ratings (initialization, then iterations), then writing %s", method.Name(), f.out)
+	rep, err := ratings.Run(ctx, ratings.Job{Input: f.in, Predict: f.predict, Ratings: r, Pairs: pairs, Unknown: ratings.Unknown(f.unknown),
+		Holdout: f.holdout, Seed: f.seed, Options: f.fitOptions(method, prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
+		Fitted: func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.solveFlags, m.Result) }})
 	prog.Done()
 	var rankErr *ratings.RankError
-	if errors.As(err, &rankErr) {
+	var idErr *ratings.UnknownIDError
+	switch {
+	case errors.As(err, &rankErr):
 		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
 			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2, errUsage)
-	} else if err != nil {
-		return err
-	}
-	warnUnconverged(e, &f.solveFlags, model.Result)
-	rep := ratings.NewReport(r, held, f.holdout, model)
-	rep.Input, rep.Output = f.in, f.out
-	var preds []float64
-	if pairs != nil {
-		var fromBiases int
-		preds, fromBiases, err = model.PredictPairs(pairs, ratings.Unknown(f.unknown))
-		if err != nil {
-			return fmt.Errorf("%s: %w (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)", f.predict, err)
-		}
-		rep.AddPredictions(preds, fromBiases, ratings.Unknown(f.unknown))
-	}
-	err = f.outFlags.write(ctx, func(d *outdir.Dir) ([]string, error) {
-		files, err := model.Save(ctx, d.Path(), f.format == "csv", pairs, preds)
-		if err != nil {
-			return nil, err
-		}
-		rep.Files = append(files, "summary.json")
-		return rep.Files, outdir.WriteJSON(d.Join("summary.json"), rep)
-	})
-	if err != nil {
-		return err
+	case errors.As(err, &idErr):
+		return fmt.Errorf("%w (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)", err)
+	case err != nil:
+		return outDirError(err, f.out)
 	}
 	if f.jsonOut {
 		return writeJSON(e.stdout, rep)
