@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/outdir"
 )
 
 // Job is one separation of a clip into an output directory: what Run
@@ -425,4 +426,29 @@ func (rep *Report) String() string {
 	}
 	fmt.Fprintf(&b, "; wrote %s", rep.Output)
 	return b.String()
+}
+
+// RunDir is Run into the new directory out, created atomically (package
+// outdir: force replaces a directory that rpca wrote, and out may neither
+// be nor contain one of inputs), with the report written as
+// summary.json. j.Dir is ignored. On an error, or when ctx is cancelled,
+// out is not created.
+func RunDir(ctx context.Context, j Job, out string, force bool, inputs ...string) (*Report, error) {
+	d, err := outdir.New(out, force, inputs...)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Abort()
+	j.Dir = d.Path()
+	rep, err := Run(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	if err := outdir.WriteJSON(d.Join("summary.json"), rep); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return rep, d.Commit()
 }

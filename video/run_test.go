@@ -2,6 +2,7 @@ package video
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/outdir"
 )
 
 // TestRun runs a windowed job on a generated clip with a truth frame: it
@@ -67,5 +69,40 @@ func TestRun(t *testing.T) {
 	job.Dir = t.TempDir()
 	if _, err := Run(context.Background(), job); !errors.Is(err, ErrTruthFrame) {
 		t.Errorf("missing truth frame: %v", err)
+	}
+}
+
+// TestRunDir: RunDir writes summary.json (the report it returns) into a
+// new directory, refuses one that exists, and leaves nothing when the
+// run fails.
+func TestRunDir(t *testing.T) {
+	c, err := Generate(SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 20, Gray: true, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := t.TempDir()
+	if err := WriteFrames(in, c.Names, c.Y, c.Geometry); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	job := Job{Input: in, Separate: DefaultOptions()}
+	rep, err := RunDir(context.Background(), job, out, false, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum Report
+	if b, err := os.ReadFile(filepath.Join(out, "summary.json")); err != nil || json.Unmarshal(b, &sum) != nil || sum.Frames != rep.Frames || sum.Rank != rep.Rank {
+		t.Errorf("summary.json: %+v (%v), report %+v", sum, err, rep)
+	}
+	if _, err := RunDir(context.Background(), job, out, false, in); !errors.Is(err, outdir.ErrExists) {
+		t.Errorf("existing output: %v", err)
+	}
+	out2 := filepath.Join(t.TempDir(), "out")
+	job.Truth = &Truth{Frame: "nosuchframe", Mask: c.Truth[0], W: 32, H: 24}
+	if _, err := RunDir(context.Background(), job, out2, false, in); !errors.Is(err, ErrTruthFrame) {
+		t.Errorf("missing truth frame: %v", err)
+	}
+	if _, err := os.Stat(out2); !os.IsNotExist(err) {
+		t.Errorf("output after a failed run: %v", err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/methods"
-	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
 )
 
@@ -106,24 +105,19 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	// Refuse an existing output before the (possibly long) work.
-	dir, err := outdir.New(f.out, f.force, f.in, f.truth)
-	if err != nil {
-		if errors.Is(err, outdir.ErrExists) {
-			return fmt.Errorf("%s exists and is not empty; use --force to replace it", f.out)
-		}
-		return fmt.Errorf("--out: %v", err)
+	if err := checkOutputDir(f.out, f.force, f.in, f.truth); err != nil {
+		return err
 	}
-	defer dir.Abort()
 	if _, err := os.Stat(f.in); err != nil {
 		return fmt.Errorf("--in: %v", err)
 	}
 	prog := newProgress(e, &f.solveFlags)
-	job, err := f.job(opts, dir.Path(), prog)
+	job, err := f.job(opts, prog)
 	if err != nil {
 		return err
 	}
 	prog.Stagef("loading frames from %s", f.in)
-	rep, err := video.Run(ctx, job)
+	rep, err := video.RunDir(ctx, job, f.out, f.force, f.in, f.truth)
 	prog.Done()
 	switch {
 	case errors.Is(err, video.ErrRankTooLarge):
@@ -131,19 +125,10 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	case errors.Is(err, video.ErrTruthFrame):
 		return fmt.Errorf("--truth-frame: %w", err)
 	case err != nil:
-		return err // the error chain is kept; main prints "rpca: " once
+		return outDirError(err, f.out) // the error chain is kept; main prints "rpca: " once
 	}
 	if rep.Unconverged > 0 && !f.quiet {
 		fmt.Fprintf(e.stderr, "rpca: warning: %d of the windows stopped at the iteration cap without converging; their backgrounds may be inaccurate: raise --max-iter\n", rep.Unconverged)
-	}
-	if err := outdir.WriteJSON(dir.Join("summary.json"), rep); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := dir.Commit(); err != nil {
-		return fmt.Errorf("--out: %v", err)
 	}
 	if f.jsonOut {
 		return writeJSON(e.stdout, rep)
@@ -153,9 +138,9 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 }
 
 // job is the separation the flags ask for, writing into dir.
-func (f *videoFlags) job(opts video.Options, dir string, prog *progress.Printer) (video.Job, error) {
+func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job, error) {
 	j := video.Job{
-		Input: f.in, Load: opts, Window: f.window, Dir: dir, MontageFrames: f.montageFrames, Preview: f.preview,
+		Input: f.in, Load: opts, Window: f.window, MontageFrames: f.montageFrames, Preview: f.preview,
 		Separate: video.SeparateOptions{
 			MaxRank: f.maxRank, MinGap: f.rankGap,
 			SparseForeground: f.foreground == "sparse",
