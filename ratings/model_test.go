@@ -221,3 +221,14 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+func TestParseClip(t *testing.T) {
+	if c, err := ParseClip(" 1 : 5"); err != nil || *c != [2]float64{1, 5} {
+		t.Errorf("1:5 gave %v, %v", c, err)
+	}
+	for _, s := range []string{"5", "5:1", "1:1", "a:5", "1:inf", "-inf:1", "NaN:5", ""} {
+		if _, err := ParseClip(s); !errors.Is(err, ErrClip) {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+}

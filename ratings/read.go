@@ -1,7 +1,11 @@
 package ratings
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/load"
@@ -31,4 +35,22 @@ func ReadFile(path string, opt triples.Options, available float64) (*triples.Rat
 		return nil, &load.MemoryError{File: path, What: fmt.Sprintf("%d ratings", r.Len()), Need: need, Available: available}
 	}
 	return r, nil
+}
+
+// ErrClip is a rating scale that is not "lo:hi" with finite lo < hi.
+var ErrClip = errors.New("ratings: the rating scale must be lo:hi with finite numbers lo < hi, e.g. 1:5")
+
+// ParseClip parses a rating scale "lo:hi" for Options.Clip.
+func ParseClip(s string) (*[2]float64, error) {
+	lo, hi, ok := strings.Cut(s, ":")
+	var c [2]float64
+	var err1, err2 error
+	if ok {
+		c[0], err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		c[1], err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
+	}
+	if !ok || err1 != nil || err2 != nil || !(c[0] < c[1]) || math.IsInf(c[0], 0) || math.IsInf(c[1], 0) {
+		return nil, fmt.Errorf("%w; got %q", ErrClip, s)
+	}
+	return &c, nil
 }

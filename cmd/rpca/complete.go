@@ -5,9 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
@@ -36,8 +33,7 @@ type completeFlags struct {
 	unknown     string
 	holdout     float64
 	clip        string
-	clipLo      float64
-	clipHi      float64
+	clipRange   *[2]float64
 	center      bool
 	biases      bool
 }
@@ -131,9 +127,7 @@ func (f *completeFlags) fitOptions(method rpca.Method, prog *progress.Printer) r
 	case !f.center:
 		o.Baseline = ratings.BaselineNone
 	}
-	if f.clip != "" {
-		o.Clip = &[2]float64{f.clipLo, f.clipHi}
-	}
+	o.Clip = f.clipRange
 	return o
 }
 
@@ -154,23 +148,11 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 	if err := f.outFlags.validate("complete"); err != nil {
 		return err
 	}
-	if err := f.parseClip(); err != nil {
-		return err
+	if f.clip != "" {
+		var err error
+		if f.clipRange, err = ratings.ParseClip(f.clip); err != nil {
+			return fmt.Errorf("--clip: %w: %w", err, errUsage)
+		}
 	}
 	return f.check()
-}
-
-// parseClip parses --clip lo:hi.
-func (f *completeFlags) parseClip() error {
-	if f.clip == "" {
-		return nil
-	}
-	lo, hi, ok := strings.Cut(f.clip, ":")
-	var err1, err2 error
-	if ok {
-		f.clipLo, err1 = strconv.ParseFloat(strings.TrimSpace(lo), 64)
-		f.clipHi, err2 = strconv.ParseFloat(strings.TrimSpace(hi), 64)
-	}
-	bad := !ok || err1 != nil || err2 != nil || !(f.clipLo < f.clipHi) || math.IsInf(f.clipLo, 0) || math.IsInf(f.clipHi, 0)
-	return firstBroken(rule{bad, fmt.Sprintf("--clip must be lo:hi with finite numbers lo < hi, e.g. 1:5; got %q", f.clip)})
 }

@@ -11,9 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -133,24 +134,9 @@ func exitCode(e *env, err error) int {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `rpca splits a matrix Y into a low-rank part M and a sparse part S of gross
-corruptions (robust PCA), also when most entries of Y are missing, by the
-gradient method of Yi, Park, Chen and Caramanis (NeurIPS 2016), with AltProj
-and IALM as alternatives.
-
-Usage: rpca COMMAND [flags]
-
-Commands:
-`)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	var list strings.Builder
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
+		fmt.Fprintf(&list, "  %-11s %s\n", n, commands[n].summary)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-11s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprint(w, `
-Run 'rpca COMMAND -h' for the flags of a command.
-`)
+	fmt.Fprintln(w, helpText("rpca", map[string]string{"commands": list.String()}))
 }
