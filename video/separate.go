@@ -35,6 +35,34 @@ type Preset struct {
 	MaxIter int
 }
 
+// Fill returns s with the preset's values in place of its zero fields,
+// for a run of method: the gradient settings (Gamma, StepConst,
+// FactorTol, MaxIter) for gd and scaledgd only, ResidualTol for the other
+// methods only. Rank and Alpha, for which 0 is a value of its own (choose
+// the rank from the data; no corruption), are filled only when not given.
+func (p Preset) Fill(s Preset, method string, rankGiven, alphaGiven bool) Preset {
+	or := func(v, def float64) float64 {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	if !rankGiven && p.Rank != 0 {
+		s.Rank = p.Rank
+	}
+	if !alphaGiven && p.Alpha != 0 {
+		s.Alpha = p.Alpha
+	}
+	s.Mu = or(s.Mu, p.Mu)
+	if method == "gd" || method == "scaledgd" {
+		s.Gamma, s.StepConst, s.FactorTol = or(s.Gamma, p.Gamma), or(s.StepConst, p.StepConst), or(s.FactorTol, p.FactorTol)
+		s.MaxIter = int(or(float64(s.MaxIter), float64(p.MaxIter)))
+	} else {
+		s.ResidualTol = or(s.ResidualTol, p.ResidualTol)
+	}
+	return s
+}
+
 // Presets are the video settings, shared by the command line and the
 // experiments: "" holds the defaults measured on real footage
 // (docs/video.md) and "paper" the paper's Appendix B settings (r = 10,

@@ -251,3 +251,20 @@ func TestSeparateErrors(t *testing.T) {
 		t.Error("unknown scene accepted")
 	}
 }
+
+// TestPresetFill: zero settings take the preset's values, given ones stay;
+// the gradient settings only for the gradient methods; rank and α only
+// when not given (0 is a value of theirs).
+func TestPresetFill(t *testing.T) {
+	p := Presets["paper"]
+	got := p.Fill(Preset{Gamma: 2}, "gd", false, false)
+	want := p
+	want.Name, want.Gamma, want.ResidualTol = "", 2, 0
+	if got != want {
+		t.Errorf("gd: %+v, want %+v", got, want)
+	}
+	got = p.Fill(Preset{}, "ialm", true, true)
+	if want := (Preset{Mu: p.Mu, ResidualTol: p.ResidualTol}); got != want {
+		t.Errorf("ialm with rank and α given: %+v, want %+v", got, want)
+	}
+}

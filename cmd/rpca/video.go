@@ -262,31 +262,13 @@ func (f *videoFlags) pickMethod() error {
 	)
 }
 
-// applyPreset gives the flags that were not set (or set to 0, "default")
-// the preset's values; the gradient methods' settings only for them.
+// applyPreset gives the settings not given (or 0, "default") the
+// preset's values (video.Preset.Fill).
 func (f *videoFlags) applyPreset(p video.Preset, set map[string]bool) {
-	def := func(name string, dst *float64, v float64) {
-		if v != 0 && (!set[name] || *dst == 0) {
-			*dst = v
-		}
-	}
-	if p.Rank != 0 && !set["rank"] {
-		f.rank, f.rankByPreset = p.Rank, true
-	}
-	if p.Alpha != 0 && !set["alpha"] {
-		f.alpha = p.Alpha
-	}
-	def("mu", &f.mu, p.Mu)
-	if f.method == "gd" || f.method == "scaledgd" {
-		def("gamma", &f.gamma, p.Gamma)
-		def("step", &f.step, p.StepConst)
-		def("factor-tol", &f.factorTol, p.FactorTol)
-		if f.maxIter == 0 {
-			f.maxIter = p.MaxIter
-		}
-	} else {
-		def("tol", &f.tol, p.ResidualTol)
-	}
+	s := p.Fill(video.Preset{Rank: f.rank, Alpha: f.alpha, Mu: f.mu, Gamma: f.gamma, StepConst: f.step,
+		FactorTol: f.factorTol, ResidualTol: f.tol, MaxIter: f.maxIter}, f.method, set["rank"], set["alpha"])
+	f.rankByPreset = s.Rank != f.rank
+	f.rank, f.alpha, f.mu, f.gamma, f.step, f.factorTol, f.tol, f.maxIter = s.Rank, s.Alpha, s.Mu, s.Gamma, s.StepConst, s.FactorTol, s.ResidualTol, s.MaxIter
 }
 
 // maskOptions are the foreground decision's options from the flags.
