@@ -39,6 +39,16 @@ func rows(base, stride, row3 Register, disp int) [4]Mem {
 	}
 }
 
+// arg loads the argument name into r.
+func arg(name string, r Register) { Load(Param(name), r) }
+
+// stride loads the stride argument name, given in elements, into r as
+// bytes.
+func stride(name string, r Register) {
+	Load(Param(name), r)
+	SHLQ(U8(3), r)
+}
+
 // addr is the stack address of an argument or result.
 func addr(c gotypes.Component) Mem {
 	b, err := c.Resolve()
@@ -62,18 +72,15 @@ func main() {
 // loads). Y12–Y15 collect the squares of the residual, one per row.
 func abt() {
 	TEXT("abt4x8AVX2", NOSPLIT, "func(k int, ap, bt *float64, ldb, n int, y *float64, ldy int, dst *float64, ldd int, sub int) (ssq float64)")
-	Load(Param("k"), R8)
-	Load(Param("ap"), RSI)
-	Load(Param("bt"), RDI)
-	Load(Param("ldb"), R9)
-	SHLQ(U8(3), R9)
-	Load(Param("n"), RCX)
-	Load(Param("y"), RAX)
-	Load(Param("ldy"), RBX)
-	SHLQ(U8(3), RBX)
-	Load(Param("dst"), RDX)
-	Load(Param("ldd"), R10)
-	SHLQ(U8(3), R10)
+	arg("k", R8)
+	arg("ap", RSI)
+	arg("bt", RDI)
+	stride("ldb", R9)
+	arg("n", RCX)
+	arg("y", RAX)
+	stride("ldy", RBX)
+	arg("dst", RDX)
+	stride("ldd", R10)
 	LEAQ(Mem{Base: RAX, Index: RBX, Scale: 2}, R12)
 	ADDQ(RBX, R12)
 	LEAQ(Mem{Base: RDX, Index: R10, Scale: 2}, R13)
@@ -160,16 +167,14 @@ func abt() {
 // stride lda from pf (the next tile) n columns at a time.
 func axv() {
 	TEXT("axv4AVX2", NOSPLIT, "func(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64, pf *float64)")
-	Load(Param("n"), R11)
-	Load(Param("a"), R12)
-	Load(Param("lda"), RBX)
-	SHLQ(U8(3), RBX)
-	Load(Param("xt"), RCX)
-	Load(Param("ldx"), RDX)
-	SHLQ(U8(3), RDX)
-	Load(Param("k"), RSI)
-	Load(Param("accv"), R9)
-	Load(Param("pf"), R13)
+	arg("n", R11)
+	arg("a", R12)
+	stride("lda", RBX)
+	arg("xt", RCX)
+	stride("ldx", RDX)
+	arg("k", RSI)
+	arg("accv", R9)
+	arg("pf", R13)
 	XORQ(R14, R14)
 
 	Label("axvBlock")
@@ -271,18 +276,16 @@ func axvBlock(c int) {
 // meanwhile.
 func aty() {
 	TEXT("aty4x8AVX2", NOSPLIT, "func(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)")
-	Load(Param("n"), RCX)
-	Load(Param("a"), RAX)
-	Load(Param("lda"), RBX)
-	SHLQ(U8(3), RBX)
+	arg("n", RCX)
+	arg("a", RAX)
+	stride("lda", RBX)
 	LEAQ(Mem{Base: RAX, Index: RBX, Scale: 2}, R8)
 	ADDQ(RBX, R8)
-	Load(Param("yp"), RSI)
-	Load(Param("l"), R9)
-	Load(Param("acct"), RDI)
-	Load(Param("ldt"), R10)
-	SHLQ(U8(3), R10)
-	Load(Param("pf"), R14)
+	arg("yp", RSI)
+	arg("l", R9)
+	arg("acct", RDI)
+	stride("ldt", R10)
+	arg("pf", R14)
 	LEAQ(Mem{Base: R14, Index: RBX, Scale: 2}, R15)
 	ADDQ(RBX, R15)
 
