@@ -578,6 +578,7 @@ func WriteRows(w io.Writer, rows, cols int, row func(i int, dst []float64) error
 		return err
 	}
 	buf := make([]byte, 0, 64<<10)
+	var err error
 	vals := make([]float64, cols)
 	for i := 0; i < rows; i++ {
 		if err := row(i, vals); err != nil {
@@ -585,16 +586,23 @@ func WriteRows(w io.Writer, rows, cols int, row func(i int, dst []float64) error
 		}
 		for _, v := range vals {
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
-			if len(buf)+8 > cap(buf) {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
+			if buf, err = flushFull(w, buf); err != nil {
+				return err
 			}
 		}
 	}
-	_, err := w.Write(buf)
+	_, err = w.Write(buf)
 	return err
+}
+
+// flushFull writes buf out when it cannot take another 8 bytes, and
+// returns it emptied (or as it was).
+func flushFull(w io.Writer, buf []byte) ([]byte, error) {
+	if len(buf)+8 <= cap(buf) {
+		return buf, nil
+	}
+	_, err := w.Write(buf)
+	return buf[:0], err
 }
 
 // npyHeaderBytes returns the magic, version, length and padded header
@@ -647,6 +655,7 @@ func WriteWith(w io.Writer, m mat.Matrix, opt Options) error {
 		return err
 	}
 	buf := make([]byte, 0, 64<<10)
+	var err error
 	outer, inner := rows, cols
 	if opt.FortranOrder {
 		outer, inner = cols, rows
@@ -664,15 +673,12 @@ func WriteWith(w io.Writer, m mat.Matrix, opt Options) error {
 			} else {
 				buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
 			}
-			if len(buf)+8 > cap(buf) {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
+			if buf, err = flushFull(w, buf); err != nil {
+				return err
 			}
 		}
 	}
-	_, err := w.Write(buf)
+	_, err = w.Write(buf)
 	return err
 }
 

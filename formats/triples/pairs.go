@@ -25,26 +25,15 @@ func (p *Pairs) Len() int { return len(p.Row) }
 // set) can be used as is; with opt.IgnoreExtra any further fields are
 // ignored too. An empty input is allowed and gives no pairs.
 func ReadPairs(r io.Reader, name string, opt Options) (*Pairs, error) {
-	lines := &idLines{lr: textio.NewLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
 	out := &Pairs{}
-	for {
-		f, ok, err := lines.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		if err := lines.checkFields(len(f), 2, opt.IgnoreExtra, "2 (row col) or 3 (row col value)"); err != nil {
-			return nil, err
-		}
-		rowID, colID, err := lines.ids(f)
-		if err != nil {
-			return nil, err
-		}
+	err := newIDLines(r, name, opt).each(2, opt.IgnoreExtra, "2 (row col) or 3 (row col value)", func(l *idLines, _ []string, rowID, colID string) error {
 		out.Row = append(out.Row, rowID)
 		out.Col = append(out.Col, colID)
-		out.Line = append(out.Line, lines.lr.Line)
+		out.Line = append(out.Line, l.lr.Line)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -68,6 +57,33 @@ type idLines struct {
 	name   string
 	delim  string
 	header bool
+}
+
+func newIDLines(r io.Reader, name string, opt Options) *idLines {
+	return &idLines{lr: textio.NewLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
+}
+
+// each calls fn with the fields and the ids of every data line, after
+// checking that it has at least least fields (at most 3 without
+// ignoreExtra; want says what they should be) and non-empty ids. It stops
+// at the first error.
+func (l *idLines) each(least int, ignoreExtra bool, want string, fn func(l *idLines, fields []string, row, col string) error) error {
+	for {
+		f, ok, err := l.next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := l.checkFields(len(f), least, ignoreExtra, want); err != nil {
+			return err
+		}
+		row, col, err := l.ids(f)
+		if err != nil {
+			return err
+		}
+		if err := fn(l, f, row, col); err != nil {
+			return err
+		}
+	}
 }
 
 // next returns the fields of the next data line; ok is false at the end.

@@ -58,45 +58,23 @@ func (r *Ratings) Lookup(rowID, colID string) (i, j int, ok bool) {
 // are skipped. Errors name the 1-based line and field. name is used in
 // error messages.
 func Read(r io.Reader, name string, opt Options) (*Ratings, error) {
-	lines := &idLines{lr: textio.NewLineReader(r, name), name: name, delim: opt.Delimiter, header: opt.Header}
 	out := &Ratings{RowIndex: map[string]int{}, ColIndex: map[string]int{}}
-	for {
-		f, ok, err := lines.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		if err := lines.checkFields(len(f), 3, opt.IgnoreExtra, "3 (row col value)"); err != nil {
-			return nil, err
-		}
-		rowID, colID, err := lines.ids(f)
-		if err != nil {
-			return nil, err
-		}
+	err := newIDLines(r, name, opt).each(3, opt.IgnoreExtra, "3 (row col value)", func(l *idLines, f []string, rowID, colID string) error {
 		v, err := textio.ParseNumber(f[2], opt.AllowNonFinite)
 		if err != nil {
-			e := textio.WrapAt(name, lines.lr.Line, 3, err)
+			e := textio.WrapAt(name, l.lr.Line, 3, err)
 			if len(out.Val) == 0 && !opt.Header && !errors.Is(err, formats.ErrNonFinite) {
 				e.Hint = formats.HintHeader
 			}
-			return nil, e
+			return e
 		}
-		i, ok := out.RowIndex[rowID]
-		if !ok {
-			i = len(out.RowIDs)
-			out.RowIndex[rowID] = i
-			out.RowIDs = append(out.RowIDs, rowID)
-		}
-		j, ok := out.ColIndex[colID]
-		if !ok {
-			j = len(out.ColIDs)
-			out.ColIndex[colID] = j
-			out.ColIDs = append(out.ColIDs, colID)
-		}
+		i, j := out.index(rowID, colID)
 		out.Row, out.Col, out.Val = append(out.Row, i), append(out.Col, j), append(out.Val, v)
-		out.Line = append(out.Line, lines.lr.Line)
+		out.Line = append(out.Line, l.lr.Line)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out.Val) == 0 {
 		return nil, textio.Errf(name, "no entries")
@@ -115,6 +93,23 @@ func delimName(d string) string {
 		return "white space"
 	}
 	return strconv.Quote(d)
+}
+
+// index returns the indices of the ids, giving each new id the next one.
+func (r *Ratings) index(rowID, colID string) (i, j int) {
+	i, ok := r.RowIndex[rowID]
+	if !ok {
+		i = len(r.RowIDs)
+		r.RowIndex[rowID] = i
+		r.RowIDs = append(r.RowIDs, rowID)
+	}
+	j, ok = r.ColIndex[colID]
+	if !ok {
+		j = len(r.ColIDs)
+		r.ColIndex[colID] = j
+		r.ColIDs = append(r.ColIDs, colID)
+	}
+	return i, j
 }
 
 // ReadFile reads a ratings file; see [Read].
