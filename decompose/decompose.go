@@ -111,18 +111,32 @@ var ErrFormat = errors.New("decompose: the output format must be npy or csv")
 // be written: a bad format, or an Out that exists and may not be
 // replaced or cannot be created (outdir.Try).
 func (j *Job) Check() error {
+	if err := j.checkFormat(); err != nil {
+		return err
+	}
+	return outdir.Try(j.Out, j.Force, j.Inputs...)
+}
+
+func (j *Job) checkFormat() error {
 	if j.Format != "" && j.Format != NPY && j.Format != CSV {
 		return fmt.Errorf("%w, got %q", ErrFormat, j.Format)
 	}
-	return outdir.Try(j.Out, j.Force, j.Inputs...)
+	return nil
 }
 
 // Run solves the job's problem and writes Out. On an error, or when ctx
 // is cancelled, Out is not created.
 func Run(ctx context.Context, j Job) (*Summary, error) {
-	if err := j.Check(); err != nil {
+	if err := j.checkFormat(); err != nil {
 		return nil, err
 	}
+	// The directory first, so that an output that cannot be written fails
+	// before the solve.
+	d, err := outdir.New(j.Out, j.Force, j.Inputs...)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Abort()
 	in := j.Data
 	p := in.Problem()
 	if j.Truth != "" {
@@ -155,11 +169,6 @@ func Run(ctx context.Context, j Job) (*Summary, error) {
 	if t := p.Truth; t != nil {
 		sum.RelError = metrics.Finite(metrics.RelError(res.U, res.V, t.A, t.B))
 	}
-	d, err := outdir.New(j.Out, j.Force, j.Inputs...)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Abort()
 	if err := j.write(ctx, d, sum); err != nil {
 		return nil, err
 	}

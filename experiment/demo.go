@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -46,7 +47,7 @@ type DemoReport struct {
 // paper's model (Section 5.1) and solves it with AccAltProj (the default
 // for a full matrix), Algorithm 1 and Algorithm 2 on 10% of the entries.
 func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
-	o.D, o.Rank = cmpOr(o.D, 2000), cmpOr(o.Rank, 10)
+	o.D, o.Rank = cmp.Or(o.D, 2000), cmp.Or(o.Rank, 10)
 	stage := o.Stage
 	if stage == nil {
 		stage = func(string) {}
@@ -77,13 +78,6 @@ func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
 			Iterations: res.Iterations, Elapsed: res.Elapsed, Stop: res.Stop, Corruptions: res.S.NNZ()})
 	}
 	return rep, nil
-}
-
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // String explains the report in a few sentences.

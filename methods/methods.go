@@ -55,7 +55,10 @@ func gd(o Options, u rpca.UpdateRule) *rpca.GD {
 	return &rpca.GD{Update: u, Gamma: o.Gamma, StepConst: o.StepConst, Mu: o.Mu, NoProjection: o.NoProjection, Step: o.Step, Ridge: o.Ridge}
 }
 
-// Auto is the name "auto" stands for: AccAltProj for a fully observed
+// AutoName is the name that picks the method by the data (Auto).
+const AutoName = "auto"
+
+// Auto is the name AutoName stands for: AccAltProj for a fully observed
 // matrix (its iteration count does not grow with the condition number,
 // and it recovers offsets and constant matrices), the paper's gradient
 // method for partial observations (AccAltProj needs every entry).
@@ -82,10 +85,10 @@ var ErrUnknown = errors.New("methods: unknown method")
 // partial data.
 var ErrNeedsFull = errors.New("methods: the method needs a fully observed matrix")
 
-// New builds the method called name ("auto" or "": Auto(partial)) for
+// New builds the method called name (AutoName or "": Auto(partial)) for
 // data that are partially observed or not.
 func New(name string, partial bool, o Options) (rpca.Method, error) {
-	if name == "auto" || name == "" {
+	if name == AutoName || name == "" {
 		name = Auto(partial)
 	}
 	for _, e := range Table {

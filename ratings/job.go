@@ -41,6 +41,13 @@ type Job struct {
 // created. A pair with an unknown id under UnknownError is an
 // *UnknownIDError wrapped with the pairs' file name.
 func Run(ctx context.Context, j Job) (*Report, error) {
+	// The directory first, so that an output that cannot be written fails
+	// before the fit.
+	d, err := outdir.New(j.Out, j.Force, j.Input, j.Predict)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Abort()
 	r := j.Ratings
 	held := HoldOut(r.Len(), j.Holdout, j.Seed)
 	model, err := Fit(ctx, r, held, j.Options)
@@ -60,11 +67,6 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 		}
 		rep.AddPredictions(preds, fromBiases, j.Unknown)
 	}
-	d, err := outdir.New(j.Out, j.Force, j.Input, j.Predict)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Abort()
 	files, err := model.Save(ctx, d.Path(), j.CSV, j.Pairs, preds)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/outdir"
 )
 
 // TestRunWritesReport checks Run against Fit called directly with the same
@@ -77,6 +78,17 @@ func TestRunRefuses(t *testing.T) {
 	var idErr *UnknownIDError
 	if _, err := Run(context.Background(), job); !errors.As(err, &idErr) || !strings.HasPrefix(err.Error(), "pairs.tsv: ") {
 		t.Errorf("unknown id: %v", err)
+	}
+	// A directory that exists is refused before the fit.
+	taken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(taken, "mine.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fitted := false
+	bad := job
+	bad.Out, bad.Fitted = taken, func(*Model) { fitted = true }
+	if _, err := Run(context.Background(), bad); !errors.Is(err, outdir.ErrExists) || fitted {
+		t.Errorf("existing output: %v (fitted %v)", err, fitted)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -187,4 +187,13 @@ func TestDemo(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	wantError(t, 2, []string{"--d", "[1, 20000]"}, "demo", "--d", "0")
+	wantError(t, 2, []string{"flag -rank", "positive integer"}, "demo", "--rank", "0")
+	wantError(t, 2, []string{"not defined: -p"}, "demo", "--p", "0.5")
+	// Interrupted: exit code 130, no summary.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = runCLI(t, ctx, "demo", "--d", "400", "--rank", "2", "--quiet")
+	if r.code != 130 || r.stdout != "" || !strings.Contains(r.stderr, "interrupted") {
+		t.Errorf("interrupted demo: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
 }

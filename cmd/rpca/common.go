@@ -286,9 +286,8 @@ func (f *solveFlags) check() error {
 	return firstBroken(rules...)
 }
 
-// methodAuto is the default --method of the solving commands: see
-// methods.Auto.
-const methodAuto = "auto"
+// methodAuto is the default --method of the solving commands.
+const methodAuto = methods.AutoName
 
 // methodHelp is the usage text of --method.
 func methodHelp(def string) string {
