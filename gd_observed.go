@@ -100,19 +100,6 @@ func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, s
 	return svdFactors(sv, q)
 }
 
-// apply marks T(e) in keep and zeroes those entries of e.
-func (st *observedState) apply(kRow, kCol int) error {
-	if err := st.mark(kRow, kCol); err != nil {
-		return err
-	}
-	for k, kept := range st.keep {
-		if kept {
-			st.e[k] = 0
-		}
-	}
-	return nil
-}
-
 // mark sets keep to the support of T(e).
 func (st *observedState) mark(kRow, kCol int) error {
 	if st.sel == nil || kRow == 0 || kCol == 0 {

@@ -152,10 +152,6 @@ func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
 	return Sampling{P: p, Seed: seed}.Dense(y)
 }
 
-// WrapObserved wraps an already built internal observed matrix. It is for
-// packages of this module (the synthetic generator) that build Φ directly.
-func wrapObserved(m *observed.Matrix) *Observed { return &Observed{m: m} }
-
 // Dims returns the size d1×d2 of the underlying matrix (0×0 for a zero
 // value).
 func (o *Observed) Dims() (d1, d2 int) {

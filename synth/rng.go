@@ -68,14 +68,6 @@ func forBlocks(n, workers int, fn func(w, b int)) {
 	wg.Wait()
 }
 
-// numWorkers returns the effective number of goroutines.
-func numWorkers(w int) int {
-	if w <= 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return w
-}
-
 // gaussian returns a d×r matrix with i.i.d. N(0, sd²) entries; row i comes
 // from the PCG generator of (key, i).
 func gaussian(d, r int, sd float64, key uint64, workers int) *mat.Dense {
