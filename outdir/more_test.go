@@ -3,6 +3,7 @@ package outdir
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,5 +55,52 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 		t.Errorf("a failed write changed the file: %q", b2)
+	}
+}
+
+// TestDirCreate: Create writes in place inside the temporary directory,
+// refuses paths outside it and existing files, and its files appear with
+// the directory at Commit.
+func TestDirCreate(t *testing.T) {
+	base := t.TempDir()
+	out := filepath.Join(base, "out")
+	d, err := New(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	if err := os.MkdirAll(d.Join("sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hello := func(w io.Writer) error { _, err := io.WriteString(w, "hello"); return err }
+	if err := d.Create(d.Join("sub/a.txt"), hello); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Create(d.Join("sub/a.txt"), hello); err == nil {
+		t.Error("an existing file was overwritten")
+	}
+	for _, p := range []string{filepath.Join(base, "elsewhere.txt"), d.Path(), d.Join("../x.txt")} {
+		if err := d.Create(p, hello); err == nil {
+			t.Errorf("%s: written outside the temporary directory", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "elsewhere.txt")); err == nil {
+		t.Error("a file was created outside")
+	}
+	failing := errors.New("disk on fire")
+	if err := d.Create(d.Join("b.txt"), func(io.Writer) error { return failing }); !errors.Is(err, failing) {
+		t.Errorf("the writer's error was lost: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "sub", "a.txt")); err == nil {
+		t.Error("visible before Commit")
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "sub", "a.txt")); err != nil || string(b) != "hello" {
+		t.Errorf("after Commit: %q, %v", b, err)
+	}
+	if err := d.Create(filepath.Join(out, "late.txt"), hello); err == nil {
+		t.Error("Create after Commit")
 	}
 }
