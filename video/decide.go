@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/selection"
@@ -140,7 +141,7 @@ type MaskReport struct {
 // cleaned as o says (see [MaskOptions]). y and bg are the frames and the
 // background (needed for shadows; bg may be nil with KeepShadows). It
 // returns the masks as a pixels×frames 0/1 matrix.
-func Masks(ctx context.Context, fg Matrix, y, bg *mat.Dense, g Geometry, o MaskOptions) (*mat.Dense, MaskReport, error) {
+func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*mat.Dense, MaskReport, error) {
 	if err := o.Validate(); err != nil {
 		return nil, MaskReport{}, err
 	}
@@ -154,7 +155,7 @@ func Masks(ctx context.Context, fg Matrix, y, bg *mat.Dense, g Geometry, o MaskO
 		return nil, rep, fmt.Errorf("video: a foreground of %d rows does not fit %d×%d×%d frames", rows, g.Width, g.Height, g.Channels())
 	}
 	shadows := !o.KeepShadows
-	if shadows && (y == nil || bg == nil) {
+	if shadows && (isNil(y) || isNil(bg)) {
 		return nil, rep, fmt.Errorf("video: shadow suppression needs the frames and the background")
 	}
 
@@ -238,6 +239,35 @@ func Masks(ctx context.Context, fg Matrix, y, bg *mat.Dense, g Geometry, o MaskO
 	return out, rep, nil
 }
 
+// isNil reports whether m is nil or a nil *mat.Dense.
+func isNil(m Matrix) bool {
+	d, ok := m.(*mat.Dense)
+	return m == nil || ok && d == nil
+}
+
+// lowRankColumns writes (or, with sub, subtracts from dst) columns j0,
+// j0+1, … of the low-rank matrix l.
+func lowRankColumns(dst [][]float64, l LowRank, j0 int, sub bool) {
+	r, k := l.U.Dims()
+	q := l.Q.RawMatrix()
+	qs := q.Data[j0*q.Stride:]
+	for i := 0; i < r; i++ {
+		u := l.U.RawRowView(i)
+		for b, col := range dst {
+			qj := qs[b*q.Stride : b*q.Stride+k]
+			var s float64
+			for c, uc := range u {
+				s += uc * qj[c]
+			}
+			if sub {
+				col[i] -= s
+			} else {
+				col[i] = s
+			}
+		}
+	}
+}
+
 // maskBlock is the number of frames [Masks] gathers and decides at once.
 const maskBlock = 16
 
@@ -251,8 +281,25 @@ func newColumns(n, rows int) [][]float64 {
 }
 
 // gatherColumns copies columns j0, j0+1, … of m into dst, in one pass
-// over the rows of a *mat.Dense.
+// over the rows of a *mat.Dense or of the factor U of a [LowRank].
 func gatherColumns(dst [][]float64, m Matrix, j0 int) {
+	switch m := m.(type) {
+	case LowRank:
+		lowRankColumns(dst, m, j0, false)
+		return
+	case difference:
+		gatherColumns(dst, m.a, j0)
+		if l, ok := m.b.(LowRank); ok {
+			lowRankColumns(dst, l, j0, true)
+			return
+		}
+		tmp := newColumns(len(dst), len(dst[0]))
+		gatherColumns(tmp, m.b, j0)
+		for k, col := range dst {
+			floats.Sub(col, tmp[k])
+		}
+		return
+	}
 	if d, ok := m.(*mat.Dense); ok {
 		raw := d.RawMatrix()
 		nb := len(dst)

@@ -22,7 +22,7 @@ const robustScaleSample = 1 << 20
 // quantile rather than the maximum keeps a few extreme values from
 // darkening the rest. It returns 1 when S has no nonzero entry. Matrices
 // with a Do(func(i, j int, v float64)) method (such as *rpca.Sparse) are
-// read through it. Of a larger dense matrix, an evenly strided sample of
+// read through it. Of a larger matrix of another kind, an evenly strided sample of
 // about 2^20 entries is read (a display scale needs no more).
 func RobustScale(s Matrix, q float64) float64 {
 	if !(q > 0 && q <= 1) {
@@ -47,10 +47,10 @@ func RobustScale(s Matrix, q float64) float64 {
 		}
 	} else {
 		r, c := s.Dims()
-		for i := 0; i < r; i++ {
-			for j := 0; j < c; j++ {
-				add(s.At(i, j))
-			}
+		n := r * c
+		step := max(1, n/robustScaleSample)
+		for k := 0; k < n; k += step {
+			add(s.At(k/c, k%c))
 		}
 	}
 	if len(mags) == 0 {

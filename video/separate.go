@@ -119,8 +119,16 @@ type SeparateOptions struct {
 	MinGap  float64
 
 	// SparseForeground takes the method's sparse part S as the
-	// foreground instead of the residual Y − M.
+	// foreground instead of the residual Y − M. It needs S on every row,
+	// so it solves on all rows (no sketch).
 	SparseForeground bool
+
+	// SketchRows is the number of rows of Y (pixel channels, drawn at
+	// random with Settings.Seed) the method solves on; the other rows are
+	// fitted to the background's row space found there ([FitRows]).
+	// 0 means [DefaultSketchRows]; a negative value, or at least the
+	// number of rows, solves on all rows.
+	SketchRows int
 
 	// Mask configures the foreground decision ([Masks]).
 	Mask MaskOptions
@@ -132,8 +140,11 @@ type SeparateOptions struct {
 
 // Separation is the outcome of [Separate].
 type Separation struct {
-	// Background is M (rows × frames); Foreground is Y − M or S.
-	Background *mat.Dense
+	// Background is M (rows × frames): a *mat.Dense, or a [LowRank] held
+	// as its factors when the rows were fitted to a sketch's row space.
+	// Foreground is Y − M or S (Y − M read entry by entry for a LowRank
+	// background).
+	Background Matrix
 	Foreground Matrix
 	// Masks is the pixels × frames 0/1 foreground decision.
 	Masks      *mat.Dense
@@ -146,14 +157,19 @@ type Separation struct {
 	Result *rpca.Result
 	// residual is Y − M when the rank check formed it for the final fit.
 	residual *mat.Dense
+	// SketchRows is the number of rows the method solved on (0: all), and
+	// RowFit describes the fit of all rows to the row space found there
+	// (nil without a sketch).
+	SketchRows int
+	RowFit     *RowFit
 	// Rank is the rank used (0 for the median); RankRule says where it
 	// came from ("auto", "robust" or "given") and RankReason why.
 	Rank       int
 	RankRule   string
 	RankReason string
 	// Seconds is the solver's time (all solves), RankSeconds the time of
-	// the rank rule's spectra.
-	Seconds, RankSeconds float64
+	// the rank rule's spectra, RowFitSeconds that of [FitRows].
+	Seconds, RankSeconds, RowFitSeconds float64
 }
 
 // MinDisplayScale is the smallest foreground magnitude shown as white:
@@ -200,10 +216,11 @@ func Separate(ctx context.Context, seq *Sequence, o SeparateOptions) (*Separatio
 		if err != nil {
 			return nil, err
 		}
-		sep.Background = mat.NewDense(d1, d2, nil)
+		bg := mat.NewDense(d1, d2, nil)
 		for j := 0; j < d2; j++ {
-			sep.Background.SetCol(j, med.RawVector().Data)
+			bg.SetCol(j, med.RawVector().Data)
 		}
+		sep.Background = bg
 		sep.Seconds = time.Since(t0).Seconds()
 	} else if err := sep.solve(ctx, seq, o, stage); err != nil {
 		return nil, err
@@ -214,9 +231,13 @@ func Separate(ctx context.Context, seq *Sequence, o SeparateOptions) (*Separatio
 	case sep.residual != nil: // Y − M of the rank check
 		sep.Foreground, sep.residual = sep.residual, nil
 	default:
-		var r mat.Dense
-		r.Sub(y, sep.Background)
-		sep.Foreground = &r
+		if bg, ok := sep.Background.(*mat.Dense); ok {
+			var r mat.Dense
+			r.Sub(y, bg)
+			sep.Foreground = &r
+		} else {
+			sep.Foreground = difference{y, sep.Background}
+		}
 	}
 	stage("deciding the foreground of %d frames", d2)
 	var err error
@@ -233,7 +254,9 @@ func Separate(ctx context.Context, seq *Sequence, o SeparateOptions) (*Separatio
 	return sep, nil
 }
 
-// solve fits the low-rank background, choosing the rank when asked.
+// solve fits the low-rank background, choosing the rank when asked. With
+// a sketch, the method solves on the sampled rows and [FitRows] fits
+// every row to the row space of that solution, once the rank is settled.
 func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptions, stage func(string, ...any)) error {
 	y := seq.Y
 	d1, d2 := y.Dims()
@@ -250,13 +273,20 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 		sep.RankSeconds += time.Since(t0).Seconds()
 		sep.Rank, sep.RankRule, sep.RankReason = c.Rank, "auto", c.Reason()
 	}
+	ys := y
+	if rows := sketchRows(d1, o.sketchRows(), s.Seed); rows != nil {
+		ys = gatherRows(y, rows)
+		sep.SketchRows = len(rows)
+	}
+	n1, _ := ys.Dims()
+	var fitted *mat.Dense // the low-rank part on the rows of ys
 	fit := func() error {
 		if m := min(d1, d2); sep.Rank >= m {
 			return fmt.Errorf("%w: rank %d must be smaller than min(pixels, frames) = min(%d, %d) = %d", ErrRankTooLarge, sep.Rank, d1, d2, m)
 		}
 		s.Rank = sep.Rank
-		stage("solving %d×%d at rank %d with %s", d1, d2, sep.Rank, o.Method.Name())
-		prob, method, err := subsampled(y, s.Seed, o.Method)
+		stage("solving %d×%d at rank %d with %s", n1, d2, sep.Rank, o.Method.Name())
+		prob, method, err := subsampled(ys, s.Seed, o.Method)
 		if err != nil {
 			return err
 		}
@@ -266,32 +296,65 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 		}
 		sep.Result = res
 		sep.Seconds += res.Elapsed.Seconds()
-		sep.Background = res.LowRank()
+		fitted = res.LowRank()
 		return nil
 	}
 	if err := fit(); err != nil {
 		return err
 	}
-	if !auto {
+	if auto {
+		stage("checking the rank on the fit with the outliers clipped")
+		t0 := time.Now()
+		var r mat.Dense
+		r.Sub(ys, fitted)
+		c, err := ChooseRank(ctx, clipResidual(&r, fitted), o.MaxRank, o.MinGap)
+		if err != nil {
+			return err
+		}
+		sep.RankSeconds += time.Since(t0).Seconds()
+		if c.Rank > sep.Rank {
+			sep.Rank, sep.RankRule = c.Rank, "robust"
+			sep.RankReason = "with the outliers of the first fit clipped to 3 noise levels: " + c.Reason()
+			if err := fit(); err != nil {
+				return err
+			}
+		} else {
+			sep.RankReason += fmt.Sprintf("; with the outliers clipped, rank %d", c.Rank)
+			if sep.SketchRows == 0 {
+				sep.residual = &r // the foreground, unless S is asked for
+			}
+		}
+	}
+	if sep.SketchRows == 0 {
+		sep.Background = fitted
 		return nil
 	}
-	stage("checking the rank on the fit with the outliers clipped")
-	t0 := time.Now()
-	var r mat.Dense
-	r.Sub(y, sep.Background)
-	c, err := ChooseRank(ctx, clipResidual(&r, sep.Background), o.MaxRank, o.MinGap)
+	q, err := RowSpace(sep.Result.V)
 	if err != nil {
 		return err
 	}
-	sep.RankSeconds += time.Since(t0).Seconds()
-	if c.Rank <= sep.Rank {
-		sep.RankReason += fmt.Sprintf("; with the outliers clipped, rank %d", c.Rank)
-		sep.residual = &r // the foreground, unless S is asked for
-		return nil
+	_, k := q.Dims()
+	trim := min(int(s.Alpha*float64(d2)), d2-k)
+	stage("fitting %d rows to the background's %d components (setting aside %d of %d frames each)", d1, k, trim, d2)
+	t0 := time.Now()
+	m, stats, err := FitRows(ctx, y, q, trim, s.Workers)
+	if err != nil {
+		return err
 	}
-	sep.Rank, sep.RankRule = c.Rank, "robust"
-	sep.RankReason = "with the outliers of the first fit clipped to 3 noise levels: " + c.Reason()
-	return fit()
+	sep.RowFitSeconds = time.Since(t0).Seconds()
+	sep.Background, sep.RowFit = m, &stats
+	return nil
+}
+
+// sketchRows is the number of rows to solve on (≤ 0: all).
+func (o SeparateOptions) sketchRows() int {
+	switch {
+	case o.SparseForeground || o.SketchRows < 0:
+		return 0
+	case o.SketchRows == 0:
+		return DefaultSketchRows
+	}
+	return o.SketchRows
 }
 
 // clipResidual returns M + clip(R, ±3σ_j) for the residual R = Y − M,

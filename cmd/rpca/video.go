@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -49,6 +50,7 @@ type videoFlags struct {
 	montageFrames int
 	preview       bool
 	window        int
+	sketchRows    int
 }
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
@@ -78,6 +80,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs.Float64Var(&f.maskThreshold, "mask-threshold", 0, "fixed foreground threshold on the residual, intensities in [0, 1] (0: --noise-factor times each frame's noise level)")
 	fs.Float64Var(&f.noiseFactor, "noise-factor", video.DefaultNoiseFactor, "foreground when the residual exceeds this many times the frame's noise level")
 	fs.BoolVar(&f.pixelNoise, "pixel-noise", false, "also scale the threshold by each pixel's own noise level over time (for moving backgrounds such as foliage)")
+	fs.IntVar(&f.sketchRows, "sketch-rows", video.DefaultSketchRows, "solve on this many rows of Y (pixel channels, drawn at random) and fit every row to the background's frame components found there (0: solve on all rows)")
 	fs.IntVar(&f.maskSmooth, "mask-smooth", 0, "radius of a box mean of the residual before thresholding (0: off)")
 	fs.IntVar(&f.maskFilter, "mask-filter", video.DefaultMaskFilter, "radius of the majority filter on each frame's mask (1: 3×3 windows; 0: off)")
 	fs.IntVar(&f.minObject, "min-object", video.DefaultMinObject, "drop foreground regions of fewer pixels than this (≤ 1: off)")
@@ -144,6 +147,7 @@ func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job,
 		Separate: video.SeparateOptions{
 			MaxRank: f.maxRank, MinGap: f.rankGap,
 			SparseForeground: f.foreground == "sparse",
+			SketchRows:       cmp.Or(f.sketchRows, -1),
 			Mask:             f.maskOptions(),
 			Stage:            prog.Stage,
 		},
@@ -234,6 +238,7 @@ func (f *videoFlags) checkVideo() error {
 		rule{!finiteAbove(f.noiseFactor, 0), fmt.Sprintf("--noise-factor must be a positive number, got %v", f.noiseFactor)},
 		rule{outside(f.maskFilter, 0, 50), fmt.Sprintf("--mask-filter must be a radius from 0 (off) to 50, got %d", f.maskFilter)},
 		rule{outside(f.maskSmooth, 0, 50), fmt.Sprintf("--mask-smooth must be a radius from 0 (off) to 50, got %d", f.maskSmooth)},
+		rule{f.sketchRows < 0, fmt.Sprintf("--sketch-rows must be a number of rows (0: all), got %d", f.sketchRows)},
 		rule{f.minObject < 0, fmt.Sprintf("--min-object must be non-negative (0 or 1: off), got %d", f.minObject)},
 		rule{f.foreground != "residual" && f.foreground != "sparse", fmt.Sprintf("--foreground must be residual or sparse, got %q", f.foreground)},
 		rule{f.maxRank < 1, fmt.Sprintf("--max-rank must be at least 1, got %d", f.maxRank)},
