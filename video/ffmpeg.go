@@ -158,7 +158,7 @@ func (l *videoLoader) sequence(frames [][]byte, first int) (*Sequence, error) {
 				planes[c] = boxDown(p, w, h, n)
 			}
 		}
-		setColumn(y, k, planes)
+		setColumns(y, k, [][][]float64{planes})
 		frames[k] = nil
 	}
 	return &Sequence{Geometry: g, Names: names, Y: y}, nil

@@ -528,3 +528,37 @@ func TestColorAuto(t *testing.T) {
 		}
 	}
 }
+
+// TestRGBPlanesFastPaths: the direct reads of *image.RGBA and opaque
+// *image.NRGBA give exactly the planes of the generic colour-model path,
+// and a translucent NRGBA still goes through the colour model.
+func TestRGBPlanesFastPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const w, h = 7, 5
+	rgba := image.NewRGBA(image.Rect(0, 0, w, h))
+	nrgba := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := 0; i < w*h; i++ {
+		for c := 0; c < 3; c++ {
+			v := uint8(rng.IntN(256))
+			rgba.Pix[4*i+c], nrgba.Pix[4*i+c] = v, v
+		}
+		rgba.Pix[4*i+3], nrgba.Pix[4*i+3] = 255, 255
+	}
+	generic := func(img image.Image) [][]float64 {
+		// An image.Image that is none of the fast-path types.
+		return rgbPlanes(struct{ image.Image }{img})
+	}
+	for name, img := range map[string]image.Image{"rgba": rgba, "nrgba": nrgba} {
+		got, want := rgbPlanes(img), generic(img)
+		for c := range want {
+			if !slices.Equal(got[c], want[c]) {
+				t.Errorf("%s: channel %d differs from the colour-model path", name, c)
+			}
+		}
+	}
+	nrgba.Pix[3] = 128 // translucent: premultiplied by the colour model
+	got, want := rgbPlanes(nrgba), generic(nrgba)
+	if !slices.Equal(got[0], want[0]) || got[0][0] == float64(nrgba.Pix[0])/255 && nrgba.Pix[0] > 1 {
+		t.Errorf("translucent NRGBA: %v, want %v", got[0][0], want[0][0])
+	}
+}

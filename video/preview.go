@@ -77,25 +77,39 @@ func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts P
 	}
 	n := min(maxFrames, frames)
 	anim := &gif.GIF{LoopCount: 0}
-	for k := 0; k < n; k++ {
+	// The shown frames are j = k·frames/n; their columns are gathered
+	// previewBlock source frames at a time, in one pass over each
+	// matrix's rows.
+	bufs := make([][][]float64, len(cols))
+	for c, col := range cols {
+		bufs[c] = newColumns(previewBlock, col.G.Rows())
+	}
+	k := 0
+	for j0 := 0; j0 < frames && k < n; j0 += previewBlock {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		j := k * frames / n
-		row := make([]Panel, len(cols))
+		nb := min(previewBlock, frames-j0)
 		for c, col := range cols {
-			img, err := FrameImage(col.M, j, col.G)
-			if err != nil {
-				return err
-			}
-			row[c] = Panel{Image: Shrink(img, shrink)}
+			gatherColumns(bufs[c][:nb], col.M, j0)
 		}
-		m := Montage([][]Panel{row}, MontageOptions{Headers: headers})
-		anim.Image = append(anim.Image, q.quantize(m))
-		anim.Delay = append(anim.Delay, delay)
+		for ; k < n && k*frames/n < j0+nb; k++ {
+			j := k * frames / n
+			row := make([]Panel, len(cols))
+			for c, col := range cols {
+				row[c] = Panel{Image: Shrink(planeImage(bufs[c][j-j0], col.G), shrink)}
+			}
+			m := Montage([][]Panel{row}, MontageOptions{Headers: headers})
+			anim.Image = append(anim.Image, q.quantize(m))
+			anim.Delay = append(anim.Delay, delay)
+		}
 	}
 	return outdir.WriteFile(path, func(w io.Writer) error { return gif.EncodeAll(w, anim) })
 }
+
+// previewBlock is the number of source frames whose columns
+// [WritePreview] gathers at once.
+const previewBlock = 8
 
 // quantizer maps RGBA images to a palette by arithmetic, not by the
 // palette's linear nearest-colour search (256 comparisons per pixel).

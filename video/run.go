@@ -28,6 +28,10 @@ type Job struct {
 	// Dir is the output directory, which must exist (the caller makes it
 	// atomic).
 	Dir string
+	// Create writes each frame PNG (nil: [outdir.WriteFile], atomic and
+	// synced file by file); [RunDir] sets it to its [outdir.Dir]'s Create,
+	// which writes in place and syncs once at Commit.
+	Create outdir.WriteFunc
 	// Truth, when set, is scored against the mask of its frame.
 	Truth *Truth
 	// MontageFrames is the number of frames in montage.png (0: 4).
@@ -177,6 +181,14 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 	return &rep, nil
 }
 
+// create is Create, or outdir.WriteFile when it is not set.
+func (j *Job) create() outdir.WriteFunc {
+	if j.Create != nil {
+		return j.Create
+	}
+	return outdir.WriteFile
+}
+
 func (j *Job) stage(format string, a ...any) {
 	if j.Separate.Stage != nil {
 		j.Separate.Stage(fmt.Sprintf(format, a...))
@@ -210,7 +222,7 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := WriteFrames(filepath.Join(j.Dir, wr.sub), seq.Names, wr.m, wr.g); err != nil {
+		if err := writeFrames(filepath.Join(j.Dir, wr.sub), seq.Names, wr.m, wr.g, j.create()); err != nil {
 			return err
 		}
 	}
@@ -439,7 +451,7 @@ func RunDir(ctx context.Context, j Job, out string, force bool, inputs ...string
 		return nil, err
 	}
 	defer d.Abort()
-	j.Dir = d.Path()
+	j.Dir, j.Create = d.Path(), d.Create
 	rep, err := Run(ctx, j)
 	if err != nil {
 		return nil, err

@@ -108,6 +108,11 @@ func PNGName(name string) string {
 // several goroutines, so that the per-file syncs of the atomic writes
 // overlap; the error reported is that of the first failing frame.
 func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
+	return writeFrames(dir, names, m, g, outdir.WriteFile)
+}
+
+// writeFrames is [WriteFrames] with each file written by create.
+func writeFrames(dir string, names []string, m Matrix, g Geometry, create outdir.WriteFunc) error {
 	_, c := m.Dims()
 	if len(names) != c {
 		return fmt.Errorf("video: %d names for %d frames", len(names), c)
@@ -145,7 +150,7 @@ func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
 				defer wg.Done()
 				img := planeImage(cols[k], g)
 				path := filepath.Join(dir, PNGName(names[j0+k]))
-				if err := outdir.WriteFile(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
+				if err := create(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
 					errs[k] = fmt.Errorf("video: writing %s: %v", path, err)
 				}
 			}(k)
