@@ -41,20 +41,62 @@ type PreviewOptions struct {
 // when any column is in colour, the frames are mapped to the web-safe
 // palette plus 40 grays.
 func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts PreviewOptions) error {
+	p, err := newPreview(cols, opts)
+	if err != nil {
+		return err
+	}
+	// The shown frames' columns are gathered previewBlock source frames
+	// at a time, in one pass over each matrix's rows.
+	bufs := make([][][]float64, len(cols))
+	for c, col := range cols {
+		bufs[c] = newColumns(previewBlock, col.G.Rows())
+	}
+	shown := make([][]float64, len(cols))
+	for j0 := 0; j0 < p.frames && p.next() >= 0; j0 += previewBlock {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		nb := min(previewBlock, p.frames-j0)
+		for c, col := range cols {
+			gatherColumns(bufs[c][:nb], col.M, j0)
+		}
+		for j := p.next(); j >= 0 && j < j0+nb; j = p.next() {
+			for c := range cols {
+				shown[c] = bufs[c][j-j0]
+			}
+			p.add(shown)
+		}
+	}
+	return p.write(path)
+}
+
+// preview builds the animation of [WritePreview] a frame at a time.
+type preview struct {
+	cols      []PreviewColumn
+	headers   []string
+	frames, n int // source frames, shown frames
+	shrink    int
+	delay     int
+	q         *quantizer
+	anim      gif.GIF
+}
+
+// newPreview checks the columns and sizes the animation.
+func newPreview(cols []PreviewColumn, opts PreviewOptions) (*preview, error) {
 	if len(cols) == 0 {
-		return errors.New("video: a preview needs at least one column")
+		return nil, errors.New("video: a preview needs at least one column")
 	}
 	_, frames := cols[0].M.Dims()
 	colour := false
 	for _, c := range cols {
 		r, n := c.M.Dims()
 		if n != frames || r != c.G.Rows() {
-			return fmt.Errorf("video: preview column %q is %d×%d, want %d×%d", c.Title, r, n, c.G.Rows(), frames)
+			return nil, fmt.Errorf("video: preview column %q is %d×%d, want %d×%d", c.Title, r, n, c.G.Rows(), frames)
 		}
 		colour = colour || c.G.Color
 	}
 	if frames == 0 {
-		return errors.New("video: a preview needs at least one frame")
+		return nil, errors.New("video: a preview needs at least one frame")
 	}
 	maxFrames, maxWidth, delay := opts.MaxFrames, opts.MaxWidth, opts.Delay
 	if maxFrames <= 0 {
@@ -70,41 +112,38 @@ func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts P
 	for len(cols)*(cols[0].G.Width/shrink+4)+4 > maxWidth && cols[0].G.Width/shrink > 16 {
 		shrink++
 	}
-	q := newQuantizer(colour)
-	headers := make([]string, len(cols))
-	for k, c := range cols {
-		headers[k] = c.Title
+	p := &preview{cols: cols, frames: frames, n: min(maxFrames, frames), shrink: shrink, delay: delay, q: newQuantizer(colour)}
+	for _, c := range cols {
+		p.headers = append(p.headers, c.Title)
 	}
-	n := min(maxFrames, frames)
-	anim := &gif.GIF{LoopCount: 0}
-	// The shown frames are j = k·frames/n; their columns are gathered
-	// previewBlock source frames at a time, in one pass over each
-	// matrix's rows.
-	bufs := make([][][]float64, len(cols))
-	for c, col := range cols {
-		bufs[c] = newColumns(previewBlock, col.G.Rows())
+	return p, nil
+}
+
+// next returns the source frame that the next animation frame shows, or
+// −1 when the animation is complete: the k-th of n shows k·frames/n.
+func (p *preview) next() int {
+	k := len(p.anim.Image)
+	if k >= p.n {
+		return -1
 	}
-	k := 0
-	for j0 := 0; j0 < frames && k < n; j0 += previewBlock {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		nb := min(previewBlock, frames-j0)
-		for c, col := range cols {
-			gatherColumns(bufs[c][:nb], col.M, j0)
-		}
-		for ; k < n && k*frames/n < j0+nb; k++ {
-			j := k * frames / n
-			row := make([]Panel, len(cols))
-			for c, col := range cols {
-				row[c] = Panel{Image: Shrink(planeImage(bufs[c][j-j0], col.G), shrink)}
-			}
-			m := Montage([][]Panel{row}, MontageOptions{Headers: headers})
-			anim.Image = append(anim.Image, q.quantize(m))
-			anim.Delay = append(anim.Delay, delay)
-		}
+	return k * p.frames / p.n
+}
+
+// add appends the animation frame of the source frame next() returns,
+// given that frame's column of every preview column.
+func (p *preview) add(cols [][]float64) {
+	row := make([]Panel, len(p.cols))
+	for c, col := range p.cols {
+		row[c] = Panel{Image: Shrink(planeImage(cols[c], col.G), p.shrink)}
 	}
-	return outdir.WriteFile(path, func(w io.Writer) error { return gif.EncodeAll(w, anim) })
+	m := Montage([][]Panel{row}, MontageOptions{Headers: p.headers})
+	p.anim.Image = append(p.anim.Image, p.q.quantize(m))
+	p.anim.Delay = append(p.anim.Delay, p.delay)
+}
+
+// write writes the animation to path, atomically.
+func (p *preview) write(path string) error {
+	return outdir.WriteFile(path, func(w io.Writer) error { return gif.EncodeAll(w, &p.anim) })
 }
 
 // previewBlock is the number of source frames whose columns

@@ -9,6 +9,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
@@ -212,17 +213,68 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 		return err
 	}
 	fg := Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale)
-	writes := []struct {
+	n := len(seq.Names)
+	var sets []*frameSet
+	for _, wr := range []struct {
 		sub string
 		m   Matrix
 		g   Geometry
-	}{{"background", sep.Background, g}, {"foreground", fg, g}, {"mask", sep.Masks, gray}}
-	j.stage("writing %d PNGs into %s", len(writes)*len(seq.Names), rep.Output)
-	for _, wr := range writes {
+	}{{"background", sep.Background, g}, {"foreground", fg, g}, {"mask", sep.Masks, gray}} {
+		fs, err := newFrameSet(filepath.Join(j.Dir, wr.sub), seq.Names, wr.m, wr.g, j.create())
+		if err != nil {
+			return err
+		}
+		sets = append(sets, fs)
+	}
+	// The preview shows the first window; its frames come from the same
+	// gathered columns as the PNGs, plus the frames themselves.
+	var pv *preview
+	var ycols [][]float64
+	if j.Preview && w.Index == 0 {
+		var err error
+		pv, err = newPreview([]PreviewColumn{
+			{Title: "original", M: seq.Y, G: g},
+			{Title: "background", M: sep.Background, G: g},
+			{Title: "foreground", M: fg, G: g},
+			{Title: "mask", M: sep.Masks, G: gray},
+		}, PreviewOptions{})
+		if err != nil {
+			return err
+		}
+		ycols = newColumns(writeBlock, g.Rows())
+	}
+	if pv != nil {
+		j.stage("writing %d PNGs into %s and preview.gif", len(sets)*n, rep.Output)
+	} else {
+		j.stage("writing %d PNGs into %s", len(sets)*n, rep.Output)
+	}
+	shown := make([][]float64, 4)
+	for j0 := 0; j0 < n; j0 += writeBlock {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := writeFrames(filepath.Join(j.Dir, wr.sub), seq.Names, wr.m, wr.g, j.create()); err != nil {
+		nb := min(writeBlock, n-j0)
+		// The gathers wait on memory, not on the cores: run them side by
+		// side, then encode and write while the preview takes its frames.
+		preview := pv != nil && pv.next() < j0+nb
+		var wg sync.WaitGroup
+		for _, fs := range sets {
+			wg.Go(func() { fs.gather(j0, nb) })
+		}
+		if preview {
+			wg.Go(func() { gatherColumns(ycols[:nb], seq.Y, j0) })
+		}
+		wg.Wait()
+		werr := make(chan error, 1)
+		go func() { werr <- writeSets(j0, nb, sets...) }()
+		if preview {
+			for f := pv.next(); f >= 0 && f < j0+nb; f = pv.next() {
+				k := f - j0
+				shown[0], shown[1], shown[2], shown[3] = ycols[k], sets[0].cols[k], sets[1].cols[k], sets[2].cols[k]
+				pv.add(shown)
+			}
+		}
+		if err := <-werr; err != nil {
 			return err
 		}
 	}
@@ -230,7 +282,7 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 		j.stage("window %d done; loading the next frames", w.Index+1)
 		return nil
 	}
-	// The montage and the preview show the first window.
+	// The montage shows the first window.
 	mont, err := j.montage(seq, sep, rep, truthIdx)
 	if err != nil {
 		return err
@@ -238,15 +290,8 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	if err := WritePNG(filepath.Join(j.Dir, "montage.png"), mont); err != nil {
 		return err
 	}
-	if j.Preview {
-		j.stage("writing preview.gif")
-		cols := []PreviewColumn{
-			{Title: "original", M: seq.Y, G: g},
-			{Title: "background", M: sep.Background, G: g},
-			{Title: "foreground", M: fg, G: g},
-			{Title: "mask", M: sep.Masks, G: gray},
-		}
-		if err := WritePreview(ctx, filepath.Join(j.Dir, "preview.gif"), cols, PreviewOptions{}); err != nil {
+	if pv != nil {
+		if err := pv.write(filepath.Join(j.Dir, "preview.gif")); err != nil {
 			return err
 		}
 	}

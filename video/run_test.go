@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"image"
+	"image/gif"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +52,7 @@ func TestRun(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	checkPreview(t, filepath.Join(job.Dir, "preview.gif"), in, job.Dir, c.Names[:25])
 	mask, _, _, err := LoadMask(filepath.Join(job.Dir, "mask", c.Names[k]), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +72,52 @@ func TestRun(t *testing.T) {
 	job.Dir = t.TempDir()
 	if _, err := Run(context.Background(), job); !errors.Is(err, ErrTruthFrame) {
 		t.Errorf("missing truth frame: %v", err)
+	}
+}
+
+// checkPreview checks a gray 32×24 preview of the given frames against
+// the input frames and the written masks: one animation frame per frame,
+// the original panel equal to the input frame and the mask panel to the
+// mask PNG, pixel for pixel (gray levels map to themselves).
+func checkPreview(t *testing.T, path, in, out string, names []string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	anim, err := gif.DecodeAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(anim.Image) != len(names) {
+		t.Fatalf("preview: %d frames, want %d", len(anim.Image), len(names))
+	}
+	const w, h = 32, 24
+	y0 := 4 + labelHeight + 4 + labelHeight
+	for k, img := range anim.Image {
+		orig, err := DecodeFile(filepath.Join(in, names[k]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mask, err := DecodeFile(filepath.Join(out, "mask", PNGName(names[k])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				for _, c := range []struct {
+					panel int
+					src   image.Image
+				}{{0, orig}, {3, mask}} {
+					got, _, _, _ := img.At(4+c.panel*(w+4)+x, y0+y).RGBA()
+					want, _, _, _ := c.src.At(x, y).RGBA()
+					if got>>8 != want>>8 {
+						t.Fatalf("preview frame %d, panel %d, pixel (%d, %d): %d, want %d", k, c.panel, x, y, got>>8, want>>8)
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -113,53 +113,86 @@ func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
 
 // writeFrames is [WriteFrames] with each file written by create.
 func writeFrames(dir string, names []string, m Matrix, g Geometry, create outdir.WriteFunc) error {
+	fs, err := newFrameSet(dir, names, m, g, create)
+	if err != nil {
+		return err
+	}
 	_, c := m.Dims()
+	for j0 := 0; j0 < c; j0 += writeBlock {
+		nb := min(writeBlock, c-j0)
+		fs.gather(j0, nb)
+		if err := writeSets(j0, nb, fs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// frameSet is a directory of frame PNGs being written from the columns
+// of a matrix, writeBlock frames at a time: the columns of a block are
+// gathered in one pass over the rows (a column of a row-major matrix
+// touches a cache line per entry), then encoded and written by several
+// goroutines, so that the per-file writes overlap.
+type frameSet struct {
+	dir    string
+	names  []string
+	m      Matrix
+	g      Geometry
+	create outdir.WriteFunc
+	cols   [][]float64 // the gathered block
+}
+
+// newFrameSet checks that m has a column per name and g's rows and that
+// no two names map to the same file, and creates dir.
+func newFrameSet(dir string, names []string, m Matrix, g Geometry, create outdir.WriteFunc) (*frameSet, error) {
+	r, c := m.Dims()
 	if len(names) != c {
-		return fmt.Errorf("video: %d names for %d frames", len(names), c)
+		return nil, fmt.Errorf("video: %d names for %d frames", len(names), c)
+	}
+	if r != g.Rows() {
+		return nil, fmt.Errorf("video: matrix has %d rows, but %d×%d×%d frames need %d", r, g.Width, g.Height, g.Channels(), g.Rows())
 	}
 	seen := make(map[string]string, len(names))
 	for _, name := range names {
 		out := PNGName(name)
 		if prev, dup := seen[out]; dup {
-			return fmt.Errorf("video: frames %s and %s would both be written as %s", prev, name, out)
+			return nil, fmt.Errorf("video: frames %s and %s would both be written as %s", prev, name, out)
 		}
 		seen[out] = name
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("video: %v", err)
+		return nil, fmt.Errorf("video: %v", err)
 	}
+	return &frameSet{dir: dir, names: names, m: m, g: g, create: create, cols: newColumns(writeBlock, r)}, nil
+}
+
+// gather fills the block with columns j0 … j0+nb−1.
+func (fs *frameSet) gather(j0, nb int) { gatherColumns(fs.cols[:nb], fs.m, j0) }
+
+// writeSets encodes and writes the gathered frames j0 … j0+nb−1 of every
+// set, all files of the block at once; the error reported is that of the
+// first failing file.
+func writeSets(j0, nb int, sets ...*frameSet) error {
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	r, _ := m.Dims()
-	if r != g.Rows() {
-		return fmt.Errorf("video: matrix has %d rows, but %d×%d×%d frames need %d", r, g.Width, g.Height, g.Channels(), g.Rows())
-	}
-	// Frames are gathered writeBlock at a time in one pass over the rows
-	// (a column of a row-major matrix touches a cache line per entry),
-	// then encoded and written by several goroutines.
-	cols := newColumns(writeBlock, r)
-	for j0 := 0; j0 < c; j0 += writeBlock {
-		nb := min(writeBlock, c-j0)
-		gatherColumns(cols[:nb], m, j0)
-		var (
-			errs = make([]error, nb)
-			wg   sync.WaitGroup
-		)
+	errs := make([]error, nb*len(sets))
+	var wg sync.WaitGroup
+	for s, fs := range sets {
 		for k := 0; k < nb; k++ {
 			wg.Add(1)
-			go func(k int) {
+			go func(e *error, col []float64, name string) {
 				defer wg.Done()
-				img := planeImage(cols[k], g)
-				path := filepath.Join(dir, PNGName(names[j0+k]))
-				if err := create(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
-					errs[k] = fmt.Errorf("video: writing %s: %v", path, err)
+				img := planeImage(col, fs.g)
+				path := filepath.Join(fs.dir, PNGName(name))
+				if err := fs.create(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
+					*e = fmt.Errorf("video: writing %s: %v", path, err)
 				}
-			}(k)
+			}(&errs[s*nb+k], fs.cols[k], fs.names[j0+k])
 		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
