@@ -200,10 +200,17 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 			return nil, rep, err
 		}
 		nb := min(maskBlock, frames-j0)
-		gatherColumns(cols[:nb], fg, j0)
 		if shadows {
 			gatherColumns(ycols[:nb], y, j0)
 			gatherColumns(bcols[:nb], bg, j0)
+		}
+		if d, ok := fg.(difference); ok && shadows && same(d.a, y) && same(d.b, bg) {
+			// The residual Y − M from the columns just gathered.
+			for k := 0; k < nb; k++ {
+				floats.SubTo(cols[k], ycols[k], bcols[k])
+			}
+		} else {
+			gatherColumns(cols[:nb], fg, j0)
 		}
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
@@ -237,6 +244,21 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 		rep.Noise = selection.Select(frameNoise, (frames+1)/2)
 	}
 	return out, rep, nil
+}
+
+// same reports whether a and b are the same *mat.Dense or the same
+// [LowRank] (other matrices are never the same: they may not be
+// comparable).
+func same(a, b Matrix) bool {
+	switch a := a.(type) {
+	case *mat.Dense:
+		b, ok := b.(*mat.Dense)
+		return ok && a == b
+	case LowRank:
+		b, ok := b.(LowRank)
+		return ok && a == b
+	}
+	return false
 }
 
 // isNil reports whether m is nil or a nil *mat.Dense.

@@ -310,3 +310,39 @@ func BenchmarkFitRows(b *testing.B) {
 		}
 	}
 }
+
+// TestMasksLazyResidual: the masks of a lazily read residual Y − M with a
+// LowRank M (the sketch's path, which derives the residual from the
+// gathered frames and background) equal those of the residual formed in
+// full.
+func TestMasksLazyResidual(t *testing.T) {
+	c, err := Generate(SceneShadows, GenerateOptions{Width: 40, Height: 30, Frames: 40, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mat.NewDense(40, 1, nil)
+	for j := range 40 {
+		v.Set(j, 0, 1)
+	}
+	q, err := RowSpace(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg, _, err := FitRows(context.Background(), c.Y, q, 8, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r mat.Dense
+	r.Sub(c.Y, bg.Dense())
+	want, wrep, err := Masks(context.Background(), &r, c.Y, bg.Dense(), c.Geometry, MaskOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, grep, err := Masks(context.Background(), difference{c.Y, bg}, c.Y, bg, c.Geometry, MaskOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(got, want) || grep.Shadow != wrep.Shadow || wrep.Shadow == 0 {
+		t.Errorf("lazy residual: masks differ (shadow pixels %d, want %d > 0)", grep.Shadow, wrep.Shadow)
+	}
+}
