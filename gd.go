@@ -99,9 +99,9 @@ type Start struct {
 	U, V *mat.Dense
 }
 
-// startFactors copies a warm start into the solver's layout and returns
-// σ₁(UVᵀ), the top singular value of R_U·R_Vᵀ for the thin QR factors
-// U = Q_U·R_U and V = Q_V·R_V.
+// startFactors copies a warm start into the solver's layout, balanced,
+// and returns σ₁(UVᵀ), the top singular value of R_U·R_Vᵀ for the thin QR
+// factors U = Q_U·R_U and V = Q_V·R_V.
 func startFactors(w *Start, q *gdParams) (u, v blas64.General, sigma1 float64, err error) {
 	if w.U == nil || w.V == nil {
 		return u, v, 0, errors.New("rpca: GD.Start needs both factors")
@@ -111,31 +111,52 @@ func startFactors(w *Start, q *gdParams) (u, v blas64.General, sigma1 float64, e
 	if ur != q.d1 || vr != q.d2 || uc != q.rank || vc != q.rank {
 		return u, v, 0, fmt.Errorf("rpca: GD.Start is %d×%d and %d×%d; want %d×%d and %d×%d (rank %d)", ur, uc, vr, vc, q.d1, q.rank, q.d2, q.rank, q.rank)
 	}
-	for _, m := range []*mat.Dense{w.U, w.V} {
-		for _, x := range m.RawMatrix().Data {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return u, v, 0, errors.New("rpca: GD.Start has a value that is not finite")
-			}
-		}
+	if !finite(w.U) || !finite(w.V) {
+		return u, v, 0, errors.New("rpca: GD.Start has a value that is not finite")
 	}
-	u, v = kernels.NewGeneral(q.d1, q.rank), kernels.NewGeneral(q.d2, q.rank)
-	kernels.Dense(u).Copy(w.U)
-	kernels.Dense(v).Copy(w.V)
 	var qu, qv mat.QR
 	qu.Factorize(w.U)
 	qv.Factorize(w.V)
 	var ru, rv, core mat.Dense
 	qu.RTo(&ru)
 	qv.RTo(&rv)
-	core.Mul(ru.Slice(0, q.rank, 0, q.rank), rv.Slice(0, q.rank, 0, q.rank).T())
+	r := q.rank
+	ru0, rv0 := ru.Slice(0, r, 0, r), rv.Slice(0, r, 0, r)
+	core.Mul(ru0, rv0.T())
 	var sv mat.SVD
-	if !sv.Factorize(&core, mat.SVDNone) {
+	if !sv.Factorize(&core, mat.SVDFull) {
 		return u, v, 0, fmt.Errorf("rpca: %w: the SVD of GD.Start's %d×%d core failed", ErrDiverged, q.rank, q.rank)
 	}
-	sigma1 = sv.Values(nil)[0]
+	sig := sv.Values(nil)
+	sigma1 = sig[0]
 	if !(sigma1 > 0) {
 		return u, v, 0, errors.New("rpca: GD.Start is zero")
 	}
+	// Balance the factors as Phase I does (U₀ = ŨΣ^½, V₀ = ṼΣ^½, so that
+	// U₀ᵀU₀ = V₀ᵀV₀): with R_U·R_Vᵀ = A·Σ·Bᵀ, U·R_U⁻¹·A·Σ^½ and
+	// V·R_V⁻¹·B·Σ^½ have the same product U·Vᵀ. A start whose scales are
+	// apart (U·c with V/c) would otherwise make the fixed step diverge. A
+	// rank-deficient factor is taken as it is.
+	u, v = kernels.NewGeneral(q.d1, r), kernels.NewGeneral(q.d2, r)
+	var a, b, tu, tv mat.Dense
+	sv.UTo(&a)
+	sv.VTo(&b)
+	half := make([]float64, r)
+	for k, x := range sig {
+		half[k] = math.Sqrt(x)
+	}
+	scaleCols := func(m *mat.Dense) {
+		m.Apply(func(_, j int, x float64) float64 { return x * half[j] }, m)
+	}
+	scaleCols(&a)
+	scaleCols(&b)
+	if tu.Solve(ru0, &a) != nil || tv.Solve(rv0, &b) != nil || !finite(&tu) || !finite(&tv) {
+		kernels.Dense(u).Copy(w.U)
+		kernels.Dense(v).Copy(w.V)
+		return u, v, sigma1, nil
+	}
+	kernels.Dense(u).Mul(w.U, &tu)
+	kernels.Dense(v).Mul(w.V, &tv)
 	return u, v, sigma1, nil
 }
 

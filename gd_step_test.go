@@ -68,6 +68,31 @@ func TestBacktrackingMonotone(t *testing.T) {
 	}
 }
 
+// TestGDWarmStartBalanced: a start whose factors are out of balance
+// (U/4 with V, for data Y/4) is balanced before the first step and ends
+// where the balanced start does.
+func TestGDWarmStartBalanced(t *testing.T) {
+	ctx := context.Background()
+	inst := warmInstance(t)
+	s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{FactorTol: 1e-16, MaxIter: 2000, ResidualTol: 1e-12}}
+	cold, err := rpca.Solve(ctx, inst, s, &rpca.GD{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var y, u, want, dm mat.Dense
+	y.Scale(0.25, inst.Dense)
+	u.Scale(0.25, cold.U)
+	w, err := rpca.Solve(ctx, &rpca.Problem{Dense: &y}, s, &rpca.GD{Start: &rpca.Start{U: &u, V: mat.DenseCopyOf(cold.V)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Scale(0.25, cold.LowRank())
+	dm.Sub(w.LowRank(), &want)
+	if e := mat.Norm(&dm, 2) / mat.Norm(&want, 2); e > 1e-6 {
+		t.Errorf("unbalanced start ends %.3g from the answer", e)
+	}
+}
+
 // TestGDWarmStart: started from the answer of a first run, GD stays there
 // (it converges within a few iterations to the same low-rank part), and
 // started from a perturbed answer it converges to the same point as from
@@ -138,4 +163,40 @@ func warmInstance(t *testing.T) *rpca.Problem {
 		}
 	}
 	return &rpca.Problem{Dense: &y}
+}
+
+// TestGDWarmStartScaled: data far outside the safe range are solved on a
+// copy scaled by a power of two, and the warm start is scaled with them
+// (and balanced again): started from the (scaled) answer of the unscaled
+// problem, GD ends at that answer times the scale, in fewer iterations
+// than from Phase I. Without the scaling of the start, or with the
+// scaling but without balancing, the first step diverges.
+func TestGDWarmStartScaled(t *testing.T) {
+	ctx := context.Background()
+	inst := warmInstance(t)
+	s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{FactorTol: 1e-16, MaxIter: 2000, ResidualTol: 1e-12}}
+	cold, err := rpca.Solve(ctx, inst, s, &rpca.GD{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const c = 0x1p200
+	var big, u mat.Dense
+	big.Scale(c, inst.Dense)
+	u.Scale(c, cold.U)
+	warm, err := rpca.Solve(ctx, &rpca.Problem{Dense: &big}, s, &rpca.GD{Start: &rpca.Start{U: &u, V: mat.DenseCopyOf(cold.V)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warm.DataScale == 1 {
+		t.Fatal("the data were not scaled; the test does not test the scaled start")
+	}
+	var want, dm mat.Dense
+	want.Scale(c, cold.LowRank())
+	dm.Sub(warm.LowRank(), &want)
+	if e := mat.Norm(&dm, 2) / mat.Norm(&want, 2); e > 1e-6 {
+		t.Errorf("scaled warm start ends %.3g from the scaled cold answer", e)
+	}
+	if warm.Iterations >= cold.Iterations/2 {
+		t.Errorf("scaled warm start took %d iterations, cold %d", warm.Iterations, cold.Iterations)
+	}
 }

@@ -97,6 +97,7 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	}
 	if c != 1 {
 		p = p.scaled(c)
+		m = scaledStart(m, c)
 	}
 	res, err := m.Solve(ctx, p, s)
 	if err != nil {
@@ -111,6 +112,20 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		res.unscale(c)
 	}
 	return res, nil
+}
+
+// scaledStart returns m, or for a gradient method with a warm start a
+// copy whose start U·Vᵀ is divided by c like the data (U/c).
+func scaledStart(m Method, c float64) Method {
+	g, ok := m.(*GD)
+	if !ok || g.Start == nil || g.Start.U == nil {
+		return m
+	}
+	cp := *g
+	var u mat.Dense
+	u.Scale(1/c, g.Start.U)
+	cp.Start = &Start{U: &u, V: g.Start.V}
+	return &cp
 }
 
 // zeroResult is the answer for Y = 0: U = 0 (d1×r), V = 0 (d2×r), S = 0,
