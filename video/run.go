@@ -83,40 +83,43 @@ var ErrTruthFrame = errors.New("video: the truth's frame is not among the frames
 
 // Report is summary.json of a separation.
 type Report struct {
-	Method       string       `json:"method"`
-	Preset       string       `json:"preset"`
-	Input        string       `json:"input"`
-	Output       string       `json:"output"`
-	Frames       int          `json:"frames"`
-	FirstFrame   string       `json:"first_frame"`
-	LastFrame    string       `json:"last_frame"`
-	Width        int          `json:"width"`
-	Height       int          `json:"height"`
-	Channels     int          `json:"channels"`
-	Scale        float64      `json:"scale"`
-	Rank         int          `json:"rank,omitempty"`
-	RankRule     string       `json:"rank_rule,omitempty"`
-	RankReason   string       `json:"rank_reason,omitempty"`
-	Alpha        float64      `json:"alpha"`
-	P            float64      `json:"p"`
-	Seed         uint64       `json:"seed"`
-	MaxIter      int          `json:"max_iter,omitempty"`
-	FactorTol    float64      `json:"factor_tol,omitempty"`
-	ResidualTol  float64      `json:"residual_tol,omitempty"`
-	Params       any          `json:"params,omitempty"`
-	Iterations   int          `json:"iterations"`
-	Seconds      float64      `json:"seconds"`
-	RankSeconds  float64      `json:"rank_seconds,omitempty"`
-	LoadSeconds  float64      `json:"load_seconds"`
-	StopReason   string       `json:"stop_reason"`
-	Residual     *float64     `json:"residual"`
-	Foreground   string       `json:"foreground"`
-	Mask         MaskSummary  `json:"mask"`
-	DisplayScale float64      `json:"foreground_display_scale"`
-	DisplayFloor float64      `json:"foreground_display_floor"`
-	Truth        *TruthScore  `json:"truth,omitempty"`
-	Window       int          `json:"window,omitempty"`
-	Windows      []WindowInfo `json:"windows,omitempty"`
+	Method          string       `json:"method"`
+	Preset          string       `json:"preset"`
+	Input           string       `json:"input"`
+	Output          string       `json:"output"`
+	Frames          int          `json:"frames"`
+	FirstFrame      string       `json:"first_frame"`
+	LastFrame       string       `json:"last_frame"`
+	Width           int          `json:"width"`
+	Height          int          `json:"height"`
+	Channels        int          `json:"channels"`
+	Scale           float64      `json:"scale"`
+	Rank            int          `json:"rank,omitempty"`
+	RankRule        string       `json:"rank_rule,omitempty"`
+	RankReason      string       `json:"rank_reason,omitempty"`
+	Alpha           float64      `json:"alpha"`
+	P               float64      `json:"p"`
+	Seed            uint64       `json:"seed"`
+	MaxIter         int          `json:"max_iter,omitempty"`
+	FactorTol       float64      `json:"factor_tol,omitempty"`
+	ResidualTol     float64      `json:"residual_tol,omitempty"`
+	Params          any          `json:"params,omitempty"`
+	Iterations      int          `json:"iterations"`
+	Seconds         float64      `json:"seconds"`
+	RankSeconds     float64      `json:"rank_seconds,omitempty"`
+	SketchRows      int          `json:"sketch_rows,omitempty"`       // rows the method solved on (0: all)
+	RowFitSeconds   float64      `json:"row_fit_seconds,omitempty"`   // FitRows, all windows
+	RowFitUnsettled int          `json:"row_fit_unsettled,omitempty"` // rows FitRows left unsettled
+	LoadSeconds     float64      `json:"load_seconds"`
+	StopReason      string       `json:"stop_reason"`
+	Residual        *float64     `json:"residual"`
+	Foreground      string       `json:"foreground"`
+	Mask            MaskSummary  `json:"mask"`
+	DisplayScale    float64      `json:"foreground_display_scale"`
+	DisplayFloor    float64      `json:"foreground_display_floor"`
+	Truth           *TruthScore  `json:"truth,omitempty"`
+	Window          int          `json:"window,omitempty"`
+	Windows         []WindowInfo `json:"windows,omitempty"`
 	// Unconverged counts the windows whose solve ended at its iteration
 	// cap.
 	Unconverged int `json:"unconverged_windows,omitempty"`
@@ -338,6 +341,11 @@ func (j *Job) record(w Window, rep *Report) {
 	res := sep.Result
 	rep.Seconds += sep.Seconds
 	rep.RankSeconds += sep.RankSeconds
+	rep.RowFitSeconds += sep.RowFitSeconds
+	rep.SketchRows = sep.SketchRows
+	if sep.RowFit != nil {
+		rep.RowFitUnsettled += sep.RowFit.Unsettled
+	}
 	if res != nil {
 		rep.Iterations += res.Iterations
 		if !res.Stop.Converged() {
