@@ -73,12 +73,7 @@ func TestBacktrackingMonotone(t *testing.T) {
 // where the balanced start does.
 func TestGDWarmStartBalanced(t *testing.T) {
 	ctx := context.Background()
-	inst := warmInstance(t)
-	s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{FactorTol: 1e-16, MaxIter: 2000, ResidualTol: 1e-12}}
-	cold, err := rpca.Solve(ctx, inst, s, &rpca.GD{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst, s, cold := coldRun(t)
 	var y, u, want, dm mat.Dense
 	y.Scale(0.25, inst.Dense)
 	u.Scale(0.25, cold.U)
@@ -99,12 +94,7 @@ func TestGDWarmStartBalanced(t *testing.T) {
 // Phase I. Bad starts are refused with rpca.ErrBadInput.
 func TestGDWarmStart(t *testing.T) {
 	ctx := context.Background()
-	inst := warmInstance(t)
-	s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{FactorTol: 1e-16, MaxIter: 2000, ResidualTol: 1e-12}}
-	cold, err := rpca.Solve(ctx, inst, s, &rpca.GD{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst, s, cold := coldRun(t)
 	// A start near the answer: U·(1 + 0.05·noise), V unchanged.
 	rng := rand.New(rand.NewPCG(3, 4))
 	u := mat.DenseCopyOf(cold.U)
@@ -135,6 +125,19 @@ func TestGDWarmStart(t *testing.T) {
 			t.Errorf("start %v: error %v, want rpca.ErrBadInput", bad, err)
 		}
 	}
+}
+
+// coldRun solves warmInstance from GD's own initialisation, to
+// convergence, and returns the instance, the settings and the result.
+func coldRun(t *testing.T) (*rpca.Problem, rpca.Settings, *rpca.Result) {
+	t.Helper()
+	inst := warmInstance(t)
+	s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{FactorTol: 1e-16, MaxIter: 2000, ResidualTol: 1e-12}}
+	cold, err := rpca.Solve(context.Background(), inst, s, &rpca.GD{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst, s, cold
 }
 
 // warmInstance is a 120×90 rank-3 matrix with 5% gross corruptions.
@@ -173,12 +176,7 @@ func warmInstance(t *testing.T) *rpca.Problem {
 // scaling but without balancing, the first step diverges.
 func TestGDWarmStartScaled(t *testing.T) {
 	ctx := context.Background()
-	inst := warmInstance(t)
-	s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{FactorTol: 1e-16, MaxIter: 2000, ResidualTol: 1e-12}}
-	cold, err := rpca.Solve(ctx, inst, s, &rpca.GD{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst, s, cold := coldRun(t)
 	const c = 0x1p200
 	var big, u mat.Dense
 	big.Scale(c, inst.Dense)

@@ -31,15 +31,7 @@ func TestWritePreview(t *testing.T) {
 	if err := WritePreview(context.Background(), path, cols, PreviewOptions{MaxFrames: 10}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	anim, err := gif.DecodeAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	anim := readGIF(t, path)
 	if len(anim.Image) != 10 {
 		t.Fatalf("%d frames, want 10", len(anim.Image))
 	}
@@ -64,6 +56,21 @@ func TestWritePreview(t *testing.T) {
 	if err := WritePreview(context.Background(), path, []PreviewColumn{{"bad", y, Geometry{Width: 3, Height: 3}}}, PreviewOptions{}); err == nil {
 		t.Error("mismatched geometry accepted")
 	}
+}
+
+// readGIF decodes the animated GIF at path.
+func readGIF(t *testing.T, path string) *gif.GIF {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	anim, err := gif.DecodeAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return anim
 }
 
 // TestQuantizer: the arithmetic palette mapping agrees with the palette's

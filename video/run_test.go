@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"image"
-	"image/gif"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,15 +80,7 @@ func TestRun(t *testing.T) {
 // mask PNG, pixel for pixel (gray levels map to themselves).
 func checkPreview(t *testing.T, path, in, out string, names []string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	anim, err := gif.DecodeAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	anim := readGIF(t, path)
 	if len(anim.Image) != len(names) {
 		t.Fatalf("preview: %d frames, want %d", len(anim.Image), len(names))
 	}
