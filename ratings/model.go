@@ -13,6 +13,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/internal/sample"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/metrics"
 )
@@ -103,17 +104,7 @@ func HoldOut(n int, frac float64, seed uint64) []bool {
 		return nil
 	}
 	k := min(max(1, int(math.Round(frac*float64(n)))), n-1)
-	rng := rand.New(rand.NewPCG(seed, 0x6b0d0e7a11c0de))
-	held := make([]bool, n)
-	// Floyd's algorithm: k distinct indices uniformly at random.
-	for j := n - k; j < n; j++ {
-		t := rng.IntN(j + 1)
-		if held[t] {
-			t = j
-		}
-		held[t] = true
-	}
-	return held
+	return sample.Subset(rand.New(rand.NewPCG(seed, 0x6b0d0e7a11c0de)), n, k)
 }
 
 // Fit fits the model to the ratings of r that are not held out (held may

@@ -7,12 +7,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/sample"
 	"github.com/rpca-gd/rpca/internal/selection"
 )
 
@@ -49,19 +49,12 @@ func sketchRows(d1, n int, seed uint64) []int {
 	if n <= 0 || n >= d1 {
 		return nil
 	}
-	// Floyd's algorithm: n draws, each a new index.
-	rng := rand.New(rand.NewPCG(seed, 0x736b65746368))
-	seen := make(map[int]bool, n)
 	idx := make([]int, 0, n)
-	for j := d1 - n; j < d1; j++ {
-		t := rng.IntN(j + 1)
-		if seen[t] {
-			t = j
+	for i, in := range sample.Subset(rand.New(rand.NewPCG(seed, 0x736b65746368)), d1, n) {
+		if in {
+			idx = append(idx, i)
 		}
-		seen[t] = true
-		idx = append(idx, t)
 	}
-	slices.Sort(idx)
 	return idx
 }
 

@@ -180,3 +180,21 @@ func Cover(d1, d2 int, rowPtr []int, colIdx []int32, seed uint64) (_ []int, _ []
 	}
 	return newPtr, newIdx, added
 }
+
+// Subset marks k distinct indices of [0, n), uniformly at random, drawn
+// from rng by Floyd's algorithm (k draws, each a new index). It panics
+// unless 0 ≤ k ≤ n.
+func Subset(rng *rand.Rand, n, k int) []bool {
+	if k < 0 || k > n {
+		panic("sample: subset size out of range")
+	}
+	in := make([]bool, n)
+	for j := n - k; j < n; j++ {
+		t := rng.IntN(j + 1)
+		if in[t] {
+			t = j
+		}
+		in[t] = true
+	}
+	return in
+}

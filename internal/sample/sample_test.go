@@ -2,6 +2,7 @@ package sample
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -127,5 +128,36 @@ func TestCover(t *testing.T) {
 	p4, c4, added := Cover(5, 6, rowPtr, colIdx, 1)
 	if added != 0 || &p4[0] != &rowPtr[0] || &c4[0] != &colIdx[0] {
 		t.Error("Cover changed a full Φ")
+	}
+}
+
+// TestSubset: exactly k indices are marked, and over 20000 draws of 3 of
+// 10 every index is marked with frequency 0.3 within 5 standard
+// deviations (σ = √(0.3·0.7/20000) ≈ 0.0032), as a uniform subset must.
+func TestSubset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, k, draws = 10, 3, 20000
+	counts := make([]int, n)
+	for range draws {
+		in := Subset(rng, n, k)
+		got := 0
+		for i, b := range in {
+			if b {
+				got++
+				counts[i]++
+			}
+		}
+		if got != k {
+			t.Fatalf("%d marked, want %d", got, k)
+		}
+	}
+	sd := math.Sqrt(0.3 * 0.7 / draws)
+	for i, c := range counts {
+		if f := float64(c) / draws; math.Abs(f-0.3) > 5*sd {
+			t.Errorf("index %d marked with frequency %.4f, want 0.3", i, f)
+		}
+	}
+	if slices.Contains(Subset(rng, 5, 0), true) || slices.Contains(Subset(rng, 5, 5), false) {
+		t.Error("k = 0 or k = n marks the wrong set")
 	}
 }
