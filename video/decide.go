@@ -204,7 +204,7 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 			gatherColumns(ycols[:nb], y, j0)
 			gatherColumns(bcols[:nb], bg, j0)
 		}
-		if d, ok := fg.(difference); ok && shadows && same(d.a, y) && same(d.b, bg) {
+		if r, ok := fg.(residual); ok && shadows && r.of(y, bg) {
 			// The residual Y − M from the columns just gathered.
 			for k := 0; k < nb; k++ {
 				floats.SubTo(cols[k], ycols[k], bcols[k])
@@ -244,21 +244,6 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 		rep.Noise = selection.Select(frameNoise, (frames+1)/2)
 	}
 	return out, rep, nil
-}
-
-// same reports whether a and b are the same *mat.Dense or the same
-// [LowRank] (other matrices are never the same: they may not be
-// comparable).
-func same(a, b Matrix) bool {
-	switch a := a.(type) {
-	case *mat.Dense:
-		b, ok := b.(*mat.Dense)
-		return ok && a == b
-	case LowRank:
-		b, ok := b.(LowRank)
-		return ok && a == b
-	}
-	return false
 }
 
 // isNil reports whether m is nil or a nil *mat.Dense.
@@ -309,17 +294,9 @@ func gatherColumns(dst [][]float64, m Matrix, j0 int) {
 	case LowRank:
 		lowRankColumns(dst, m, j0, false)
 		return
-	case difference:
-		gatherColumns(dst, m.a, j0)
-		if l, ok := m.b.(LowRank); ok {
-			lowRankColumns(dst, l, j0, true)
-			return
-		}
-		tmp := newColumns(len(dst), len(dst[0]))
-		gatherColumns(tmp, m.b, j0)
-		for k, col := range dst {
-			floats.Sub(col, tmp[k])
-		}
+	case residual:
+		gatherColumns(dst, m.y, j0)
+		lowRankColumns(dst, m.m, j0, true)
 		return
 	}
 	if d, ok := m.(*mat.Dense); ok {

@@ -231,12 +231,13 @@ func Separate(ctx context.Context, seq *Sequence, o SeparateOptions) (*Separatio
 	case sep.residual != nil: // Y − M of the rank check
 		sep.Foreground, sep.residual = sep.residual, nil
 	default:
-		if bg, ok := sep.Background.(*mat.Dense); ok {
+		switch bg := sep.Background.(type) {
+		case LowRank:
+			sep.Foreground = residual{y, bg}
+		case *mat.Dense:
 			var r mat.Dense
 			r.Sub(y, bg)
 			sep.Foreground = &r
-		} else {
-			sep.Foreground = difference{y, sep.Background}
 		}
 	}
 	stage("deciding the foreground of %d frames", d2)

@@ -355,14 +355,23 @@ func (l LowRank) At(i, j int) float64 {
 	return floats.Dot(l.U.RawRowView(i), l.Q.RawRowView(j))
 }
 
-// difference is the matrix a − b, formed entry by entry when read: the
-// residual Y − M without a third d1×d2 matrix.
-type difference struct {
-	a, b Matrix
+// residual is Y − M for a background held as its factors, formed entry
+// by entry (or a block of columns at a time) when read: the foreground
+// without a third d1×d2 matrix.
+type residual struct {
+	y *mat.Dense
+	m LowRank
 }
 
-func (d difference) Dims() (int, int)    { return d.a.Dims() }
-func (d difference) At(i, j int) float64 { return d.a.At(i, j) - d.b.At(i, j) }
+func (r residual) Dims() (int, int)    { return r.y.Dims() }
+func (r residual) At(i, j int) float64 { return r.y.At(i, j) - r.m.At(i, j) }
+
+// of reports whether r is y − bg.
+func (r residual) of(y, bg Matrix) bool {
+	d, ok := y.(*mat.Dense)
+	l, lok := bg.(LowRank)
+	return ok && lok && d == r.y && l == r.m
+}
 
 // Dense forms M as a d1×d2 matrix.
 func (l LowRank) Dense() *mat.Dense {

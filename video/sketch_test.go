@@ -338,7 +338,7 @@ func TestMasksLazyResidual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, grep, err := Masks(context.Background(), difference{c.Y, bg}, c.Y, bg, c.Geometry, MaskOptions{})
+	got, grep, err := Masks(context.Background(), residual{c.Y, bg}, c.Y, bg, c.Geometry, MaskOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
