@@ -150,6 +150,7 @@ func (l *videoLoader) sequence(frames [][]byte, first int) (*Sequence, error) {
 		return nil, err
 	}
 	names := make([]string, len(frames))
+	block := make([][][]float64, 0, loadBlock)
 	for k, f := range frames {
 		names[k] = fmt.Sprintf("frame%06d.png", first+k+1)
 		planes := rawPlanes(f, w*h, channels)
@@ -158,8 +159,12 @@ func (l *videoLoader) sequence(frames [][]byte, first int) (*Sequence, error) {
 				planes[c] = boxDown(p, w, h, n)
 			}
 		}
-		setColumns(y, k, [][][]float64{planes})
 		frames[k] = nil
+		// Stored loadBlock frames at a time, one pass over Y's rows.
+		if block = append(block, planes); len(block) == loadBlock || k == len(frames)-1 {
+			setColumns(y, k+1-len(block), block)
+			block = block[:0]
+		}
 	}
 	return &Sequence{Geometry: g, Names: names, Y: y}, nil
 }

@@ -259,7 +259,7 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 		nb := min(writeBlock, n-j0)
 		// The gathers wait on memory, not on the cores: run them side by
 		// side, then encode and write while the preview takes its frames.
-		preview := pv != nil && pv.next() < j0+nb
+		preview := pv != nil && pv.next() >= 0 && pv.next() < j0+nb
 		var wg sync.WaitGroup
 		for _, fs := range sets {
 			wg.Go(func() { fs.gather(j0, nb) })
