@@ -38,11 +38,7 @@ func WriteFile(path string, write func(w io.Writer) error) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 64<<10)
-	if err = write(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
+	if err = writeBuffered(f, write); err != nil {
 		return err
 	}
 	if err = f.Chmod(0o644); err != nil {
@@ -59,6 +55,15 @@ func WriteFile(path string, write func(w io.Writer) error) (err error) {
 	}
 	syncDir(dir)
 	return nil
+}
+
+// writeBuffered writes the bytes that write produces to f, through a buffer.
+func writeBuffered(f *os.File, write func(w io.Writer) error) error {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // syncDir makes a rename in dir durable where the platform supports it;
@@ -165,11 +170,7 @@ func (d *Dir) Create(path string, write func(w io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 64<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
+	err = writeBuffered(f, write)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
