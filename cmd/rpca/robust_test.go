@@ -325,6 +325,8 @@ func TestVideoRobust(t *testing.T) {
 		{"workers negative", 2, []string{"--workers"}, []string{"--in", in, "--workers", "-2"}},
 		{"mask filter negative", 2, []string{"--mask-filter"}, []string{"--in", in, "--mask-filter", "-1"}},
 		{"min object negative", 2, []string{"--min-object"}, []string{"--in", in, "--min-object", "-5"}},
+		{"sketch rows negative", 2, []string{"--sketch-rows"}, []string{"--in", in, "--sketch-rows", "-1"}},
+		{"sketch rows not a number", 2, []string{"-sketch-rows"}, []string{"--in", in, "--sketch-rows", "half"}},
 		{"window too small", 2, []string{"--window", "at least 20"}, []string{"--in", in, "--window", "5"}},
 		{"window negative", 2, []string{"--window"}, []string{"--in", in, "--window", "-200"}},
 		{"window not a number", 2, []string{"-window"}, []string{"--in", in, "--window", "many"}},

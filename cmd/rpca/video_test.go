@@ -723,3 +723,29 @@ func TestVideoWarnsWhenNotConverged(t *testing.T) {
 		t.Errorf("--quiet: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestVideoSketchRows: --sketch-rows solves on that many rows and fits
+// the rest; the background is as good as the full solve's (the bound of
+// TestVideoEndToEnd: 0.03 at most per pixel), and summary.json says how
+// many rows the solver saw. --sketch-rows 0 solves on all rows.
+func TestVideoSketchRows(t *testing.T) {
+	c, in := newClip(t)
+	for _, rows := range []string{"400", "0"} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet", "--preview=false", "--sketch-rows", rows)
+		if code != 0 {
+			t.Fatalf("--sketch-rows %s: exit %d, stderr %q", rows, code, stderr)
+		}
+		for _, name := range c.names {
+			got, _, _ := readGray(t, filepath.Join(out, "background", name))
+			if e := maxAbsDiff(got, c.bg); e > 0.03 {
+				t.Errorf("--sketch-rows %s: background %s: max error %.4f > 0.03", rows, name, e)
+			}
+		}
+		sum := readSummary(t, out)
+		want := map[string]any{"400": 400.0, "0": nil}[rows]
+		if sum["sketch_rows"] != want {
+			t.Errorf("--sketch-rows %s: summary sketch_rows %v, want %v", rows, sum["sketch_rows"], want)
+		}
+	}
+}
