@@ -117,7 +117,7 @@ func parseDescr(descr string) (dtype, error) {
 		return bad("not a simple numeric type")
 	}
 	ok := false
-	switch kind {
+	switch kind { // objects, strings, raw bytes and dates were refused above
 	case 'f':
 		ok = size == 2 || size == 4 || size == 8
 	case 'i', 'u':
@@ -126,14 +126,6 @@ func parseDescr(descr string) (dtype, error) {
 		ok = size == 1
 	case 'c':
 		return bad("complex")
-	case 'S', 'a', 'U':
-		return bad("string")
-	case 'O':
-		return bad("Python objects")
-	case 'M', 'm':
-		return bad("date/time")
-	case 'V':
-		return bad("raw bytes/structured")
 	}
 	if !ok {
 		return bad(fmt.Sprintf("%d-byte %c", size, kind))
