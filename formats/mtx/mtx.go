@@ -198,11 +198,14 @@ func parseMMBanner(line string) (Header, error) {
 func parseDims(lr *textio.LineReader, h Header, size []string, want int) (d1, d2 int, err error) {
 	name := lr.Name
 	if len(size) != want {
-		form := "rows cols entries"
+		form, hint := "rows cols entries", "; is this an array file with a coordinate banner?"
 		if want == 2 {
-			form = "rows cols"
+			form, hint = "rows cols", "; is this a coordinate file with an array banner?"
 		}
-		return 0, 0, textio.ErrAt(name, lr.Line, 0, "size line has %d fields, want %d (%s)", len(size), want, form)
+		if len(size) != 5-want { // 2 for 3 or 3 for 2: the other format's size line
+			hint = ""
+		}
+		return 0, 0, textio.ErrAt(name, lr.Line, 0, "size line has %d fields, want %d (%s)%s", len(size), want, form, hint)
 	}
 	d := make([]int, want)
 	for k, s := range size {
@@ -238,9 +241,6 @@ func parseMMValue(s, field string) (float64, error) {
 
 func readMMCoordinate(lr *textio.LineReader, h Header, size []string) (*formats.Triplets, error) {
 	name := lr.Name
-	if len(size) == 2 {
-		return nil, textio.ErrAt(name, lr.Line, 0, "size line has 2 fields, want 3 (rows cols entries); is this an array file with a coordinate banner?")
-	}
 	d1, d2, err := parseDims(lr, h, size, 3)
 	if err != nil {
 		return nil, err
@@ -317,9 +317,6 @@ func parseIndex(s string, n int) (int, error) {
 
 func readMMArray(lr *textio.LineReader, h Header, size []string) (*mat.Dense, error) {
 	name := lr.Name
-	if len(size) == 3 {
-		return nil, textio.ErrAt(name, lr.Line, 0, "size line has 3 fields, want 2 (rows cols); is this a coordinate file with an array banner?")
-	}
 	d1, d2, err := parseDims(lr, h, size, 2)
 	if err != nil {
 		return nil, err

@@ -157,7 +157,8 @@ func TestMatrixMarketErrors(t *testing.T) {
 		{"vector", "%%MatrixMarket vector coordinate real general\n", 1, 0, "object"},
 		{"short banner", "%%MatrixMarket matrix coordinate real\n", 1, 0, "banner has 4 words"},
 		{"no size", hdr + "% only comments\n", 0, 0, "no size line"},
-		{"size fields", hdr + "2 2\n", 2, 0, "want 3"},
+		{"size fields", hdr + "2 2\n", 2, 0, "want 3 (rows cols entries); is this an array file"},
+		{"size fields 4", hdr + "2 2 1 1\n", 2, 0, "4 fields, want 3 (rows cols entries)\n"},
 		{"size text", hdr + "% c\n2 x 1\n", 3, 2, `size "x"`},
 		{"zero size", hdr + "0 3 0\n", 2, 0, "empty"},
 		{"too many declared", hdr + "2 2 5\n", 2, 3, "5 entries declared"},
@@ -185,7 +186,7 @@ func TestMatrixMarketErrors(t *testing.T) {
 		if fe.Line != c.line || fe.Column != c.col {
 			t.Errorf("%s: error %q at line %d column %d, want line %d column %d", c.name, err, fe.Line, fe.Column, c.line, c.col)
 		}
-		if !strings.Contains(err.Error(), c.contains) || !strings.HasPrefix(err.Error(), "bad.mtx: ") {
+		if !strings.Contains(err.Error()+"\n", c.contains) || !strings.HasPrefix(err.Error(), "bad.mtx: ") {
 			t.Errorf("%s: error %q does not contain %q", c.name, err, c.contains)
 		}
 	}
