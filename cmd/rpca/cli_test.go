@@ -186,7 +186,7 @@ func TestDemo(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stderr, "initializing") != 3 || !strings.Contains(r.stderr, "generating a 400×400") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	wantError(t, 2, []string{"--d", "[1, 20000]"}, "demo", "--d", "0")
+	wantError(t, 2, []string{"flag -d", "[1, 20000]"}, "demo", "--d", "0")
 	wantError(t, 2, []string{"flag -rank", "positive integer"}, "demo", "--rank", "0")
 	wantError(t, 2, []string{"not defined: -p"}, "demo", "--p", "0.5")
 	// Interrupted: exit code 130, no summary.

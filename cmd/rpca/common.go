@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -58,11 +57,33 @@ func newFlagSet(e *env, name, synopsis string, vars ...map[string]string) *flag.
 	fs.Usage = func() {
 		w := e.stdout
 		fmt.Fprintf(w, "Usage: rpca %s %s\n\n%s\n\nFlags:\n", name, synopsis, helpText(name, v))
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(e.stderr)
+		printFlags(w, fs)
 	}
 	return fs
+}
+
+// printFlags is flag.PrintDefaults, with the value of a checked flag
+// named by its type.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if k, ok := f.Value.(interface{ kind() string }); ok && name == "value" {
+			name = k.kind()
+		}
+		fmt.Fprintf(w, "  -%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(w, " %s", name)
+		}
+		fmt.Fprintf(w, "\n    \t%s", usage)
+		switch {
+		case slices.Contains([]string{"", "0", "0s", "false"}, f.DefValue):
+		case name == "string":
+			fmt.Fprintf(w, " (default %q)", f.DefValue)
+		default:
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 // parse parses args and turns flag errors into usage errors.
@@ -149,7 +170,7 @@ const (
 type flagDef struct {
 	bit   flagMask
 	name  string
-	ptr   any // *string, *float64, *int, *uint64, *bool or flag.Value
+	ptr   any // *string, *uint64, *bool or flag.Value
 	usage string
 }
 
@@ -159,23 +180,27 @@ func (f *solveFlags) defs() []flagDef {
 	if f.rankAuto {
 		rankUsage += ", or auto to choose it from the data"
 	}
+	const orDef = "a finite non-negative number (0: the default)"
+	tolerance := func(p *float64) flag.Value {
+		return checked[float64]{p, finite, "a finite number (0: the default, < 0: off)"}
+	}
 	return []flagDef{
 		{flagMethod, "method", &f.method, methodHelp(f.method)},
 		{flagRank, "rank", &rankValue{&f.rank, f.rankAuto}, rankUsage},
-		{flagAlpha, "alpha", &f.alpha, "α, the largest fraction of corrupted entries per row/column, in [0, 1)"},
-		{flagGamma, "gamma", &f.gamma, "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)"},
-		{flagStep, "step", &f.step, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial)},
-		{flagGDModel, "mu", &f.mu, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)"},
+		{flagAlpha, "alpha", checked[float64]{&f.alpha, fraction, "in [0, 1)"}, "α, the largest fraction of corrupted entries per row/column, in [0, 1)"},
+		{flagGamma, "gamma", checked[float64]{&f.gamma, orDefault, orDef}, "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)"},
+		{flagStep, "step", checked[float64]{&f.step, orDefault, orDef}, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial)},
+		{flagGDModel, "mu", checked[float64]{&f.mu, orDefault, orDef}, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)"},
 		{flagGDModel, "no-projection", &f.noProj, "gd: switch off the row-norm projections"},
-		{flagGDModel, "ridge", &f.ridge, "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
-		{flagGDModel, "step-rule", &f.stepRule, "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix"},
-		{flagLambda, "lambda", &f.ialmLambda, "ialm: weight λ of ‖S‖₁ (0: 1/√d1)"},
-		{flagSample, "p", &f.p, "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them"},
-		{flagTol, "tol", &f.tol, "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)"},
-		{flagFactorTol, "factor-tol", &f.factorTol, "gd: relative factor-change tolerance (0: default; <0: off)"},
-		{flagMaxIter, "max-iter", &f.maxIter, "iteration cap (0: method default)"},
+		{flagGDModel, "ridge", checked[float64]{&f.ridge, orDefault, orDef}, "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
+		{flagGDModel, "step-rule", checked[string]{&f.stepRule, oneOf("", string(rpca.StepFixed), string(rpca.StepBacktracking)), "fixed or backtracking"}, "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix"},
+		{flagLambda, "lambda", checked[float64]{&f.ialmLambda, orDefault, orDef}, "ialm: weight λ of ‖S‖₁ (0: 1/√d1)"},
+		{flagSample, "p", checked[float64]{&f.p, rate, "in (0, 1]"}, "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them"},
+		{flagTol, "tol", tolerance(&f.tol), "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)"},
+		{flagFactorTol, "factor-tol", tolerance(&f.factorTol), "gd: relative factor-change tolerance (0: default; <0: off)"},
+		{flagMaxIter, "max-iter", checked[int]{&f.maxIter, atLeast(0), "non-negative (0: the method's default)"}, "iteration cap (0: method default)"},
 		{flagSeed, "seed", &f.seed, "random seed"},
-		{flagWorkers, "workers", &f.workers, "goroutines for the parallel kernels (0: all cores)"},
+		{flagWorkers, "workers", checked[int]{&f.workers, atLeast(0), "non-negative (0: all cores)"}, "goroutines for the parallel kernels (0: all cores)"},
 		{flagQuiet, "quiet", &f.quiet, "no progress output on stderr"},
 		{flagVerbose, "verbose", &f.verbose, "one progress line per iteration on stderr, even when it is not a terminal"},
 		{flagJSON, "json", &f.jsonOut, "print the summary as one JSON object on stdout"},
@@ -196,10 +221,6 @@ func (f *solveFlags) register(fs *flag.FlagSet, mask flagMask) {
 		switch p := d.ptr.(type) {
 		case *string:
 			fs.StringVar(p, d.name, *p, d.usage)
-		case *float64:
-			fs.Float64Var(p, d.name, *p, d.usage)
-		case *int:
-			fs.IntVar(p, d.name, *p, d.usage)
 		case *uint64:
 			fs.Uint64Var(p, d.name, *p, d.usage)
 		case *bool:
@@ -229,19 +250,12 @@ func (v *rankValue) String() string {
 }
 
 func (v *rankValue) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	switch {
-	case v.auto && (s == "auto" || s == "0"):
+	if v.auto && (s == "auto" || s == "0") {
 		*v.r = 0
-	case err != nil || n < 1:
-		if v.auto {
-			return fmt.Errorf("must be a positive integer or auto, got %q", s)
-		}
-		return fmt.Errorf("must be a positive integer, got %q", s)
-	default:
-		*v.r = n
+		return nil
 	}
-	return nil
+	want := map[bool]string{false: "a positive integer", true: "a positive integer or auto"}[v.auto]
+	return checked[int]{v.r, atLeast(1), want}.Set(s)
 }
 
 // settings returns the shared settings.
@@ -257,33 +271,6 @@ func (f *solveFlags) settings() rpca.Settings {
 			FactorTol:   f.factorTol,
 		},
 	}
-}
-
-// check validates the flag values that the library would otherwise
-// reject with a less specific message.
-func (f *solveFlags) check() error {
-	stepRules := f.stepRule == "" || f.stepRule == string(rpca.StepFixed) || f.stepRule == string(rpca.StepBacktracking)
-	rules := []rule{
-		{!(f.alpha >= 0 && f.alpha < 1), fmt.Sprintf("--alpha must be in [0, 1), got %v", f.alpha)},
-		{!(f.p > 0 && f.p <= 1), fmt.Sprintf("--p must be in (0, 1], got %v", f.p)},
-		{f.workers < 0, "--workers must be non-negative"},
-		{f.maxIter < 0, fmt.Sprintf("--max-iter must be non-negative (0: the method's default), got %d", f.maxIter)},
-		{!stepRules, fmt.Sprintf("--step-rule must be %s or %s, got %q", rpca.StepFixed, rpca.StepBacktracking, f.stepRule)},
-	}
-	const defaults = "a finite non-negative number (0: the default)"
-	for _, v := range []struct {
-		name string
-		v    float64
-	}{{"gamma", f.gamma}, {"step", f.step}, {"mu", f.mu}, {"lambda", f.ialmLambda}, {"ridge", f.ridge}} {
-		rules = append(rules, rule{!finiteAtLeast(v.v, 0), fmt.Sprintf("--%s must be %s, got %v", v.name, defaults, v.v)})
-	}
-	for _, v := range []struct {
-		name string
-		v    float64
-	}{{"tol", f.tol}, {"factor-tol", f.factorTol}} {
-		rules = append(rules, rule{math.IsNaN(v.v) || math.IsInf(v.v, 0), fmt.Sprintf("--%s must be a finite number (0: the default, < 0: off), got %v", v.name, v.v)})
-	}
-	return firstBroken(rules...)
 }
 
 // methodAuto is the default --method of the solving commands.
@@ -385,16 +372,13 @@ type outFlags struct {
 func (o *outFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "output directory (required); created complete or not at all")
 	fs.BoolVar(&o.force, "force", false, "replace the output directory if rpca wrote it (it holds "+outdir.OwnerMarker+"); never the current directory, its parents, home, or a directory holding an input")
-	fs.StringVar(&o.format, "format", "npy", "format of the matrices written: npy (NumPy float64) or csv")
+	numVar(fs, &o.format, "format", "npy", oneOf("npy", "csv"), "npy or csv", "format of the matrices written: npy (NumPy float64) or csv")
 }
 
 // validate checks the output flags of command cmd.
 func (o *outFlags) validate(cmd string) error {
 	if o.out == "" {
 		return fmt.Errorf("%s: --out DIR is required (run 'rpca %s -h' for help): %w", cmd, cmd, errUsage)
-	}
-	if o.format != "npy" && o.format != "csv" {
-		return fmt.Errorf("--format must be npy or csv, got %q: %w", o.format, errUsage)
 	}
 	return nil
 }
@@ -438,12 +422,3 @@ func firstBroken(rules ...rule) error {
 	}
 	return nil
 }
-
-// finiteAtLeast reports whether x is a finite number ≥ lo.
-func finiteAtLeast(x, lo float64) bool { return x >= lo && !math.IsInf(x, 0) }
-
-// finiteAbove reports whether x is a finite number > lo.
-func finiteAbove(x, lo float64) bool { return x > lo && !math.IsInf(x, 0) }
-
-// outside reports whether n lies outside [lo, hi].
-func outside(n, lo, hi int) bool { return n < lo || n > hi }

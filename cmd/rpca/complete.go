@@ -50,8 +50,8 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.delim, "delim", "", "field separator: tab, comma, space (runs of white space) or any string (default: detected)")
 	fs.BoolVar(&f.ignoreExtra, "ignore-extra", false, "ignore fields after the third (e.g. timestamps)")
 	fs.StringVar(&f.predict, "predict", "", "file of row col pairs (a third field is ignored) to predict into predictions.tsv")
-	fs.StringVar(&f.unknown, "unknown", "error", "ids in --predict that have no training rating: error, nan, or bias (with --biases: the mean plus the known id's bias)")
-	fs.Float64Var(&f.holdout, "holdout", 0, "fraction in [0, 1) of the ratings held out to measure the prediction error")
+	numVar(fs, &f.unknown, "unknown", "error", oneOf("error", "nan", "bias"), "error, nan or bias", "ids in --predict that have no training rating: error, nan, or bias (with --biases: the mean plus the known id's bias)")
+	numVar(fs, &f.holdout, "holdout", 0, fraction, "in [0, 1)", "fraction in [0, 1) of the ratings held out to measure the prediction error")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
 	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")
 	fs.BoolVar(&f.biases, "biases", false, "fit a global mean and regularised user and item biases first (Surprise's BaselineOnly: ALS, reg 15 and 10, 10 sweeps) and the low-rank part to what they leave; U and V get two more columns holding them; replaces --center")
@@ -138,9 +138,7 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
 		rule{!flagSet(fs, "rank"), "complete: --rank R is required, the rank of the fitted matrix (run 'rpca complete -h' for help)"},
 		rule{f.method != "gd" && f.method != "scaledgd", fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) or scaledgd only", f.method)},
-		rule{!(f.holdout >= 0 && f.holdout < 1), fmt.Sprintf("--holdout must be in [0, 1), got %v", f.holdout)},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
-		rule{f.unknown != "error" && f.unknown != "nan" && f.unknown != "bias", fmt.Sprintf("--unknown must be error, nan or bias, got %q", f.unknown)},
 	)
 	if err != nil {
 		return err
@@ -154,5 +152,5 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 			return fmt.Errorf("--clip: %w: %w", err, errUsage)
 		}
 	}
-	return f.check()
+	return nil
 }

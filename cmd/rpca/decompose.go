@@ -108,7 +108,7 @@ func (f *decomposeFlags) validate(fs *flag.FlagSet) error {
 	if !flagSet(fs, "rank") {
 		return fmt.Errorf("decompose: --rank R is required, the rank of the low-rank part (run 'rpca decompose -h' for help): %w", errUsage)
 	}
-	return f.check()
+	return nil
 }
 
 // load reads --in with the loader of package load and rewords its errors

@@ -19,17 +19,12 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	var f solveFlags
 	fs := newFlagSet(e, "demo", "[flags]")
 	// Only the flags the demo honours.
-	d := fs.Int("d", 2000, "matrix size d (d×d)")
+	var d int
+	numVar(fs, &d, "d", 2000, between(1, 20000), "in [1, 20000] for the demo (use 'rpca synth' for other sizes)", "matrix size d (d×d)")
 	f.rank, f.alpha = 10, 0.1
 	f.register(fs, flagRank|flagAlpha|flagSeed|flagWorkers|flagQuiet|flagVerbose)
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	if err := f.check(); err != nil {
-		return err
-	}
-	if *d < 1 || *d > 20000 {
-		return fmt.Errorf("--d must be in [1, 20000] for the demo, got %d (use 'rpca synth' for other sizes): %w", *d, errUsage)
 	}
 	// The stages go to stderr unless --quiet, the iterations as newProgress
 	// says.
@@ -40,7 +35,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stderr, msg)
 		}
 	}
-	rep, err := experiment.Demo(ctx, experiment.DemoOptions{D: *d, Rank: f.rank, Alpha: f.alpha, Seed: f.seed, Workers: f.workers,
+	rep, err := experiment.Demo(ctx, experiment.DemoOptions{D: d, Rank: f.rank, Alpha: f.alpha, Seed: f.seed, Workers: f.workers,
 		Stage: stage, Callback: bar.Record})
 	bar.Done()
 	if err != nil {

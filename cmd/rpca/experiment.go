@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +25,8 @@ type experimentFlags struct {
 	force     bool
 	quick     bool
 	d         int
-	dims      string
-	rates     string
+	dims      []int
+	rates     []float64
 	timeCap   time.Duration
 	frames    string
 	scale     float64
@@ -55,13 +53,13 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.out, "out", "", "output directory (default experiment-NAME)")
 	fs.BoolVar(&f.force, "force", false, "replace an existing non-empty output directory")
 	fs.BoolVar(&f.quick, "quick", false, "small sizes that run in seconds")
-	fs.IntVar(&f.d, "d", 0, "fig1a, fig1c: matrix size d (0: 5000, quick 400/300)")
-	fs.StringVar(&f.dims, "dims", "", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
-	fs.StringVar(&f.rates, "rates", "", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
+	numVar(fs, &f.d, "d", 0, atLeast(0), "non-negative", "fig1a, fig1c: matrix size d (0: 5000, quick 400/300)")
+	fs.Var(listOf[int]{&f.dims, atLeast(2), "a size of at least 2"}, "dims", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
+	fs.Var(listOf[float64]{&f.rates, rate, "a rate in (0, 1]"}, "rates", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
 	fs.DurationVar(&f.timeCap, "time-cap", 0, "fig1b, fig1c: wall-clock cap per solver run (0: fig1c 300s, quick 30s; fig1b none; <0: none)")
 	fs.StringVar(&f.frames, "clips", "", "video: frames directory, clips directory, or \"synthetic\"")
-	fs.Float64Var(&f.scale, "scale", 1, "video: downscale frames by 1/n, e.g. 0.5 (with --quick, 0.5 unless given)")
-	fs.IntVar(&f.maxFrames, "max-frames", 0, "video: use at most this many frames per clip (0: all, quick 30)")
+	numVar(fs, &f.scale, "scale", 0, rate, "in (0, 1]", "video: downscale frames by 1/n, e.g. 0.5 (default: full size, or 0.5 with --quick)")
+	numVar(fs, &f.maxFrames, "max-frames", 0, atLeast(0), "non-negative", "video: use at most this many frames per clip (0: all, quick 30)")
 	return fs
 }
 
@@ -81,24 +79,16 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	if experiment.Lookup(name) == nil {
 		return fmt.Errorf("experiment: unknown experiment %q (run 'rpca experiment -h' for the list): %w", name, errUsage)
 	}
-	if !flagSet(fs, "scale") {
-		f.scale = 0 // the experiment's default: full size, or 0.5 with --quick
-	} else if f.scale == 0 {
-		return fmt.Errorf("--scale must be in (0, 1], got 0: %w", errUsage)
-	}
 	o := experiment.Options{
 		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.seed, Workers: f.workers,
 		D: f.d, Rank: f.rank, Gamma: f.gamma, Step: f.step, FactorTol: f.factorTol, MaxIter: f.maxIter, TimeCap: f.timeCap,
-		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames,
+		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames, Dims: f.dims, Rates: f.rates,
 	}
 	if o.Out == "" {
 		o.Out = "experiment-" + name
 	}
 	if !f.quiet {
 		o.Log = e.stderr
-	}
-	if err := f.checkLists(&o); err != nil {
-		return err
 	}
 	rep, err := experiment.Run(ctx, name, o)
 	if err != nil {
@@ -109,56 +99,4 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	}
 	_, err = fmt.Fprintf(e.stdout, "wrote %s: %s\n", rep.Dir, strings.Join(rep.Files, ", "))
 	return err
-}
-
-// parseList parses a comma-separated list ("" is empty) of what (for
-// the error message) with parse.
-func parseList[T any](s, what string, parse func(string) (T, error)) ([]T, error) {
-	var out []T
-	for _, t := range strings.Split(s, ",") {
-		if t = strings.TrimSpace(t); t == "" {
-			continue
-		}
-		v, err := parse(t)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not %s", t, what)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// parseSize parses a size, 1e4-style values included when they are
-// integers.
-func parseSize(s string) (int, error) {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-		return 0, strconv.ErrSyntax
-	}
-	return int(v), nil
-}
-
-// checkLists parses --dims and --p into o and checks the numeric flags.
-func (f *experimentFlags) checkLists(o *experiment.Options) error {
-	var err error
-	if o.Dims, err = parseList(f.dims, "an integer", parseSize); err != nil {
-		return fmt.Errorf("--dims: %v: %w", err, errUsage)
-	}
-	if o.Rates, err = parseList(f.rates, "a number", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }); err != nil {
-		return fmt.Errorf("--rates: %v: %w", err, errUsage)
-	}
-	rules := []rule{
-		{min(f.d, f.maxFrames) < 0, "--d and --max-frames must be non-negative"},
-		{!(f.scale >= 0 && f.scale <= 1), fmt.Sprintf("--scale must be in (0, 1], got %v", f.scale)},
-	}
-	for _, p := range o.Rates {
-		rules = append(rules, rule{!(p > 0 && p <= 1), fmt.Sprintf("--rates: rate %v must be in (0, 1]", p)})
-	}
-	for _, d := range o.Dims {
-		rules = append(rules, rule{d < 2, fmt.Sprintf("--dims: size %d is too small", d)})
-	}
-	if err := firstBroken(rules...); err != nil {
-		return err
-	}
-	return f.check()
 }

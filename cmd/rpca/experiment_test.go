@@ -85,12 +85,12 @@ func TestExperimentUsage(t *testing.T) {
 	}{
 		{[]string{"experiment"}, 2, "missing NAME"},
 		{[]string{"experiment", "fig7"}, 2, "unknown experiment"},
-		{[]string{"experiment", "fig1a", "--rates", "1,x", "--out", out}, 2, "--rates"},
-		{[]string{"experiment", "fig1a", "--rates", "2", "--out", out}, 2, "--rates"},
-		{[]string{"experiment", "fig1b", "--dims", "1000,abc", "--out", out}, 2, "--dims"},
-		{[]string{"experiment", "video", "--scale", "3", "--out", out}, 2, "--scale"},
-		{[]string{"experiment", "fig1a", "--gamma", "-1", "--out", out}, 2, "--gamma"},
-		{[]string{"experiment", "fig1a", "--step", "-1", "--out", out}, 2, "--step"},
+		{[]string{"experiment", "fig1a", "--rates", "1,x", "--out", out}, 2, "flag -rates"},
+		{[]string{"experiment", "fig1a", "--rates", "2", "--out", out}, 2, "flag -rates"},
+		{[]string{"experiment", "fig1b", "--dims", "1000,abc", "--out", out}, 2, "flag -dims"},
+		{[]string{"experiment", "video", "--scale", "3", "--out", out}, 2, "flag -scale"},
+		{[]string{"experiment", "fig1a", "--gamma", "-1", "--out", out}, 2, "flag -gamma"},
+		{[]string{"experiment", "fig1a", "--step", "-1", "--out", out}, 2, "flag -step"},
 		{[]string{"experiment", "fig1a", "extra", "--out", out}, 2, "unexpected argument"},
 	} {
 		code, _, errOut := runExp(ctx, c.args...)

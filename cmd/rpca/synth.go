@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/synth"
@@ -39,10 +38,10 @@ func (f *synthFlags) register(e *env, name string) *flag.FlagSet {
 	fs.IntVar(&f.d, "d", 2000, "size of a square problem (d1 = d2 = d)")
 	fs.IntVar(&f.d1, "d1", 0, "number of rows (overrides --d)")
 	fs.IntVar(&f.d2, "d2", 0, "number of columns (overrides --d)")
-	fs.StringVar(&f.corruption, "corruption", "random", "corruption model: random (the paper's experiments) or deterministic (the theory's model)")
+	numVar(fs, &f.corruption, "corruption", "random", oneOf("random", "deterministic"), "random or deterministic", "corruption model: random (the paper's experiments) or deterministic (the theory's model)")
 	fs.Float64Var(&f.magnitude, "magnitude", 0, "corruption scale c (0: 5r/√(d1·d2))")
 	fs.Float64Var(&f.kappa, "kappa", 0, "condition number κ of M*: singular values evenly spaced over [1/κ, 1] (0: the paper's model)")
-	fs.Float64Var(&f.targetError, "target-error", 0, "also stop as soon as the true relative error is at most this (0: off)")
+	numVar(fs, &f.targetError, "target-error", 0, orDefault, "a finite non-negative number (0: off)", "also stop as soon as the true relative error is at most this (0: off)")
 	fs.StringVar(&f.save, "out", "", "write the generated instance (Y, A, B, S, instance.json) into this directory")
 	fs.StringVar(&f.save, "save", "", "the older name of --out")
 	fs.BoolVar(&f.force, "force", false, "with --out: replace the directory if it exists and is not empty")
@@ -50,7 +49,7 @@ func (f *synthFlags) register(e *env, name string) *flag.FlagSet {
 	return fs
 }
 
-func (f *synthFlags) config() (synth.Config, error) {
+func (f *synthFlags) config() synth.Config {
 	cfg := synth.Config{D1: f.d, D2: f.d, Rank: f.rank, Alpha: f.alpha, Magnitude: f.magnitude, Kappa: f.kappa, Seed: f.seed, Workers: f.workers, P: f.p}
 	if f.d1 > 0 {
 		cfg.D1 = f.d1
@@ -58,18 +57,11 @@ func (f *synthFlags) config() (synth.Config, error) {
 	if f.d2 > 0 {
 		cfg.D2 = f.d2
 	}
-	switch f.corruption {
-	case "random":
-		cfg.Corruption = synth.Random
-	case "deterministic":
+	cfg.Corruption = synth.Random
+	if f.corruption == "deterministic" {
 		cfg.Corruption = synth.Deterministic
-	default:
-		return cfg, fmt.Errorf("--corruption must be random or deterministic, got %q: %w", f.corruption, errUsage)
 	}
-	if math.IsNaN(f.targetError) || f.targetError < 0 {
-		return cfg, fmt.Errorf("--target-error must be non-negative: %w", errUsage)
-	}
-	return cfg, nil
+	return cfg
 }
 
 func runSynth(ctx context.Context, e *env, args []string) error {
@@ -78,13 +70,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := f.check(); err != nil {
-		return err
-	}
-	cfg, err := f.config()
-	if err != nil {
-		return err
-	}
+	cfg := f.config()
 	if f.noSolve && f.save == "" {
 		return fmt.Errorf("--no-solve needs --out DIR: %w", errUsage)
 	}
@@ -107,6 +93,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	job.Stage, job.Settings.Callback = prog.Stage, prog.Record
 	job.Settings.Stop.TargetError = f.targetError
 	if !f.noSolve {
+		var err error
 		if job.Method, err = f.newMethod(); err != nil {
 			return err
 		}

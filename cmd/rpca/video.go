@@ -71,26 +71,26 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.in, "in", "", "directory of frame images, or a video file (needs ffmpeg)")
 	fs.StringVar(&f.out, "out", "", "output directory (created atomically)")
 	fs.StringVar(&f.frames, "frames", "", "frame range a:b (0-based, b exclusive; either may be omitted) of the sorted frames")
-	fs.Float64Var(&f.scale, "scale", 1, "downscale frames by this factor, 1/n for an integer n (0.5, 0.25, …)")
+	numVar(fs, &f.scale, "scale", 1, rate, "in (0, 1]", "downscale frames by this factor, 1/n for an integer n (0.5, 0.25, …)")
 	fs.BoolVar(&f.color, "color", false, "keep the three colour channels even if the frames look gray")
 	fs.BoolVar(&f.gray, "gray", false, "convert colour frames to gray (luma)")
 	fs.StringVar(&f.preset, "preset", "", "parameter preset: empty (defaults measured on real footage) or paper (the paper's Appendix B settings)")
-	fs.IntVar(&f.maxRank, "max-rank", video.DefaultMaxRank, "largest rank the automatic rank rule may choose (--rank auto)")
-	fs.Float64Var(&f.rankGap, "rank-gap", video.DefaultMinGap, "automatic rank rule: the rank is the last k ≤ --max-rank with σ_k/σ_{k+1} ≥ this (> 1)")
-	fs.Float64Var(&f.maskThreshold, "mask-threshold", 0, "fixed foreground threshold on the residual, intensities in [0, 1] (0: --noise-factor times each frame's noise level)")
-	fs.Float64Var(&f.noiseFactor, "noise-factor", video.DefaultNoiseFactor, "foreground when the residual exceeds this many times the frame's noise level")
+	numVar(fs, &f.maxRank, "max-rank", video.DefaultMaxRank, atLeast(1), "at least 1", "largest rank the automatic rank rule may choose (--rank auto)")
+	numVar(fs, &f.rankGap, "rank-gap", video.DefaultMinGap, func(x float64) bool { return x > 1 && finite(x) }, "a finite number above 1", "automatic rank rule: the rank is the last k ≤ --max-rank with σ_k/σ_{k+1} ≥ this (> 1)")
+	numVar(fs, &f.maskThreshold, "mask-threshold", 0, orDefault, "a non-negative number (0: from the noise)", "fixed foreground threshold on the residual, intensities in [0, 1] (0: --noise-factor times each frame's noise level)")
+	numVar(fs, &f.noiseFactor, "noise-factor", video.DefaultNoiseFactor, positive, "a positive number", "foreground when the residual exceeds this many times the frame's noise level")
 	fs.BoolVar(&f.pixelNoise, "pixel-noise", false, "also scale the threshold by each pixel's own noise level over time (for moving backgrounds such as foliage)")
-	fs.IntVar(&f.sketchRows, "sketch-rows", video.DefaultSketchRows, "solve on this many rows of Y (pixel channels, drawn at random) and fit every row to the background's frame components found there (0: solve on all rows)")
-	fs.IntVar(&f.maskSmooth, "mask-smooth", 0, "radius of a box mean of the residual before thresholding (0: off)")
-	fs.IntVar(&f.maskFilter, "mask-filter", video.DefaultMaskFilter, "radius of the majority filter on each frame's mask (1: 3×3 windows; 0: off)")
-	fs.IntVar(&f.minObject, "min-object", video.DefaultMinObject, "drop foreground regions of fewer pixels than this (≤ 1: off)")
+	numVar(fs, &f.sketchRows, "sketch-rows", video.DefaultSketchRows, atLeast(0), "a number of rows (0: all)", "solve on this many rows of Y (pixel channels, drawn at random) and fit every row to the background's frame components found there (0: solve on all rows)")
+	numVar(fs, &f.maskSmooth, "mask-smooth", 0, between(0, 50), "a radius from 0 (off) to 50", "radius of a box mean of the residual before thresholding (0: off)")
+	numVar(fs, &f.maskFilter, "mask-filter", video.DefaultMaskFilter, between(0, 50), "a radius from 0 (off) to 50", "radius of the majority filter on each frame's mask (1: 3×3 windows; 0: off)")
+	numVar(fs, &f.minObject, "min-object", video.DefaultMinObject, atLeast(0), "non-negative (0 or 1: off)", "drop foreground regions of fewer pixels than this (≤ 1: off)")
 	fs.BoolVar(&f.keepShadows, "keep-shadows", false, "count cast shadows as foreground")
-	fs.StringVar(&f.foreground, "foreground", "residual", "foreground image and mask source: residual (|Y − M|) or sparse (|S|, the method's sparse part)")
+	numVar(fs, &f.foreground, "foreground", "residual", oneOf("residual", "sparse"), "residual or sparse", "foreground image and mask source: residual (|Y − M|) or sparse (|S|, the method's sparse part)")
 	fs.StringVar(&f.truth, "truth", "", "ground-truth mask image of one frame (nonzero = foreground) to score the mask")
 	fs.StringVar(&f.truthFrame, "truth-frame", "", "name of the frame that --truth belongs to (required with --truth)")
 	fs.BoolVar(&f.force, "force", false, "replace DIR if it exists and is not empty")
-	fs.IntVar(&f.montageFrames, "montage-frames", 4, "number of frames shown in montage.png")
-	fs.IntVar(&f.window, "window", 0, fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once)", video.MinWindow))
+	numVar(fs, &f.montageFrames, "montage-frames", 4, atLeast(1), "at least 1", "number of frames shown in montage.png")
+	numVar(fs, &f.window, "window", 0, func(n int) bool { return n == 0 || n >= video.MinWindow }, fmt.Sprintf("0 (off) or at least %d frames", video.MinWindow), fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once)", video.MinWindow))
 	fs.BoolVar(&f.preview, "preview", true, "write preview.gif, an animation of original | background | foreground | mask (at most 100 frames)")
 	return fs
 }
@@ -174,13 +174,7 @@ func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job,
 		j.Separate.Settings.Callback = prog.Record
 	}
 	if f.truth == "" {
-		if f.truthFrame != "" {
-			return j, fmt.Errorf("--truth-frame needs --truth MASK.png: %w", errUsage)
-		}
 		return j, nil
-	}
-	if f.truthFrame == "" {
-		return j, fmt.Errorf("--truth needs --truth-frame NAME, the frame the mask belongs to: %w", errUsage)
 	}
 	var err error
 	if j.Truth, err = video.LoadTruth(f.truth, f.truthFrame, f.scale); err != nil {
@@ -212,9 +206,6 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 		return opts, fmt.Errorf("--preset must be empty or paper, got %q: %w", f.preset, errUsage)
 	}
 	f.applyPreset(preset, set)
-	if err := f.check(); err != nil {
-		return opts, err
-	}
 	opts = video.Options{Range: r, Scale: f.scale}
 	if f.color {
 		opts.Color = video.ColorRGB
@@ -230,21 +221,9 @@ func (f *videoFlags) checkVideo() error {
 		rule{f.in == "", "video: --in FRAMES_DIR_OR_VIDEO is required (run 'rpca video -h' for help)"},
 		rule{f.out == "", "video: --out DIR is required (run 'rpca video -h' for help)"},
 		rule{absPath(f.in) == absPath(f.out), "video: --out must differ from --in"},
-		// The library reads scale 0 as "not set" (1); on the command
-		// line the default is 1, so an explicit 0 is a mistake.
-		rule{f.scale == 0, "--scale: scale 0 must be in (0, 1]"},
 		rule{f.color && f.gray, "--color and --gray exclude each other"},
-		rule{!finiteAtLeast(f.maskThreshold, 0), fmt.Sprintf("--mask-threshold must be a non-negative number (0: from the noise), got %v", f.maskThreshold)},
-		rule{!finiteAbove(f.noiseFactor, 0), fmt.Sprintf("--noise-factor must be a positive number, got %v", f.noiseFactor)},
-		rule{outside(f.maskFilter, 0, 50), fmt.Sprintf("--mask-filter must be a radius from 0 (off) to 50, got %d", f.maskFilter)},
-		rule{outside(f.maskSmooth, 0, 50), fmt.Sprintf("--mask-smooth must be a radius from 0 (off) to 50, got %d", f.maskSmooth)},
-		rule{f.sketchRows < 0, fmt.Sprintf("--sketch-rows must be a number of rows (0: all), got %d", f.sketchRows)},
-		rule{f.minObject < 0, fmt.Sprintf("--min-object must be non-negative (0 or 1: off), got %d", f.minObject)},
-		rule{f.foreground != "residual" && f.foreground != "sparse", fmt.Sprintf("--foreground must be residual or sparse, got %q", f.foreground)},
-		rule{f.maxRank < 1, fmt.Sprintf("--max-rank must be at least 1, got %d", f.maxRank)},
-		rule{!finiteAbove(f.rankGap, 1), fmt.Sprintf("--rank-gap must be a finite number above 1, got %v", f.rankGap)},
-		rule{f.window != 0 && f.window < video.MinWindow, fmt.Sprintf("--window must be 0 (off) or at least %d frames, got %d", video.MinWindow, f.window)},
-		rule{f.montageFrames < 1, fmt.Sprintf("--montage-frames must be at least 1, got %d", f.montageFrames)},
+		rule{f.truth == "" && f.truthFrame != "", "--truth-frame needs --truth MASK.png"},
+		rule{f.truth != "" && f.truthFrame == "", "--truth needs --truth-frame NAME, the frame the mask belongs to"},
 	)
 }
 

@@ -391,7 +391,7 @@ func TestVideoErrors(t *testing.T) {
 		{"unreadable", []string{"--in", bad}, 1, "b.png"},
 		{"no ffmpeg", []string{"--in", movie}, 1, "ffmpeg is not installed"},
 		{"rank too big", []string{"--in", in, "--rank", "30"}, 2, "rank 30 must be smaller than"},
-		{"alpha", []string{"--in", in, "--alpha", "1.5"}, 2, "--alpha must be in [0, 1)"},
+		{"alpha", []string{"--in", in, "--alpha", "1.5"}, 2, "flag -alpha: must be in [0, 1)"},
 		{"no in", nil, 2, "--in"},
 		{"bad range", []string{"--in", in, "--frames", "5:2"}, 2, "--frames"},
 		{"bad scale", []string{"--in", in, "--scale", "0.3"}, 2, "--scale"},
@@ -400,7 +400,7 @@ func TestVideoErrors(t *testing.T) {
 		{"method", []string{"--in", in, "--method", "pca"}, 2, "--method"},
 		{"truth without frame", []string{"--in", in, "--truth", filepath.Join(in, "shot_001.png")}, 2, "--truth-frame"},
 		{"truth frame absent", []string{"--in", in, "--truth", filepath.Join(in, "shot_001.png"), "--truth-frame", "x.png"}, 1, "x.png is not among"},
-		{"mask threshold", []string{"--in", in, "--mask-threshold", "-1"}, 2, "--mask-threshold"},
+		{"mask threshold", []string{"--in", in, "--mask-threshold", "-1"}, 2, "flag -mask-threshold"},
 		{"p with ialm", []string{"--in", in, "--method", "ialm", "--p", "0.5"}, 2, "--p"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -699,7 +699,7 @@ func TestVideoWindows(t *testing.T) {
 	if tr, _ := sum["truth"].(map[string]any); tr == nil || tr["f_measure"].(float64) < 0.9 {
 		t.Errorf("truth score %v", sum["truth"])
 	}
-	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out+"2", "--window", "5"); code != 2 || !strings.Contains(stderr, "--window") {
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out+"2", "--window", "5"); code != 2 || !strings.Contains(stderr, "flag -window") {
 		t.Errorf("--window 5: exit %d, %q", code, stderr)
 	}
 }
