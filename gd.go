@@ -241,6 +241,16 @@ type gdParams struct {
 
 func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 	d1, d2 := p.Dims()
+	rate := 0.0 // a dense Y
+	if p.Observed != nil {
+		rate = p.Observed.Rate()
+	}
+	return g.paramsFor(d1, d2, rate, s)
+}
+
+// paramsFor validates g's fields and fills in the defaults for a d1×d2
+// problem observed at rate (0: a dense Y, which SampleRate may subsample).
+func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 	q := gdParams{
 		rank: s.Rank, alpha: s.Alpha, workers: kernels.Workers(s.Workers), seed: s.Seed,
 		gamma: g.Gamma, c: g.StepConst, mu: g.Mu, balance: g.Balance, project: !g.NoProjection,
@@ -270,9 +280,9 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 		return q, fmt.Errorf("rpca: GD.SampleRate p must be in (0, 1], got %v", sr)
 	}
 	switch {
-	case p.Observed != nil:
+	case rate > 0:
 		q.partial = true
-		q.p = p.Observed.Rate()
+		q.p = rate
 		if g.SampleRate > 0 {
 			q.p = g.SampleRate
 		}
@@ -423,7 +433,7 @@ type gdState interface {
 	// of the last evaluation (the loss the step descends), summed entry by
 	// entry like evaluate's, and keeps the residual so that an evaluate at
 	// the same (u, v) does not redo it.
-	trial(u, v blas64.General) float64
+	trial(u, v blas64.General) (float64, error)
 	// normY returns ‖Π_Φ Y‖_F.
 	normY() float64
 	// initLocation returns the offset c that initialize removed before
@@ -489,7 +499,11 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 			// Armijo: accept when F falls by at least 1e-4 of the decrease
 			// its gradient predicts for this step (any decrease when a
 			// projection makes the prediction useless), up to rounding.
-			fNew := st.trial(un, vn)/q.p + upd.penalty(un, vn)
+			f, err := st.trial(un, vn)
+			if err != nil {
+				return nil, err
+			}
+			fNew := f/q.p + upd.penalty(un, vn)
 			pred := math.Max(upd.predicted(un, vn, u, v, gu, gv), 0)
 			if fNew <= fOld-armijo*pred+1e-12*math.Abs(fOld) {
 				if try == 0 {
@@ -640,12 +654,23 @@ func initLocation(trims bool, n int, at func(k int) float64) float64 {
 	if !trims || n == 0 {
 		return 0
 	}
-	m := min(n, initLocationSample)
-	buf := make([]float64, m)
-	for k := range buf {
-		buf[k] = at(int(int64(k) * int64(n) / int64(m)))
+	pos := locationPositions(n)
+	buf := make([]float64, len(pos))
+	for k, q := range pos {
+		buf[k] = at(q)
 	}
-	return selection.SelectSmallest(buf, (m+1)/2)
+	return selection.SelectSmallest(buf, (len(buf)+1)/2)
+}
+
+// locationPositions are the positions of the values initLocation reads
+// among n: up to initLocationSample, at an even stride.
+func locationPositions(n int) []int {
+	m := min(n, initLocationSample)
+	pos := make([]int, m)
+	for k := range pos {
+		pos[k] = int(int64(k) * int64(n) / int64(m))
+	}
+	return pos
 }
 
 // scaledProbe measures the relative squared change

@@ -37,7 +37,7 @@ func (st *denseState) normY() float64 { return st.ynorm }
 // trial sets r = Y − UVᵀ and returns ½ of its sum of squares outside the
 // support of the current S_t, summed per row (skipping S_t's entries, no
 // cancellation) and then over rows in order.
-func (st *denseState) trial(u, v blas64.General) float64 {
+func (st *denseState) trial(u, v blas64.General) (float64, error) {
 	kernels.SubMulABt(st.r, st.y, u, v, st.q.workers)
 	s, r, parts := &st.s, st.r, st.rowSS
 	kernels.ParallelFor(r.Rows, st.q.workers, 16, func(lo, hi int) {
@@ -60,7 +60,7 @@ func (st *denseState) trial(u, v blas64.General) float64 {
 		t += x
 	}
 	st.trialU, st.trialV = u.Data, v.Data
-	return 0.5 * t
+	return 0.5 * t, nil
 }
 
 // sameData reports whether a and b are the same slice.

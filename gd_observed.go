@@ -43,7 +43,7 @@ func (st *observedState) normY() float64 { return st.ynorm }
 
 // trial sets e = Π_Φ(Y − UVᵀ) and returns ½ of its sum of squares outside
 // the support of the current S_t, summed entry by entry in CSR order.
-func (st *observedState) trial(u, v blas64.General) float64 {
+func (st *observedState) trial(u, v blas64.General) (float64, error) {
 	st.plan.Residual(st.e, u, v, st.q.workers)
 	ss := 0.0
 	for k, x := range st.e {
@@ -52,7 +52,7 @@ func (st *observedState) trial(u, v blas64.General) float64 {
 		}
 	}
 	st.trialU, st.trialV = u.Data, v.Data
-	return 0.5 * ss
+	return 0.5 * ss, nil
 }
 
 func newObservedState(m *observed.Matrix, q *gdParams) *observedState {

@@ -1,0 +1,256 @@
+package rpca_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sort"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/synth"
+)
+
+// refDistributed is a slow, obvious rpca.Distributed over triplets in
+// row-major order: every pass loops over the entries, and a line's
+// threshold comes from sorting its magnitudes.
+type refDistributed struct {
+	d1, d2     int
+	rows, cols []int
+	vals       []float64
+	x          []float64 // the values of X after SetInit
+	keep       []bool    // support of the last Evaluate's S
+	calls      int       // passes made, for the failure test
+	failAt     int       // the pass that fails (0: none)
+}
+
+var errPass = errors.New("pass failed")
+
+func newRefDistributed(o *rpca.Observed) *refDistributed {
+	d1, d2 := o.Dims()
+	r := &refDistributed{d1: d1, d2: d2}
+	o.Do(func(i, j int, v float64) {
+		r.rows, r.cols, r.vals = append(r.rows, i), append(r.cols, j), append(r.vals, v)
+	})
+	return r
+}
+
+func (r *refDistributed) pass() error {
+	r.calls++
+	if r.calls == r.failAt {
+		return errPass
+	}
+	return nil
+}
+
+func (r *refDistributed) Dims() (int, int, int) { return r.d1, r.d2, len(r.vals) }
+
+func (r *refDistributed) NormY() float64 { return mat.Norm(mat.NewVecDense(len(r.vals), slices.Clone(r.vals)), 2) }
+
+func (r *refDistributed) Values(_ context.Context, pos []int) ([]float64, error) {
+	out := make([]float64, len(pos))
+	for k, q := range pos {
+		out[k] = r.vals[q]
+	}
+	return out, r.pass()
+}
+
+// support returns T(R) for the magnitudes a (one per entry) with counts
+// kRow, kCol: sort each line, take its k-th largest.
+func (r *refDistributed) support(a []float64, kRow, kCol int) []bool {
+	thr := func(lineOf []int, n, k int) []float64 {
+		lines := make([][]float64, n)
+		for e, l := range lineOf {
+			lines[l] = append(lines[l], a[e])
+		}
+		t := make([]float64, n)
+		for l, m := range lines {
+			sort.Sort(sort.Reverse(sort.Float64Slice(m)))
+			switch {
+			case k == 0:
+				t[l] = math.Inf(1)
+			case len(m) > k:
+				t[l] = m[k-1]
+			}
+		}
+		return t
+	}
+	tr, tc := thr(r.rows, r.d1, kRow), thr(r.cols, r.d2, kCol)
+	keep := make([]bool, len(a))
+	for e := range a {
+		keep[e] = a[e] > 0 && a[e] >= tr[r.rows[e]] && a[e] >= tc[r.cols[e]]
+	}
+	return keep
+}
+
+func (r *refDistributed) SetInit(_ context.Context, c float64, kRow, kCol int) error {
+	a := make([]float64, len(r.vals))
+	for e, y := range r.vals {
+		a[e] = math.Abs(y - c)
+	}
+	keep := r.support(a, kRow, kCol)
+	r.x = slices.Clone(r.vals)
+	for e, k := range keep {
+		if k {
+			r.x[e] = c
+		}
+	}
+	return r.pass()
+}
+
+func (r *refDistributed) mul(dst, x *mat.Dense, trans bool) error {
+	dst.Zero()
+	_, k := x.Dims()
+	for e, xv := range r.x {
+		i, j := r.rows[e], r.cols[e]
+		if trans {
+			i, j = j, i
+		}
+		for c := 0; c < k; c++ {
+			dst.Set(i, c, dst.At(i, c)+xv*x.At(j, c))
+		}
+	}
+	return r.pass()
+}
+
+func (r *refDistributed) MulInit(_ context.Context, dst, x *mat.Dense) error {
+	return r.mul(dst, x, false)
+}
+
+func (r *refDistributed) MulInitTrans(_ context.Context, dst, x *mat.Dense) error {
+	return r.mul(dst, x, true)
+}
+
+func (r *refDistributed) residual(u, v *mat.Dense) []float64 {
+	res := make([]float64, len(r.vals))
+	for e, y := range r.vals {
+		res[e] = y - mat.Dot(u.RowView(r.rows[e]), v.RowView(r.cols[e]))
+	}
+	return res
+}
+
+func (r *refDistributed) Evaluate(_ context.Context, u, v, gu, gv *mat.Dense, kRow, kCol int) (float64, error) {
+	res := r.residual(u, v)
+	a := make([]float64, len(res))
+	for e, x := range res {
+		a[e] = math.Abs(x)
+	}
+	r.keep = r.support(a, kRow, kCol)
+	gu.Zero()
+	gv.Zero()
+	ss := 0.0
+	_, k := u.Dims()
+	for e, x := range res {
+		if r.keep[e] {
+			continue
+		}
+		ss += x * x
+		i, j := r.rows[e], r.cols[e]
+		for c := 0; c < k; c++ {
+			gu.Set(i, c, gu.At(i, c)+x*v.At(j, c))
+			gv.Set(j, c, gv.At(j, c)+x*u.At(i, c))
+		}
+	}
+	return ss, r.pass()
+}
+
+func (r *refDistributed) Trial(_ context.Context, u, v *mat.Dense) (float64, error) {
+	ss := 0.0
+	for e, x := range r.residual(u, v) {
+		if !r.keep[e] {
+			ss += x * x
+		}
+	}
+	return ss, r.pass()
+}
+
+// TestSolveDistributed runs Algorithm 2 through SolveDistributed on the
+// reference store and through Solve on the same Observed, at the defaults
+// (backtracking) and with the paper's fixed step. Both must recover M* to
+// the stopping rule's accuracy, and agree with each other: they run the
+// same steps, so they differ only by the order of floating-point sums
+// (the data are continuous, so T's ties never occur).
+func TestSolveDistributed(t *testing.T) {
+	in, err := synth.Observed(synth.Config{D1: 400, D2: 300, Rank: 3, Alpha: 0.05, P: 0.5, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}
+	for _, g := range []rpca.GD{{}, {Step: rpca.StepFixed}} {
+		ref, err := rpca.Solve(context.Background(), in.Problem(), s, &g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dist, err := g.SolveDistributed(context.Background(), newRefDistributed(in.Obs), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !dist.Stop.Converged() || dist.S != nil {
+			t.Errorf("step %q: stop %v, S %v", g.Step, dist.Stop, dist.S)
+		}
+		errRef := metrics.RelError(ref.U, ref.V, in.A, in.B)
+		errDist := metrics.RelError(dist.U, dist.V, in.A, in.B)
+		gap := metrics.RelError(dist.U, dist.V, ref.U, ref.V)
+		t.Logf("step %q: iterations %d and %d, true errors %.3g and %.3g, gap %.3g", g.Step, ref.Iterations, dist.Iterations, errRef, errDist, gap)
+		if errDist > 1e-4 || gap > 1e-8 || dist.Iterations != ref.Iterations {
+			t.Errorf("step %q: distributed true error %.3g, gap to Solve %.3g, iterations %d (Solve %d)", g.Step, errDist, gap, dist.Iterations, ref.Iterations)
+		}
+		if dist.Params.(*rpca.GDParams).KRow != ref.Params.(*rpca.GDParams).KRow {
+			t.Errorf("parameters differ: %+v and %+v", dist.Params, ref.Params)
+		}
+	}
+}
+
+// TestSolveDistributedErrors: a failing pass (in the location, the
+// initialization's products, an evaluation or a trial) is returned as is,
+// cancellation is honoured, and bad settings are refused before any pass.
+func TestSolveDistributedErrors(t *testing.T) {
+	in, err := synth.Observed(synth.Config{D1: 120, D2: 100, Rank: 2, Alpha: 0.05, P: 0.4, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rpca.Settings{Rank: 2, Alpha: 0.05, Seed: 1}
+	for _, failAt := range []int{1, 2, 3, 8, 40} {
+		r := newRefDistributed(in.Obs)
+		r.failAt = failAt
+		if _, err := (&rpca.GD{}).SolveDistributed(context.Background(), r, s); !errors.Is(err, errPass) {
+			t.Errorf("pass %d failing: error %v", failAt, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := (&rpca.GD{}).SolveDistributed(ctx, newRefDistributed(in.Obs), s); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	r := newRefDistributed(in.Obs)
+	for _, bad := range []rpca.Settings{{Rank: 0}, {Rank: 2, Alpha: 1}, {Rank: 200}} {
+		if _, err := (&rpca.GD{}).SolveDistributed(context.Background(), r, bad); !errors.Is(err, rpca.ErrBadInput) || r.calls > 0 {
+			t.Errorf("settings %+v: error %v after %d passes", bad, err, r.calls)
+		}
+	}
+	if _, err := (&rpca.GD{}).SolveDistributed(context.Background(), &refDistributed{d1: 3, d2: 3}, s); !errors.Is(err, rpca.ErrNoEntries) {
+		t.Errorf("no entries: %v", err)
+	}
+}
+
+// TestLineThreshold checks LineThreshold against sorting.
+func TestLineThreshold(t *testing.T) {
+	x := []float64{3, 1, 4, 1, 5, 9, 2, 6}
+	desc := slices.Clone(x)
+	sort.Sort(sort.Reverse(sort.Float64Slice(desc)))
+	for k := 1; k < len(x); k++ {
+		if got := rpca.LineThreshold(slices.Clone(x), k); got != desc[k-1] {
+			t.Errorf("k=%d: %v, want %v", k, got, desc[k-1])
+		}
+	}
+	if rpca.LineThreshold(slices.Clone(x), len(x)) != 0 || !math.IsInf(rpca.LineThreshold(x, 0), 1) {
+		t.Error("a short line keeps all, k = 0 keeps none")
+	}
+	if !rpca.InSparse(4, 4, 3) || rpca.InSparse(4, 5, 3) || rpca.InSparse(0, 0, 0) {
+		t.Error("InSparse")
+	}
+}
