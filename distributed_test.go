@@ -49,7 +49,9 @@ func (r *refDistributed) pass() error {
 
 func (r *refDistributed) Dims() (int, int, int) { return r.d1, r.d2, len(r.vals) }
 
-func (r *refDistributed) NormY() float64 { return mat.Norm(mat.NewVecDense(len(r.vals), slices.Clone(r.vals)), 2) }
+func (r *refDistributed) NormY() float64 {
+	return mat.Norm(mat.NewVecDense(len(r.vals), slices.Clone(r.vals)), 2)
+}
 
 func (r *refDistributed) Values(_ context.Context, pos []int) ([]float64, error) {
 	out := make([]float64, len(pos))
