@@ -1,0 +1,301 @@
+package rpcabeam
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+)
+
+func init() {
+	register.DoFn2x1[context.Context, string, error](&passFn{})
+}
+
+// The passes over Φ, each run as one pipeline whose elements are shard
+// files; a worker reads its shard (cached for the life of the process),
+// the broadcast files it needs (factors, thresholds, an operand) and
+// writes one output file per shard, named pass-SHARD.
+const (
+	passInitThresholds = "thr0"  // per line: LineThreshold of |y − c|
+	passThresholds     = "thr"   // per line: LineThreshold of |y − U_i·V_j|
+	passMulInit        = "mul"   // row shards: X·x; column shards: Xᵀ·x
+	passGradients      = "grad"  // row shards: E·V and ‖E‖² per row; column shards: Eᵀ·U
+	passTrial          = "trial" // row shards: Σ (y − Ut_i·Vt_j)² outside S, per row
+	passValues         = "val"   // row shards: the values at requested positions
+)
+
+// The broadcast files of a work directory.
+const (
+	fileU, fileV           = "U.mat", "V.mat"   // factors of Evaluate
+	fileUt, fileVt         = "Ut.mat", "Vt.mat" // factors of Trial
+	fileRowThr, fileColThr = "trow.mat", "tcol.mat"
+	fileRowThr0            = "trow0.mat"
+	fileColThr0            = "tcol0.mat"
+	fileOperand            = "x.mat"
+)
+
+// passFn runs one pass on one shard. Its fields are the pass's scalars.
+type passFn struct {
+	Dir        string
+	Pass       string
+	D1, D2     int
+	KRow, KCol int     // counts of T (thresholds passes)
+	C          float64 // location c (init passes)
+}
+
+// outName is the output file of pass on shard s.
+func outName(dir, pass, s string) string { return dir + "/" + pass + "-" + path.Base(s) + ".mat" }
+
+// shards caches the shards a process has read, by path: the passes of an
+// iteration read Φ several times, and a shard file never changes once
+// written (a new load writes a new directory).
+var shards sync.Map
+
+func cachedShard(ctx context.Context, p string) (*shard, error) {
+	if s, ok := shards.Load(p); ok {
+		return s.(*shard), nil
+	}
+	s, err := readShard(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	shards.Store(p, s)
+	return s, nil
+}
+
+func (f *passFn) ProcessElement(ctx context.Context, shardPath string) error {
+	s, err := cachedShard(ctx, shardPath)
+	if err != nil {
+		return err
+	}
+	out, err := f.run(ctx, s, shardPath)
+	if err != nil {
+		return fmt.Errorf("pass %s on %s: %w", f.Pass, shardPath, err)
+	}
+	return writeMatrix(ctx, outName(f.Dir, f.Pass, shardPath), out)
+}
+
+// factors reads the d1×r and d2×r factors of files fu, fv, in the order
+// (own, other) of the shard's lines.
+func (f *passFn) factors(ctx context.Context, s *shard, fu, fv string) (own, other *mat.Dense, err error) {
+	u, err := readMatrix(ctx, f.Dir+"/"+fu, f.D1, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := readMatrix(ctx, f.Dir+"/"+fv, f.D2, -1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Col {
+		return v, u, nil
+	}
+	return u, v, nil
+}
+
+// thresholds reads the row and column thresholds of files fr, fc, in the
+// order (own, other).
+func (f *passFn) thresholds(ctx context.Context, s *shard, fr, fc string) (own, other []float64, err error) {
+	tr, err := readVector(ctx, f.Dir+"/"+fr, f.D1)
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := readVector(ctx, f.Dir+"/"+fc, f.D2)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Col {
+		return tc, tr, nil
+	}
+	return tr, tc, nil
+}
+
+// residual sets res to y − own_l·other_j over local line l.
+func residual(res []float64, s *shard, l int, own, other *mat.Dense) []float64 {
+	idx, val := s.line(l)
+	res = res[:0]
+	ol := own.RawRowView(s.First + l)
+	for k, j := range idx {
+		res = append(res, val[k]-dot(ol, other.RawRowView(int(j))))
+	}
+	return res
+}
+
+func dot(a, b []float64) float64 {
+	t := 0.0
+	for k, x := range a {
+		t += x * b[k]
+	}
+	return t
+}
+
+func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dense, error) {
+	k := f.KRow
+	if s.Col {
+		k = f.KCol
+	}
+	switch f.Pass {
+	case passInitThresholds:
+		out := make([]float64, s.Lines)
+		var mags []float64
+		for l := range out {
+			_, val := s.line(l)
+			mags = mags[:0]
+			for _, y := range val {
+				mags = append(mags, math.Abs(y-f.C))
+			}
+			out[l] = rpca.LineThreshold(mags, k)
+		}
+		return vectorMatrix(out), nil
+	case passThresholds:
+		own, other, err := f.factors(ctx, s, fileU, fileV)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float64, s.Lines)
+		var res []float64
+		for l := range out {
+			res = residual(res, s, l, own, other)
+			for q, x := range res {
+				res[q] = math.Abs(x)
+			}
+			out[l] = rpca.LineThreshold(res, k)
+		}
+		return vectorMatrix(out), nil
+	case passMulInit:
+		return f.mulInit(ctx, s)
+	case passGradients:
+		return f.gradients(ctx, s)
+	case passTrial:
+		return f.trial(ctx, s)
+	case passValues:
+		return f.values(ctx, s, shardPath)
+	}
+	return nil, fmt.Errorf("unknown pass %q", f.Pass)
+}
+
+// mulInit is X·x on a row shard (Xᵀ·x on a column shard), with X =
+// Π_Φ(Y) and c in place of the entries of S_init.
+func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
+	n := f.D2
+	if s.Col {
+		n = f.D1
+	}
+	x, err := readMatrix(ctx, f.Dir+"/"+fileOperand, n, -1)
+	if err != nil {
+		return nil, err
+	}
+	tOwn, tOther, err := f.thresholds(ctx, s, fileRowThr0, fileColThr0)
+	if err != nil {
+		return nil, err
+	}
+	_, kx := x.Dims()
+	out := mat.NewDense(s.Lines, kx, nil)
+	for l := 0; l < s.Lines; l++ {
+		idx, val := s.line(l)
+		ol := out.RawRowView(l)
+		for q, j := range idx {
+			y := val[q]
+			if rpca.InSparse(math.Abs(y-f.C), tOwn[s.First+l], tOther[j]) {
+				y = f.C
+			}
+			for c, xv := range x.RawRowView(int(j)) {
+				ol[c] += y * xv
+			}
+		}
+	}
+	return out, nil
+}
+
+// gradients is E·V (row shard) or Eᵀ·U (column shard) with E = R − T(R),
+// R = Π_Φ(Y − UVᵀ); a row shard adds ‖E‖² of each row as a last column.
+func (f *passFn) gradients(ctx context.Context, s *shard) (*mat.Dense, error) {
+	own, other, err := f.factors(ctx, s, fileU, fileV)
+	if err != nil {
+		return nil, err
+	}
+	tOwn, tOther, err := f.thresholds(ctx, s, fileRowThr, fileColThr)
+	if err != nil {
+		return nil, err
+	}
+	_, r := own.Dims()
+	cols := r
+	if !s.Col {
+		cols++
+	}
+	out := mat.NewDense(s.Lines, cols, nil)
+	var res []float64
+	for l := 0; l < s.Lines; l++ {
+		res = residual(res, s, l, own, other)
+		idx, _ := s.line(l)
+		ol := out.RawRowView(l)
+		ss := 0.0
+		for q, e := range res {
+			j := idx[q]
+			if rpca.InSparse(math.Abs(e), tOwn[s.First+l], tOther[j]) {
+				continue
+			}
+			ss += e * e
+			for c, ov := range other.RawRowView(int(j)) {
+				ol[c] += e * ov
+			}
+		}
+		if !s.Col {
+			ol[r] = ss
+		}
+	}
+	return out, nil
+}
+
+// trial is, per row, the sum of (y − Ut_i·Vt_j)² over the entries outside
+// the support of the last Evaluate's S (from U, V and its thresholds).
+func (f *passFn) trial(ctx context.Context, s *shard) (*mat.Dense, error) {
+	u, v, err := f.factors(ctx, s, fileU, fileV)
+	if err != nil {
+		return nil, err
+	}
+	ut, vt, err := f.factors(ctx, s, fileUt, fileVt)
+	if err != nil {
+		return nil, err
+	}
+	tr, tc, err := f.thresholds(ctx, s, fileRowThr, fileColThr)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, s.Lines)
+	var res, rt []float64
+	for l := range out {
+		res = residual(res, s, l, u, v)
+		rt = residual(rt, s, l, ut, vt)
+		idx, _ := s.line(l)
+		for q, e := range res {
+			if !rpca.InSparse(math.Abs(e), tr[s.First+l], tc[idx[q]]) {
+				out[l] += rt[q] * rt[q]
+			}
+		}
+	}
+	return vectorMatrix(out), nil
+}
+
+// values returns the shard's values at the local positions of its request
+// file.
+func (f *passFn) values(ctx context.Context, s *shard, shardPath string) (*mat.Dense, error) {
+	pos, err := readMatrix(ctx, outName(f.Dir, "pos", shardPath), -1, 1)
+	if err != nil {
+		return nil, err
+	}
+	p := pos.RawMatrix().Data
+	out := make([]float64, len(p))
+	for k, q := range p {
+		if q < 0 || int(q) >= s.nnz() {
+			return nil, fmt.Errorf("position %v outside the shard's %d entries", q, s.nnz())
+		}
+		out[k] = s.Val[int(q)]
+	}
+	return vectorMatrix(out), nil
+}

@@ -1,0 +1,389 @@
+// Package rpcabeam runs Algorithm 2 of Yi, Park, Chen and Caramanis (robust
+// PCA from partial observations by gradient descent) on Apache Beam.
+//
+// The observed entries Φ are loaded once, by one pipeline, into shard
+// files in a work directory: by blocks of complete rows and by blocks of
+// complete columns (one shuffle). After that Φ never moves: every pass of
+// the algorithm is a pipeline whose elements are the shard files, and the
+// worker that processes a shard reads only the broadcast files (the d×r
+// factors, the per-line thresholds of T, an operand of the initial SVD)
+// and writes one small output per shard. [Store] is the
+// [rpca.Distributed] those passes make up, so that the driver,
+// rpca.GD.SolveDistributed, runs the same parameters, initial SVD, update
+// and step rule, and stopping rules as the single-machine solver.
+// docs/distributed.md has the design and its costs.
+package rpcabeam
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local work directories
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+)
+
+// Runner runs a pipeline to its end.
+type Runner func(ctx context.Context, p *beam.Pipeline) error
+
+// Prism runs a pipeline on Beam's in-process Prism runner.
+func Prism(ctx context.Context, p *beam.Pipeline) error {
+	_, err := prism.Execute(ctx, p)
+	return err
+}
+
+// Named runs pipelines on the registered Beam runner name (prism, flink,
+// spark, dataflow, …), configured by Beam's own flags.
+func Named(name string) Runner {
+	return func(ctx context.Context, p *beam.Pipeline) error {
+		_, err := beam.Run(ctx, name, p)
+		return err
+	}
+}
+
+// Options configure Load.
+type Options struct {
+	// Shards is the number of row blocks and of column blocks Φ is cut
+	// into (0: 8): the parallelism of every pass.
+	Shards int
+	// Runner runs the pipelines (nil: Prism).
+	Runner Runner
+}
+
+// Store is Φ in shard files of a work directory, and the passes of
+// Algorithm 2 over them: an [rpca.Distributed].
+type Store struct {
+	dir         string
+	id          string // names this load's shards (rows-ID-NNNNN), so that no cache outlives it
+	run         Runner
+	d1, d2, nnz int
+	sumSq       float64
+	rows, cols  []shardInfo
+	c           float64 // location of SetInit
+	pipelines   int
+}
+
+// shardInfo is what the driver knows of a shard: its header.
+type shardInfo struct {
+	path         string
+	first, lines int
+	nnz          int // entries (rows: from the header's arrays)
+	offset       int // row shards: position of its first entry in Φ's row-major order
+}
+
+var _ rpca.Distributed = (*Store)(nil)
+
+// Load reads the Matrix Market coordinate file, or the files matching the
+// glob in (each a coordinate file of the same size holding some of the
+// entries), and writes Φ into dir (created when local) as row and column
+// shards, with one pipeline.
+func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
+	st := &Store{dir: strings.TrimSuffix(dir, "/"), run: o.Runner, id: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	if st.run == nil {
+		st.run = Prism
+	}
+	shards := o.Shards
+	if shards == 0 {
+		shards = 8
+	}
+	if shards < 1 {
+		return nil, fmt.Errorf("%w: %d shards", ErrInput, shards)
+	}
+	files, err := list(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: no file matches %s", ErrInput, in)
+	}
+	slices.Sort(files)
+	if st.d1, st.d2, _, err = readSize(ctx, files[0]); err != nil {
+		return nil, err
+	}
+	if !strings.Contains(st.dir, "://") {
+		if err := os.MkdirAll(st.dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	rowsPer, colsPer := ceilDiv(st.d1, shards), ceilDiv(st.d2, shards)
+	p, s := beam.NewPipelineWithRoot()
+	names := beam.CreateList(s, files)
+	byRow, byCol := beam.ParDo2(s, &readFn{D1: st.d1, D2: st.d2, RowsPer: rowsPer, ColsPer: colsPer}, names)
+	beam.ParDo0(s, &writeShardFn{Dir: st.dir, ID: st.id, N: st.d1, Per: rowsPer, Other: st.d2}, beam.GroupByKey(s, byRow))
+	beam.ParDo0(s, &writeShardFn{Dir: st.dir, ID: st.id, Col: true, N: st.d2, Per: colsPer, Other: st.d1}, beam.GroupByKey(s, byCol))
+	if err := st.runPipeline(ctx, p); err != nil {
+		return nil, err
+	}
+	return st, st.readShards(ctx)
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// readShards reads the headers of the shards Load wrote and checks that
+// every row and column has an entry.
+func (st *Store) readShards(ctx context.Context) error {
+	var emptyRows, emptyCols, nnzCols int
+	for _, col := range []bool{false, true} {
+		n := st.d1
+		if col {
+			n = st.d2
+		}
+		covered := 0
+		names, err := list(ctx, shardName(st.dir, st.id, col, -1))
+		if err != nil {
+			return err
+		}
+		slices.Sort(names) // by block, which is by first line
+		for _, name := range names {
+			h, err := readShardHeader(ctx, name)
+			if err != nil {
+				return err
+			}
+			info := shardInfo{path: name, first: h.First, lines: h.Lines}
+			covered += h.Lines - h.Empty
+			nnz, err := shardEntries(ctx, name, h)
+			if err != nil {
+				return err
+			}
+			info.nnz = nnz
+			if col {
+				st.cols = append(st.cols, info)
+				nnzCols += nnz
+			} else {
+				info.offset = st.nnz
+				st.rows = append(st.rows, info)
+				st.nnz += nnz
+				st.sumSq += h.SumSq
+			}
+		}
+		if col {
+			emptyCols = n - covered
+		} else {
+			emptyRows = n - covered
+		}
+	}
+	switch {
+	case st.nnz == 0:
+		return fmt.Errorf("%w: no observed entry", ErrInput)
+	case nnzCols != st.nnz:
+		return fmt.Errorf("%w: the row shards hold %d entries, the column shards %d", errCorrupt, st.nnz, nnzCols)
+	case emptyRows > 0 || emptyCols > 0:
+		return fmt.Errorf("%w: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", ErrInput, emptyRows, emptyCols)
+	}
+	return nil
+}
+
+// shardEntries returns the number of entries of a shard from its size.
+func shardEntries(ctx context.Context, name string, h *shard) (int, error) {
+	fs, err := filesystem.New(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	defer fs.Close()
+	size, err := fs.Size(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	arrays := size - shardHeaderSize - 8*int64(h.Lines+1)
+	if arrays < 0 || arrays%12 != 0 {
+		return 0, fmt.Errorf("%w %s: size %d", errCorrupt, name, size)
+	}
+	return int(arrays / 12), nil
+}
+
+func (st *Store) runPipeline(ctx context.Context, p *beam.Pipeline) error {
+	st.pipelines++
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := st.run(ctx, p); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
+}
+
+// Pipelines returns the number of pipelines run so far.
+func (st *Store) Pipelines() int { return st.pipelines }
+
+// Dims returns d1, d2 and |Φ|.
+func (st *Store) Dims() (int, int, int) { return st.d1, st.d2, st.nnz }
+
+// NormY returns ‖Π_Φ Y‖_F.
+func (st *Store) NormY() float64 { return math.Sqrt(st.sumSq) }
+
+// pass runs fn on the shards, one pipeline.
+func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error {
+	fn.Dir, fn.D1, fn.D2 = st.dir, st.d1, st.d2
+	paths := make([]string, len(shards))
+	for k, s := range shards {
+		paths[k] = s.path
+	}
+	p, s := beam.NewPipelineWithRoot()
+	beam.ParDo0(s, &fn, beam.CreateList(s, paths))
+	return st.runPipeline(ctx, p)
+}
+
+// gather stacks the outputs of pass on the shards into dst (lines ×
+// cols, rows of dst by line); dst nil allocates n × cols.
+func (st *Store) gather(ctx context.Context, pass string, shards []shardInfo, dst *mat.Dense, n, cols int) (*mat.Dense, error) {
+	if dst == nil {
+		dst = mat.NewDense(n, cols, nil)
+	}
+	for _, s := range shards {
+		out, err := readMatrix(ctx, outName(st.dir, pass, s.path), s.lines, cols)
+		if err != nil {
+			return nil, err
+		}
+		dst.Slice(s.first, s.first+s.lines, 0, cols).(*mat.Dense).Copy(out)
+	}
+	return dst, nil
+}
+
+// Values returns the values at positions of Φ in row-major order.
+func (st *Store) Values(ctx context.Context, positions []int) ([]float64, error) {
+	var used []shardInfo
+	var counts []int
+	at := 0
+	for _, s := range st.rows {
+		var local []float64
+		for at < len(positions) && positions[at] < s.offset+s.nnz {
+			if positions[at] < s.offset || (at > 0 && positions[at] < positions[at-1]) {
+				return nil, fmt.Errorf("rpcabeam: positions not increasing or out of range at %d", positions[at])
+			}
+			local = append(local, float64(positions[at]-s.offset))
+			at++
+		}
+		if len(local) == 0 {
+			continue
+		}
+		if err := writeMatrix(ctx, outName(st.dir, "pos", s.path), vectorMatrix(local)); err != nil {
+			return nil, err
+		}
+		used, counts = append(used, s), append(counts, len(local))
+	}
+	if at < len(positions) {
+		return nil, fmt.Errorf("rpcabeam: position %d out of range (|Φ| = %d)", positions[at], st.nnz)
+	}
+	if err := st.pass(ctx, passFn{Pass: passValues}, used); err != nil {
+		return nil, err
+	}
+	out := make([]float64, 0, len(positions))
+	for k, s := range used {
+		v, err := readVector(ctx, outName(st.dir, passValues, s.path), counts[k])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v...)
+	}
+	return out, nil
+}
+
+// thresholds runs a thresholds pass on all shards and writes the row and
+// column thresholds into the files fr and fc.
+func (st *Store) thresholds(ctx context.Context, fn passFn, fr, fc string) error {
+	if err := st.pass(ctx, fn, append(slices.Clone(st.rows), st.cols...)); err != nil {
+		return err
+	}
+	tr, err := st.gather(ctx, fn.Pass, st.rows, nil, st.d1, 1)
+	if err != nil {
+		return err
+	}
+	tc, err := st.gather(ctx, fn.Pass, st.cols, nil, st.d2, 1)
+	if err != nil {
+		return err
+	}
+	if err := writeMatrix(ctx, st.file(fr), tr); err != nil {
+		return err
+	}
+	return writeMatrix(ctx, st.file(fc), tc)
+}
+
+func (st *Store) file(name string) string { return st.dir + "/" + name }
+
+// SetInit computes the thresholds of T on Π_Φ(Y − c) (one pass over both
+// shardings) for the products MulInit and MulInitTrans.
+func (st *Store) SetInit(ctx context.Context, c float64, kRow, kCol int) error {
+	st.c = c
+	return st.thresholds(ctx, passFn{Pass: passInitThresholds, C: c, KRow: kRow, KCol: kCol}, fileRowThr0, fileColThr0)
+}
+
+// MulInit sets dst = X·x, one pass over the row shards.
+func (st *Store) MulInit(ctx context.Context, dst, x *mat.Dense) error {
+	return st.mulInit(ctx, dst, x, st.rows, st.d1)
+}
+
+// MulInitTrans sets dst = Xᵀ·x, one pass over the column shards.
+func (st *Store) MulInitTrans(ctx context.Context, dst, x *mat.Dense) error {
+	return st.mulInit(ctx, dst, x, st.cols, st.d2)
+}
+
+func (st *Store) mulInit(ctx context.Context, dst, x *mat.Dense, shards []shardInfo, n int) error {
+	if err := writeMatrix(ctx, st.file(fileOperand), x); err != nil {
+		return err
+	}
+	if err := st.pass(ctx, passFn{Pass: passMulInit, C: st.c}, shards); err != nil {
+		return err
+	}
+	_, k := x.Dims()
+	_, err := st.gather(ctx, passMulInit, shards, dst, n, k)
+	return err
+}
+
+// Evaluate is two pipelines: the thresholds of T on R = Π_Φ(Y − UVᵀ) over
+// both shardings, then E·V with ‖E‖² on the row shards and Eᵀ·U on the
+// column shards.
+func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kCol int) (float64, error) {
+	if err := writeMatrix(ctx, st.file(fileU), u); err != nil {
+		return 0, err
+	}
+	if err := writeMatrix(ctx, st.file(fileV), v); err != nil {
+		return 0, err
+	}
+	if err := st.thresholds(ctx, passFn{Pass: passThresholds, KRow: kRow, KCol: kCol}, fileRowThr, fileColThr); err != nil {
+		return 0, err
+	}
+	if err := st.pass(ctx, passFn{Pass: passGradients}, append(slices.Clone(st.rows), st.cols...)); err != nil {
+		return 0, err
+	}
+	_, r := u.Dims()
+	g, err := st.gather(ctx, passGradients, st.rows, nil, st.d1, r+1)
+	if err != nil {
+		return 0, err
+	}
+	gu.Copy(g.Slice(0, st.d1, 0, r))
+	ss := mat.Sum(g.ColView(r))
+	_, err = st.gather(ctx, passGradients, st.cols, gv, st.d2, r)
+	return ss, err
+}
+
+// Trial is one pass over the row shards.
+func (st *Store) Trial(ctx context.Context, u, v *mat.Dense) (float64, error) {
+	if err := writeMatrix(ctx, st.file(fileUt), u); err != nil {
+		return 0, err
+	}
+	if err := writeMatrix(ctx, st.file(fileVt), v); err != nil {
+		return 0, err
+	}
+	if err := st.pass(ctx, passFn{Pass: passTrial}, st.rows); err != nil {
+		return 0, err
+	}
+	t, err := st.gather(ctx, passTrial, st.rows, nil, st.d1, 1)
+	if err != nil {
+		return 0, err
+	}
+	return mat.Sum(t), nil
+}
+
