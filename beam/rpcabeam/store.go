@@ -16,6 +16,7 @@ package rpcabeam
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -210,10 +211,15 @@ func (st *Store) runPipeline(ctx context.Context, p *beam.Pipeline) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return err
+		return fmt.Errorf("%w: %w", ErrPipeline, err)
 	}
 	return nil
 }
+
+// ErrPipeline is wrapped by the errors of a pipeline that failed. The
+// error of a worker (a bad input file, a duplicate entry) reaches the
+// driver as text within the runner's error.
+var ErrPipeline = errors.New("rpcabeam: pipeline failed")
 
 // Pipelines returns the number of pipelines run so far.
 func (st *Store) Pipelines() int { return st.pipelines }
@@ -386,4 +392,3 @@ func (st *Store) Trial(ctx context.Context, u, v *mat.Dense) (float64, error) {
 	}
 	return mat.Sum(t), nil
 }
-

@@ -3,14 +3,19 @@ package rpcabeam
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
@@ -87,4 +92,89 @@ func TestTarget(t *testing.T) {
 	}
 }
 
-var _ = errors.Is
+// TestShardedInput: the entries split over three Matrix Market files (a
+// glob) give the same factors as one file; bad inputs are refused with
+// ErrInput and cancellation is honoured.
+func TestShardedInput(t *testing.T) {
+	dir := t.TempDir()
+	in, file := instance(t, dir, synth.Config{D1: 120, D2: 90, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 9})
+	d1, d2 := in.Obs.Dims()
+	parts := make([]*formats.Triplets, 3)
+	for k := range parts {
+		parts[k] = &formats.Triplets{D1: d1, D2: d2}
+	}
+	n := 0
+	in.Obs.Do(func(i, j int, v float64) {
+		p := parts[n%3]
+		p.Row, p.Col, p.Val = append(p.Row, i), append(p.Col, j), append(p.Val, v)
+		n++
+	})
+	for k, p := range parts {
+		writeTriplets(t, filepath.Join(dir, "part", fmt.Sprintf("p%d.mtx", k)), p)
+	}
+	ctx := context.Background()
+	s := rpca.Settings{Rank: 2, Alpha: 0.05, Seed: 1}
+	var results []*rpca.Result
+	for _, name := range []string{file, filepath.Join(dir, "part", "*.mtx")} {
+		st, err := Load(ctx, name, filepath.Join(t.TempDir(), "w"), Options{Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, nnz := st.Dims(); nnz != in.Obs.NNZ() {
+			t.Errorf("%s: %d entries, want %d", name, nnz, in.Obs.NNZ())
+		}
+		res, err := (&rpca.GD{}).SolveDistributed(ctx, st, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+	}
+	if !mat.Equal(results[0].U, results[1].U) || !mat.Equal(results[0].V, results[1].V) {
+		t.Error("one file and three files give different factors")
+	}
+
+	// A duplicate across files, a file of another size, an empty row, no file.
+	dup := &formats.Triplets{D1: d1, D2: d2, Row: []int{parts[0].Row[0]}, Col: []int{parts[0].Col[0]}, Val: []float64{1}}
+	writeTriplets(t, filepath.Join(dir, "dup", "a.mtx"), parts[0])
+	writeTriplets(t, filepath.Join(dir, "dup", "b.mtx"), dup)
+	writeTriplets(t, filepath.Join(dir, "size", "a.mtx"), parts[0])
+	writeTriplets(t, filepath.Join(dir, "size", "b.mtx"), &formats.Triplets{D1: d1 + 1, D2: d2, Row: []int{0}, Col: []int{0}, Val: []float64{1}})
+	writeTriplets(t, filepath.Join(dir, "empty.mtx"), &formats.Triplets{D1: 3, D2: 3, Row: []int{0, 1}, Col: []int{0, 1}, Val: []float64{1, 2}})
+	for _, c := range []struct {
+		in   string
+		kind error // ErrPipeline: found by a worker
+		want string
+	}{
+		{filepath.Join(dir, "dup", "*.mtx"), ErrPipeline, "duplicate entry at row"},
+		{filepath.Join(dir, "size", "*.mtx"), ErrPipeline, "is 121×90"},
+		{filepath.Join(dir, "empty.mtx"), ErrInput, "1 rows and 1 columns have no observed entry"},
+		{filepath.Join(dir, "none-*.mtx"), ErrInput, "no file matches"},
+	} {
+		_, err := Load(ctx, c.in, filepath.Join(t.TempDir(), "w"), Options{Shards: 2})
+		if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %.300v, want %v and %q", c.in, err, c.kind, c.want)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := Load(cctx, file, filepath.Join(t.TempDir(), "w"), Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+func writeTriplets(t *testing.T, name string, p *formats.Triplets) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mtx.WriteTriplets(f, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

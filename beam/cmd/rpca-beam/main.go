@@ -1,0 +1,215 @@
+// Command rpca-beam runs Algorithm 2 (robust PCA from partially observed
+// entries, Yi, Park, Chen, Caramanis, NeurIPS 2016) on Apache Beam, for
+// matrices beyond one machine:
+//
+//	rpca-beam --in Y.mtx --rank R --alpha A --out DIR [--runner prism|flink|spark|dataflow] [Beam's runner flags]
+//
+// --in is one Matrix Market coordinate file or a glob of them (each a file
+// of the same size holding some of the entries). It writes U.npy, V.npy
+// (M = U·Vᵀ) and summary.json into DIR, which appears complete or not at
+// all, as "rpca decompose --factors" does. With a cluster runner, --work
+// must be a directory every worker can read and write (gs://…, or a
+// shared file system). Exit codes: 0 success, 1 failure, 2 bad usage,
+// 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // registers the runners and file systems
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/beam/rpcabeam"
+	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/outdir"
+)
+
+// options are the command's flags; Beam's own flags (--endpoint,
+// --environment_type, --project, …) are registered on the same flag set by
+// the Beam packages.
+type options struct {
+	in, out, work, runner string
+	rank                  int
+	alpha, tol            float64
+	shards, maxIter       int
+	seed                  uint64
+	force, verbose        bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+var errUsage = errors.New("usage")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if err == nil {
+		err = solve(ctx, o, stdout)
+	}
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "rpca-beam: %v (run 'rpca-beam -h' for help)\n", err)
+		return 2
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "rpca-beam: interrupted; no output was written")
+		return 130
+	}
+	fmt.Fprintf(stderr, "rpca-beam: %v\n", err)
+	return 1
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("rpca-beam", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flag.CommandLine.VisitAll(func(f *flag.Flag) { // Beam's runner flags, but --runner, which is ours
+		if f.Name != "runner" {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	fs.StringVar(&o.in, "in", "", "Matrix Market coordinate file, or a glob of such files holding parts of the entries (required)")
+	fs.StringVar(&o.out, "out", "", "output directory: U.npy, V.npy, summary.json (required)")
+	fs.StringVar(&o.work, "work", "", "work directory for the shards of Φ and the exchanged factors; on a cluster one that every worker reaches, e.g. gs://bucket/tmp (default: a temporary local directory, removed at the end)")
+	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism (in-process), flink, spark, dataflow, universal")
+	fs.IntVar(&o.rank, "rank", 0, "rank r of the low-rank part (required)")
+	fs.Float64Var(&o.alpha, "alpha", 0.1, "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
+	fs.Float64Var(&o.tol, "tol", 0, "relative residual tolerance (0: the single-machine default; <0: off)")
+	fs.IntVar(&o.shards, "shards", 8, "row blocks and column blocks of Φ: the parallelism of every pass")
+	fs.IntVar(&o.maxIter, "max-iter", 0, "iteration cap (0: the single-machine default)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the initial SVD")
+	fs.BoolVar(&o.force, "force", false, "replace --out if rpca wrote it")
+	fs.BoolVar(&o.verbose, "verbose", false, "Beam's log and one line per iteration on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v: %w", err, errUsage)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q: %w", fs.Arg(0), errUsage)
+	case o.in == "" || o.out == "":
+		return nil, fmt.Errorf("--in and --out are required: %w", errUsage)
+	case o.rank < 1:
+		return nil, fmt.Errorf("--rank must be a positive integer, got %d: %w", o.rank, errUsage)
+	case !(o.alpha >= 0 && o.alpha < 1):
+		return nil, fmt.Errorf("--alpha must be in [0, 1), got %v: %w", o.alpha, errUsage)
+	case o.shards < 1 || o.maxIter < 0:
+		return nil, fmt.Errorf("--shards must be positive and --max-iter non-negative: %w", errUsage)
+	}
+	if err := flag.CommandLine.Set("runner", o.runner); err != nil {
+		return nil, err
+	}
+	beam.Init()
+	level := "error"
+	if o.verbose {
+		level = "info"
+	}
+	beamlog.SetupLogging(level, "text")
+	return o, nil
+}
+
+// summary is summary.json.
+type summary struct {
+	Command    string          `json:"command"`
+	Input      string          `json:"input"`
+	Runner     string          `json:"runner"`
+	D1         int             `json:"d1"`
+	D2         int             `json:"d2"`
+	Observed   int             `json:"observed"`
+	Rank       int             `json:"rank"`
+	Alpha      float64         `json:"alpha"`
+	Shards     int             `json:"shards"`
+	Iterations int             `json:"iterations"`
+	Pipelines  int             `json:"pipelines"`
+	Seconds    float64         `json:"seconds"`
+	StopReason string          `json:"stop_reason"`
+	Residual   *float64        `json:"residual"`
+	Params     *rpca.GDParams  `json:"params"`
+	History    []historyRecord `json:"history"`
+}
+
+type historyRecord struct {
+	Iter     int      `json:"iter"`
+	Seconds  float64  `json:"seconds"`
+	Residual *float64 `json:"residual"`
+}
+
+func solve(ctx context.Context, o *options, stdout io.Writer) error {
+	if err := outdir.Try(o.out, o.force, o.in); err != nil {
+		return err
+	}
+	work := o.work
+	if work == "" {
+		dir, err := os.MkdirTemp("", "rpca-beam-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		work = filepath.Join(dir, "work")
+	}
+	st, err := rpcabeam.Load(ctx, o.in, work, rpcabeam.Options{Shards: o.shards, Runner: rpcabeam.Named(o.runner)})
+	if err != nil {
+		return err
+	}
+	s := rpca.Settings{Rank: o.rank, Alpha: o.alpha, Seed: o.seed, Stop: rpca.Stop{MaxIter: o.maxIter, ResidualTol: o.tol}}
+	if o.verbose {
+		s.Callback = func(r rpca.Record) {
+			fmt.Fprintf(os.Stderr, "iteration %d: residual %.3g (%.1fs)\n", r.Iter, r.Residual, r.Elapsed.Seconds())
+		}
+	}
+	res, err := (&rpca.GD{}).SolveDistributed(ctx, st, s)
+	if err != nil {
+		return err
+	}
+	d1, d2, nnz := st.Dims()
+	sum := summary{Command: "rpca-beam", Input: o.in, Runner: o.runner, D1: d1, D2: d2, Observed: nnz, Rank: o.rank,
+		Alpha: o.alpha, Shards: o.shards, Iterations: res.Iterations, Pipelines: st.Pipelines(),
+		Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Residual: metrics.Finite(res.Residual)}
+	sum.Params, _ = res.Params.(*rpca.GDParams)
+	for _, h := range res.History {
+		sum.History = append(sum.History, historyRecord{h.Iter, h.Elapsed.Seconds(), metrics.Finite(h.Residual)})
+	}
+	if err := write(o, res.U, res.V, &sum); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%d×%d, %d observed entries, rank %d: %d iterations (%d pipelines on %s) in %.1fs, %s, residual %.3g; wrote %s\n",
+		d1, d2, nnz, o.rank, res.Iterations, st.Pipelines(), o.runner, res.Elapsed.Seconds(), res.Stop, res.Residual, o.out)
+	return err
+}
+
+// write writes the factors and the summary into --out, atomically.
+func write(o *options, u, v *mat.Dense, sum *summary) error {
+	d, err := outdir.New(o.out, o.force, o.in)
+	if err != nil {
+		return err
+	}
+	defer d.Abort()
+	for name, m := range map[string]*mat.Dense{"U.npy": u, "V.npy": v} {
+		if err := npy.WriteFile(d.Join(name), m); err != nil {
+			return err
+		}
+	}
+	if err := outdir.WriteJSON(d.Join("summary.json"), sum); err != nil {
+		return err
+	}
+	return d.Commit()
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats/mtx"
+	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/synth"
+)
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestCommand runs rpca-beam on Prism on a generated instance, reads its
+// factors back and checks them against the truth; then the exit codes of
+// bad usage, a missing input and an output directory it may not replace.
+func TestCommand(t *testing.T) {
+	dir := t.TempDir()
+	in, err := synth.Observed(synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := filepath.Join(dir, "Y.mtx")
+	if err := mtx.WriteFile(y, in.Obs); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCmd(t, "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--shards", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	u, err := npy.ReadFile(filepath.Join(out, "U.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := npy.ReadFile(filepath.Join(out, "V.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The instance is small for recovery (true error about 1e-2 either
+	// way); the command must give what rpca.Solve gives.
+	ref, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}, &rpca.GD{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gap := metrics.RelError(u, v, ref.U, ref.V); gap > 1e-8 {
+		t.Errorf("gap to rpca.Solve %.3g; stdout %s", gap, stdout)
+	}
+	var sum summary
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil || sum.Observed != in.Obs.NNZ() || sum.Iterations < 1 || len(sum.History) != sum.Iterations+1 {
+		t.Errorf("summary %+v (%v)", sum, err)
+	}
+	for _, c := range []struct {
+		code int
+		want string
+		args []string
+	}{
+		{2, "--rank", []string{"--in", y, "--out", filepath.Join(dir, "o2")}},
+		{2, "--alpha", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--alpha", "1"}},
+		{2, "not defined", []string{"--bogus"}},
+		{1, "no file matches", []string{"--in", filepath.Join(dir, "none.mtx"), "--out", filepath.Join(dir, "o2"), "--rank", "2"}},
+		{1, "exists", []string{"--in", y, "--out", out, "--rank", "2"}},
+	} {
+		code, _, stderr := runCmd(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "o2")); !os.IsNotExist(err) {
+		t.Errorf("a failed run left its output: %v", err)
+	}
+}
