@@ -75,9 +75,6 @@ func (g *GD) SolveDistributed(ctx context.Context, d Distributed, s Settings) (*
 	if err := s.validate(d1, d2); err != nil {
 		return nil, badInput(err)
 	}
-	if g.Update == UpdateScaled {
-		return nil, badInput(errors.New("rpca: SolveDistributed runs the paper's update (UpdatePaper) only"))
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -172,7 +172,8 @@ func (r *refDistributed) Trial(_ context.Context, u, v *mat.Dense) (float64, err
 
 // TestSolveDistributed runs Algorithm 2 through SolveDistributed on the
 // reference store and through Solve on the same Observed, at the defaults
-// (backtracking) and with the paper's fixed step. Both must recover M* to
+// (backtracking), with the paper's fixed step and with the scaled update.
+// Both must recover M* to
 // the stopping rule's accuracy, and agree with each other: they run the
 // same steps, so they differ only by the order of floating-point sums
 // (the data are continuous, so T's ties never occur).
@@ -182,7 +183,7 @@ func TestSolveDistributed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}
-	for _, g := range []rpca.GD{{}, {Step: rpca.StepFixed}} {
+	for _, g := range []rpca.GD{{}, {Step: rpca.StepFixed}, {Update: rpca.UpdateScaled}} {
 		ref, err := rpca.Solve(context.Background(), in.Problem(), s, &g)
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +198,7 @@ func TestSolveDistributed(t *testing.T) {
 		errRef := metrics.RelError(ref.U, ref.V, in.A, in.B)
 		errDist := metrics.RelError(dist.U, dist.V, in.A, in.B)
 		gap := metrics.RelError(dist.U, dist.V, ref.U, ref.V)
-		t.Logf("step %q: iterations %d and %d, true errors %.3g and %.3g, gap %.3g", g.Step, ref.Iterations, dist.Iterations, errRef, errDist, gap)
+		t.Logf("update %q, step %q: iterations %d and %d, true errors %.3g and %.3g, gap %.3g", g.Update, g.Step, ref.Iterations, dist.Iterations, errRef, errDist, gap)
 		if errDist > 1e-4 || gap > 1e-8 || dist.Iterations != ref.Iterations {
 			t.Errorf("step %q: distributed true error %.3g, gap to Solve %.3g, iterations %d (Solve %d)", g.Step, errDist, gap, dist.Iterations, ref.Iterations)
 		}
