@@ -83,20 +83,7 @@ func (g *GD) SolveDistributed(ctx context.Context, d Distributed, s Settings) (*
 		return nil, badInput(err)
 	}
 	st := &distState{ctx: ctx, d: d, q: &q, ynorm: d.NormY()}
-	var u, v blas64.General
-	var sigma1 float64
-	if g.Start != nil {
-		u, v, sigma1, err = startFactors(g.Start, &q)
-		if err != nil && !errors.Is(err, ErrDiverged) {
-			err = badInput(err)
-		}
-	} else {
-		u, v, sigma1, err = st.initialize(ctx)
-	}
-	if err != nil {
-		return nil, err
-	}
-	res, err := runGD(NewTracker(ctx, &Problem{}, s, DefaultGDStop, gdDivergenceHint), st, &q, u, v, sigma1)
+	res, err := g.run(ctx, NewTracker(ctx, &Problem{}, s, DefaultGDStop, gdDivergenceHint), st, &q)
 	if err != nil {
 		return nil, err
 	}

@@ -386,12 +386,19 @@ func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 	} else {
 		st = newDenseState(p.Dense.RawMatrix(), &q)
 	}
+	return g.run(ctx, tr, st, &q)
+}
+
+// run is Phase I (the warm start g.Start, or st's initialization) and
+// Phase II.
+func (g *GD) run(ctx context.Context, tr *Tracker, st gdState, q *gdParams) (*Result, error) {
 	var (
 		u, v   blas64.General
 		sigma1 float64
+		err    error
 	)
 	if g.Start != nil {
-		u, v, sigma1, err = startFactors(g.Start, &q)
+		u, v, sigma1, err = startFactors(g.Start, q)
 		if err != nil && !errors.Is(err, ErrDiverged) {
 			err = badInput(err)
 		}
@@ -401,7 +408,7 @@ func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	return runGD(tr, st, &q, u, v, sigma1)
+	return runGD(tr, st, q, u, v, sigma1)
 }
 
 // observedMatrix returns Φ for Algorithm 2: the problem's own, or a random
