@@ -105,24 +105,25 @@ func (s *shard) write(ctx context.Context, path string) error {
 
 const shardHeaderSize = 8 + 5*8 + 8
 
-// readShardHeader reads a shard's header only: everything but the arrays.
-func readShardHeader(ctx context.Context, path string) (*shard, error) {
+// readShardHeader reads a shard's header only: the shard without its
+// arrays, and its number of entries.
+func readShardHeader(ctx context.Context, path string) (*shard, int, error) {
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer fs.Close()
 	r, err := fs.OpenRead(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer r.Close()
 	b := make([]byte, shardHeaderSize)
 	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
+		return nil, 0, fmt.Errorf("%w %s: %v", errCorrupt, path, err)
 	}
-	s, _, err := decodeShardHeader(bytes.NewReader(b), path)
-	return s, err
+	s, nnz, err := decodeShardHeader(bytes.NewReader(b), path)
+	return s, int(nnz), err
 }
 
 // decodeShardHeader decodes the header and returns the shard without its

@@ -10,7 +10,6 @@ import (
 	"path"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -165,20 +164,12 @@ func readSize(ctx context.Context, name string) (d1, d2, n int, err error) {
 		if line == "" || strings.HasPrefix(line, "%") {
 			continue
 		}
-		f := strings.Fields(line)
-		var v [3]int
-		for k := range v {
-			if len(f) != 3 {
-				break
-			}
-			if v[k], err = strconv.Atoi(f[k]); err != nil || v[k] < 0 {
-				break
-			}
-		}
-		if len(f) != 3 || err != nil || v[0] < 1 || v[1] < 1 {
+		var extra string
+		k, _ := fmt.Sscan(line+" end", &d1, &d2, &n, &extra) // four fields exactly: the size and "end"
+		if k != 4 || extra != "end" || d1 < 1 || d2 < 1 || n < 0 {
 			return 0, 0, 0, fmt.Errorf("%w: %s: the size line %q is not \"rows columns entries\" of a coordinate file", ErrInput, name, line)
 		}
-		return v[0], v[1], v[2], nil
+		return d1, d2, n, nil
 	}
 	return 0, 0, 0, fmt.Errorf("%w: %s has no size line", ErrInput, path.Base(name))
 }

@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local work directories
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"gonum.org/v1/gonum/mat"
@@ -78,7 +77,7 @@ type Store struct {
 type shardInfo struct {
 	path         string
 	first, lines int
-	nnz          int // entries (rows: from the header's arrays)
+	nnz          int // entries
 	offset       int // row shards: position of its first entry in Φ's row-major order
 }
 
@@ -146,17 +145,12 @@ func (st *Store) readShards(ctx context.Context) error {
 		}
 		slices.Sort(names) // by block, which is by first line
 		for _, name := range names {
-			h, err := readShardHeader(ctx, name)
+			h, nnz, err := readShardHeader(ctx, name)
 			if err != nil {
 				return err
 			}
-			info := shardInfo{path: name, first: h.First, lines: h.Lines}
+			info := shardInfo{path: name, first: h.First, lines: h.Lines, nnz: nnz}
 			covered += h.Lines - h.Empty
-			nnz, err := shardEntries(ctx, name, h)
-			if err != nil {
-				return err
-			}
-			info.nnz = nnz
 			if col {
 				st.cols = append(st.cols, info)
 				nnzCols += nnz
@@ -182,24 +176,6 @@ func (st *Store) readShards(ctx context.Context) error {
 		return fmt.Errorf("%w: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", ErrInput, emptyRows, emptyCols)
 	}
 	return nil
-}
-
-// shardEntries returns the number of entries of a shard from its size.
-func shardEntries(ctx context.Context, name string, h *shard) (int, error) {
-	fs, err := filesystem.New(ctx, name)
-	if err != nil {
-		return 0, err
-	}
-	defer fs.Close()
-	size, err := fs.Size(ctx, name)
-	if err != nil {
-		return 0, err
-	}
-	arrays := size - shardHeaderSize - 8*int64(h.Lines+1)
-	if arrays < 0 || arrays%12 != 0 {
-		return 0, fmt.Errorf("%w %s: size %d", errCorrupt, name, size)
-	}
-	return int(arrays / 12), nil
 }
 
 func (st *Store) runPipeline(ctx context.Context, p *beam.Pipeline) error {

@@ -51,7 +51,13 @@ func (c checked[T]) Set(s string) error {
 
 // kind is the name -h shows for the flag's value.
 func (c checked[T]) kind() string {
-	return map[string]string{"int": "int", "float64": "float", "string": "string"}[fmt.Sprintf("%T", *new(T))]
+	switch any(*new(T)).(type) {
+	case int:
+		return "int"
+	case float64:
+		return "float"
+	}
+	return "string"
 }
 
 // numVar defines the checked flag name with default def.

@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -114,6 +115,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("--alpha must be in [0, 1), got %v: %w", o.alpha, errUsage)
 	case o.shards < 1 || o.maxIter < 0:
 		return nil, fmt.Errorf("--shards must be positive and --max-iter non-negative: %w", errUsage)
+	case math.IsNaN(o.tol) || math.IsInf(o.tol, 0):
+		return nil, fmt.Errorf("--tol must be a finite number, got %v: %w", o.tol, errUsage)
 	}
 	if err := flag.CommandLine.Set("runner", o.runner); err != nil {
 		return nil, err

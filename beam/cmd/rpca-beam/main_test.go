@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,11 @@ func TestCommand(t *testing.T) {
 		{2, "--rank", []string{"--in", y, "--out", filepath.Join(dir, "o2")}},
 		{2, "--alpha", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--alpha", "1"}},
 		{2, "not defined", []string{"--bogus"}},
+		{2, "--shards", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--shards", "0"}},
+		{2, "--max-iter", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--max-iter", "-1"}},
+		{2, "--tol", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--tol", "NaN"}},
+		{2, "invalid value", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "two"}},
+		{2, "unexpected argument", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "extra"}},
 		{1, "no file matches", []string{"--in", filepath.Join(dir, "none.mtx"), "--out", filepath.Join(dir, "o2"), "--rank", "2"}},
 		{1, "exists", []string{"--in", y, "--out", out, "--rank", "2"}},
 	} {
@@ -77,6 +83,12 @@ func TestCommand(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
 		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var errOut strings.Builder
+	if code := run(ctx, []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2"}, io.Discard, &errOut); code != 130 || !strings.Contains(errOut.String(), "interrupted") {
+		t.Errorf("interrupted: exit %d, %q", code, errOut.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "o2")); !os.IsNotExist(err) {
 		t.Errorf("a failed run left its output: %v", err)
