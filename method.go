@@ -98,6 +98,13 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if c != 1 {
 		p = p.scaled(c)
 		m = scaledStart(m, c)
+		if f := s.Stop.Validation; f != nil { // it sees M in the units of the data
+			var w mat.Dense
+			s.Stop.Validation = func(u, v *mat.Dense) float64 {
+				w.Scale(c, u)
+				return f(&w, v)
+			}
+		}
 	}
 	res, err := m.Solve(ctx, p, s)
 	if err != nil {

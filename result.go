@@ -55,6 +55,7 @@ type Record struct {
 	Residual     float64       // ‖Π_Φ(Y − UVᵀ − S)‖_F/‖Π_Φ(Y)‖_F
 	FactorChange float64       // (‖ΔU‖²_F + ‖ΔV‖²_F)/(‖U‖²_F + ‖V‖²_F) of this step
 	Error        float64       // ‖UVᵀ − M*‖_F/‖M*‖_F when the truth is known
+	Validation   float64       // the held-out error of Stop.Validation, when set
 }
 
 // LowRank forms the d1×d2 matrix M = U·Vᵀ. It allocates d1·d2 float64s;

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Settings are the model parameters and stopping rules shared by all
@@ -56,7 +58,23 @@ type Stop struct {
 	// ‖UVᵀ − M*‖_F/‖M*‖_F ≤ TargetError. It needs Problem.Truth and is
 	// meant for time-to-accuracy experiments; it is off by default.
 	TargetError float64
+
+	// Validation, if not nil, is early stopping on held-out data: it
+	// returns an error of the current factors (M = U·Vᵀ, in the units of
+	// the data) on entries the solve does not see, and is called after
+	// every iteration. The run stops with StopValidation once Patience
+	// iterations in a row have not lowered the smallest value so far. The
+	// result holds the last iterate, not the best; Record.Validation
+	// holds every value. It must not keep or change u and v.
+	Validation func(u, v *mat.Dense) float64
+
+	// Patience is the number of iterations without a new smallest
+	// validation error that stops the run; 0 means 10.
+	Patience int
 }
+
+// DefaultPatience is Stop.Patience when it is 0.
+const DefaultPatience = 10
 
 // StopReason tells which rule ended a run.
 type StopReason string
@@ -70,6 +88,7 @@ const (
 	StopExact       StopReason = "exact"        // the decomposition is exact (e.g. zero residual, early exit of AltProj)
 	StopSchedule    StopReason = "schedule"     // a method with a fixed schedule ran all of it (AltProj's r stages, line 17 of its Algorithm 1)
 	StopStationary  StopReason = "stationary"   // no step lowers the objective beyond rounding (GD's backtracking rule)
+	StopValidation  StopReason = "validation"   // the held-out error of Stop.Validation stopped improving (early stopping)
 )
 
 // Converged reports whether the rule that ended the run says the method
@@ -78,7 +97,7 @@ const (
 // at the iteration cap.
 func (r StopReason) Converged() bool {
 	switch r {
-	case StopFactorTol, StopResidualTol, StopTargetError, StopExact, StopSchedule, StopStationary:
+	case StopFactorTol, StopResidualTol, StopTargetError, StopExact, StopSchedule, StopStationary, StopValidation:
 		return true
 	}
 	return false
@@ -100,6 +119,11 @@ func (st Stop) withDefaults(def Stop) Stop {
 		FactorTol:   pick(st.FactorTol, def.FactorTol),
 		ResidualTol: pick(st.ResidualTol, def.ResidualTol),
 		TargetError: pick(st.TargetError, def.TargetError),
+		Validation:  st.Validation,
+		Patience:    st.Patience,
+	}
+	if out.Patience == 0 {
+		out.Patience = DefaultPatience
 	}
 	switch {
 	case st.MaxIter < 0:
@@ -128,6 +152,8 @@ func (s *Settings) validate(d1, d2 int) error {
 		return fmt.Errorf("rpca: alpha must be in [0, 1), got %v", s.Alpha)
 	case s.Workers < 0:
 		return fmt.Errorf("rpca: workers must be non-negative, got %d", s.Workers)
+	case s.Stop.Patience < 0:
+		return fmt.Errorf("rpca: Stop.Patience must be non-negative, got %d", s.Stop.Patience)
 	}
 	if st := s.Stop; st.MaxIter < 0 && st.FactorTol < 0 && st.ResidualTol < 0 && !(st.TargetError > 0) {
 		return errors.New("rpca: every stopping rule is disabled (Stop.MaxIter, FactorTol and ResidualTol negative, no TargetError), so the run would never end; keep at least one")

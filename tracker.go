@@ -28,6 +28,9 @@ type Tracker struct {
 	overhead time.Duration
 	// divergence hint used in the error message
 	hint string
+	// bestVal and sinceVal track early stopping (Stop.Validation).
+	bestVal  float64
+	sinceVal int
 }
 
 // NewTracker starts the clock for a solve of p with settings s. The
@@ -35,12 +38,13 @@ type Tracker struct {
 // is appended to divergence errors to name the likely cause.
 func NewTracker(ctx context.Context, p *Problem, s Settings, def Stop, hint string) *Tracker {
 	return &Tracker{
-		ctx:   ctx,
-		start: time.Now(),
-		rules: s.Stop.withDefaults(def),
-		truth: p.Truth,
-		cb:    s.Callback,
-		hint:  hint,
+		ctx:     ctx,
+		start:   time.Now(),
+		rules:   s.Stop.withDefaults(def),
+		truth:   p.Truth,
+		cb:      s.Callback,
+		hint:    hint,
+		bestVal: math.Inf(1),
 	}
 }
 
@@ -70,10 +74,21 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 		Residual:     residual,
 		FactorChange: factorChange,
 		Error:        math.NaN(),
+		Validation:   math.NaN(),
 	}
 	if t.truth != nil && u != nil && v != nil {
 		rec.Error = metrics.RelError(u, v, t.truth.A, t.truth.B)
 		t.overhead += time.Since(now)
+	}
+	validated := false
+	if f := t.rules.Validation; f != nil && u != nil && v != nil && finite(u) && finite(v) {
+		rec.Validation = f(u, v)
+		validated = true
+		if rec.Validation < t.bestVal {
+			t.bestVal, t.sinceVal = rec.Validation, 0
+		} else {
+			t.sinceVal++
+		}
 	}
 	t.history = append(t.history, rec)
 	if t.cb != nil {
@@ -94,6 +109,8 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 		return StopResidualTol, true, nil
 	case r.FactorTol > 0 && iter > 0 && factorChange <= r.FactorTol:
 		return StopFactorTol, true, nil
+	case validated && t.sinceVal >= r.Patience:
+		return StopValidation, true, nil
 	case iter >= r.MaxIter:
 		return StopMaxIter, true, nil
 	}
