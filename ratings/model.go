@@ -36,9 +36,13 @@ const (
 
 // Options configures [Fit].
 type Options struct {
-	// Rank is r, the rank of the low-rank part (≥ 1, below the number of
-	// distinct training rows and columns).
+	// Rank is r, the rank of the low-rank part (below the number of
+	// distinct training rows and columns); 0 chooses it, with the ridge
+	// λ, by validation (see [Select]).
 	Rank int
+	// Select configures the choice of Rank 0; the zero value takes the
+	// defaults of [Selection].
+	Select Selection
 	// Alpha is α, the largest fraction of outlier ratings per row and
 	// column; 0 is plain matrix completion.
 	Alpha float64
@@ -89,11 +93,16 @@ type Model struct {
 	Train *formats.Triplets
 	// TrainMean is the mean training rating.
 	TrainMean float64
-	// Options are the options of the fit.
+	// Options are the options of the fit (with the chosen rank when
+	// Rank was 0).
 	Options Options
+	// Chosen is the outcome of the choice by validation when Options.Rank
+	// was 0, nil otherwise.
+	Chosen *Choice
 
 	rowIndex, colIndex map[string]int
 	clip               *[2]float64
+	scored             int // validation ratings with a fitted row and column
 }
 
 // HoldOut returns which of n ratings to hold out: a uniformly random
@@ -117,9 +126,19 @@ func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Mo
 	if held != nil && len(held) != r.Len() {
 		return nil, fmt.Errorf("ratings: %d held-out flags for %d ratings", len(held), r.Len())
 	}
-	if opt.Rank < 1 {
-		return nil, fmt.Errorf("ratings: rank %d must be at least 1", opt.Rank)
+	if opt.Rank < 0 {
+		return nil, fmt.Errorf("ratings: rank %d must be at least 1, or 0 to choose it", opt.Rank)
 	}
+	if opt.Rank == 0 {
+		return fitChosen(ctx, r, held, opt)
+	}
+	return fit(ctx, r, held, nil, opt)
+}
+
+// fit is Fit at a given rank. With val (flags over r, disjoint from
+// held) it stops early on the RMSE of the ratings marked in val
+// (Stop.Validation), those of fitted rows and columns.
+func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options) (*Model, error) {
 	if c := opt.Clip; c != nil && !(c[0] <= c[1]) {
 		return nil, fmt.Errorf("ratings: clip range [%v, %v] is empty", c[0], c[1])
 	}
@@ -168,6 +187,9 @@ func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Mo
 	}
 	s := opt.Settings
 	s.Rank, s.Alpha = opt.Rank, opt.Alpha
+	if val != nil {
+		s.Stop.Validation = m.validation(r, val)
+	}
 	res, err := rpca.Solve(ctx, &rpca.Problem{Observed: obs}, s, method)
 	if err != nil {
 		return nil, err

@@ -154,7 +154,7 @@ func TestFitErrors(t *testing.T) {
 	if !errors.As(err, &re) || re.D2 != 8 {
 		t.Errorf("rank 8 of 10×8: %v", err)
 	}
-	for _, opt := range []Options{{Rank: 0}, {Rank: 1, Baseline: "mean"}, {Rank: 1, Clip: &[2]float64{5, 1}}} {
+	for _, opt := range []Options{{Rank: -1}, {Rank: 1, Baseline: "mean"}, {Rank: 1, Clip: &[2]float64{5, 1}}} {
 		if _, err := Fit(context.Background(), r, nil, opt); err == nil {
 			t.Errorf("%+v: no error", opt)
 		}

@@ -45,10 +45,13 @@ type Report struct {
 	PredictionsNaN int       `json:"predictions_nan,omitempty"`
 	// PredictionsFromBiases counts the pairs with an unknown id predicted
 	// by the bias model alone (UnknownBias).
-	PredictionsFromBiases int      `json:"predictions_from_biases,omitempty"`
-	PredictUnknownAs      string   `json:"predict_unknown,omitempty"`
-	Output                string   `json:"output"`
-	Files                 []string `json:"files"`
+	PredictionsFromBiases int    `json:"predictions_from_biases,omitempty"`
+	PredictUnknownAs      string `json:"predict_unknown,omitempty"`
+	// Chosen is the choice of the rank and ridge by validation (rank
+	// auto), with the validation curve.
+	Chosen *Choice  `json:"chosen,omitempty"`
+	Output string   `json:"output"`
+	Files  []string `json:"files"`
 }
 
 // NewReport describes the model m fitted to r, with held (from HoldOut
@@ -65,6 +68,7 @@ func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Repo
 	if c := m.Options.Clip; c != nil {
 		rep.Clip = []float64{c[0], c[1]}
 	}
+	rep.Chosen = m.Chosen
 	if held == nil {
 		return rep
 	}
@@ -95,6 +99,9 @@ func (rep *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %d×%d with %d ratings, r=%d, α=%g: %d iterations in %.2fs (%s); training RMSE %s",
 		rep.Method, rep.D1, rep.D2, rep.Observed, rep.Rank, rep.Alpha, rep.Iterations, rep.Seconds, rep.StopReason, metrics.Format("%.4g", rep.TrainRMSE))
+	if c := rep.Chosen; c != nil {
+		fmt.Fprintf(&b, "; rank %d and ridge %g chosen by validation (RMSE %.4g on %d ratings set aside, %d candidates)", c.Best.Rank, c.Best.Ridge, c.Best.RMSE, c.Scored, len(c.Candidates))
+	}
 	if rep.HoldoutRatings > 0 {
 		fmt.Fprintf(&b, "; held-out RMSE %s, MAE %s on %d ratings (training-mean RMSE %s", metrics.Format("%.4g", rep.HoldoutRMSE), metrics.Format("%.4g", rep.HoldoutMAE), rep.HoldoutRatings-rep.HoldoutSkipped, metrics.Format("%.4g", rep.BaselineRMSE))
 		if rep.BiasRMSE != nil {

@@ -39,9 +39,10 @@ type completeFlags struct {
 }
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
-	fs := newFlagSet(e, "complete", "--in RATINGS --rank R --out DIR [flags]")
+	fs := newFlagSet(e, "complete", "--in RATINGS --out DIR [--rank R|auto] [flags]")
+	f.rankAuto = true
 	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
-	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer (required)"
+	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
 	fs.Lookup("method").Usage = "method: only gd (Algorithm 2) works on partial data"
 	f.outFlags.register(fs)
@@ -54,7 +55,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	numVar(fs, &f.holdout, "holdout", 0, fraction, "in [0, 1)", "fraction in [0, 1) of the ratings held out to measure the prediction error")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
 	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")
-	fs.BoolVar(&f.biases, "biases", false, "fit a global mean and regularised user and item biases first (Surprise's BaselineOnly: ALS, reg 15 and 10, 10 sweeps) and the low-rank part to what they leave; U and V get two more columns holding them; replaces --center")
+	fs.BoolVar(&f.biases, "biases", false, "fit a global mean and regularised user and item biases first (Surprise's BaselineOnly: ALS, reg 15 and 10, 10 sweeps) and the low-rank part to what they leave; U and V get two more columns holding them; replaces --center (default: on with --rank auto, off with a given rank)")
 	return fs
 }
 
@@ -63,6 +64,14 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	fs := f.register(e)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if f.rank == 0 { // auto: the recommender model, unless told otherwise
+		if !flagSet(fs, "method") {
+			f.method = "scaledgd" // as good on ratings as gd, in fewer iterations
+		}
+		if !flagSet(fs, "biases") && !flagSet(fs, "center") {
+			f.biases = true
+		}
 	}
 	if err := f.validate(fs); err != nil {
 		return err
@@ -128,6 +137,9 @@ func (f *completeFlags) fitOptions(method rpca.Method, prog *progress.Printer) r
 		o.Baseline = ratings.BaselineNone
 	}
 	o.Clip = f.clipRange
+	if f.rank == 0 && f.ridge > 0 { // auto: the rank only
+		o.Select.Ridges = []float64{f.ridge}
+	}
 	return o
 }
 
@@ -136,7 +148,6 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 	err := firstBroken(
 		rule{f.in == "", "complete: --in FILE is required (run 'rpca complete -h' for help)"},
 		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
-		rule{!flagSet(fs, "rank"), "complete: --rank R is required, the rank of the fitted matrix (run 'rpca complete -h' for help)"},
 		rule{f.method != "gd" && f.method != "scaledgd", fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) or scaledgd only", f.method)},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
 	)

@@ -426,3 +426,43 @@ func TestCompleteUnknownFallsBackToBiases(t *testing.T) {
 	}
 	wantError(t, 2, []string{"--unknown bias needs --biases"}, "complete", "--in", in, "--rank", "1", "--unknown", "bias", "--predict", pairs, "--out", join(dir, "o2"))
 }
+
+// TestCompleteAutoRank: without --rank, complete chooses the rank and the
+// ridge by validation, fits the bias model with them (U gets the two bias
+// columns), reports the choice and its curve in summary.json, and
+// predicts the held-out ratings of rank-3 data to within 2× the noise.
+// --ridge with auto fixes the ridge: every candidate has it.
+func TestCompleteAutoRank(t *testing.T) {
+	dir := t.TempDir()
+	in := join(dir, "ratings.tsv")
+	const sigma = 0.05
+	newRatingSet(t, in, 150, 100, 0.4, sigma, 0, 23)
+	out := join(dir, "model")
+	r := mustRun(t, "complete", "--in", in, "--header", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
+	sum := readJSON(t, r.stdout)
+	if rmse := sum["holdout_rmse"].(float64); !(rmse <= 2*sigma) {
+		t.Errorf("held-out RMSE %.4g, noise %v; choice %v", rmse, sigma, sum["chosen"])
+	}
+	chosen, ok := sum["chosen"].(map[string]any)
+	if !ok {
+		t.Fatalf("summary has no choice: %v", sum)
+	}
+	best := chosen["best"].(map[string]any)
+	rank := int(best["rank"].(float64))
+	if rank < 3 || int(sum["rank"].(float64)) != rank || sum["method"] != "scaledgd" {
+		t.Errorf("chose rank %d, summary rank %v, method %v", rank, sum["rank"], sum["method"])
+	}
+	u, err := npy.ReadFile(join(out, "U.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, c := u.Dims(); c != rank+2 {
+		t.Errorf("U has %d columns, want rank %d + 2 bias columns", c, rank)
+	}
+	r = mustRun(t, "complete", "--in", in, "--header", "--rank", "auto", "--ridge", "3", "--out", join(dir, "ridge"), "--json", "--quiet")
+	for _, c := range readJSON(t, r.stdout)["chosen"].(map[string]any)["candidates"].([]any) {
+		if l := c.(map[string]any)["ridge"]; l != 3.0 {
+			t.Errorf("candidate with ridge %v, --ridge 3 given", l)
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package ratings
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/internal/sample"
+)
+
+// Defaults of [Selection].
+var (
+	// DefaultRanks are the candidate ranks of the choice by validation.
+	DefaultRanks = []int{2, 5, 10, 20, 50}
+	// DefaultRidges are the candidate ridges λ (the penalty
+	// (λ/2)(‖U‖² + ‖V‖²) of rpca.GD.Ridge).
+	DefaultRidges = []float64{0.1, 0.3, 1, 3, 10, 30}
+)
+
+// DefaultValidationFraction is Selection.Fraction when it is 0.
+const DefaultValidationFraction = 0.1
+
+// Selection configures the choice of the rank and the ridge λ by
+// validation (Options.Rank 0).
+type Selection struct {
+	// Ranks and Ridges are the candidates; nil means DefaultRanks and
+	// DefaultRidges. Ranks that the training ratings cannot support are
+	// left out.
+	Ranks  []int
+	Ridges []float64
+	// Fraction of the training ratings is set aside to validate; 0 means
+	// DefaultValidationFraction. They are drawn from Options.Settings.Seed.
+	Fraction float64
+}
+
+// Candidate is one point of the validation curve.
+type Candidate struct {
+	Rank  int     `json:"rank"`
+	Ridge float64 `json:"ridge"`
+	// RMSE is the smallest validation RMSE of the fit, reached after
+	// Iterations iterations.
+	RMSE       float64 `json:"rmse"`
+	Iterations int     `json:"iterations"`
+	Seconds    float64 `json:"seconds"`
+}
+
+// Choice is the outcome of the choice by validation: the candidates tried,
+// in order, and the best of them.
+type Choice struct {
+	Best       Candidate   `json:"best"`
+	Candidates []Candidate `json:"candidates"`
+	// Validation is the number of ratings set aside to validate, Scored of
+	// them with a fitted row and column.
+	Validation int `json:"validation_ratings"`
+	Scored     int `json:"validation_scored"`
+}
+
+// ErrSelect is returned when the rank cannot be chosen: too few ratings
+// to set some aside, no candidate rank the ratings support, or a method
+// without a ridge (the choice needs a *rpca.GD).
+var ErrSelect = errors.New("ratings: cannot choose the rank by validation")
+
+// Select chooses the rank and the ridge λ for Fit by validation. It sets
+// aside a fraction of the training ratings (those of r not marked in
+// held), fits the rest with each candidate, stopping each fit early when
+// the RMSE on the set-aside ratings has not improved for
+// Stop.Patience iterations (rpca.Stop.Validation), and keeps the
+// candidate with the smallest RMSE. The search is by coordinates: every
+// ridge at the middle rank, then every rank at the best ridge. The method
+// must be a *rpca.GD (nil means the default one); its Ridge is replaced.
+func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Choice, error) {
+	if held != nil && len(held) != r.Len() {
+		return nil, fmt.Errorf("ratings: %d held-out flags for %d ratings", len(held), r.Len())
+	}
+	gd, err := selectMethod(opt.Method)
+	if err != nil {
+		return nil, err
+	}
+	sel := opt.Select
+	ranks, ridges := sel.Ranks, sel.Ridges
+	if ranks == nil {
+		ranks = DefaultRanks
+	}
+	if ridges == nil {
+		ridges = DefaultRidges
+	}
+	frac := sel.Fraction
+	if frac == 0 {
+		frac = DefaultValidationFraction
+	}
+	if !(frac > 0 && frac < 1) || len(ranks) == 0 || len(ridges) == 0 {
+		return nil, fmt.Errorf("%w: Selection needs ranks, ridges and a fraction in (0, 1), got %v, %v, %v", ErrSelect, ranks, ridges, frac)
+	}
+	for _, l := range ridges {
+		if !(l >= 0) || math.IsInf(l, 0) {
+			return nil, fmt.Errorf("%w: ridge %v is not a finite non-negative number", ErrSelect, l)
+		}
+	}
+	val, n := validationSet(r, held, frac, opt.Settings.Seed)
+	if n == 0 {
+		return nil, fmt.Errorf("%w: %d training ratings are too few to set some aside", ErrSelect, r.Len())
+	}
+	fitHeld := make([]bool, r.Len())
+	for k := range fitHeld {
+		fitHeld[k] = val[k] || (held != nil && held[k])
+	}
+	ch := &Choice{Validation: n}
+	try := func(rank int, ridge float64) error {
+		o := opt
+		o.Rank = rank
+		g := *gd
+		g.Ridge = ridge
+		o.Method = &g
+		o.Settings.Stop.FactorTol, o.Settings.Stop.ResidualTol = -1, -1 // stop by validation (or the cap)
+		m, err := fit(ctx, r, fitHeld, val, o)
+		var rankErr *RankError
+		if errors.As(err, &rankErr) {
+			return nil // a rank the fit set does not support is not a candidate
+		}
+		if err != nil {
+			return fmt.Errorf("ratings: choosing the rank: rank %d, ridge %v: %w", rank, ridge, err)
+		}
+		c := Candidate{Rank: rank, Ridge: ridge, RMSE: math.Inf(1), Seconds: m.Result.Elapsed.Seconds()}
+		for _, rec := range m.Result.History {
+			if rec.Validation < c.RMSE {
+				c.RMSE, c.Iterations = rec.Validation, rec.Iter
+			}
+		}
+		ch.Scored = m.scored
+		ch.Candidates = append(ch.Candidates, c)
+		return nil
+	}
+	// Every ridge at the middle rank, then every rank at the best ridge.
+	mid := ranks[len(ranks)/2]
+	for _, l := range ridges {
+		if err := try(mid, l); err != nil {
+			return nil, err
+		}
+	}
+	best := Candidate{Ridge: ridges[len(ridges)/2]} // if the middle rank is too large
+	if len(ch.Candidates) > 0 {
+		best = slices.MinFunc(ch.Candidates, func(a, b Candidate) int { return cmpRMSE(a.RMSE, b.RMSE) })
+	}
+	for _, rank := range ranks {
+		if rank == mid && len(ch.Candidates) > 0 {
+			continue
+		}
+		if err := try(rank, best.Ridge); err != nil {
+			return nil, err
+		}
+	}
+	if len(ch.Candidates) == 0 {
+		return nil, fmt.Errorf("%w: no candidate rank %v is below the number of distinct training rows and columns", ErrSelect, ranks)
+	}
+	ch.Best = slices.MinFunc(ch.Candidates, func(a, b Candidate) int { return cmpRMSE(a.RMSE, b.RMSE) })
+	if math.IsInf(ch.Best.RMSE, 1) || math.IsNaN(ch.Best.RMSE) {
+		return nil, fmt.Errorf("%w: none of the %d validation ratings has a fitted row and column", ErrSelect, n)
+	}
+	return ch, nil
+}
+
+// cmpRMSE orders RMSEs with NaN last.
+func cmpRMSE(a, b float64) int {
+	switch {
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 0
+	case math.IsNaN(a):
+		return 1
+	case math.IsNaN(b):
+		return -1
+	}
+	return cmp.Compare(a, b)
+}
+
+// selectMethod returns the GD whose ridge the choice sets.
+func selectMethod(m rpca.Method) (*rpca.GD, error) {
+	if m == nil {
+		return &rpca.GD{}, nil
+	}
+	gd, ok := m.(*rpca.GD)
+	if !ok {
+		return nil, fmt.Errorf("%w: the method %s has no ridge λ to choose; use rpca.GD or give the rank", ErrSelect, m.Name())
+	}
+	return gd, nil
+}
+
+// validationSet marks round(frac·n) of the n training ratings (those not
+// in held), drawn from seed, and returns the marks over r and their
+// number (0 when there are fewer than two training ratings).
+func validationSet(r *triples.Ratings, held []bool, frac float64, seed uint64) ([]bool, int) {
+	train := make([]int, 0, r.Len())
+	for k := range r.Len() {
+		if held == nil || !held[k] {
+			train = append(train, k)
+		}
+	}
+	if len(train) < 2 {
+		return nil, 0
+	}
+	k := min(max(1, int(math.Round(frac*float64(len(train))))), len(train)-1)
+	pick := sample.Subset(rand.New(rand.NewPCG(seed, 0x7a11da7e)), len(train), k)
+	val := make([]bool, r.Len())
+	for t, p := range pick {
+		if p {
+			val[train[t]] = true
+		}
+	}
+	return val, k
+}
+
+// fitChosen is Fit with Rank 0: Select, then a fit of all the training
+// ratings at the chosen rank and ridge, for as many iterations as the
+// best validation RMSE took (unless Settings.Stop.MaxIter is set).
+func fitChosen(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Model, error) {
+	ch, err := Select(ctx, r, held, opt)
+	if err != nil {
+		return nil, err
+	}
+	gd, _ := selectMethod(opt.Method)
+	g := *gd
+	g.Ridge = ch.Best.Ridge
+	o := opt
+	o.Rank, o.Method = ch.Best.Rank, &g
+	if o.Settings.Stop.MaxIter == 0 {
+		o.Settings.Stop.MaxIter = max(1, ch.Best.Iterations)
+		o.Settings.Stop.FactorTol, o.Settings.Stop.ResidualTol = -1, -1
+	}
+	m, err := fit(ctx, r, held, nil, o)
+	if err != nil {
+		return nil, err
+	}
+	if m.Result.Stop == rpca.StopMaxIter && opt.Settings.Stop.MaxIter == 0 {
+		m.Result.Stop = rpca.StopValidation // the cap is the validated count
+	}
+	m.Chosen = ch
+	return m, nil
+}
+
+// validation returns the RMSE of the model's predictions, baseline plus
+// U·Vᵀ and clipped, on the ratings of r marked in val whose row and column
+// are fitted, for rpca.Stop.Validation; it sets m.scored to their number.
+func (m *Model) validation(r *triples.Ratings, val []bool) func(u, v *mat.Dense) float64 {
+	type entry struct {
+		i, j       int
+		base, want float64
+	}
+	var es []entry
+	for k, isVal := range val {
+		if !isVal {
+			continue
+		}
+		i, ok1 := m.rowIndex[r.RowIDs[r.Row[k]]]
+		j, ok2 := m.colIndex[r.ColIDs[r.Col[k]]]
+		if !ok1 || !ok2 {
+			continue
+		}
+		base := m.Offset
+		if m.Biases != nil {
+			base = m.Biases.Predict(i, j)
+		}
+		es = append(es, entry{i, j, base, r.Val[k]})
+	}
+	m.scored = len(es)
+	return func(u, v *mat.Dense) float64 {
+		if len(es) == 0 {
+			return math.NaN()
+		}
+		ru, rv := u.RawMatrix(), v.RawMatrix()
+		ss := 0.0
+		for _, e := range es {
+			ui, vj := ru.Data[e.i*ru.Stride:e.i*ru.Stride+ru.Cols], rv.Data[e.j*rv.Stride:]
+			p := e.base
+			for c, x := range ui {
+				p += x * vj[c]
+			}
+			d := m.Clip(p) - e.want
+			ss += d * d
+		}
+		return math.Sqrt(ss / float64(len(es)))
+	}
+}

@@ -1,0 +1,166 @@
+package ratings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats/triples"
+)
+
+// noisyRatings generates 3 + b_i + c_j + (A·Bᵀ)_ij + noise·N(0, 1) with A,
+// B of the given rank, each entry observed with probability p.
+func noisyRatings(t *testing.T, d1, d2, rank int, p, noise float64, seed uint64) *triples.Ratings {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	gauss := func(n int, s float64) [][]float64 {
+		x := make([][]float64, n)
+		for i := range x {
+			x[i] = make([]float64, rank+1)
+			for k := range x[i] {
+				x[i][k] = s * rng.NormFloat64()
+			}
+		}
+		return x
+	}
+	a, b := gauss(d1, 0.7), gauss(d2, 0.7) // last column: the bias
+	var sb strings.Builder
+	for i := 0; i < d1; i++ {
+		for j := 0; j < d2; j++ {
+			if rng.Float64() >= p {
+				continue
+			}
+			v := 3 + a[i][rank] + b[j][rank] + noise*rng.NormFloat64()
+			for k := 0; k < rank; k++ {
+				v += a[i][k] * b[j][k]
+			}
+			fmt.Fprintf(&sb, "u%d,i%d,%.17g\n", i, j, v)
+		}
+	}
+	r, err := triples.Read(strings.NewReader(sb.String()), "test", triples.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestSelectChoosesByValidation: on rank-3 data with biases and noise
+// 0.1, rank 1 underfits, so the choice must be a rank of at least 3; the
+// best candidate is the smallest RMSE of the curve; the choice depends
+// only on the seed; and each candidate's RMSE is what Model.Evaluate
+// finds for a fit stopped at the candidate's iteration count (an
+// independent path: the model's own prediction code instead of the
+// validation closure). The final model's held-out RMSE must be within
+// 1.5× the noise (its floor; the rest is the estimation error of about
+// 3·(150 + 120) parameters from some 4,900 ratings).
+func TestSelectChoosesByValidation(t *testing.T) {
+	const noise = 0.1
+	r := noisyRatings(t, 150, 120, 3, 0.3, noise, 1)
+	held := HoldOut(r.Len(), 0.1, 2)
+	opt := Options{Baseline: BaselineBiases, Method: &rpca.GD{Update: rpca.UpdateScaled},
+		Select: Selection{Ranks: []int{1, 3, 8}, Ridges: []float64{0.1, 1, 10}}, Settings: rpca.Settings{Seed: 5}}
+	ch, err := Select(context.Background(), r, held, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Candidates) != 5 {
+		t.Fatalf("%d candidates, want 3 ridges + 2 more ranks: %+v", len(ch.Candidates), ch.Candidates)
+	}
+	for _, c := range ch.Candidates {
+		if c.RMSE < ch.Best.RMSE {
+			t.Errorf("candidate %+v beats the best %+v", c, ch.Best)
+		}
+	}
+	if ch.Best.Rank < 3 {
+		t.Errorf("chose rank %d of rank-3 data (curve %+v)", ch.Best.Rank, ch.Candidates)
+	}
+	again, err := Select(context.Background(), r, held, opt)
+	if err != nil || !reflect.DeepEqual(stripSeconds(again), stripSeconds(ch)) {
+		t.Errorf("a second choice with the same seed differs: %+v vs %+v (%v)", again, ch, err)
+	}
+	// The candidate's RMSE, recomputed through Model.Evaluate.
+	val, n := validationSet(r, held, DefaultValidationFraction, 5)
+	if n != ch.Validation {
+		t.Fatalf("validation set of %d, choice says %d", n, ch.Validation)
+	}
+	fitHeld := make([]bool, r.Len())
+	for k := range fitHeld {
+		fitHeld[k] = val[k] || held[k]
+	}
+	c := ch.Candidates[4]
+	o := opt
+	o.Rank, o.Method = c.Rank, &rpca.GD{Update: rpca.UpdateScaled, Ridge: c.Ridge}
+	o.Settings.Stop = rpca.Stop{MaxIter: c.Iterations, FactorTol: -1, ResidualTol: -1}
+	m, err := Fit(context.Background(), r, fitHeld, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := m.Evaluate(r, val); math.Abs(ev.RMSE-c.RMSE) > 1e-9 || ev.Ratings-ev.Skipped != ch.Scored {
+		t.Errorf("candidate %+v: Evaluate gives RMSE %v on %d ratings, the choice %v on %d", c, ev.RMSE, ev.Ratings-ev.Skipped, c.RMSE, ch.Scored)
+	}
+	// The final fit against an oracle at the true rank.
+	auto, err := Fit(context.Background(), r, held, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auto.Chosen == nil || auto.Options.Rank != auto.Chosen.Best.Rank {
+		t.Fatalf("model of the choice: rank %d, choice %+v", auto.Options.Rank, auto.Chosen)
+	}
+	got := auto.Evaluate(r, held).RMSE
+	if !(got <= 1.5*noise) {
+		t.Errorf("held-out RMSE %v with the chosen rank %d and ridge %v, want at most 1.5× the noise %v", got, auto.Chosen.Best.Rank, auto.Chosen.Best.Ridge, noise)
+	}
+	if under := ch.Candidates[3]; under.Rank != 1 || !(under.RMSE > 2*noise) {
+		t.Errorf("rank 1 scores %v on rank-3 data", under.RMSE)
+	}
+	t.Logf("choice %+v: held-out RMSE %.4f", ch.Best, got)
+}
+
+func stripSeconds(c *Choice) *Choice {
+	if c == nil {
+		return nil
+	}
+	cp := *c
+	cp.Candidates = append([]Candidate(nil), c.Candidates...)
+	for k := range cp.Candidates {
+		cp.Candidates[k].Seconds = 0
+	}
+	cp.Best.Seconds = 0
+	return &cp
+}
+
+// TestSelectErrors: what the caller can get wrong is ErrSelect.
+func TestSelectErrors(t *testing.T) {
+	r := noisyRatings(t, 30, 20, 2, 0.5, 0.1, 1)
+	for name, opt := range map[string]Options{
+		"fraction 1":     {Select: Selection{Fraction: 1}},
+		"fraction NaN":   {Select: Selection{Fraction: math.NaN()}},
+		"negative ridge": {Select: Selection{Ridges: []float64{-1}}},
+		"no ranks":       {Select: Selection{Ranks: []int{}}},
+		"ranks too big":  {Select: Selection{Ranks: []int{20, 50}}},
+		"not GD":         {Method: &notGD{}},
+	} {
+		if _, err := Fit(context.Background(), r, nil, opt); !errors.Is(err, ErrSelect) {
+			t.Errorf("%s: %v, want ErrSelect", name, err)
+		}
+	}
+	one := noisyRatings(t, 1, 1, 1, 1, 0, 1)
+	if _, err := Select(context.Background(), one, nil, Options{}); !errors.Is(err, ErrSelect) {
+		t.Errorf("one rating: %v, want ErrSelect", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Fit(ctx, r, nil, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+type notGD struct{ rpca.GD }
+
+func (*notGD) Name() string { return "other" }
