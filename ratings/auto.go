@@ -113,6 +113,7 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 		fitHeld[k] = val[k] || (held != nil && held[k])
 	}
 	ch := &Choice{Validation: n}
+	var tooBig *RankError
 	try := func(rank int, ridge float64) error {
 		o := opt
 		o.Rank = rank
@@ -121,8 +122,7 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 		o.Method = &g
 		o.Settings.Stop.FactorTol, o.Settings.Stop.ResidualTol = -1, -1 // stop by validation (or the cap)
 		m, err := fit(ctx, r, fitHeld, val, o)
-		var rankErr *RankError
-		if errors.As(err, &rankErr) {
+		if errors.As(err, &tooBig) {
 			return nil // a rank the fit set does not support is not a candidate
 		}
 		if err != nil {
@@ -158,7 +158,8 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 		}
 	}
 	if len(ch.Candidates) == 0 {
-		return nil, fmt.Errorf("%w: no candidate rank %v is below the number of distinct training rows and columns", ErrSelect, ranks)
+		return nil, fmt.Errorf("%w: no candidate rank %v is below min(d1, d2) = %d: the ratings fitted during the choice have %d distinct rows and %d distinct columns",
+			ErrSelect, ranks, min(tooBig.D1, tooBig.D2), tooBig.D1, tooBig.D2)
 	}
 	ch.Best = slices.MinFunc(ch.Candidates, func(a, b Candidate) int { return cmpRMSE(a.RMSE, b.RMSE) })
 	if math.IsInf(ch.Best.RMSE, 1) || math.IsNaN(ch.Best.RMSE) {

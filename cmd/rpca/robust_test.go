@@ -198,7 +198,7 @@ func TestCompleteRobust(t *testing.T) {
 		{"missing --in", 2, []string{"--in"}, []string{"--rank", "1"}},
 		{"missing --in file", 1, []string{"no-such.tsv", "does not exist"}, []string{"--in", filepath.Join(dir, "no-such.tsv"), "--rank", "1"}},
 		{"lambda, an ialm flag", 2, []string{"not defined: -lambda"}, []string{"--in", writeRaw(t, dir, "l.tsv", "a\tx\t1\n"), "--rank", "1", "--lambda", "0.1"}},
-		{"no --rank (auto), two ratings", 1, []string{"cannot choose the rank by validation"}, []string{"--in", writeRaw(t, dir, "nr.tsv", "a\tx\t1\nb\ty\t2\n")}},
+		{"no --rank (auto), two ratings", 1, []string{"cannot choose the rank by validation", "1 distinct rows"}, []string{"--in", writeRaw(t, dir, "nr.tsv", "a\tx\t1\nb\ty\t2\n")}},
 		{"method altproj", 2, []string{"--method altproj"}, []string{"--in", writeRaw(t, dir, "m.tsv", "a\tx\t1\n"), "--rank", "1", "--method", "altproj"}},
 		{"p given", 2, []string{"not defined: -p"}, []string{"--in", writeRaw(t, dir, "pgiven.tsv", "a\tx\t1\n"), "--rank", "1", "--p", "0.5"}},
 		{"unknown policy bias without biases", 2, []string{"--unknown bias needs --biases"}, []string{"--in", writeRaw(t, dir, "ub.tsv", "a\tx\t1\n"), "--rank", "1", "--unknown", "bias"}},
