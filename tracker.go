@@ -80,8 +80,9 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 		rec.Error = metrics.RelError(u, v, t.truth.A, t.truth.B)
 		t.overhead += time.Since(now)
 	}
+	fin := finite(u) && finite(v)
 	validated := false
-	if f := t.rules.Validation; f != nil && u != nil && v != nil && finite(u) && finite(v) {
+	if f := t.rules.Validation; f != nil && u != nil && v != nil && fin {
 		rec.Validation = f(u, v)
 		validated = true
 		if rec.Validation < t.bestVal {
@@ -97,7 +98,7 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 	if err := t.ctx.Err(); err != nil {
 		return "", true, err
 	}
-	if math.IsInf(residual, 0) || math.IsInf(factorChange, 0) || residual > 1e6 || !finite(u) || !finite(v) {
+	if math.IsInf(residual, 0) || math.IsInf(factorChange, 0) || residual > 1e6 || !fin {
 		return "", true, fmt.Errorf("%w at iteration %d (residual %.3g, factor change %.3g): %s",
 			ErrDiverged, iter, residual, factorChange, t.hint)
 	}

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
-	"github.com/rpca-gd/rpca/internal/sample"
 )
 
 // Defaults of [Selection].
@@ -128,6 +126,9 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 		if err != nil {
 			return fmt.Errorf("ratings: choosing the rank: rank %d, ridge %v: %w", rank, ridge, err)
 		}
+		if m.scored == 0 { // the same for every candidate: the fit set is fixed
+			return fmt.Errorf("%w: none of the %d validation ratings has a row and a column among the other training ratings", ErrSelect, n)
+		}
 		c := Candidate{Rank: rank, Ridge: ridge, RMSE: math.Inf(1), Seconds: m.Result.Elapsed.Seconds()}
 		for _, rec := range m.Result.History {
 			if rec.Validation < c.RMSE {
@@ -147,7 +148,7 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 	}
 	best := Candidate{Ridge: ridges[len(ridges)/2]} // if the middle rank is too large
 	if len(ch.Candidates) > 0 {
-		best = slices.MinFunc(ch.Candidates, func(a, b Candidate) int { return cmpRMSE(a.RMSE, b.RMSE) })
+		best = slices.MinFunc(ch.Candidates, byRMSE)
 	}
 	for _, rank := range ranks {
 		if rank == mid && len(ch.Candidates) > 0 {
@@ -161,25 +162,13 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 		return nil, fmt.Errorf("%w: no candidate rank %v is below min(d1, d2) = %d: the ratings fitted during the choice have %d distinct rows and %d distinct columns",
 			ErrSelect, ranks, min(tooBig.D1, tooBig.D2), tooBig.D1, tooBig.D2)
 	}
-	ch.Best = slices.MinFunc(ch.Candidates, func(a, b Candidate) int { return cmpRMSE(a.RMSE, b.RMSE) })
-	if math.IsInf(ch.Best.RMSE, 1) || math.IsNaN(ch.Best.RMSE) {
-		return nil, fmt.Errorf("%w: none of the %d validation ratings has a fitted row and column", ErrSelect, n)
-	}
+	ch.Best = slices.MinFunc(ch.Candidates, byRMSE)
 	return ch, nil
 }
 
-// cmpRMSE orders RMSEs with NaN last.
-func cmpRMSE(a, b float64) int {
-	switch {
-	case math.IsNaN(a) && math.IsNaN(b):
-		return 0
-	case math.IsNaN(a):
-		return 1
-	case math.IsNaN(b):
-		return -1
-	}
-	return cmp.Compare(a, b)
-}
+// byRMSE orders candidates by their validation RMSE (never NaN: a fit
+// whose factors were not finite keeps +Inf).
+func byRMSE(a, b Candidate) int { return cmp.Compare(a.RMSE, b.RMSE) }
 
 // selectMethod returns the GD whose ridge the choice sets.
 func selectMethod(m rpca.Method) (*rpca.GD, error) {
@@ -194,8 +183,9 @@ func selectMethod(m rpca.Method) (*rpca.GD, error) {
 }
 
 // validationSet marks round(frac·n) of the n training ratings (those not
-// in held), drawn from seed, and returns the marks over r and their
-// number (0 when there are fewer than two training ratings).
+// in held), drawn with HoldOut from a seed of its own derived from seed,
+// and returns the marks over r and their number (0 when there are fewer
+// than two training ratings).
 func validationSet(r *triples.Ratings, held []bool, frac float64, seed uint64) ([]bool, int) {
 	train := make([]int, 0, r.Len())
 	for k := range r.Len() {
@@ -203,18 +193,16 @@ func validationSet(r *triples.Ratings, held []bool, frac float64, seed uint64) (
 			train = append(train, k)
 		}
 	}
-	if len(train) < 2 {
-		return nil, 0
-	}
-	k := min(max(1, int(math.Round(frac*float64(len(train))))), len(train)-1)
-	pick := sample.Subset(rand.New(rand.NewPCG(seed, 0x7a11da7e)), len(train), k)
+	pick := HoldOut(len(train), frac, seed^0x7a11da7e)
 	val := make([]bool, r.Len())
+	n := 0
 	for t, p := range pick {
 		if p {
 			val[train[t]] = true
+			n++
 		}
 	}
-	return val, k
+	return val, n
 }
 
 // fitChosen is Fit with Rank 0: Select, then a fit of all the training
@@ -272,7 +260,7 @@ func (m *Model) validation(r *triples.Ratings, val []bool) func(u, v *mat.Dense)
 	m.scored = len(es)
 	return func(u, v *mat.Dense) float64 {
 		if len(es) == 0 {
-			return math.NaN()
+			return math.NaN() // Select refuses this case after the first fit
 		}
 		ru, rv := u.RawMatrix(), v.RawMatrix()
 		ss := 0.0

@@ -44,7 +44,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
 	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
-	fs.Lookup("method").Usage = "method: only gd (Algorithm 2) works on partial data"
+	fs.Lookup("method").Usage = "method for partial data: gd (Algorithm 2, the default with a given --rank) or scaledgd (its scaled steps, the default with --rank auto)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")
