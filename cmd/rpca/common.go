@@ -16,6 +16,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/metrics"
@@ -57,33 +58,9 @@ func newFlagSet(e *env, name, synopsis string, vars ...map[string]string) *flag.
 	fs.Usage = func() {
 		w := e.stdout
 		fmt.Fprintf(w, "Usage: rpca %s %s\n\n%s\n\nFlags:\n", name, synopsis, helpText(name, v))
-		printFlags(w, fs)
+		cliflag.PrintDefaults(w, fs)
 	}
 	return fs
-}
-
-// printFlags is flag.PrintDefaults, with the value of a checked flag
-// named by its type.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
-		if k, ok := f.Value.(interface{ kind() string }); ok && name == "value" {
-			name = k.kind()
-		}
-		fmt.Fprintf(w, "  -%s", f.Name)
-		if name != "" {
-			fmt.Fprintf(w, " %s", name)
-		}
-		fmt.Fprintf(w, "\n    \t%s", usage)
-		switch {
-		case slices.Contains([]string{"", "0", "0s", "false"}, f.DefValue):
-		case name == "string":
-			fmt.Fprintf(w, " (default %q)", f.DefValue)
-		default:
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
-	})
 }
 
 // parse parses args and turns flag errors into usage errors.
@@ -182,25 +159,25 @@ func (f *solveFlags) defs() []flagDef {
 	}
 	const orDef = "a finite non-negative number (0: the default)"
 	tolerance := func(p *float64) flag.Value {
-		return checked[float64]{p, finite, "a finite number (0: the default, < 0: off)"}
+		return cliflag.Checked(p, cliflag.Finite, "a finite number (0: the default, < 0: off)")
 	}
 	return []flagDef{
 		{flagMethod, "method", &f.method, methodHelp(f.method)},
 		{flagRank, "rank", &rankValue{&f.rank, f.rankAuto}, rankUsage},
-		{flagAlpha, "alpha", checked[float64]{&f.alpha, fraction, "in [0, 1)"}, "α, the largest fraction of corrupted entries per row/column, in [0, 1)"},
-		{flagGamma, "gamma", checked[float64]{&f.gamma, orDefault, orDef}, "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)"},
-		{flagStep, "step", checked[float64]{&f.step, orDefault, orDef}, fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial)},
-		{flagGDModel, "mu", checked[float64]{&f.mu, orDefault, orDef}, "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)"},
+		{flagAlpha, "alpha", cliflag.Checked(&f.alpha, cliflag.Fraction, "in [0, 1)"), "α, the largest fraction of corrupted entries per row/column, in [0, 1)"},
+		{flagGamma, "gamma", cliflag.Checked(&f.gamma, cliflag.OrDefault, orDef), "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)"},
+		{flagStep, "step", cliflag.Checked(&f.step, cliflag.OrDefault, orDef), fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial)},
+		{flagGDModel, "mu", cliflag.Checked(&f.mu, cliflag.OrDefault, orDef), "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)"},
 		{flagGDModel, "no-projection", &f.noProj, "gd: switch off the row-norm projections"},
-		{flagGDModel, "ridge", checked[float64]{&f.ridge, orDefault, orDef}, "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
-		{flagGDModel, "step-rule", checked[string]{&f.stepRule, oneOf("", string(rpca.StepFixed), string(rpca.StepBacktracking)), "fixed or backtracking"}, "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix"},
-		{flagLambda, "lambda", checked[float64]{&f.ialmLambda, orDefault, orDef}, "ialm: weight λ of ‖S‖₁ (0: 1/√d1)"},
-		{flagSample, "p", checked[float64]{&f.p, rate, "in (0, 1]"}, "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them"},
+		{flagGDModel, "ridge", cliflag.Checked(&f.ridge, cliflag.OrDefault, orDef), "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
+		{flagGDModel, "step-rule", cliflag.Checked(&f.stepRule, cliflag.OneOf("", string(rpca.StepFixed), string(rpca.StepBacktracking)), "fixed or backtracking"), "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix"},
+		{flagLambda, "lambda", cliflag.Checked(&f.ialmLambda, cliflag.OrDefault, orDef), "ialm: weight λ of ‖S‖₁ (0: 1/√d1)"},
+		{flagSample, "p", cliflag.Checked(&f.p, cliflag.Rate, "in (0, 1]"), "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them"},
 		{flagTol, "tol", tolerance(&f.tol), "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)"},
 		{flagFactorTol, "factor-tol", tolerance(&f.factorTol), "gd: relative factor-change tolerance (0: default; <0: off)"},
-		{flagMaxIter, "max-iter", checked[int]{&f.maxIter, atLeast(0), "non-negative (0: the method's default)"}, "iteration cap (0: method default)"},
+		{flagMaxIter, "max-iter", cliflag.Checked(&f.maxIter, cliflag.AtLeast(0), "non-negative (0: the method's default)"), "iteration cap (0: method default)"},
 		{flagSeed, "seed", &f.seed, "random seed"},
-		{flagWorkers, "workers", checked[int]{&f.workers, atLeast(0), "non-negative (0: all cores)"}, "goroutines for the parallel kernels (0: all cores)"},
+		{flagWorkers, "workers", cliflag.Checked(&f.workers, cliflag.AtLeast(0), "non-negative (0: all cores)"), "goroutines for the parallel kernels (0: all cores)"},
 		{flagQuiet, "quiet", &f.quiet, "no progress output on stderr"},
 		{flagVerbose, "verbose", &f.verbose, "one progress line per iteration on stderr, even when it is not a terminal"},
 		{flagJSON, "json", &f.jsonOut, "print the summary as one JSON object on stdout"},
@@ -255,7 +232,7 @@ func (v *rankValue) Set(s string) error {
 		return nil
 	}
 	want := map[bool]string{false: "a positive integer", true: "a positive integer or auto"}[v.auto]
-	return checked[int]{v.r, atLeast(1), want}.Set(s)
+	return cliflag.Checked(v.r, cliflag.AtLeast(1), want).Set(s)
 }
 
 // settings returns the shared settings.
@@ -372,7 +349,7 @@ type outFlags struct {
 func (o *outFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "output directory (required); created complete or not at all")
 	fs.BoolVar(&o.force, "force", false, "replace the output directory if rpca wrote it (it holds "+outdir.OwnerMarker+"); never the current directory, its parents, home, or a directory holding an input")
-	numVar(fs, &o.format, "format", "npy", oneOf("npy", "csv"), "npy or csv", "format of the matrices written: npy (NumPy float64) or csv")
+	cliflag.Var(fs, &o.format, "format", "npy", cliflag.OneOf("npy", "csv"), "npy or csv", "format of the matrices written: npy (NumPy float64) or csv")
 }
 
 // validate checks the output flags of command cmd.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/ratings"
@@ -51,8 +52,8 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.delim, "delim", "", "field separator: tab, comma, space (runs of white space) or any string (default: detected)")
 	fs.BoolVar(&f.ignoreExtra, "ignore-extra", false, "ignore fields after the third (e.g. timestamps)")
 	fs.StringVar(&f.predict, "predict", "", "file of row col pairs (a third field is ignored) to predict into predictions.tsv")
-	numVar(fs, &f.unknown, "unknown", "error", oneOf("error", "nan", "bias"), "error, nan or bias", "ids in --predict that have no training rating: error, nan, or bias (with --biases: the mean plus the known id's bias)")
-	numVar(fs, &f.holdout, "holdout", 0, fraction, "in [0, 1)", "fraction in [0, 1) of the ratings held out to measure the prediction error")
+	cliflag.Var(fs, &f.unknown, "unknown", "error", cliflag.OneOf("error", "nan", "bias"), "error, nan or bias", "ids in --predict that have no training rating: error, nan, or bias (with --biases: the mean plus the known id's bias)")
+	cliflag.Var(fs, &f.holdout, "holdout", 0, cliflag.Fraction, "in [0, 1)", "fraction in [0, 1) of the ratings held out to measure the prediction error")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
 	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")
 	fs.BoolVar(&f.biases, "biases", false, "fit a global mean and regularised user and item biases first (Surprise's BaselineOnly: ALS, reg 15 and 10, 10 sweeps) and the low-rank part to what they leave; U and V get two more columns holding them; replaces --center (default: on with --rank auto, off with a given rank)")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rpca-gd/rpca/experiment"
+	"github.com/rpca-gd/rpca/internal/cliflag"
 )
 
 func init() {
@@ -20,7 +21,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "demo", "[flags]")
 	// Only the flags the demo honours.
 	var d int
-	numVar(fs, &d, "d", 2000, between(1, 20000), "in [1, 20000] for the demo (use 'rpca synth' for other sizes)", "matrix size d (d×d)")
+	cliflag.Var(fs, &d, "d", 2000, cliflag.Between(1, 20000), "in [1, 20000] for the demo (use 'rpca synth' for other sizes)", "matrix size d (d×d)")
 	f.rank, f.alpha = 10, 0.1
 	f.register(fs, flagRank|flagAlpha|flagSeed|flagWorkers|flagQuiet|flagVerbose)
 	if err := parse(fs, args); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca/experiment"
+	"github.com/rpca-gd/rpca/internal/cliflag"
 )
 
 func init() {
@@ -53,13 +54,13 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.out, "out", "", "output directory (default experiment-NAME)")
 	fs.BoolVar(&f.force, "force", false, "replace an existing non-empty output directory")
 	fs.BoolVar(&f.quick, "quick", false, "small sizes that run in seconds")
-	numVar(fs, &f.d, "d", 0, atLeast(0), "non-negative", "fig1a, fig1c: matrix size d (0: 5000, quick 400/300)")
-	fs.Var(listOf[int]{&f.dims, atLeast(2), "a size of at least 2"}, "dims", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
-	fs.Var(listOf[float64]{&f.rates, rate, "a rate in (0, 1]"}, "rates", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
+	cliflag.Var(fs, &f.d, "d", 0, cliflag.AtLeast(0), "non-negative", "fig1a, fig1c: matrix size d (0: 5000, quick 400/300)")
+	fs.Var(cliflag.List(&f.dims, cliflag.AtLeast(2), "a size of at least 2"), "dims", "fig1b: comma-separated sizes d (default 10000,20000,50000,100000,200000)")
+	fs.Var(cliflag.List(&f.rates, cliflag.Rate, "a rate in (0, 1]"), "rates", "comma-separated sampling rates: fig1a's curves (default 1,0.5,0.2,0.1); for fig1c and video the first below 1 is the subsampled GD (default 0.2)")
 	fs.DurationVar(&f.timeCap, "time-cap", 0, "fig1b, fig1c: wall-clock cap per solver run (0: fig1c 300s, quick 30s; fig1b none; <0: none)")
 	fs.StringVar(&f.frames, "clips", "", "video: frames directory, clips directory, or \"synthetic\"")
-	numVar(fs, &f.scale, "scale", 0, rate, "in (0, 1]", "video: downscale frames by 1/n, e.g. 0.5 (default: full size, or 0.5 with --quick)")
-	numVar(fs, &f.maxFrames, "max-frames", 0, atLeast(0), "non-negative", "video: use at most this many frames per clip (0: all, quick 30)")
+	cliflag.Var(fs, &f.scale, "scale", 0, cliflag.Rate, "in (0, 1]", "video: downscale frames by 1/n, e.g. 0.5 (default: full size, or 0.5 with --quick)")
+	cliflag.Var(fs, &f.maxFrames, "max-frames", 0, cliflag.AtLeast(0), "non-negative", "video: use at most this many frames per clip (0: all, quick 30)")
 	return fs
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -38,10 +39,10 @@ func (f *synthFlags) register(e *env, name string) *flag.FlagSet {
 	fs.IntVar(&f.d, "d", 2000, "size of a square problem (d1 = d2 = d)")
 	fs.IntVar(&f.d1, "d1", 0, "number of rows (overrides --d)")
 	fs.IntVar(&f.d2, "d2", 0, "number of columns (overrides --d)")
-	numVar(fs, &f.corruption, "corruption", "random", oneOf("random", "deterministic"), "random or deterministic", "corruption model: random (the paper's experiments) or deterministic (the theory's model)")
+	cliflag.Var(fs, &f.corruption, "corruption", "random", cliflag.OneOf("random", "deterministic"), "random or deterministic", "corruption model: random (the paper's experiments) or deterministic (the theory's model)")
 	fs.Float64Var(&f.magnitude, "magnitude", 0, "corruption scale c (0: 5r/√(d1·d2))")
 	fs.Float64Var(&f.kappa, "kappa", 0, "condition number κ of M*: singular values evenly spaced over [1/κ, 1] (0: the paper's model)")
-	numVar(fs, &f.targetError, "target-error", 0, orDefault, "a finite non-negative number (0: off)", "also stop as soon as the true relative error is at most this (0: off)")
+	cliflag.Var(fs, &f.targetError, "target-error", 0, cliflag.OrDefault, "a finite non-negative number (0: off)", "also stop as soon as the true relative error is at most this (0: off)")
 	fs.StringVar(&f.save, "out", "", "write the generated instance (Y, A, B, S, instance.json) into this directory")
 	fs.StringVar(&f.save, "save", "", "the older name of --out")
 	fs.BoolVar(&f.force, "force", false, "with --out: replace the directory if it exists and is not empty")

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/video"
@@ -71,26 +72,26 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.in, "in", "", "directory of frame images, or a video file (needs ffmpeg)")
 	fs.StringVar(&f.out, "out", "", "output directory (created atomically)")
 	fs.StringVar(&f.frames, "frames", "", "frame range a:b (0-based, b exclusive; either may be omitted) of the sorted frames")
-	numVar(fs, &f.scale, "scale", 1, rate, "in (0, 1]", "downscale frames by this factor, 1/n for an integer n (0.5, 0.25, …)")
+	cliflag.Var(fs, &f.scale, "scale", 1, cliflag.Rate, "in (0, 1]", "downscale frames by this factor, 1/n for an integer n (0.5, 0.25, …)")
 	fs.BoolVar(&f.color, "color", false, "keep the three colour channels even if the frames look gray")
 	fs.BoolVar(&f.gray, "gray", false, "convert colour frames to gray (luma)")
 	fs.StringVar(&f.preset, "preset", "", "parameter preset: empty (defaults measured on real footage) or paper (the paper's Appendix B settings)")
-	numVar(fs, &f.maxRank, "max-rank", video.DefaultMaxRank, atLeast(1), "at least 1", "largest rank the automatic rank rule may choose (--rank auto)")
-	numVar(fs, &f.rankGap, "rank-gap", video.DefaultMinGap, func(x float64) bool { return x > 1 && finite(x) }, "a finite number above 1", "automatic rank rule: the rank is the last k ≤ --max-rank with σ_k/σ_{k+1} ≥ this (> 1)")
-	numVar(fs, &f.maskThreshold, "mask-threshold", 0, orDefault, "a non-negative number (0: from the noise)", "fixed foreground threshold on the residual, intensities in [0, 1] (0: --noise-factor times each frame's noise level)")
-	numVar(fs, &f.noiseFactor, "noise-factor", video.DefaultNoiseFactor, positive, "a positive number", "foreground when the residual exceeds this many times the frame's noise level")
+	cliflag.Var(fs, &f.maxRank, "max-rank", video.DefaultMaxRank, cliflag.AtLeast(1), "at least 1", "largest rank the automatic rank rule may choose (--rank auto)")
+	cliflag.Var(fs, &f.rankGap, "rank-gap", video.DefaultMinGap, func(x float64) bool { return x > 1 && cliflag.Finite(x) }, "a finite number above 1", "automatic rank rule: the rank is the last k ≤ --max-rank with σ_k/σ_{k+1} ≥ this (> 1)")
+	cliflag.Var(fs, &f.maskThreshold, "mask-threshold", 0, cliflag.OrDefault, "a non-negative number (0: from the noise)", "fixed foreground threshold on the residual, intensities in [0, 1] (0: --noise-factor times each frame's noise level)")
+	cliflag.Var(fs, &f.noiseFactor, "noise-factor", video.DefaultNoiseFactor, cliflag.Positive, "a positive number", "foreground when the residual exceeds this many times the frame's noise level")
 	fs.BoolVar(&f.pixelNoise, "pixel-noise", false, "also scale the threshold by each pixel's own noise level over time (for moving backgrounds such as foliage)")
-	numVar(fs, &f.sketchRows, "sketch-rows", video.DefaultSketchRows, atLeast(0), "a number of rows (0: all)", "solve on this many rows of Y (pixel channels, drawn at random) and fit every row to the background's frame components found there (0: solve on all rows)")
-	numVar(fs, &f.maskSmooth, "mask-smooth", 0, between(0, 50), "a radius from 0 (off) to 50", "radius of a box mean of the residual before thresholding (0: off)")
-	numVar(fs, &f.maskFilter, "mask-filter", video.DefaultMaskFilter, between(0, 50), "a radius from 0 (off) to 50", "radius of the majority filter on each frame's mask (1: 3×3 windows; 0: off)")
-	numVar(fs, &f.minObject, "min-object", video.DefaultMinObject, atLeast(0), "non-negative (0 or 1: off)", "drop foreground regions of fewer pixels than this (≤ 1: off)")
+	cliflag.Var(fs, &f.sketchRows, "sketch-rows", video.DefaultSketchRows, cliflag.AtLeast(0), "a number of rows (0: all)", "solve on this many rows of Y (pixel channels, drawn at random) and fit every row to the background's frame components found there (0: solve on all rows)")
+	cliflag.Var(fs, &f.maskSmooth, "mask-smooth", 0, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of a box mean of the residual before thresholding (0: off)")
+	cliflag.Var(fs, &f.maskFilter, "mask-filter", video.DefaultMaskFilter, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of the majority filter on each frame's mask (1: 3×3 windows; 0: off)")
+	cliflag.Var(fs, &f.minObject, "min-object", video.DefaultMinObject, cliflag.AtLeast(0), "non-negative (0 or 1: off)", "drop foreground regions of fewer pixels than this (≤ 1: off)")
 	fs.BoolVar(&f.keepShadows, "keep-shadows", false, "count cast shadows as foreground")
-	numVar(fs, &f.foreground, "foreground", "residual", oneOf("residual", "sparse"), "residual or sparse", "foreground image and mask source: residual (|Y − M|) or sparse (|S|, the method's sparse part)")
+	cliflag.Var(fs, &f.foreground, "foreground", "residual", cliflag.OneOf("residual", "sparse"), "residual or sparse", "foreground image and mask source: residual (|Y − M|) or sparse (|S|, the method's sparse part)")
 	fs.StringVar(&f.truth, "truth", "", "ground-truth mask image of one frame (nonzero = foreground) to score the mask")
 	fs.StringVar(&f.truthFrame, "truth-frame", "", "name of the frame that --truth belongs to (required with --truth)")
 	fs.BoolVar(&f.force, "force", false, "replace DIR if it exists and is not empty")
-	numVar(fs, &f.montageFrames, "montage-frames", 4, atLeast(1), "at least 1", "number of frames shown in montage.png")
-	numVar(fs, &f.window, "window", 0, func(n int) bool { return n == 0 || n >= video.MinWindow }, fmt.Sprintf("0 (off) or at least %d frames", video.MinWindow), fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once)", video.MinWindow))
+	cliflag.Var(fs, &f.montageFrames, "montage-frames", 4, cliflag.AtLeast(1), "at least 1", "number of frames shown in montage.png")
+	cliflag.Var(fs, &f.window, "window", 0, func(n int) bool { return n == 0 || n >= video.MinWindow }, fmt.Sprintf("0 (off) or at least %d frames", video.MinWindow), fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once)", video.MinWindow))
 	fs.BoolVar(&f.preview, "preview", true, "write preview.gif, an animation of original | background | foreground | mask (at most 100 frames)")
 	return fs
 }

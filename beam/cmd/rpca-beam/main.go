@@ -19,7 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -33,6 +32,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/beam/rpcabeam"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 )
@@ -90,11 +90,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "output directory: U.npy, V.npy, summary.json (required)")
 	fs.StringVar(&o.work, "work", "", "work directory for the shards of Φ and the exchanged factors; on a cluster one that every worker reaches, e.g. gs://bucket/tmp (default: a temporary local directory, removed at the end)")
 	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism (in-process), flink, spark, dataflow, universal")
-	fs.IntVar(&o.rank, "rank", 0, "rank r of the low-rank part (required)")
-	fs.Float64Var(&o.alpha, "alpha", 0.1, "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
-	fs.Float64Var(&o.tol, "tol", 0, "relative residual tolerance (0: the single-machine default; <0: off)")
-	fs.IntVar(&o.shards, "shards", 8, "row blocks and column blocks of Φ: the parallelism of every pass")
-	fs.IntVar(&o.maxIter, "max-iter", 0, "iteration cap (0: the single-machine default)")
+	cliflag.Var(fs, &o.rank, "rank", 0, cliflag.AtLeast(1), "a positive integer", "rank r of the low-rank part (required)")
+	cliflag.Var(fs, &o.alpha, "alpha", 0.1, cliflag.Fraction, "in [0, 1)", "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
+	cliflag.Var(fs, &o.tol, "tol", 0, cliflag.Finite, "a finite number", "relative residual tolerance (0: the single-machine default; <0: off)")
+	cliflag.Var(fs, &o.shards, "shards", 8, cliflag.AtLeast(1), "a positive integer", "row blocks and column blocks of Φ: the parallelism of every pass")
+	cliflag.Var(fs, &o.maxIter, "max-iter", 0, cliflag.AtLeast(0), "non-negative (0: the default)", "iteration cap (0: the single-machine default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the initial SVD")
 	fs.BoolVar(&o.force, "force", false, "replace --out if rpca wrote it")
 	fs.BoolVar(&o.verbose, "verbose", false, "Beam's log and one line per iteration on stderr")
@@ -110,13 +110,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	case o.in == "" || o.out == "":
 		return nil, fmt.Errorf("--in and --out are required: %w", errUsage)
 	case o.rank < 1:
-		return nil, fmt.Errorf("--rank must be a positive integer, got %d: %w", o.rank, errUsage)
-	case !(o.alpha >= 0 && o.alpha < 1):
-		return nil, fmt.Errorf("--alpha must be in [0, 1), got %v: %w", o.alpha, errUsage)
-	case o.shards < 1 || o.maxIter < 0:
-		return nil, fmt.Errorf("--shards must be positive and --max-iter non-negative: %w", errUsage)
-	case math.IsNaN(o.tol) || math.IsInf(o.tol, 0):
-		return nil, fmt.Errorf("--tol must be a finite number, got %v: %w", o.tol, errUsage)
+		return nil, fmt.Errorf("--rank is required: %w", errUsage)
 	}
 	if err := flag.CommandLine.Set("runner", o.runner); err != nil {
 		return nil, err

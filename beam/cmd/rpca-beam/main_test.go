@@ -69,11 +69,11 @@ func TestCommand(t *testing.T) {
 		args []string
 	}{
 		{2, "--rank", []string{"--in", y, "--out", filepath.Join(dir, "o2")}},
-		{2, "--alpha", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--alpha", "1"}},
+		{2, "flag -alpha", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--alpha", "1"}},
 		{2, "not defined", []string{"--bogus"}},
-		{2, "--shards", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--shards", "0"}},
-		{2, "--max-iter", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--max-iter", "-1"}},
-		{2, "--tol", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--tol", "NaN"}},
+		{2, "flag -shards", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--shards", "0"}},
+		{2, "flag -max-iter", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--max-iter", "-1"}},
+		{2, "flag -tol", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--tol", "NaN"}},
 		{2, "invalid value", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "two"}},
 		{2, "unexpected argument", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "extra"}},
 		{1, "no file matches", []string{"--in", filepath.Join(dir, "none.mtx"), "--out", filepath.Join(dir, "o2"), "--rank", "2"}},

@@ -1,4 +1,4 @@
-package main
+package cliflag
 
 import (
 	"flag"
@@ -17,11 +17,11 @@ func TestCheckedValues(t *testing.T) {
 	var l []float64
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(new(strings.Builder))
-	numVar(fs, &n, "n", 3, atLeast(2), "at least 2", "")
-	numVar(fs, &x, "x", 0.5, fraction, "in [0, 1)", "")
-	numVar(fs, &s, "s", "a", oneOf("a", "b"), "a or b", "")
+	Var(fs, &n, "n", 3, AtLeast(2), "at least 2", "")
+	Var(fs, &x, "x", 0.5, Fraction, "in [0, 1)", "")
+	Var(fs, &s, "s", "a", OneOf("a", "b"), "a or b", "")
 	l = []float64{1, 0.5}
-	fs.Var(listOf[float64]{&l, rate, "a rate"}, "l", "")
+	fs.Var(List(&l, Rate, "a rate"), "l", "")
 	for _, c := range []struct {
 		args []string
 		ok   bool
@@ -48,7 +48,7 @@ func TestCheckedValues(t *testing.T) {
 		t.Errorf("n = %d, l = %v, err %v", n, l, err)
 	}
 	var help strings.Builder
-	printFlags(&help, fs)
+	PrintDefaults(&help, fs)
 	for _, want := range []string{"-n int", "(default 3)", "-x float", "-s string", `(default "a")`, "-l list", "(default 1,0.5)"} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("help %q lacks %q", help.String(), want)
