@@ -17,6 +17,7 @@ import (
 	"math/bits"
 
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	rpca "github.com/rpca-gd/rpca"
@@ -333,11 +334,7 @@ func (sv *solver) threshold(zeta float64) float64 {
 			parts[i], sv.nnz[i] = ss, nnz
 		}
 	})
-	total := 0.0
-	for _, v := range parts {
-		total += v
-	}
-	return total
+	return floats.Sum(parts)
 }
 
 // result assembles the Result from the current factors and support; the

@@ -27,6 +27,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	rpca "github.com/rpca-gd/rpca"
@@ -334,11 +335,7 @@ func (sv *solver) parallelRows(fn func(di, ei, li, wi []float64) float64) float6
 				sv.lam.Data[i*n:(i+1)*n], sv.w.Data[i*n:(i+1)*n])
 		}
 	})
-	total := 0.0
-	for _, v := range parts {
-		total += v
-	}
-	return total
+	return floats.Sum(parts)
 }
 
 // result assembles the Result; S is the soft-thresholded iterate, whose

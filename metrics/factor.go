@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
@@ -26,13 +27,7 @@ import (
 // columns are padded with zero columns and Q ranges over the orthogonal
 // max(k, r)×max(k, r) matrices.
 func FactorDistance(u, v, us, vs *mat.Dense) float64 {
-	d1, k := u.Dims()
-	d2, kv := v.Dims()
-	ur, r := us.Dims()
-	vr, rv := vs.Dims()
-	if kv != k || rv != r || ur != d1 || vr != d2 {
-		panic(fmt.Sprintf("metrics: FactorDistance dimension mismatch: U %d×%d, V %d×%d, U* %d×%d, V* %d×%d", d1, k, d2, kv, ur, r, vr, rv))
-	}
+	_, _, k, r := pairDims("FactorDistance", u, v, us, vs)
 	// C = F*ᵀF = U*ᵀU + V*ᵀV (r×k), zero-padded to m×m.
 	m := max(k, r)
 	var c, cv mat.Dense
@@ -80,11 +75,7 @@ func sumSqDiffRot(x, xs, q blas64.General) float64 {
 		}
 		parts[c] = ss
 	})
-	total := 0.0
-	for _, p := range parts {
-		total += p
-	}
-	return total
+	return floats.Sum(parts)
 }
 
 // parallel calls fn(0), …, fn(n−1) on up to GOMAXPROCS goroutines.

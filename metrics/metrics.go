@@ -20,6 +20,19 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// pairDims returns the sizes of two factor pairs U (d1×k), V (d2×k) and
+// A (d1×r), B (d2×r), and panics, naming fn, if they do not fit.
+func pairDims(fn string, u, v, a, b *mat.Dense) (d1, d2, k, r int) {
+	d1, k = u.Dims()
+	d2, kv := v.Dims()
+	ar, r := a.Dims()
+	br, rb := b.Dims()
+	if kv != k || rb != r || ar != d1 || br != d2 {
+		panic(fmt.Sprintf("metrics: %s dimension mismatch: %d×%d and %d×%d against %d×%d and %d×%d", fn, d1, k, d2, kv, ar, r, br, rb))
+	}
+	return d1, d2, k, r
+}
+
 // RelError returns ‖U·Vᵀ − A·Bᵀ‖_F / ‖A·Bᵀ‖_F, the relative estimation error
 // of the paper's experiments, without forming either product. U is d1×k and
 // V is d2×k; A is d1×r and B is d2×r, where k may differ from r.
@@ -35,13 +48,7 @@ import (
 //
 // When A·Bᵀ = 0 it returns 0 if U·Vᵀ = 0 too and +Inf otherwise.
 func RelError(u, v, a, b *mat.Dense) float64 {
-	d1, k := u.Dims()
-	d2, kv := v.Dims()
-	ar, r := a.Dims()
-	br, rb := b.Dims()
-	if kv != k || rb != r || ar != d1 || br != d2 {
-		panic(fmt.Sprintf("metrics: RelError dimension mismatch: U %d×%d, V %d×%d, A %d×%d, B %d×%d", d1, k, d2, kv, ar, r, br, rb))
-	}
+	d1, d2, k, _ := pairDims("RelError", u, v, a, b)
 	r1 := rFactor(d1, []block{{u.RawMatrix(), 1}, {a.RawMatrix(), -1}})
 	r2 := rFactor(d2, []block{{v.RawMatrix(), 1}, {b.RawMatrix(), 1}})
 	diff := frobABt(r1, r2, 0)

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 )
 
 // Instruction set levels of the micro-kernels (see isa).
@@ -363,11 +364,7 @@ func abt(dst, y, a, b blas64.General, workers int, sub bool) float64 {
 			}
 		}
 	})
-	total := 0.0
-	for _, v := range parts {
-		total += v
-	}
-	return total
+	return floats.Sum(parts)
 }
 
 // MulAX sets dst = A·X, with A m×n, X n×k and dst m×k.
