@@ -78,6 +78,9 @@ func (g *GD) SolveDistributed(ctx context.Context, d Distributed, s Settings) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if g.PerLine {
+		return nil, fmt.Errorf("%w: GD.PerLine is not available with SolveDistributed", ErrBadInput)
+	}
 	q, err := g.paramsFor(d1, d2, float64(nnz)/(float64(d1)*float64(d2)), s)
 	if err != nil {
 		return nil, badInput(err)

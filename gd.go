@@ -84,6 +84,17 @@ type GD struct {
 	// DefaultSVDTolPartial for Algorithm 2.
 	SVDTol float64
 
+	// PerLine, for partial observations (Algorithm 2), makes T keep a
+	// fraction of each line's observed entries: ⌊γα·n⌋ of a row or column
+	// with n observed entries in the iterations and ⌊2α·n⌋ in the
+	// initialization, in place of the paper's ⌊γpα·d⌋ and ⌊2pα·d⌋ for
+	// every line of length d (Algorithm 2, lines 1 and 6). The two agree
+	// when Φ is uniform (n ≈ p·d). When it is not, as with ratings, the
+	// paper's counts keep at most ⌊γpα·d1⌋ of a column, however many
+	// entries it has, and lines shorter than 1/(γα) keep nothing. Not
+	// available with SolveDistributed.
+	PerLine bool
+
 	// Start, when not nil, replaces Phase I (lines 1–3: the initial T_α
 	// and SVD): the iterations start from its factors, as a warm start
 	// from a related problem (the previous window of a video, or the same
@@ -234,8 +245,9 @@ type gdParams struct {
 	alpha         float64
 	svdTol        float64
 	seed          uint64
-	kRow, kCol    int // counts of T in the iterations
-	kRow0, kCol0  int // counts of T in the initialization (0 when α = 0)
+	kRow, kCol    int     // counts of T in the iterations
+	kRow0, kCol0  int     // counts of T in the initialization (0 when α = 0)
+	frac, frac0   float64 // > 0 (GD.PerLine): T keeps these fractions of each line's observed entries instead
 	d1, d2        int
 }
 
@@ -330,11 +342,14 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		q.kRow0, q.kCol0 = sparsify.Count(q.alpha, d2), sparsify.Count(q.alpha, d1)
 	}
 	q.kRow, q.kCol = sparsify.Count(q.gamma*pa, d2), sparsify.Count(q.gamma*pa, d1)
+	if q.partial && g.PerLine && q.alpha > 0 {
+		q.frac0, q.frac = 2*q.alpha, q.gamma*q.alpha
+	}
 	return q, nil
 }
 
 // initTrims reports whether the initialization's T sets anything aside.
-func (q *gdParams) initTrims() bool { return q.kRow0 > 0 && q.kCol0 > 0 }
+func (q *gdParams) initTrims() bool { return q.frac0 > 0 || q.kRow0 > 0 && q.kCol0 > 0 }
 
 // GDParams are the effective parameters of a GD run (Result.Params).
 type GDParams struct {
@@ -352,6 +367,7 @@ type GDParams struct {
 	Ridge        float64 `json:"ridge"`         // λ of the ridge penalty
 	KRow         int     `json:"k_row"`         // entries T_γα keeps per row
 	KCol         int     `json:"k_col"`         // entries T_γα keeps per column
+	PerLine      bool    `json:"per_line"`      // GD.PerLine: T keeps ⌊γα·n⌋ of a line's n observed entries instead of KRow, KCol
 	InitLocation float64 `json:"init_location"` // c of the initial T_α on Y − c·11ᵀ
 }
 
@@ -363,7 +379,7 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 	}
 	return &GDParams{Algorithm: alg, Scaled: q.scaled, Backtracking: q.backtrack, Projection: q.project,
 		Gamma: q.gamma, StepConst: q.c, Step: eta, Sigma1: sigma1, Mu: q.mu, Balance: q.balance, P: q.p,
-		Ridge: q.ridge, KRow: q.kRow, KCol: q.kCol, InitLocation: loc}
+		Ridge: q.ridge, KRow: q.kRow, KCol: q.kCol, PerLine: q.frac > 0, InitLocation: loc}
 }
 
 // Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.

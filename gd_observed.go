@@ -80,7 +80,7 @@ func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, s
 	for k, x := range val {
 		st.e[k] = x - c
 	}
-	if err := st.mark(q.kRow0, q.kCol0); err != nil {
+	if err := st.mark(q.kRow0, q.kCol0, q.frac0); err != nil {
 		return u, v, 0, err
 	}
 	// Π_Φ(Y − S_init): S_init holds the entries of Y − c it keeps, which
@@ -100,9 +100,13 @@ func (st *observedState) initialize(ctx context.Context) (u, v blas64.General, s
 	return svdFactors(sv, q)
 }
 
-// mark sets keep to the support of T(e).
-func (st *observedState) mark(kRow, kCol int) error {
-	if st.sel == nil || kRow == 0 || kCol == 0 {
+// mark sets keep to the support of T(e), with counts kRow, kCol, or
+// with per-line counts for the fraction frac > 0 (GD.PerLine).
+func (st *observedState) mark(kRow, kCol int, frac float64) error {
+	switch {
+	case st.sel != nil && frac > 0:
+		return st.sel.ApplyFraction(st.e, frac, st.keep)
+	case st.sel == nil || kRow == 0 || kCol == 0:
 		clear(st.keep)
 		return nil
 	}
@@ -118,7 +122,7 @@ func (st *observedState) evaluate(u, v, gu, gv blas64.General) (float64, error) 
 		st.plan.Residual(st.e, u, v, q.workers)
 	}
 	st.trialU, st.trialV = nil, nil
-	if err := st.mark(q.kRow, q.kCol); err != nil {
+	if err := st.mark(q.kRow, q.kCol, q.frac); err != nil {
 		return 0, err
 	}
 	st.u, st.v = u, v

@@ -38,6 +38,7 @@ type Observed struct {
 	vals       []float64
 	keep       []bool
 	kRow, kCol int
+	frac       float64 // > 0: each line keeps Count(frac, its observed entries)
 	wg         sync.WaitGroup
 }
 
@@ -106,15 +107,41 @@ func (o *Observed) Apply(vals []float64, kRow, kCol int, keep []bool) error {
 		panic("sparsify: negative count")
 	}
 	if kRow == 0 || kCol == 0 {
-		clear(keep)
-		for q, v := range vals {
-			if v != v {
-				return o.nanAt(q)
-			}
-		}
-		return nil
+		return o.keepNone(vals, keep)
 	}
-	o.vals, o.keep, o.kRow, o.kCol = vals, keep, kRow, kCol
+	return o.apply(vals, kRow, kCol, 0, keep)
+}
+
+// ApplyFraction is Apply with counts per line: a row or column with n
+// observed entries keeps Count(frac, n) of them (T on Π_Φ(A) with the
+// fraction taken of each line's observed entries, not of its length). A
+// line with fewer than 1/frac entries keeps none.
+func (o *Observed) ApplyFraction(vals []float64, frac float64, keep []bool) error {
+	m := o.m
+	if len(vals) != m.NNZ() || len(keep) != m.NNZ() {
+		panic(fmt.Sprintf("sparsify: Observed.ApplyFraction with %d values and %d flags, want %d", len(vals), len(keep), m.NNZ()))
+	}
+	if !(frac > 0) {
+		return o.keepNone(vals, keep)
+	}
+	return o.apply(vals, 0, 0, frac, keep)
+}
+
+// keepNone clears keep, reporting a NaN in vals.
+func (o *Observed) keepNone(vals []float64, keep []bool) error {
+	clear(keep)
+	for q, v := range vals {
+		if v != v {
+			return o.nanAt(q)
+		}
+	}
+	return nil
+}
+
+// apply runs the three passes with counts kRow, kCol, or per-line counts
+// for frac > 0.
+func (o *Observed) apply(vals []float64, kRow, kCol int, frac float64, keep []bool) error {
+	o.vals, o.keep, o.kRow, o.kCol, o.frac = vals, keep, kRow, kCol, frac
 	runOn(&o.wg, o, o.workers, (*Observed).transpose)
 	runOn(&o.wg, o, o.workers, (*Observed).columns)
 	runOn(&o.wg, o, o.workers, (*Observed).rows)
@@ -165,6 +192,12 @@ func (o *Observed) columns(w int) {
 	ws := &o.ws[w]
 	for j := o.colParts[w]; j < o.colParts[w+1]; j++ {
 		lo, hi := m.ColPtr[j], m.ColPtr[j+1]
+		if o.frac > 0 {
+			if k = Count(o.frac, hi-lo); k == 0 {
+				o.colT[j], o.colLast[j] = math.Inf(1), -1 // keeps nothing
+				continue
+			}
+		}
 		if k >= hi-lo {
 			o.colT[j], o.colLast[j] = 0, -1
 			continue
@@ -198,8 +231,14 @@ func (o *Observed) rows(w int) {
 			ws.nanQ = lo + firstNaN(vals[lo:hi])
 			return
 		}
+		if o.frac > 0 {
+			k = Count(o.frac, n)
+		}
 		t, last := 0.0, -1
-		if k < n {
+		switch {
+		case k == 0:
+			t = math.Inf(1) // keeps nothing
+		case k < n:
 			t, last = lineCutoff(line, k, ws.scratch, ws.samp)
 		}
 		cols := m.ColIdx[lo:hi]

@@ -140,6 +140,67 @@ func TestObservedAgainstReference(t *testing.T) {
 	}
 }
 
+// TestObservedFractionAgainstReference checks ApplyFraction, the counts
+// taken per line of its observed entries, against the sorting reference,
+// on lines of very different lengths (rows and columns sampled at rates
+// from 0.05 to 1), for fractions that leave short lines nothing.
+func TestObservedFractionAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 23))
+	for _, sh := range [][2]int{{1, 12}, {30, 25}, {70, 300}} {
+		rows, cols := sh[0], sh[1]
+		for _, kind := range genKinds {
+			a := gen(rng, kind, rows, cols)
+			// Non-uniform Φ: row i and column j observed with probability
+			// rowP[i]·colP[j], so line lengths differ by up to 20×.
+			mask := make([][]bool, rows)
+			var ri, ci []int
+			rowP := make([]float64, rows)
+			for i := range rowP {
+				rowP[i] = 0.05 + 0.95*rng.Float64()
+			}
+			for i := range mask {
+				mask[i] = make([]bool, cols)
+				for j := range cols {
+					if rng.Float64() < rowP[i]*(1-float64(j)/float64(cols+1)) {
+						mask[i][j] = true
+						ri, ci = append(ri, i), append(ci, j)
+					}
+				}
+			}
+			m, err := observed.FromTriplets(rows, cols, ri, ci, make([]float64, len(ri)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals := make([]float64, m.NNZ())
+			for i := 0; i < m.Rows; i++ {
+				for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
+					vals[q] = a.Data[i*a.Stride+int(m.ColIdx[q])]
+				}
+			}
+			keep := make([]bool, m.NNZ())
+			ref := refRanks(a, mask)
+			for _, w := range []int{1, 2} {
+				o := NewObserved(m, w)
+				for _, frac := range []float64{0, 0.05, 0.15, 0.5, 1} {
+					if err := o.ApplyFraction(vals, frac, keep); err != nil {
+						t.Fatal(err)
+					}
+					if diff := diffKeep(keepMask(m, keep), ref.keepFraction(frac)); diff != "" {
+						t.Fatalf("%s %d×%d frac=%v workers %d: %s", kind, rows, cols, frac, w, diff)
+					}
+				}
+				// Counts still work after a call with fractions.
+				if err := o.Apply(vals, 2, 2, keep); err != nil {
+					t.Fatal(err)
+				}
+				if diff := diffKeep(keepMask(m, keep), ref.keep(2, 2)); diff != "" {
+					t.Fatalf("%s %d×%d counts after fractions: %s", kind, rows, cols, diff)
+				}
+			}
+		}
+	}
+}
+
 // TestObservedLongLines uses lines longer than lineSampleMin, so that
 // lineCutoff's sampled path runs, on continuous and tie-heavy data.
 func TestObservedLongLines(t *testing.T) {

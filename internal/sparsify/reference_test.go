@@ -84,3 +84,26 @@ func (r *refRank) keep(kRow, kCol int) [][]bool {
 	}
 	return keep
 }
+
+// keepFraction returns the mask of T with per-line counts: a line with n
+// candidates keeps its ⌊frac·n⌋ largest (Count).
+func (r *refRank) keepFraction(frac float64) [][]bool {
+	rowN := make([]int, len(r.row))
+	colN := make([]int, len(r.row[0]))
+	for i := range r.row {
+		for j, rank := range r.row[i] {
+			if rank >= 0 {
+				rowN[i]++
+				colN[j]++
+			}
+		}
+	}
+	keep := make([][]bool, len(r.row))
+	for i := range keep {
+		keep[i] = make([]bool, len(r.row[i]))
+		for j := range keep[i] {
+			keep[i][j] = r.nonzero[i][j] && r.row[i][j] >= 0 && r.row[i][j] < Count(frac, rowN[i]) && r.col[i][j] < Count(frac, colN[j])
+		}
+	}
+	return keep
+}
