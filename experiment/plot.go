@@ -19,6 +19,7 @@ type series struct {
 	name   string
 	xs, ys []float64
 	points bool // draw markers at the data points
+	noLine bool // markers only (points over named categories)
 }
 
 // chart describes a line plot.
@@ -28,6 +29,7 @@ type chart struct {
 	legendTopLeft         bool
 	headroom              float64 // extra fraction of the y range on top, for the legend (linear y only)
 	series                []series
+	xticks                []plot.Tick // named x positions (categories); nil: numbers
 }
 
 // Plot size: 6×4 inches at the PNG default of 96 dpi (576×384 pixels).
@@ -51,6 +53,10 @@ func (c *chart) build() (*plot.Plot, error) {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
+	if c.xticks != nil {
+		p.X.Tick.Marker = plot.ConstantTicks(c.xticks)
+		p.X.Min, p.X.Max = c.xticks[0].Value-0.5, c.xticks[len(c.xticks)-1].Value+0.5
+	}
 	p.Legend.Top = true
 	p.Legend.Left = c.legendTopLeft
 	nonEmpty := 0
@@ -68,6 +74,18 @@ func (c *chart) build() (*plot.Plot, error) {
 			continue
 		}
 		nonEmpty++
+		if s.noLine {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, err
+			}
+			sc.Color = plotutil.Color(i)
+			sc.Shape = plotutil.Shape(i)
+			sc.Radius = vg.Points(4)
+			p.Add(sc)
+			p.Legend.Add(s.name, sc)
+			continue
+		}
 		line, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, err

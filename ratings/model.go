@@ -50,7 +50,9 @@ type Options struct {
 	// BaselineMedian.
 	Baseline Baseline
 	// Method fits the low-rank part; nil means the paper's Algorithm 2
-	// (&rpca.GD{}). It must accept partial observations.
+	// with T's counts taken per user and item (&rpca.GD{PerLine: true}:
+	// ratings are far from uniformly sampled). It must accept partial
+	// observations.
 	Method rpca.Method
 	// Settings are passed to rpca.Solve, with Rank and Alpha replaced by
 	// the fields above.
@@ -183,7 +185,7 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options)
 	}
 	method := opt.Method
 	if method == nil {
-		method = &rpca.GD{}
+		method = &rpca.GD{PerLine: true}
 	}
 	s := opt.Settings
 	s.Rank, s.Alpha = opt.Rank, opt.Alpha

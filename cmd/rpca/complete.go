@@ -81,6 +81,9 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if g, ok := method.(*rpca.GD); ok {
+		g.PerLine = true // α of each user's and item's own ratings: ratings are far from uniform
+	}
 	if err := checkOutputDir(f.out, f.force, f.in, f.predict); err != nil {
 		return err
 	}

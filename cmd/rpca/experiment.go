@@ -14,7 +14,7 @@ import (
 func init() {
 	register(&command{
 		name:    "experiment",
-		summary: "reproduce a figure of the paper's Section 5 (fig1a, fig1b, fig1c, video) as CSV tables and PNG plots",
+		summary: "reproduce a figure of the paper's Section 5 (fig1a, fig1b, fig1c, video), or run scenes or ratings, as CSV tables and PNG plots",
 		run:     runExperiment,
 	})
 }
@@ -32,6 +32,7 @@ type experimentFlags struct {
 	frames    string
 	scale     float64
 	maxFrames int
+	ratings   string
 }
 
 func (f *experimentFlags) register(e *env) *flag.FlagSet {
@@ -40,9 +41,10 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 		fmt.Fprintf(&list, "  %-7s %s\n", x.Name, x.Summary)
 	}
 	fs := newFlagSet(e, "experiment", "NAME [flags]", map[string]string{"experiments": list.String()})
-	f.solveFlags.register(fs, flagRank|flagGamma|flagStep|flagFactorTol|flagMaxIter|flagSeed|flagWorkers|flagQuiet)
+	f.solveFlags.register(fs, flagRank|flagAlpha|flagGamma|flagStep|flagFactorTol|flagMaxIter|flagSeed|flagWorkers|flagQuiet)
 	for name, usage := range map[string]string{
 		"rank":       "rank `r` (default 10; fig1a-c with --quick 5)",
+		"alpha":      "ratings: α of the robust fits, in [0, 1) (0: 0.05)",
 		"gamma":      "γ of every GD run (0: GD's defaults, 2 for p = 1 and 3 for p < 1; video: the paper's 1)",
 		"step":       "step constant c in η = c/σ̂₁ of every GD run (0: GD's defaults; video: the paper's 0.5)",
 		"factor-tol": "video: GD's relative factor-change stop (0: the paper's 4e-4; <0: off)",
@@ -61,6 +63,7 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.frames, "clips", "", "video: frames directory, clips directory, or \"synthetic\"")
 	cliflag.Var(fs, &f.scale, "scale", 0, cliflag.Rate, "in (0, 1]", "video: downscale frames by 1/n, e.g. 0.5 (default: full size, or 0.5 with --quick)")
 	cliflag.Var(fs, &f.maxFrames, "max-frames", 0, cliflag.AtLeast(0), "non-negative", "video: use at most this many frames per clip (0: all, quick 30)")
+	fs.StringVar(&f.ratings, "ratings", "", "ratings: file of user item rating lines, or \"synthetic\" (default: ../shared's MovieLens ml-latest-small when present)")
 	return fs
 }
 
@@ -83,7 +86,7 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	o := experiment.Options{
 		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.seed, Workers: f.workers,
 		D: f.d, Rank: f.rank, Gamma: f.gamma, Step: f.step, FactorTol: f.factorTol, MaxIter: f.maxIter, TimeCap: f.timeCap,
-		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames, Dims: f.dims, Rates: f.rates,
+		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames, Dims: f.dims, Rates: f.rates, Ratings: f.ratings, Alpha: f.alpha,
 	}
 	if o.Out == "" {
 		o.Out = "experiment-" + name

@@ -361,6 +361,11 @@ func TestExperimentRobust(t *testing.T) {
 		{"frames missing", 1, []string{"no-such"}, []string{"video", "--quick", "--clips", filepath.Join(dir, "no-such")}},
 		{"unknown flag", 2, []string{"not defined"}, []string{"fig1a", "--bogus"}},
 		{"output holds the frames", 1, []string{"holds an input"}, []string{"video", "--quick", "--force", "--clips", dir, "--out", dir}},
+		{"ratings missing", 1, []string{"no-such.csv"}, []string{"ratings", "--quick", "--ratings", filepath.Join(dir, "no-such.csv")}},
+		{"ratings alpha 1", 2, []string{"flag -alpha", "[0, 1)"}, []string{"ratings", "--alpha", "1"}},
+		{"ratings alpha NaN", 2, []string{"flag -alpha"}, []string{"ratings", "--alpha", "NaN"}},
+		{"ratings a directory", 1, []string{dir}, []string{"ratings", "--quick", "--ratings", dir}},
+		{"output is the ratings file", 1, []string{"holds an input"}, []string{"ratings", "--quick", "--force", "--ratings", filepath.Join(dir, "r.csv"), "--out", dir}},
 	})
 }
 
