@@ -74,12 +74,16 @@ func (c *chart) build() (*plot.Plot, error) {
 			continue
 		}
 		nonEmpty++
-		if s.noLine {
-			sc, err := plotter.NewScatter(xys)
-			if err != nil {
+		var sc *plotter.Scatter
+		if s.points || s.noLine {
+			var err error
+			if sc, err = plotter.NewScatter(xys); err != nil {
 				return nil, err
 			}
 			sc.Color = plotutil.Color(i)
+			sc.Shape = draw.CircleGlyph{}
+		}
+		if s.noLine {
 			sc.Shape = plotutil.Shape(i)
 			sc.Radius = vg.Points(4)
 			p.Add(sc)
@@ -95,12 +99,6 @@ func (c *chart) build() (*plot.Plot, error) {
 		line.Width = vg.Points(1.5)
 		p.Add(line)
 		if s.points {
-			sc, err := plotter.NewScatter(xys)
-			if err != nil {
-				return nil, err
-			}
-			sc.Color = plotutil.Color(i)
-			sc.Shape = draw.CircleGlyph{}
 			p.Add(sc)
 			p.Legend.Add(s.name, line, sc)
 		} else {

@@ -40,13 +40,19 @@ func sampleObserved(t *testing.T, rng *rand.Rand, a blas64.General, p float64) (
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, valuesAt(m, a), mask, proj
+}
+
+// valuesAt returns the values of a at the observed entries of m, in CSR
+// order.
+func valuesAt(m *observed.Matrix, a blas64.General) []float64 {
 	vals := make([]float64, m.NNZ())
 	for i := 0; i < m.Rows; i++ {
 		for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
 			vals[q] = a.Data[i*a.Stride+int(m.ColIdx[q])]
 		}
 	}
-	return m, vals, mask, proj
+	return vals
 }
 
 // keepMask expands keep (CSR positions of m) to a dense mask.
@@ -171,12 +177,7 @@ func TestObservedFractionAgainstReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vals := make([]float64, m.NNZ())
-			for i := 0; i < m.Rows; i++ {
-				for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
-					vals[q] = a.Data[i*a.Stride+int(m.ColIdx[q])]
-				}
-			}
+			vals := valuesAt(m, a)
 			keep := make([]bool, m.NNZ())
 			ref := refRanks(a, mask)
 			for _, w := range []int{1, 2} {
