@@ -80,12 +80,10 @@ func (c *chart) build() (*plot.Plot, error) {
 			if sc, err = plotter.NewScatter(xys); err != nil {
 				return nil, err
 			}
-			sc.Color = plotutil.Color(i)
-			sc.Shape = draw.CircleGlyph{}
+			sc.Color, sc.Shape = plotutil.Color(i), draw.CircleGlyph{}
 		}
-		if s.noLine {
-			sc.Shape = plotutil.Shape(i)
-			sc.Radius = vg.Points(4)
+		if s.noLine { // larger markers, one shape per series
+			sc.Shape, sc.Radius = plotutil.Shape(i), vg.Points(4)
 			p.Add(sc)
 			p.Legend.Add(s.name, sc)
 			continue

@@ -97,7 +97,7 @@ func runRatings(ctx context.Context, w *writer, o *Options) error {
 	if err != nil {
 		return err
 	}
-	alpha := cmp0(o.Alpha, DefaultRatingsAlpha)
+	alpha := cmp.Or(o.Alpha, DefaultRatingsAlpha)
 	lo, hi := slices.Min(r.Val), slices.Max(r.Val)
 	if !(hi > lo) {
 		return fmt.Errorf("experiment: the ratings of %s have a single value", src)
@@ -143,14 +143,6 @@ func runRatings(ctx context.Context, w *writer, o *Options) error {
 		}
 	}
 	return writeRatings(w, src, runs, curve)
-}
-
-// cmp0 returns v, or def when v is 0.
-func cmp0(v, def float64) float64 {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // countTrue counts the set flags.
@@ -443,19 +435,11 @@ func pct(x float64) string {
 }
 
 // curveLines are the validation curves of a choice: RMSE against rank at
-// the chosen λ, and against λ at the rank where the λ were compared.
+// the chosen λ, and against λ at the rank where the λ were compared (the
+// first candidate's: Select tries every λ at one rank first).
 func curveLines(c *ratings.Choice) (byRank, byRidge *chart) {
-	rankRidge := 0
+	rankRidge := c.Candidates[0].Rank
 	var rs, rr, ls, lr []float64
-	ridgeRank := map[int]int{}
-	for _, x := range c.Candidates {
-		ridgeRank[x.Rank]++
-	}
-	for r, n := range ridgeRank {
-		if n > ridgeRank[rankRidge] {
-			rankRidge = r
-		}
-	}
 	for _, x := range c.Candidates {
 		if x.Ridge == c.Best.Ridge && !slices.Contains(rs, float64(x.Rank)) {
 			rs, rr = append(rs, float64(x.Rank)), append(rr, x.RMSE)

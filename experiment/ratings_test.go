@@ -135,4 +135,14 @@ func TestRatingsInput(t *testing.T) {
 			t.Errorf("%s: the output directory was left", name)
 		}
 	}
+	// An interrupted run stops with the context's error and leaves nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "cancelled")
+	if _, err := Run(ctx, "ratings", Options{Ratings: SyntheticRatings, Quick: true, Out: out}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Error("cancelled run left its directory")
+	}
 }

@@ -91,7 +91,8 @@ type Model struct {
 	// (its U and V are replaced by the ones above); Result.S holds the
 	// ratings set aside as outliers, in fitted indices.
 	Result *rpca.Result
-	// Train holds the training ratings in fitted indices.
+	// Train holds the training ratings in fitted indices, in the order
+	// of r's ratings that are not held out.
 	Train *formats.Triplets
 	// TrainMean is the mean training rating.
 	TrainMean float64

@@ -99,10 +99,7 @@ func NewObserved(m *observed.Matrix, workers int) *Observed {
 // is an error. It panics if len(vals) or len(keep) differs from m.NNZ() or
 // a count is negative.
 func (o *Observed) Apply(vals []float64, kRow, kCol int, keep []bool) error {
-	m := o.m
-	if len(vals) != m.NNZ() || len(keep) != m.NNZ() {
-		panic(fmt.Sprintf("sparsify: Observed.Apply with %d values and %d flags, want %d", len(vals), len(keep), m.NNZ()))
-	}
+	o.checkLengths(vals, keep)
 	if kRow < 0 || kCol < 0 {
 		panic("sparsify: negative count")
 	}
@@ -117,14 +114,19 @@ func (o *Observed) Apply(vals []float64, kRow, kCol int, keep []bool) error {
 // fraction taken of each line's observed entries, not of its length). A
 // line with fewer than 1/frac entries keeps none.
 func (o *Observed) ApplyFraction(vals []float64, frac float64, keep []bool) error {
-	m := o.m
-	if len(vals) != m.NNZ() || len(keep) != m.NNZ() {
-		panic(fmt.Sprintf("sparsify: Observed.ApplyFraction with %d values and %d flags, want %d", len(vals), len(keep), m.NNZ()))
-	}
+	o.checkLengths(vals, keep)
 	if !(frac > 0) {
 		return o.keepNone(vals, keep)
 	}
 	return o.apply(vals, 0, 0, frac, keep)
+}
+
+// checkLengths panics unless vals and keep have one element per observed
+// entry.
+func (o *Observed) checkLengths(vals []float64, keep []bool) {
+	if n := o.m.NNZ(); len(vals) != n || len(keep) != n {
+		panic(fmt.Sprintf("sparsify: Observed with %d values and %d flags, want %d", len(vals), len(keep), n))
+	}
 }
 
 // keepNone clears keep, reporting a NaN in vals.
