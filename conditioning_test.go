@@ -18,8 +18,8 @@ import (
 // the stopping rules; the others converge to about 1e-7). AccAltProj and
 // IALM must converge at every κ, and the scaled update at κ ≤ 10; the
 // paper's update may run out of iterations at κ ≥ 10, and the scaled one
-// at κ = 100 (its count-based T_{γα}, docs/performance.md), but then it
-// must say so. (At 300×240 and κ = 100 the smallest singular value is
+// and alternating least squares at κ = 100 (their count-based T_{γα},
+// docs/performance.md), but then they must say so. (At 300×240 and κ = 100 the smallest singular value is
 // at the scale of the corruptions, and AccAltProj settled on an answer
 // with error 0.015–0.019 for two seeds of three, stop reason factor-tol:
 // the size here is one where the model is identifiable.)
@@ -42,7 +42,7 @@ func TestConditioningAllMethods(t *testing.T) {
 			}
 			e := relDiff(res.LowRank(), &truth)
 			t.Logf("%s, κ=%g: %d iterations, %s, error %.2g", m.Name(), kappa, res.Iterations, res.Stop, e)
-			mayStall := m.Name() == "gd" && kappa >= 10 || m.Name() == "scaledgd" && kappa >= 100
+			mayStall := m.Name() == "gd" && kappa >= 10 || (m.Name() == "scaledgd" || m.Name() == "als") && kappa >= 100
 			switch {
 			case res.Stop.Converged() && !(e <= 1e-3):
 				t.Errorf("%s, κ=%g: stop %s with error %.3g", m.Name(), kappa, res.Stop, e)

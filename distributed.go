@@ -81,6 +81,9 @@ func (g *GD) SolveDistributed(ctx context.Context, d Distributed, s Settings) (*
 	if g.PerLine {
 		return nil, fmt.Errorf("%w: GD.PerLine is not available with SolveDistributed", ErrBadInput)
 	}
+	if g.Update == UpdateALS {
+		return nil, fmt.Errorf("%w: GD.Update %q is not available with SolveDistributed", ErrBadInput, UpdateALS)
+	}
 	q, err := g.paramsFor(d1, d2, float64(nnz)/(float64(d1)*float64(d2)), s)
 	if err != nil {
 		return nil, badInput(err)

@@ -200,6 +200,14 @@ const (
 // iterations, relative residual 1e-9, or relative factor change 1e-16 (a step of 1e-8 relative to the factors).
 var DefaultGDStop = Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16}
 
+// DefaultALSStop is the stopping rule of GD with UpdateALS when Settings.Stop
+// leaves a field 0: 200 iterations, relative residual 1e-9, or relative
+// factor change 1e-14 (a sweep that moves the factors by 1e-7 of their
+// size; at 1e-10 a rank-3 matrix plus an offset of 10³, condition number
+// about 10⁴, stopped 3·10⁻⁶ away from it). Each sweep solves for the factors exactly, so it needs tens of
+// sweeps where the gradient steps need hundreds (docs/performance.md).
+var DefaultALSStop = Stop{MaxIter: 200, ResidualTol: 1e-9, FactorTol: 1e-14}
+
 // Backtracking line search (StepBacktracking): the Armijo constant and
 // the largest number of step halvings per iteration.
 const (
@@ -218,17 +226,27 @@ const (
 	StepBacktracking StepRule = "backtracking"
 )
 
-// Name returns "gd" for the paper's update and "scaledgd" for the scaled one.
+// Name returns "gd" for the paper's update, "scaledgd" for the scaled one
+// and "als" for alternating least squares.
 func (g *GD) Name() string {
-	if g.Update == UpdateScaled {
+	switch g.Update {
+	case UpdateScaled:
 		return "scaledgd"
+	case UpdateALS:
+		return "als"
 	}
 	return "gd"
 }
 
 // Capabilities: GD works on full and partial observations, uses α and
-// returns rank-r factors.
+// returns rank-r factors. UpdateALS on a dense Y keeps all of it as
+// observed entries: Φ in both orders (16 bytes an entry), the residual,
+// S_t's support and T's column copy (17), and its own column copy (12),
+// besides Y (counted from the arrays, not measured).
 func (g *GD) Capabilities() Capabilities {
+	if g.Update == UpdateALS {
+		return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 53}
+	}
 	return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8}
 }
 
@@ -236,6 +254,7 @@ func (g *GD) Capabilities() Capabilities {
 type gdParams struct {
 	partial       bool
 	scaled        bool
+	als           bool
 	backtrack     bool
 	gamma, c, mu  float64
 	balance, p    float64
@@ -285,8 +304,10 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 	case "", UpdatePaper:
 	case UpdateScaled:
 		q.scaled = true
+	case UpdateALS:
+		q.als = true
 	default:
-		return q, fmt.Errorf("rpca: unknown GD.Update %q (want %q or %q)", g.Update, UpdatePaper, UpdateScaled)
+		return q, fmt.Errorf("rpca: unknown GD.Update %q (want %q, %q or %q)", g.Update, UpdatePaper, UpdateScaled, UpdateALS)
 	}
 	if sr := g.SampleRate; math.IsNaN(sr) || sr < 0 || sr > 1 {
 		return q, fmt.Errorf("rpca: GD.SampleRate p must be in (0, 1], got %v", sr)
@@ -302,7 +323,10 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		q.partial = true
 		q.p = g.SampleRate
 	}
-	q.backtrack = g.Step == StepBacktracking || (g.Step == "" && q.partial)
+	if q.als && !q.partial { // every entry of a dense Y is observed
+		q.partial = true
+	}
+	q.backtrack = !q.als && (g.Step == StepBacktracking || (g.Step == "" && q.partial))
 	if q.gamma == 0 {
 		q.gamma = 2
 		if q.partial {
@@ -355,6 +379,7 @@ func (q *gdParams) initTrims() bool { return q.frac0 > 0 || q.kRow0 > 0 && q.kCo
 type GDParams struct {
 	Algorithm    int     `json:"algorithm"`     // 1 (dense Y) or 2 (observed entries)
 	Scaled       bool    `json:"scaled"`        // the scaled update (UpdateScaled)
+	ALS          bool    `json:"als"`           // alternating least squares (UpdateALS)
 	Backtracking bool    `json:"backtracking"`  // the step rule StepBacktracking
 	Projection   bool    `json:"projection"`    // the row-norm projections of Algorithm 1 line 7 / Algorithm 2 line 8
 	Gamma        float64 `json:"gamma"`         // γ of T_γα in the iterations
@@ -377,7 +402,7 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 	if q.partial {
 		alg = 2
 	}
-	return &GDParams{Algorithm: alg, Scaled: q.scaled, Backtracking: q.backtrack, Projection: q.project,
+	return &GDParams{Algorithm: alg, Scaled: q.scaled, ALS: q.als, Backtracking: q.backtrack, Projection: q.project,
 		Gamma: q.gamma, StepConst: q.c, Step: eta, Sigma1: sigma1, Mu: q.mu, Balance: q.balance, P: q.p,
 		Ridge: q.ridge, KRow: q.kRow, KCol: q.kCol, PerLine: q.frac > 0, InitLocation: loc}
 }
@@ -388,7 +413,11 @@ func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	tr := NewTracker(ctx, p, s, DefaultGDStop, gdDivergenceHint)
+	def := DefaultGDStop
+	if q.als {
+		def = DefaultALSStop
+	}
+	tr := NewTracker(ctx, p, s, def, gdDivergenceHint)
 	var st gdState
 	if q.partial {
 		m, err := g.observedMatrix(p, s)
@@ -428,12 +457,16 @@ func (g *GD) run(ctx context.Context, tr *Tracker, st gdState, q *gdParams) (*Re
 }
 
 // observedMatrix returns Φ for Algorithm 2: the problem's own, or a random
-// subsample of a dense Y.
+// subsample of a dense Y (all of it for UpdateALS without SampleRate).
 func (g *GD) observedMatrix(p *Problem, s Settings) (*observed.Matrix, error) {
 	if p.Observed != nil {
 		return p.Observed.m, nil
 	}
-	m, err := observed.SampleDense(p.Dense.RawMatrix(), g.SampleRate, s.Seed, false)
+	rate := g.SampleRate
+	if rate == 0 { // UpdateALS on a dense Y: all of it
+		rate = 1
+	}
+	m, err := observed.SampleDense(p.Dense.RawMatrix(), rate, s.Seed, false)
 	if err != nil {
 		return nil, fmt.Errorf("rpca: %w", err)
 	}
@@ -472,10 +505,13 @@ type gdState interface {
 func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*Result, error) {
 	var upd updater
 	var eta float64
-	if q.scaled {
+	switch {
+	case q.als:
+		upd = newALSUpdate(st.(*observedState), q)
+	case q.scaled:
 		eta = q.c
 		upd = newScaledUpdate(q, sigma1)
-	} else {
+	default:
 		eta = q.c / sigma1
 		pu := newPaperUpdate(q, sigma1)
 		if pu.boundU > 0 {
@@ -554,7 +590,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		if err != nil {
 			return nil, err
 		}
-		if !q.scaled && change <= tr.rules.FactorTol {
+		if !q.scaled && !q.als && change <= tr.rules.FactorTol {
 			change = math.Max(change, probe.change(u, v, gu, gv))
 		}
 		reason, done, err = tr.Step(iter, res, change, kernels.Dense(u), kernels.Dense(v))
@@ -573,8 +609,11 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 	}
 	hist := tr.History()
 	method := "gd"
-	if q.scaled {
+	switch {
+	case q.scaled:
 		method = "scaledgd"
+	case q.als:
+		method = "als"
 	}
 	return &Result{
 		Method:     method,

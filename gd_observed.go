@@ -45,14 +45,20 @@ func (st *observedState) normY() float64 { return st.ynorm }
 // the support of the current S_t, summed entry by entry in CSR order.
 func (st *observedState) trial(u, v blas64.General) (float64, error) {
 	st.plan.Residual(st.e, u, v, st.q.workers)
+	st.trialU, st.trialV = u.Data, v.Data
+	return 0.5 * st.outsideSS(), nil
+}
+
+// outsideSS returns the sum of squares of e outside the support of S_t,
+// entry by entry in CSR order.
+func (st *observedState) outsideSS() float64 {
 	ss := 0.0
 	for k, x := range st.e {
 		if !st.keep[k] {
 			ss += x * x
 		}
 	}
-	st.trialU, st.trialV = u.Data, v.Data
-	return 0.5 * ss, nil
+	return ss
 }
 
 func newObservedState(m *observed.Matrix, q *gdParams) *observedState {
@@ -126,6 +132,9 @@ func (st *observedState) evaluate(u, v, gu, gv blas64.General) (float64, error) 
 		return 0, err
 	}
 	st.u, st.v = u, v
+	if q.als { // the update reads Φ itself, not the gradients
+		return math.Sqrt(st.outsideSS()) / st.ynorm, nil
+	}
 	ss := st.plan.ZeroMulBothTiled(gu, gv, st.e, st.keep, u, v, q.workers)
 	return math.Sqrt(ss) / st.ynorm, nil
 }

@@ -36,6 +36,21 @@ const (
 	// ‖U_i·Vᵀ‖ ≤ √(2μr/d1)·σ̂₁ (and ‖V_j·Uᵀ‖ ≤ √(2μr/d2)·σ̂₁), the scaled
 	// form of eq. (set).
 	UpdateScaled UpdateRule = "scaled"
+
+	// UpdateALS replaces the gradient step by alternating least squares,
+	// in Algorithm 2's setting (a dense Y counts as observed everywhere,
+	// unless SampleRate subsamples it): with S_t's
+	// support Ω_t fixed by line 6, every row of U is the exact minimiser
+	// of ½Σ_{Φ∖Ω_t}(y_ij − u_iᵀv_j)² + (λ/2)‖u_i‖² given V, then every row
+	// of V given the new U (λ = GD.Ridge). It is not in the paper: it is
+	// how recommender systems fit factor models (alternating least
+	// squares), and on ratings, where a few users and items hold most of
+	// the entries, one step of it does what hundreds of gradient steps
+	// do, whose single step size has to suit the busiest rows. It costs
+	// O(r²) per observed entry and O(r³) per line, has no step size, and
+	// lowers the loss at every half-step. StepConst, Step, Balance, Mu
+	// and the projection do not apply.
+	UpdateALS UpdateRule = "als"
 )
 
 // DefaultStepScaled is the default step η of [UpdateScaled], for full and

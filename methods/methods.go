@@ -43,6 +43,7 @@ var Table = []Entry{
 	}},
 	{"gd", "the paper's gradient descent, Algorithms 1 and 2", func(o Options) rpca.Method { return gd(o, rpca.UpdatePaper) }},
 	{"scaledgd", "gradient descent with scaled steps (Tong, Ma, Chi 2021)", func(o Options) rpca.Method { return gd(o, rpca.UpdateScaled) }},
+	{"als", "alternating least squares with the paper's sparse estimator", func(o Options) rpca.Method { return gd(o, rpca.UpdateALS) }},
 	{"altproj", "alternating projections (Netrapalli et al. 2014)", func(o Options) rpca.Method {
 		return &altproj.Method{Mu: o.Mu}
 	}},

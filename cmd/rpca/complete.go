@@ -45,7 +45,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
 	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
-	fs.Lookup("method").Usage = "method for partial data: gd (Algorithm 2, the default with a given --rank) or scaledgd (its scaled steps, the default with --rank auto)"
+	fs.Lookup("method").Usage = "method for partial data: gd (Algorithm 2, the default with a given --rank), scaledgd (its scaled steps, the default with --rank auto) or als (alternating least squares with Algorithm 2's T; fastest on large ratings)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")
@@ -152,7 +152,7 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 	err := firstBroken(
 		rule{f.in == "", "complete: --in FILE is required (run 'rpca complete -h' for help)"},
 		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
-		rule{f.method != "gd" && f.method != "scaledgd", fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2) or scaledgd only", f.method)},
+		rule{f.method != "gd" && f.method != "scaledgd" && f.method != "als", fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2), scaledgd or als only", f.method)},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
 	)
 	if err != nil {

@@ -1,0 +1,155 @@
+package rpca
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/observed"
+)
+
+// TestALSStepAgainstLeastSquares checks one UpdateALS step against gonum
+// least squares, line by line: u_i solves (XᵀX + λI)u = Xᵀy over row i's
+// entries outside the support of S_t (X holding the rows v_j), then v_j
+// the same over column j's with the new U. Rows and columns with fewer
+// than r such entries and λ = 0 are compared by their fitted values, the
+// part least squares determines (the step's 1e-10 ridge picks the
+// least-norm fit); so are all lines with λ = 0, since a line with about r
+// entries has a nearly singular XᵀX whose solution the 1e-10 ridge moves
+// by up to 1e-7 while the fitted values move by 1e-10 of ‖y‖. With
+// λ = 0.7 the systems are well conditioned (condition below 10³), and
+// the coefficients are compared. Ranks 3 and 10 cover the general and
+// the unrolled accumulation. The tolerance 1e-7 is far above those
+// effects and the rounding of r×r Cholesky, and far below any error in
+// the equations (a wrong entry moves a coefficient by O(1)).
+func TestALSStepAgainstLeastSquares(t *testing.T) {
+	for _, r := range []int{3, 10} {
+		for _, lambda := range []float64{0, 0.7} {
+			rng := rand.New(rand.NewPCG(uint64(r), 17))
+			d1, d2 := 40, 35
+			var rows, cols []int
+			var vals []float64
+			for i := range d1 {
+				p := 0.5
+				if i%7 == 0 {
+					p = 0.08 // rows with fewer than r entries
+				}
+				for j := range d2 {
+					if rng.Float64() < p || j == i%d2 {
+						rows, cols, vals = append(rows, i), append(cols, j), append(vals, rng.NormFloat64())
+					}
+				}
+			}
+			m, err := observed.FromTriplets(d1, d2, rows, cols, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := (&GD{Update: UpdateALS, Ridge: lambda}).paramsFor(d1, d2, m.Rate(), Settings{Rank: r, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := newObservedState(m, &q)
+			for k := range st.keep {
+				st.keep[k] = rng.Float64() < 0.1
+			}
+			u, v := randomGeneral(rng, d1, r), randomGeneral(rng, d2, r)
+			un, vn := kernels.NewGeneral(d1, r), kernels.NewGeneral(d2, r)
+			if err := newALSUpdate(st, &q).step(un, vn, u, v, blas64.General{}, blas64.General{}, 1); err != nil {
+				t.Fatal(err)
+			}
+			// Rows against V, then columns against the new U.
+			for i := range d1 {
+				var xs [][]float64
+				var ys []float64
+				for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+					if !st.keep[k] {
+						j := int(m.ColIdx[k])
+						xs, ys = append(xs, v.Data[j*r:j*r+r]), append(ys, m.Val[k])
+					}
+				}
+				checkLine(t, "row", i, r, lambda, xs, ys, un.Data[i*r:i*r+r])
+			}
+			for j := range d2 {
+				var xs [][]float64
+				var ys []float64
+				for i := range d1 {
+					for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+						if int(m.ColIdx[k]) == j && !st.keep[k] {
+							xs, ys = append(xs, un.Data[i*r:i*r+r]), append(ys, m.Val[k])
+						}
+					}
+				}
+				checkLine(t, "column", j, r, lambda, xs, ys, vn.Data[j*r:j*r+r])
+			}
+		}
+	}
+}
+
+// checkLine compares the step's solution z for one line with the ridge
+// least-squares fit of ys on the rows xs (its fitted values when the
+// problem is underdetermined).
+func checkLine(t *testing.T, what string, l, r int, lambda float64, xs [][]float64, ys, z []float64) {
+	t.Helper()
+	n := len(xs)
+	if n == 0 {
+		if lambda == 0 && mat.Norm(mat.NewVecDense(r, z), 2) != 0 {
+			t.Errorf("%s %d has no entries but got %v", what, l, z)
+		}
+		return
+	}
+	x := mat.NewDense(n, r, nil)
+	for k, row := range xs {
+		x.SetRow(k, row)
+	}
+	y := mat.NewVecDense(n, ys)
+	fit := mat.NewVecDense(n, nil)
+	fit.MulVec(x, mat.NewVecDense(r, z))
+	if lambda == 0 {
+		// Compare the fitted values, which least squares determines
+		// however ill-conditioned XᵀX is (a line with about r entries).
+		var want mat.VecDense
+		if err := want.SolveVec(x, y); err != nil { // QR, or least norm when n < r
+			t.Fatal(err)
+		}
+		var wantFit mat.VecDense
+		wantFit.MulVec(x, &want)
+		if d := distance(fit, &wantFit); d > 1e-7*(1+mat.Norm(y, 2)) {
+			t.Errorf("r=%d λ=0: %s %d with %d entries: fitted values off by %.3g", r, what, l, n, d)
+		}
+		return
+	}
+	var a mat.Dense
+	a.Mul(x.T(), x)
+	for c := range r {
+		a.Set(c, c, a.At(c, c)+lambda)
+	}
+	var rhs, want mat.VecDense
+	rhs.MulVec(x.T(), y)
+	if err := want.SolveVec(&a, &rhs); err != nil {
+		t.Fatal(err)
+	}
+	for c := range r {
+		if d := math.Abs(z[c] - want.AtVec(c)); d > 1e-7*(1+math.Abs(want.AtVec(c))) {
+			t.Errorf("r=%d λ=%g: %s %d with %d entries: component %d is %v, want %v", r, lambda, what, l, n, c, z[c], want.AtVec(c))
+			return
+		}
+	}
+}
+
+func randomGeneral(rng *rand.Rand, rows, cols int) blas64.General {
+	g := kernels.NewGeneral(rows, cols)
+	for k := range g.Data {
+		g.Data[k] = rng.NormFloat64()
+	}
+	return g
+}
+
+func distance(a, b *mat.VecDense) float64 {
+	var d mat.VecDense
+	d.SubVec(a, b)
+	return mat.Norm(&d, 2)
+}
