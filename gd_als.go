@@ -31,10 +31,14 @@ type alsUpdate struct {
 	work   []alsWork // per worker
 }
 
-// alsWork is one worker's r×r system.
+// alsWork is one worker's r×r system and gather buffers.
 type alsWork struct {
-	g, b []float64
+	g, b     []float64
+	rows, ys []float64 // alsBlock rows of x and their values
 }
+
+// alsBlock is the number of entries gathered at a time.
+const alsBlock = 128
 
 func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 	m := st.m
@@ -52,7 +56,8 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 	}
 	a.work = make([]alsWork, q.workers)
 	for w := range a.work {
-		a.work[w] = alsWork{g: make([]float64, q.rank*q.rank), b: make([]float64, q.rank)}
+		a.work[w] = alsWork{g: make([]float64, q.rank*q.rank), b: make([]float64, q.rank),
+			rows: make([]float64, alsBlock*q.rank), ys: make([]float64, alsBlock)}
 	}
 	return a
 }
@@ -89,24 +94,38 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, va
 	failed := make([]int, len(a.work))
 	kernels.ForEach(len(a.work), len(a.work), func(w int) {
 		g, b := a.work[w].g, a.work[w].b
+		rows, ys := a.work[w].rows, a.work[w].ys
 		failed[w] = -1
 		for c := range next {
 			for l := chunks[c]; l < chunks[c+1]; l++ {
 				clear(g)
 				clear(b)
-				for k := ptr[l]; k < ptr[l+1]; k++ {
-					kk := k
-					if pos != nil {
-						kk = int(pos[k])
+				// Gather the rows of x of a block of entries first (the
+				// loads of one block are independent, so their cache
+				// misses overlap), then accumulate from the copy.
+				for k := ptr[l]; k < ptr[l+1]; {
+					n := 0
+					for ; k < ptr[l+1] && n < alsBlock; k++ {
+						kk := k
+						if pos != nil {
+							kk = int(pos[k])
+						}
+						if keep[kk] {
+							continue
+						}
+						j := int(idx[k])
+						copy(rows[n*r:n*r+r], x.Data[j*x.Stride:j*x.Stride+r])
+						ys[n] = val[k]
+						n++
 					}
-					if keep[kk] {
-						continue
-					}
-					j := int(idx[k])
+					t := 0
 					if r == 10 {
-						addOuter10(g, b, x.Data[j*x.Stride:j*x.Stride+r], val[k])
-					} else {
-						addOuter(g, b, x.Data[j*x.Stride:j*x.Stride+r], val[k])
+						for ; t+4 <= n; t += 4 {
+							addOuter10x4(g, b, (*[40]float64)(rows[t*10:t*10+40]), (*[4]float64)(ys[t:t+4]))
+						}
+					}
+					for ; t < n; t++ {
+						addOuter(g, b, rows[t*r:t*r+r], ys[t])
 					}
 				}
 				if !solveRidge(dst.Data[l*dst.Stride:l*dst.Stride+r], g, b, a.ridge) && failed[w] < 0 {
@@ -207,6 +226,79 @@ func addOuter10(g, b, x []float64, y float64) {
 	bb[7] += y * x7
 	bb[8] += y * x8
 	bb[9] += y * x9
+}
+
+// addOuter10x4 is addOuter10 for the four rows x[0:10], …, x[30:40] with
+// values y[0:4], summed before g is touched, so g is read and written
+// once for four entries.
+func addOuter10x4(g, b []float64, x *[40]float64, y *[4]float64) {
+	gg := (*[100]float64)(g)
+	bb := (*[10]float64)(b)
+	gg[0] += x[0]*x[0] + x[10]*x[10] + x[20]*x[20] + x[30]*x[30]
+	gg[1] += x[0]*x[1] + x[10]*x[11] + x[20]*x[21] + x[30]*x[31]
+	gg[2] += x[0]*x[2] + x[10]*x[12] + x[20]*x[22] + x[30]*x[32]
+	gg[3] += x[0]*x[3] + x[10]*x[13] + x[20]*x[23] + x[30]*x[33]
+	gg[4] += x[0]*x[4] + x[10]*x[14] + x[20]*x[24] + x[30]*x[34]
+	gg[5] += x[0]*x[5] + x[10]*x[15] + x[20]*x[25] + x[30]*x[35]
+	gg[6] += x[0]*x[6] + x[10]*x[16] + x[20]*x[26] + x[30]*x[36]
+	gg[7] += x[0]*x[7] + x[10]*x[17] + x[20]*x[27] + x[30]*x[37]
+	gg[8] += x[0]*x[8] + x[10]*x[18] + x[20]*x[28] + x[30]*x[38]
+	gg[9] += x[0]*x[9] + x[10]*x[19] + x[20]*x[29] + x[30]*x[39]
+	gg[11] += x[1]*x[1] + x[11]*x[11] + x[21]*x[21] + x[31]*x[31]
+	gg[12] += x[1]*x[2] + x[11]*x[12] + x[21]*x[22] + x[31]*x[32]
+	gg[13] += x[1]*x[3] + x[11]*x[13] + x[21]*x[23] + x[31]*x[33]
+	gg[14] += x[1]*x[4] + x[11]*x[14] + x[21]*x[24] + x[31]*x[34]
+	gg[15] += x[1]*x[5] + x[11]*x[15] + x[21]*x[25] + x[31]*x[35]
+	gg[16] += x[1]*x[6] + x[11]*x[16] + x[21]*x[26] + x[31]*x[36]
+	gg[17] += x[1]*x[7] + x[11]*x[17] + x[21]*x[27] + x[31]*x[37]
+	gg[18] += x[1]*x[8] + x[11]*x[18] + x[21]*x[28] + x[31]*x[38]
+	gg[19] += x[1]*x[9] + x[11]*x[19] + x[21]*x[29] + x[31]*x[39]
+	gg[22] += x[2]*x[2] + x[12]*x[12] + x[22]*x[22] + x[32]*x[32]
+	gg[23] += x[2]*x[3] + x[12]*x[13] + x[22]*x[23] + x[32]*x[33]
+	gg[24] += x[2]*x[4] + x[12]*x[14] + x[22]*x[24] + x[32]*x[34]
+	gg[25] += x[2]*x[5] + x[12]*x[15] + x[22]*x[25] + x[32]*x[35]
+	gg[26] += x[2]*x[6] + x[12]*x[16] + x[22]*x[26] + x[32]*x[36]
+	gg[27] += x[2]*x[7] + x[12]*x[17] + x[22]*x[27] + x[32]*x[37]
+	gg[28] += x[2]*x[8] + x[12]*x[18] + x[22]*x[28] + x[32]*x[38]
+	gg[29] += x[2]*x[9] + x[12]*x[19] + x[22]*x[29] + x[32]*x[39]
+	gg[33] += x[3]*x[3] + x[13]*x[13] + x[23]*x[23] + x[33]*x[33]
+	gg[34] += x[3]*x[4] + x[13]*x[14] + x[23]*x[24] + x[33]*x[34]
+	gg[35] += x[3]*x[5] + x[13]*x[15] + x[23]*x[25] + x[33]*x[35]
+	gg[36] += x[3]*x[6] + x[13]*x[16] + x[23]*x[26] + x[33]*x[36]
+	gg[37] += x[3]*x[7] + x[13]*x[17] + x[23]*x[27] + x[33]*x[37]
+	gg[38] += x[3]*x[8] + x[13]*x[18] + x[23]*x[28] + x[33]*x[38]
+	gg[39] += x[3]*x[9] + x[13]*x[19] + x[23]*x[29] + x[33]*x[39]
+	gg[44] += x[4]*x[4] + x[14]*x[14] + x[24]*x[24] + x[34]*x[34]
+	gg[45] += x[4]*x[5] + x[14]*x[15] + x[24]*x[25] + x[34]*x[35]
+	gg[46] += x[4]*x[6] + x[14]*x[16] + x[24]*x[26] + x[34]*x[36]
+	gg[47] += x[4]*x[7] + x[14]*x[17] + x[24]*x[27] + x[34]*x[37]
+	gg[48] += x[4]*x[8] + x[14]*x[18] + x[24]*x[28] + x[34]*x[38]
+	gg[49] += x[4]*x[9] + x[14]*x[19] + x[24]*x[29] + x[34]*x[39]
+	gg[55] += x[5]*x[5] + x[15]*x[15] + x[25]*x[25] + x[35]*x[35]
+	gg[56] += x[5]*x[6] + x[15]*x[16] + x[25]*x[26] + x[35]*x[36]
+	gg[57] += x[5]*x[7] + x[15]*x[17] + x[25]*x[27] + x[35]*x[37]
+	gg[58] += x[5]*x[8] + x[15]*x[18] + x[25]*x[28] + x[35]*x[38]
+	gg[59] += x[5]*x[9] + x[15]*x[19] + x[25]*x[29] + x[35]*x[39]
+	gg[66] += x[6]*x[6] + x[16]*x[16] + x[26]*x[26] + x[36]*x[36]
+	gg[67] += x[6]*x[7] + x[16]*x[17] + x[26]*x[27] + x[36]*x[37]
+	gg[68] += x[6]*x[8] + x[16]*x[18] + x[26]*x[28] + x[36]*x[38]
+	gg[69] += x[6]*x[9] + x[16]*x[19] + x[26]*x[29] + x[36]*x[39]
+	gg[77] += x[7]*x[7] + x[17]*x[17] + x[27]*x[27] + x[37]*x[37]
+	gg[78] += x[7]*x[8] + x[17]*x[18] + x[27]*x[28] + x[37]*x[38]
+	gg[79] += x[7]*x[9] + x[17]*x[19] + x[27]*x[29] + x[37]*x[39]
+	gg[88] += x[8]*x[8] + x[18]*x[18] + x[28]*x[28] + x[38]*x[38]
+	gg[89] += x[8]*x[9] + x[18]*x[19] + x[28]*x[29] + x[38]*x[39]
+	gg[99] += x[9]*x[9] + x[19]*x[19] + x[29]*x[29] + x[39]*x[39]
+	bb[0] += y[0]*x[0] + y[1]*x[10] + y[2]*x[20] + y[3]*x[30]
+	bb[1] += y[0]*x[1] + y[1]*x[11] + y[2]*x[21] + y[3]*x[31]
+	bb[2] += y[0]*x[2] + y[1]*x[12] + y[2]*x[22] + y[3]*x[32]
+	bb[3] += y[0]*x[3] + y[1]*x[13] + y[2]*x[23] + y[3]*x[33]
+	bb[4] += y[0]*x[4] + y[1]*x[14] + y[2]*x[24] + y[3]*x[34]
+	bb[5] += y[0]*x[5] + y[1]*x[15] + y[2]*x[25] + y[3]*x[35]
+	bb[6] += y[0]*x[6] + y[1]*x[16] + y[2]*x[26] + y[3]*x[36]
+	bb[7] += y[0]*x[7] + y[1]*x[17] + y[2]*x[27] + y[3]*x[37]
+	bb[8] += y[0]*x[8] + y[1]*x[18] + y[2]*x[28] + y[3]*x[38]
+	bb[9] += y[0]*x[9] + y[1]*x[19] + y[2]*x[29] + y[3]*x[39]
 }
 
 // solveRidge sets z = (G + (λ+ε)I)⁻¹ b for the symmetric r×r G given by

@@ -34,6 +34,14 @@ const (
 	BaselineNone Baseline = "none"
 )
 
+// ALSFactorTol is the stop on the relative factor change of fits with
+// rpca.UpdateALS when Settings.Stop.FactorTol is 0: a sweep that moves
+// the factors by about 0.1% of their size ((‖ΔU‖² + ‖ΔV‖²)/(‖U‖² + ‖V‖²)
+// ≤ 1e-6). The solver's own default (rpca.DefaultALSStop) is meant for
+// exact low-rank data; on ratings the held-out error settles long before
+// it is met (docs/performance.md, "Ratings at scale").
+const ALSFactorTol = 1e-6
+
 // Options configures [Fit].
 type Options struct {
 	// Rank is r, the rank of the low-rank part (below the number of
@@ -55,7 +63,8 @@ type Options struct {
 	// observations.
 	Method rpca.Method
 	// Settings are passed to rpca.Solve, with Rank and Alpha replaced by
-	// the fields above.
+	// the fields above (and, for rpca.UpdateALS, a Stop.FactorTol of 0
+	// replaced by ALSFactorTol).
 	Settings rpca.Settings
 	// Clip, when non-nil, bounds every prediction to [Clip[0], Clip[1]].
 	Clip *[2]float64
@@ -190,6 +199,9 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options)
 	}
 	s := opt.Settings
 	s.Rank, s.Alpha = opt.Rank, opt.Alpha
+	if g, ok := method.(*rpca.GD); ok && g.Update == rpca.UpdateALS && s.Stop.FactorTol == 0 {
+		s.Stop.FactorTol = ALSFactorTol
+	}
 	if val != nil {
 		s.Stop.Validation = m.validation(r, val)
 	}
