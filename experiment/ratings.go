@@ -81,8 +81,8 @@ type ratingsRun struct {
 }
 
 // runRatings measures what junk ratings do to the default completion fit
-// (rank and ridge chosen by validation, the bias model, the scaled
-// update) with α = 0 and with α > 0. A fifth of the clean ratings is held
+// (rank and ridge chosen by validation, the bias model, alternating least
+// squares) with α = 0 and with α > 0. A fifth of the clean ratings is held
 // out to score every fit. The training part is used as it is, with a
 // random 5% of it flipped to the opposite end of the rating scale, and
 // with a shilling attack: fake users (5% of the real ones) who give the
@@ -111,7 +111,7 @@ func runRatings(ctx context.Context, w *writer, o *Options) error {
 		shillRatings(rng, r, held, lo, hi),
 	}
 	opt := ratings.Options{Baseline: ratings.BaselineBiases, Clip: &[2]float64{lo, hi},
-		Method: &rpca.GD{Update: rpca.UpdateScaled, PerLine: true}, Settings: rpca.Settings{Seed: o.Seed, Workers: o.Workers}}
+		Method: &rpca.GD{Update: rpca.UpdateALS, PerLine: true}, Settings: rpca.Settings{Seed: o.Seed, Workers: o.Workers}}
 	if o.MaxIter > 0 {
 		opt.Settings.Stop.MaxIter = o.MaxIter
 	}

@@ -173,7 +173,7 @@ func byRMSE(a, b Candidate) int { return cmp.Compare(a.RMSE, b.RMSE) }
 // selectMethod returns the GD whose ridge the choice sets.
 func selectMethod(m rpca.Method) (*rpca.GD, error) {
 	if m == nil {
-		return &rpca.GD{PerLine: true}, nil
+		return defaultMethod(), nil
 	}
 	gd, ok := m.(*rpca.GD)
 	if !ok {

@@ -42,6 +42,9 @@ const (
 // it is met (docs/performance.md, "Ratings at scale").
 const ALSFactorTol = 1e-6
 
+// defaultMethod is Options.Method when it is nil.
+func defaultMethod() *rpca.GD { return &rpca.GD{Update: rpca.UpdateALS, PerLine: true} }
+
 // Options configures [Fit].
 type Options struct {
 	// Rank is r, the rank of the low-rank part (below the number of
@@ -57,10 +60,10 @@ type Options struct {
 	// Baseline is what is fitted before the low-rank part; "" means
 	// BaselineMedian.
 	Baseline Baseline
-	// Method fits the low-rank part; nil means the paper's Algorithm 2
-	// with T's counts taken per user and item (&rpca.GD{PerLine: true}:
-	// ratings are far from uniformly sampled). It must accept partial
-	// observations.
+	// Method fits the low-rank part; nil means alternating least squares
+	// with the paper's sparse estimator, T's counts taken per user and
+	// item (&rpca.GD{Update: rpca.UpdateALS, PerLine: true}: ratings are
+	// far from uniformly sampled). It must accept partial observations.
 	Method rpca.Method
 	// Settings are passed to rpca.Solve, with Rank and Alpha replaced by
 	// the fields above (and, for rpca.UpdateALS, a Stop.FactorTol of 0
@@ -195,7 +198,7 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options)
 	}
 	method := opt.Method
 	if method == nil {
-		method = &rpca.GD{PerLine: true}
+		method = defaultMethod()
 	}
 	s := opt.Settings
 	s.Rank, s.Alpha = opt.Rank, opt.Alpha

@@ -20,17 +20,20 @@ import (
 // experiment rather than a unit test; it runs only with RPCA_MOVIELENS set
 // to a MovieLens ratings.csv (userId,movieId,rating,timestamp):
 //
-//	RPCA_MOVIELENS=../shared/data/ratings/ml-latest-small/ratings.csv go test -run TestMovieLensCV -timeout 30m -v ./ratings
+//	RPCA_MOVIELENS=$PWD/../shared/data/ratings/ml-latest-small/ratings.csv go test -run TestMovieLensCV -timeout 30m -v ./ratings
 //
 // Every rating is in one of five folds (a seeded permutation). For each
 // fold it fits the other four with Fit at its defaults (rank and ridge
-// chosen by validation, the bias model, the scaled update, α = 0, clipped
+// chosen by validation, the bias model, alternating least squares, α = 0, clipped
 // to 0.5–5) and scores every rating of the fold: a rating whose user or
 // movie has no training rating gets the bias model's prediction (the
 // known biases only), as in the bias baseline, which is the same model's
 // biases alone. It also scores a plain reference, biased matrix
 // factorisation fitted jointly by alternating ridge regressions
 // (refALS), at RPCA_MOVIELENS_REF="rank,λ,λ_bias" (default 50,14,3).
+// RPCA_MOVIELENS_UPDATE sets the update rule of the fits (default: Fit's
+// own, alternating least squares; "scaled" or "paper" for the gradient
+// steps).
 // It prints the RMSE per fold and the means.
 func TestMovieLensCV(t *testing.T) {
 	path := os.Getenv("RPCA_MOVIELENS")
@@ -46,6 +49,10 @@ func TestMovieLensCV(t *testing.T) {
 		v := envFloatList(t, s)
 		refRank, refLambda, refBias = int(v[0]), v[1], v[2]
 	}
+	var method rpca.Method // the default: alternating least squares
+	if u := os.Getenv("RPCA_MOVIELENS_UPDATE"); u != "" {
+		method = &rpca.GD{Update: rpca.UpdateRule(u), PerLine: true}
+	}
 	const folds = 5
 	fold := make([]int, r.Len())
 	for k, p := range rand.New(rand.NewPCG(1, 2)).Perm(r.Len()) {
@@ -60,7 +67,7 @@ func TestMovieLensCV(t *testing.T) {
 			held[k] = fold[k] == f
 		}
 		start := time.Now()
-		m, err := Fit(context.Background(), r, held, Options{Clip: clip, Baseline: BaselineBiases, Method: &rpca.GD{Update: rpca.UpdateScaled}})
+		m, err := Fit(context.Background(), r, held, Options{Clip: clip, Baseline: BaselineBiases, Method: method})
 		if err != nil {
 			t.Fatalf("fold %d: %v", f, err)
 		}

@@ -461,7 +461,7 @@ func TestCompleteAutoRank(t *testing.T) {
 	}
 	best := chosen["best"].(map[string]any)
 	rank := int(best["rank"].(float64))
-	if rank < 3 || int(sum["rank"].(float64)) != rank || sum["method"] != "scaledgd" {
+	if rank < 3 || int(sum["rank"].(float64)) != rank || sum["method"] != "als" {
 		t.Errorf("chose rank %d, summary rank %v, method %v", rank, sum["rank"], sum["method"])
 	}
 	u, err := npy.ReadFile(join(out, "U.npy"))
