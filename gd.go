@@ -241,11 +241,11 @@ func (g *GD) Name() string {
 // Capabilities: GD works on full and partial observations, uses α and
 // returns rank-r factors. UpdateALS on a dense Y keeps all of it as
 // observed entries: Φ in both orders (16 bytes an entry), the residual,
-// S_t's support and T's column copy (17), and its own column copy (12),
+// S_t's support and T's column copy (17), and its own column copy (13),
 // besides Y (counted from the arrays, not measured).
 func (g *GD) Capabilities() Capabilities {
 	if g.Update == UpdateALS {
-		return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 53}
+		return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 54}
 	}
 	return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8}
 }

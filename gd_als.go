@@ -22,13 +22,15 @@ import (
 // setting the suspected outliers aside. Each half-step lowers the loss,
 // so no step size is needed and none can diverge. The columns are read
 // through a column-order copy of Φ's values and a map to their CSR
-// positions (12 bytes per observed entry).
+// positions, and S_t's support in that order (13 bytes per observed
+// entry).
 type alsUpdate struct {
-	st     *observedState
-	ridge  float64
-	pos    []int32   // CSR position of each CSC slot
-	colVal []float64 // observed values in CSC order
-	work   []alsWork // per worker
+	st      *observedState
+	ridge   float64
+	pos     []int32   // CSR position of each CSC slot
+	colVal  []float64 // observed values in CSC order
+	colKeep []bool    // S_t's support in CSC order
+	work    []alsWork // per worker
 }
 
 // alsWork is one worker's r×r system and gather buffers.
@@ -42,18 +44,37 @@ const alsBlock = 128
 
 func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 	m := st.m
-	a := &alsUpdate{st: st, ridge: q.ridge, pos: make([]int32, m.NNZ()), colVal: make([]float64, m.NNZ())}
-	next := make([]int, m.Cols)
-	copy(next, m.ColPtr[:m.Cols])
-	for i := 0; i < m.Rows; i++ {
-		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+	a := &alsUpdate{st: st, ridge: q.ridge, pos: make([]int32, m.NNZ()), colVal: make([]float64, m.NNZ()),
+		colKeep: make([]bool, m.NNZ())}
+	// Each worker copies a block of rows; its first slot in column j is
+	// ColPtr[j] plus the entries of column j in the blocks before it.
+	parts := observed.BalanceLines(m.RowPtr, q.workers)
+	next := make([][]int32, q.workers)
+	kernels.ForEach(q.workers, q.workers, func(w int) {
+		c := make([]int32, m.Cols)
+		for _, j := range m.ColIdx[m.RowPtr[parts[w]]:m.RowPtr[parts[w+1]]] {
+			c[j]++
+		}
+		next[w] = c
+	})
+	for j := range m.Cols {
+		s := int32(m.ColPtr[j])
+		for w := range next {
+			n := next[w][j]
+			next[w][j] = s
+			s += n
+		}
+	}
+	kernels.ForEach(q.workers, q.workers, func(w int) {
+		nw := next[w]
+		for k := m.RowPtr[parts[w]]; k < m.RowPtr[parts[w+1]]; k++ {
 			j := m.ColIdx[k]
-			s := next[j]
-			next[j]++
+			s := nw[j]
+			nw[j]++
 			a.pos[s] = int32(k)
 			a.colVal[s] = m.Val[k]
 		}
-	}
+	})
 	a.work = make([]alsWork, q.workers)
 	for w := range a.work {
 		a.work[w] = alsWork{g: make([]float64, q.rank*q.rank), b: make([]float64, q.rank),
@@ -64,11 +85,18 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 
 // step ignores the gradients and t: the update is an exact minimisation.
 func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
-	m := a.st.m
-	if l := a.solveLines(un, v, m.RowPtr, m.ColIdx, m.Val, nil); l >= 0 {
+	m, keep := a.st.m, a.st.keep
+	if l := a.solveLines(un, v, m.RowPtr, m.ColIdx, m.Val, keep); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", ErrDiverged, l)
 	}
-	if l := a.solveLines(vn, un, m.ColPtr, m.RowIdx, a.colVal, a.pos); l >= 0 {
+	// S_t's support in column order, gathered in one tight loop (whose
+	// cache misses overlap) rather than one miss per entry of the pass.
+	kernels.ParallelFor(len(a.pos), len(a.work), 1<<16, func(lo, hi int) {
+		for s, k := range a.pos[lo:hi] {
+			a.colKeep[lo+s] = keep[k]
+		}
+	})
+	if l := a.solveLines(vn, un, m.ColPtr, m.RowIdx, a.colVal, a.colKeep); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of column %d is not positive definite", ErrDiverged, l)
 	}
 	return nil
@@ -76,13 +104,11 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 
 // solveLines sets each row l of dst to the ridge least-squares fit of the
 // line's entries outside Ω_t against the rows of x. Entry k of line l
-// (ptr[l] ≤ k < ptr[l+1]) has value val[k] and pairs with row idx[k] of
-// x; it is in Ω_t if keep[k], or keep[pos[k]] when pos is not nil (the
-// columns, whose entries are in CSC order). The lines are split
-// into fixed chunks, so the result does not depend on the workers. It
-// returns the first line whose system failed (see solveRidge), or −1.
-func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, val []float64, pos []int32) int {
-	keep := a.st.keep
+// (ptr[l] ≤ k < ptr[l+1]) has value val[k], pairs with row idx[k] of x,
+// and is in Ω_t if out[k]. The lines are split into fixed chunks, so the
+// result does not depend on the workers. It returns the first line whose
+// system failed (see solveRidge), or −1.
+func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, val []float64, out []bool) int {
 	r := dst.Cols
 	lines := len(ptr) - 1
 	chunks := observed.BalanceLines(ptr, max(1, min(lines, (ptr[lines]+lines)/(1<<14))))
@@ -106,15 +132,15 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, va
 				for k := ptr[l]; k < ptr[l+1]; {
 					n := 0
 					for ; k < ptr[l+1] && n < alsBlock; k++ {
-						kk := k
-						if pos != nil {
-							kk = int(pos[k])
-						}
-						if keep[kk] {
+						if out[k] {
 							continue
 						}
 						j := int(idx[k])
-						copy(rows[n*r:n*r+r], x.Data[j*x.Stride:j*x.Stride+r])
+						if r == 10 { // an array copy, not a call
+							*(*[10]float64)(rows[n*10 : n*10+10]) = *(*[10]float64)(x.Data[j*x.Stride : j*x.Stride+10])
+						} else {
+							copy(rows[n*r:n*r+r], x.Data[j*x.Stride:j*x.Stride+r])
+						}
 						ys[n] = val[k]
 						n++
 					}
