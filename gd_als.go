@@ -2,7 +2,6 @@ package rpca
 
 import (
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
 
@@ -169,12 +168,13 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, va
 	return first
 }
 
-// addOuter adds x·xᵀ to the upper triangle of the r×r g and y·x to b.
+// addOuter adds x·xᵀ to the lower triangle of the r×r g (row-major) and
+// y·x to b.
 func addOuter(g, b, x []float64, y float64) {
 	r := len(x)
 	for p, xp := range x {
-		gp := g[p*r+p : p*r+r]
-		for q, xq := range x[p:] {
+		gp := g[p*r : p*r+p+1]
+		for q, xq := range x[:p+1] {
 			gp[q] += xp * xq
 		}
 		b[p] += y * xp
@@ -188,59 +188,59 @@ func addOuter10(g, b, x []float64, y float64) {
 	xx := (*[10]float64)(x)
 	x0, x1, x2, x3, x4, x5, x6, x7, x8, x9 := xx[0], xx[1], xx[2], xx[3], xx[4], xx[5], xx[6], xx[7], xx[8], xx[9]
 	gg[0] += x0 * x0
-	gg[1] += x0 * x1
-	gg[2] += x0 * x2
-	gg[3] += x0 * x3
-	gg[4] += x0 * x4
-	gg[5] += x0 * x5
-	gg[6] += x0 * x6
-	gg[7] += x0 * x7
-	gg[8] += x0 * x8
-	gg[9] += x0 * x9
+	gg[10] += x1 * x0
 	gg[11] += x1 * x1
-	gg[12] += x1 * x2
-	gg[13] += x1 * x3
-	gg[14] += x1 * x4
-	gg[15] += x1 * x5
-	gg[16] += x1 * x6
-	gg[17] += x1 * x7
-	gg[18] += x1 * x8
-	gg[19] += x1 * x9
+	gg[20] += x2 * x0
+	gg[21] += x2 * x1
 	gg[22] += x2 * x2
-	gg[23] += x2 * x3
-	gg[24] += x2 * x4
-	gg[25] += x2 * x5
-	gg[26] += x2 * x6
-	gg[27] += x2 * x7
-	gg[28] += x2 * x8
-	gg[29] += x2 * x9
+	gg[30] += x3 * x0
+	gg[31] += x3 * x1
+	gg[32] += x3 * x2
 	gg[33] += x3 * x3
-	gg[34] += x3 * x4
-	gg[35] += x3 * x5
-	gg[36] += x3 * x6
-	gg[37] += x3 * x7
-	gg[38] += x3 * x8
-	gg[39] += x3 * x9
+	gg[40] += x4 * x0
+	gg[41] += x4 * x1
+	gg[42] += x4 * x2
+	gg[43] += x4 * x3
 	gg[44] += x4 * x4
-	gg[45] += x4 * x5
-	gg[46] += x4 * x6
-	gg[47] += x4 * x7
-	gg[48] += x4 * x8
-	gg[49] += x4 * x9
+	gg[50] += x5 * x0
+	gg[51] += x5 * x1
+	gg[52] += x5 * x2
+	gg[53] += x5 * x3
+	gg[54] += x5 * x4
 	gg[55] += x5 * x5
-	gg[56] += x5 * x6
-	gg[57] += x5 * x7
-	gg[58] += x5 * x8
-	gg[59] += x5 * x9
+	gg[60] += x6 * x0
+	gg[61] += x6 * x1
+	gg[62] += x6 * x2
+	gg[63] += x6 * x3
+	gg[64] += x6 * x4
+	gg[65] += x6 * x5
 	gg[66] += x6 * x6
-	gg[67] += x6 * x7
-	gg[68] += x6 * x8
-	gg[69] += x6 * x9
+	gg[70] += x7 * x0
+	gg[71] += x7 * x1
+	gg[72] += x7 * x2
+	gg[73] += x7 * x3
+	gg[74] += x7 * x4
+	gg[75] += x7 * x5
+	gg[76] += x7 * x6
 	gg[77] += x7 * x7
-	gg[78] += x7 * x8
-	gg[79] += x7 * x9
+	gg[80] += x8 * x0
+	gg[81] += x8 * x1
+	gg[82] += x8 * x2
+	gg[83] += x8 * x3
+	gg[84] += x8 * x4
+	gg[85] += x8 * x5
+	gg[86] += x8 * x6
+	gg[87] += x8 * x7
 	gg[88] += x8 * x8
-	gg[89] += x8 * x9
+	gg[90] += x9 * x0
+	gg[91] += x9 * x1
+	gg[92] += x9 * x2
+	gg[93] += x9 * x3
+	gg[94] += x9 * x4
+	gg[95] += x9 * x5
+	gg[96] += x9 * x6
+	gg[97] += x9 * x7
+	gg[98] += x9 * x8
 	gg[99] += x9 * x9
 	bb[0] += y * x0
 	bb[1] += y * x1
@@ -261,59 +261,59 @@ func addOuter10x4(g, b []float64, x *[40]float64, y *[4]float64) {
 	gg := (*[100]float64)(g)
 	bb := (*[10]float64)(b)
 	gg[0] += x[0]*x[0] + x[10]*x[10] + x[20]*x[20] + x[30]*x[30]
-	gg[1] += x[0]*x[1] + x[10]*x[11] + x[20]*x[21] + x[30]*x[31]
-	gg[2] += x[0]*x[2] + x[10]*x[12] + x[20]*x[22] + x[30]*x[32]
-	gg[3] += x[0]*x[3] + x[10]*x[13] + x[20]*x[23] + x[30]*x[33]
-	gg[4] += x[0]*x[4] + x[10]*x[14] + x[20]*x[24] + x[30]*x[34]
-	gg[5] += x[0]*x[5] + x[10]*x[15] + x[20]*x[25] + x[30]*x[35]
-	gg[6] += x[0]*x[6] + x[10]*x[16] + x[20]*x[26] + x[30]*x[36]
-	gg[7] += x[0]*x[7] + x[10]*x[17] + x[20]*x[27] + x[30]*x[37]
-	gg[8] += x[0]*x[8] + x[10]*x[18] + x[20]*x[28] + x[30]*x[38]
-	gg[9] += x[0]*x[9] + x[10]*x[19] + x[20]*x[29] + x[30]*x[39]
+	gg[10] += x[1]*x[0] + x[11]*x[10] + x[21]*x[20] + x[31]*x[30]
 	gg[11] += x[1]*x[1] + x[11]*x[11] + x[21]*x[21] + x[31]*x[31]
-	gg[12] += x[1]*x[2] + x[11]*x[12] + x[21]*x[22] + x[31]*x[32]
-	gg[13] += x[1]*x[3] + x[11]*x[13] + x[21]*x[23] + x[31]*x[33]
-	gg[14] += x[1]*x[4] + x[11]*x[14] + x[21]*x[24] + x[31]*x[34]
-	gg[15] += x[1]*x[5] + x[11]*x[15] + x[21]*x[25] + x[31]*x[35]
-	gg[16] += x[1]*x[6] + x[11]*x[16] + x[21]*x[26] + x[31]*x[36]
-	gg[17] += x[1]*x[7] + x[11]*x[17] + x[21]*x[27] + x[31]*x[37]
-	gg[18] += x[1]*x[8] + x[11]*x[18] + x[21]*x[28] + x[31]*x[38]
-	gg[19] += x[1]*x[9] + x[11]*x[19] + x[21]*x[29] + x[31]*x[39]
+	gg[20] += x[2]*x[0] + x[12]*x[10] + x[22]*x[20] + x[32]*x[30]
+	gg[21] += x[2]*x[1] + x[12]*x[11] + x[22]*x[21] + x[32]*x[31]
 	gg[22] += x[2]*x[2] + x[12]*x[12] + x[22]*x[22] + x[32]*x[32]
-	gg[23] += x[2]*x[3] + x[12]*x[13] + x[22]*x[23] + x[32]*x[33]
-	gg[24] += x[2]*x[4] + x[12]*x[14] + x[22]*x[24] + x[32]*x[34]
-	gg[25] += x[2]*x[5] + x[12]*x[15] + x[22]*x[25] + x[32]*x[35]
-	gg[26] += x[2]*x[6] + x[12]*x[16] + x[22]*x[26] + x[32]*x[36]
-	gg[27] += x[2]*x[7] + x[12]*x[17] + x[22]*x[27] + x[32]*x[37]
-	gg[28] += x[2]*x[8] + x[12]*x[18] + x[22]*x[28] + x[32]*x[38]
-	gg[29] += x[2]*x[9] + x[12]*x[19] + x[22]*x[29] + x[32]*x[39]
+	gg[30] += x[3]*x[0] + x[13]*x[10] + x[23]*x[20] + x[33]*x[30]
+	gg[31] += x[3]*x[1] + x[13]*x[11] + x[23]*x[21] + x[33]*x[31]
+	gg[32] += x[3]*x[2] + x[13]*x[12] + x[23]*x[22] + x[33]*x[32]
 	gg[33] += x[3]*x[3] + x[13]*x[13] + x[23]*x[23] + x[33]*x[33]
-	gg[34] += x[3]*x[4] + x[13]*x[14] + x[23]*x[24] + x[33]*x[34]
-	gg[35] += x[3]*x[5] + x[13]*x[15] + x[23]*x[25] + x[33]*x[35]
-	gg[36] += x[3]*x[6] + x[13]*x[16] + x[23]*x[26] + x[33]*x[36]
-	gg[37] += x[3]*x[7] + x[13]*x[17] + x[23]*x[27] + x[33]*x[37]
-	gg[38] += x[3]*x[8] + x[13]*x[18] + x[23]*x[28] + x[33]*x[38]
-	gg[39] += x[3]*x[9] + x[13]*x[19] + x[23]*x[29] + x[33]*x[39]
+	gg[40] += x[4]*x[0] + x[14]*x[10] + x[24]*x[20] + x[34]*x[30]
+	gg[41] += x[4]*x[1] + x[14]*x[11] + x[24]*x[21] + x[34]*x[31]
+	gg[42] += x[4]*x[2] + x[14]*x[12] + x[24]*x[22] + x[34]*x[32]
+	gg[43] += x[4]*x[3] + x[14]*x[13] + x[24]*x[23] + x[34]*x[33]
 	gg[44] += x[4]*x[4] + x[14]*x[14] + x[24]*x[24] + x[34]*x[34]
-	gg[45] += x[4]*x[5] + x[14]*x[15] + x[24]*x[25] + x[34]*x[35]
-	gg[46] += x[4]*x[6] + x[14]*x[16] + x[24]*x[26] + x[34]*x[36]
-	gg[47] += x[4]*x[7] + x[14]*x[17] + x[24]*x[27] + x[34]*x[37]
-	gg[48] += x[4]*x[8] + x[14]*x[18] + x[24]*x[28] + x[34]*x[38]
-	gg[49] += x[4]*x[9] + x[14]*x[19] + x[24]*x[29] + x[34]*x[39]
+	gg[50] += x[5]*x[0] + x[15]*x[10] + x[25]*x[20] + x[35]*x[30]
+	gg[51] += x[5]*x[1] + x[15]*x[11] + x[25]*x[21] + x[35]*x[31]
+	gg[52] += x[5]*x[2] + x[15]*x[12] + x[25]*x[22] + x[35]*x[32]
+	gg[53] += x[5]*x[3] + x[15]*x[13] + x[25]*x[23] + x[35]*x[33]
+	gg[54] += x[5]*x[4] + x[15]*x[14] + x[25]*x[24] + x[35]*x[34]
 	gg[55] += x[5]*x[5] + x[15]*x[15] + x[25]*x[25] + x[35]*x[35]
-	gg[56] += x[5]*x[6] + x[15]*x[16] + x[25]*x[26] + x[35]*x[36]
-	gg[57] += x[5]*x[7] + x[15]*x[17] + x[25]*x[27] + x[35]*x[37]
-	gg[58] += x[5]*x[8] + x[15]*x[18] + x[25]*x[28] + x[35]*x[38]
-	gg[59] += x[5]*x[9] + x[15]*x[19] + x[25]*x[29] + x[35]*x[39]
+	gg[60] += x[6]*x[0] + x[16]*x[10] + x[26]*x[20] + x[36]*x[30]
+	gg[61] += x[6]*x[1] + x[16]*x[11] + x[26]*x[21] + x[36]*x[31]
+	gg[62] += x[6]*x[2] + x[16]*x[12] + x[26]*x[22] + x[36]*x[32]
+	gg[63] += x[6]*x[3] + x[16]*x[13] + x[26]*x[23] + x[36]*x[33]
+	gg[64] += x[6]*x[4] + x[16]*x[14] + x[26]*x[24] + x[36]*x[34]
+	gg[65] += x[6]*x[5] + x[16]*x[15] + x[26]*x[25] + x[36]*x[35]
 	gg[66] += x[6]*x[6] + x[16]*x[16] + x[26]*x[26] + x[36]*x[36]
-	gg[67] += x[6]*x[7] + x[16]*x[17] + x[26]*x[27] + x[36]*x[37]
-	gg[68] += x[6]*x[8] + x[16]*x[18] + x[26]*x[28] + x[36]*x[38]
-	gg[69] += x[6]*x[9] + x[16]*x[19] + x[26]*x[29] + x[36]*x[39]
+	gg[70] += x[7]*x[0] + x[17]*x[10] + x[27]*x[20] + x[37]*x[30]
+	gg[71] += x[7]*x[1] + x[17]*x[11] + x[27]*x[21] + x[37]*x[31]
+	gg[72] += x[7]*x[2] + x[17]*x[12] + x[27]*x[22] + x[37]*x[32]
+	gg[73] += x[7]*x[3] + x[17]*x[13] + x[27]*x[23] + x[37]*x[33]
+	gg[74] += x[7]*x[4] + x[17]*x[14] + x[27]*x[24] + x[37]*x[34]
+	gg[75] += x[7]*x[5] + x[17]*x[15] + x[27]*x[25] + x[37]*x[35]
+	gg[76] += x[7]*x[6] + x[17]*x[16] + x[27]*x[26] + x[37]*x[36]
 	gg[77] += x[7]*x[7] + x[17]*x[17] + x[27]*x[27] + x[37]*x[37]
-	gg[78] += x[7]*x[8] + x[17]*x[18] + x[27]*x[28] + x[37]*x[38]
-	gg[79] += x[7]*x[9] + x[17]*x[19] + x[27]*x[29] + x[37]*x[39]
+	gg[80] += x[8]*x[0] + x[18]*x[10] + x[28]*x[20] + x[38]*x[30]
+	gg[81] += x[8]*x[1] + x[18]*x[11] + x[28]*x[21] + x[38]*x[31]
+	gg[82] += x[8]*x[2] + x[18]*x[12] + x[28]*x[22] + x[38]*x[32]
+	gg[83] += x[8]*x[3] + x[18]*x[13] + x[28]*x[23] + x[38]*x[33]
+	gg[84] += x[8]*x[4] + x[18]*x[14] + x[28]*x[24] + x[38]*x[34]
+	gg[85] += x[8]*x[5] + x[18]*x[15] + x[28]*x[25] + x[38]*x[35]
+	gg[86] += x[8]*x[6] + x[18]*x[16] + x[28]*x[26] + x[38]*x[36]
+	gg[87] += x[8]*x[7] + x[18]*x[17] + x[28]*x[27] + x[38]*x[37]
 	gg[88] += x[8]*x[8] + x[18]*x[18] + x[28]*x[28] + x[38]*x[38]
-	gg[89] += x[8]*x[9] + x[18]*x[19] + x[28]*x[29] + x[38]*x[39]
+	gg[90] += x[9]*x[0] + x[19]*x[10] + x[29]*x[20] + x[39]*x[30]
+	gg[91] += x[9]*x[1] + x[19]*x[11] + x[29]*x[21] + x[39]*x[31]
+	gg[92] += x[9]*x[2] + x[19]*x[12] + x[29]*x[22] + x[39]*x[32]
+	gg[93] += x[9]*x[3] + x[19]*x[13] + x[29]*x[23] + x[39]*x[33]
+	gg[94] += x[9]*x[4] + x[19]*x[14] + x[29]*x[24] + x[39]*x[34]
+	gg[95] += x[9]*x[5] + x[19]*x[15] + x[29]*x[25] + x[39]*x[35]
+	gg[96] += x[9]*x[6] + x[19]*x[16] + x[29]*x[26] + x[39]*x[36]
+	gg[97] += x[9]*x[7] + x[19]*x[17] + x[29]*x[27] + x[39]*x[37]
+	gg[98] += x[9]*x[8] + x[19]*x[18] + x[29]*x[28] + x[39]*x[38]
 	gg[99] += x[9]*x[9] + x[19]*x[19] + x[29]*x[29] + x[39]*x[39]
 	bb[0] += y[0]*x[0] + y[1]*x[10] + y[2]*x[20] + y[3]*x[30]
 	bb[1] += y[0]*x[1] + y[1]*x[11] + y[2]*x[21] + y[3]*x[31]
@@ -328,12 +328,12 @@ func addOuter10x4(g, b []float64, x *[40]float64, y *[4]float64) {
 }
 
 // solveRidge sets z = (G + (λ+ε)I)⁻¹ b for the symmetric r×r G given by
-// its upper triangle (row-major), by Cholesky factorisation in place, with
-// ε = 1e-10 of G's mean diagonal: enough to make the system definite for a
-// line with fewer than r entries and λ = 0 (it then picks the fit of least
-// norm up to that relative accuracy), too little to move any other fit
-// beyond rounding. A line without entries, with λ = 0, gets z = 0. It
-// reports false if the system is not definite even so (non-finite data).
+// its lower triangle (row-major), overwriting it, with ε = 1e-10 of G's
+// mean diagonal: enough to make the system definite for a line with
+// fewer than r entries and λ = 0 (it then picks the fit of least norm up
+// to that relative accuracy), too little to move any other fit beyond
+// rounding. A line without entries, with λ = 0, gets z = 0. It reports
+// false if the system is not definite even so (non-finite data).
 func solveRidge(z, g, b []float64, lambda float64) bool {
 	r := len(z)
 	tr := 0.0
@@ -348,50 +348,7 @@ func solveRidge(z, g, b []float64, lambda float64) bool {
 	for p := 0; p < r; p++ {
 		g[p*r+p] += shift
 	}
-	if !cholUpper(g, r) {
-		return false
-	}
-	// Solve Rᵀ w = b, then R z = w, with G = RᵀR (R upper, row-major).
-	for p := 0; p < r; p++ {
-		s := b[p]
-		for q := 0; q < p; q++ {
-			s -= g[q*r+p] * z[q]
-		}
-		z[p] = s / g[p*r+p]
-	}
-	for p := r - 1; p >= 0; p-- {
-		s := z[p]
-		for q := p + 1; q < r; q++ {
-			s -= g[p*r+q] * z[q]
-		}
-		z[p] = s / g[p*r+p]
-	}
-	return true
-}
-
-// cholUpper factors the symmetric positive definite r×r matrix given by
-// the upper triangle of g as RᵀR, R upper triangular, in place; it
-// reports false if a pivot is not positive.
-func cholUpper(g []float64, r int) bool {
-	for p := 0; p < r; p++ {
-		d := g[p*r+p]
-		for q := 0; q < p; q++ {
-			d -= g[q*r+p] * g[q*r+p]
-		}
-		if !(d > 0) {
-			return false
-		}
-		d = math.Sqrt(d)
-		g[p*r+p] = d
-		for c := p + 1; c < r; c++ {
-			s := g[p*r+c]
-			for q := 0; q < p; q++ {
-				s -= g[q*r+p] * g[q*r+c]
-			}
-			g[p*r+c] = s / d
-		}
-	}
-	return true
+	return kernels.CholeskySolve(g, r, b, z, 0)
 }
 
 func (a *alsUpdate) penalty(u, v blas64.General) float64 { return ridgePenalty(a.ridge, u, v) }

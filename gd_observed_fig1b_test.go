@@ -1,7 +1,6 @@
 package rpca_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/methodtest"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -53,14 +53,14 @@ func TestFig1bSweep(t *testing.T) {
 		for _, seed := range seeds {
 			runtime.GC()
 			debug.FreeOSMemory()
-			resetPeakRSS()
+			methodtest.ResetPeakRSS()
 			start := time.Now()
 			in, err := synth.Observed(synth.Config{D1: d, D2: d, Rank: r, Alpha: alpha, P: synth.PaperRate(d, r), Seed: uint64(seed)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			gen := time.Since(start).Seconds()
-			genRSS := peakRSS()
+			genRSS := methodtest.PeakRSS()
 			for _, c := range cs {
 				p := in.Problem()
 				progress := func(rec rpca.Record) {
@@ -82,7 +82,7 @@ func TestFig1bSweep(t *testing.T) {
 				init := res.History[0].Elapsed.Seconds()
 				runs[c] = append(runs[c], el)
 				t.Logf("%8d %4d %10d %7.2f %8s %4.2g %6d %8.2f %8.2f %8.4f %8s", d, seed, p.Observed.Len(), gen, mib(genRSS), c,
-					res.Iterations, el, init, (el-init)/float64(max(res.Iterations, 1)), mib(peakRSS()))
+					res.Iterations, el, init, (el-init)/float64(max(res.Iterations, 1)), mib(methodtest.PeakRSS()))
 			}
 		}
 		for _, c := range cs {
@@ -153,31 +153,6 @@ func envFloats(t *testing.T, name string, def []float64) []float64 {
 		out = append(out, v)
 	}
 	return out
-}
-
-// resetPeakRSS resets the kernel's high-water mark of the resident set
-// (Linux ≥ 4.0; ignored elsewhere).
-func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
-// peakRSS returns VmHWM in bytes, or runtime.MemStats.Sys when
-// /proc/self/status is unavailable.
-func peakRSS() uint64 {
-	f, err := os.Open("/proc/self/status")
-	if err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-				kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				if err == nil {
-					return kb << 10
-				}
-			}
-		}
-	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.Sys
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%dM", b>>20) }

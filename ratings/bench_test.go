@@ -1,17 +1,15 @@
 package ratings
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/methodtest"
 )
 
 // BenchmarkFitGenerated fits Generate's ratings at rank 10 with α = 0.05,
@@ -19,7 +17,7 @@ import (
 // does (Algorithm 2's T with per-line counts on the ratings minus their
 // median; the paper's gradient steps, or alternating least squares), and reports
 // the generation and fit times, the iterations, the peak resident memory
-// of the process (VmHWM, Linux), the held-out RMSE on clean ratings, and
+// of the process (VmHWM on Linux), the held-out RMSE on clean ratings, and
 // the precision and recall of the ratings set aside against the junk.
 // It runs a tenth of the MovieLens 20M shape with both updates;
 // RPCA_BENCH_ML20M=1 runs the full MovieLens20M shape (20 million
@@ -46,7 +44,7 @@ func benchFit(b *testing.B, name string, s Shape, update rpca.UpdateRule) {
 		for range b.N {
 			runtime.GC()
 			debug.FreeOSMemory()
-			_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset VmHWM
+			methodtest.ResetPeakRSS()
 			t0 := time.Now()
 			g, err := Generate(s)
 			if err != nil {
@@ -79,7 +77,7 @@ func benchFit(b *testing.B, name string, s Shape, update rpca.UpdateRule) {
 			b.ReportMetric(gen.Seconds(), "gen-s")
 			b.ReportMetric(fit.Seconds(), "fit-s")
 			b.ReportMetric(float64(m.Result.Iterations), "iters")
-			b.ReportMetric(float64(vmHWM())/(1<<20), "peak-MiB")
+			b.ReportMetric(float64(methodtest.PeakRSS())/(1<<20), "peak-MiB")
 			b.ReportMetric(ev.RMSE, "rmse")
 			b.ReportMetric(ev.MeanRMSE, "mean-rmse")
 			b.ReportMetric(float64(found)/float64(max(1, setAside)), "precision")
@@ -92,26 +90,6 @@ func benchFit(b *testing.B, name string, s Shape, update rpca.UpdateRule) {
 func b2i(b bool) int {
 	if b {
 		return 1
-	}
-	return 0
-}
-
-// vmHWM returns the peak resident memory of the process in bytes
-// (VmHWM), or 0 where /proc/self/status is unavailable.
-func vmHWM() uint64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
 	}
 	return 0
 }

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/sample"
 	"github.com/rpca-gd/rpca/internal/selection"
 )
@@ -275,9 +276,9 @@ func (f *rowFitter) choose() bool {
 	return true
 }
 
-// minPivot is the smallest squared Cholesky pivot [rowFitter.solve]
-// accepts: the kept frames must leave each direction of the row space at
-// least this much of its unit weight, else the fit is undetermined.
+// minPivot bounds the squared Cholesky pivots [rowFitter.solve] accepts:
+// the kept frames must leave each direction of the row space more than
+// this much of its unit weight, else the fit is undetermined.
 const minPivot = 1e-8
 
 // solve sets u to the least-squares fit on the kept entries: with q_o the
@@ -301,39 +302,7 @@ func (f *rowFitter) solve(y []float64) bool {
 			}
 		}
 	}
-	// Cholesky of the lower triangle in place, then two triangular solves.
-	for a := 0; a < k; a++ {
-		for c := 0; c <= a; c++ {
-			s := g[a*k+c]
-			for e := 0; e < c; e++ {
-				s -= g[a*k+e] * g[c*k+e]
-			}
-			if c == a {
-				if !(s >= minPivot) {
-					return false
-				}
-				g[a*k+a] = math.Sqrt(s)
-			} else {
-				g[a*k+c] = s / g[c*k+c]
-			}
-		}
-	}
-	u := f.u
-	for a := 0; a < k; a++ {
-		s := b[a]
-		for e := 0; e < a; e++ {
-			s -= g[a*k+e] * u[e]
-		}
-		u[a] = s / g[a*k+a]
-	}
-	for a := k - 1; a >= 0; a-- {
-		s := u[a]
-		for e := a + 1; e < k; e++ {
-			s -= g[e*k+a] * u[e]
-		}
-		u[a] = s / g[a*k+a]
-	}
-	return true
+	return kernels.CholeskySolve(g, k, b, f.u, minPivot)
 }
 
 // LowRank is a background held as its factors, M = U·Qᵀ, with U (d1×k)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Tolerances. Every kernel entry is a sum of K products (plus one term of Y
@@ -490,4 +491,57 @@ func TestReductionIgnoresWorkers(t *testing.T) {
 
 func newG(r, c int) blas64.General {
 	return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
+}
+
+// TestCholeskySolve checks CholeskySolve against gonum's dense solve on
+// random well-conditioned SPD systems (XᵀX + I with X Gaussian, 3k×k:
+// condition number below 100, so agreement to 1e-10 relative is far
+// above rounding), that only the lower triangle is read, and that an
+// indefinite matrix is refused with x untouched.
+func TestCholeskySolve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1))
+	for _, k := range []int{1, 2, 5, 10, 17} {
+		x := mat.NewDense(3*k, k, nil)
+		for i := range 3 * k {
+			for j := range k {
+				x.Set(i, j, rng.NormFloat64())
+			}
+		}
+		var a mat.Dense
+		a.Mul(x.T(), x)
+		for i := range k {
+			a.Set(i, i, a.At(i, i)+1)
+		}
+		b := make([]float64, k)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		var want mat.VecDense
+		if err := want.SolveVec(&a, mat.NewVecDense(k, b)); err != nil {
+			t.Fatal(err)
+		}
+		packed := make([]float64, k*k)
+		for i := range k {
+			for j := range k {
+				packed[i*k+j] = a.At(i, j)
+				if j > i {
+					packed[i*k+j] = math.NaN() // must not be read
+				}
+			}
+		}
+		got := make([]float64, k)
+		if !CholeskySolve(packed, k, b, got, 0) {
+			t.Fatalf("k=%d: refused an SPD matrix", k)
+		}
+		for i := range k {
+			if d := math.Abs(got[i] - want.AtVec(i)); d > 1e-10*(1+math.Abs(want.AtVec(i))) {
+				t.Errorf("k=%d: x[%d] = %v, want %v", k, i, got[i], want.AtVec(i))
+			}
+		}
+	}
+	// [[1, 2], [2, 1]] has eigenvalues 3 and −1.
+	x := []float64{7, 7}
+	if CholeskySolve([]float64{1, 0, 2, 1}, 2, []float64{1, 1}, x, 0) || x[0] != 7 || x[1] != 7 {
+		t.Errorf("indefinite matrix: accepted or x changed (%v)", x)
+	}
 }

@@ -4,9 +4,14 @@
 package methodtest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -126,4 +131,29 @@ func BenchPaper(b *testing.B, d int, m rpca.Method, tol float64) *rpca.Result {
 	b.ReportMetric(RelErr(res.U, res.V, in.A, in.B), "relerr")
 	b.ReportMetric(float64(res.Iterations), "iters")
 	return res
+}
+
+// ResetPeakRSS resets the kernel's high-water mark of the process's
+// resident memory (Linux ≥ 4.0; ignored elsewhere), for benchmarks and
+// experiments that report PeakRSS.
+func ResetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// PeakRSS returns the peak resident memory of the process in bytes
+// (VmHWM), or runtime.MemStats.Sys where /proc/self/status is unavailable.
+func PeakRSS() uint64 {
+	if f, err := os.Open("/proc/self/status"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+				kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Sys
 }
