@@ -3,6 +3,7 @@ package rpca
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
@@ -143,14 +144,18 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, va
 						ys[n] = val[k]
 						n++
 					}
+					if r != 10 { // G += XᵀX, b += Xᵀy for the block X by gonum
+						xb := blas64.General{Rows: n, Cols: r, Stride: r, Data: rows[:n*r]}
+						blas64.Syrk(blas.Trans, 1, xb, 1, blas64.Symmetric{Uplo: blas.Lower, N: r, Stride: r, Data: g})
+						blas64.Gemv(blas.Trans, 1, xb, blas64.Vector{N: n, Inc: 1, Data: ys[:n]}, 1, blas64.Vector{N: r, Inc: 1, Data: b})
+						continue
+					}
 					t := 0
-					if r == 10 {
-						for ; t+4 <= n; t += 4 {
-							addOuter10x4(g, b, (*[40]float64)(rows[t*10:t*10+40]), (*[4]float64)(ys[t:t+4]))
-						}
+					for ; t+4 <= n; t += 4 {
+						addOuter10x4(g, b, (*[40]float64)(rows[t*10:t*10+40]), (*[4]float64)(ys[t:t+4]))
 					}
 					for ; t < n; t++ {
-						addOuter(g, b, rows[t*r:t*r+r], ys[t])
+						addOuter10(g, b, rows[t*10:t*10+10], ys[t])
 					}
 				}
 				if !solveRidge(dst.Data[l*dst.Stride:l*dst.Stride+r], g, b, a.ridge) && failed[w] < 0 {
@@ -168,20 +173,9 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, va
 	return first
 }
 
-// addOuter adds x·xᵀ to the lower triangle of the r×r g (row-major) and
-// y·x to b.
-func addOuter(g, b, x []float64, y float64) {
-	r := len(x)
-	for p, xp := range x {
-		gp := g[p*r : p*r+p+1]
-		for q, xq := range x[:p+1] {
-			gp[q] += xp * xq
-		}
-		b[p] += y * xp
-	}
-}
-
-// addOuter10 is addOuter for r = 10, unrolled with x in registers.
+// addOuter10 adds x·xᵀ to the lower triangle of the 10×10 g (row-major)
+// and y·x to b, unrolled with x in registers (gonum's Syrk does this for
+// other ranks; at r = 10 its calls cost more than the arithmetic).
 func addOuter10(g, b, x []float64, y float64) {
 	gg := (*[100]float64)(g)
 	bb := (*[10]float64)(b)
