@@ -159,6 +159,16 @@ func TestCompleteHoldout(t *testing.T) {
 	if rmse < 0.8*sigma || rmse > 1.6*sigma {
 		t.Errorf("held-out RMSE %.4g, want within [0.8σ, 1.6σ] for σ = %g", rmse, sigma)
 	}
+	// The default method is alternating least squares; the paper's
+	// gradient steps stay selectable and fit as well.
+	if sum["method"] != "als" {
+		t.Errorf("method %v, want the default als", sum["method"])
+	}
+	gd := readJSON(t, mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
+		"--method", "gd", "--out", join(dir, "gd"), "--json", "--quiet").stdout)
+	if e := gd["holdout_rmse"].(float64); gd["method"] != "gd" || e < 0.8*sigma || e > 1.6*sigma {
+		t.Errorf("--method gd: method %v, held-out RMSE %.4g", gd["method"], e)
+	}
 	// For Gaussian errors MAE ≈ 0.8·RMSE.
 	if mae > rmse || mae < 0.6*rmse {
 		t.Errorf("held-out MAE %.4g with RMSE %.4g", mae, rmse)
