@@ -323,8 +323,9 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		q.partial = true
 		q.p = g.SampleRate
 	}
-	if q.als && !q.partial { // every entry of a dense Y is observed
-		q.partial = true
+	if q.als {
+		q.partial = true // every entry of a dense Y counts as observed
+		q.project = false // no step to project, nor a step constant
 	}
 	q.backtrack = !q.als && (g.Step == StepBacktracking || (g.Step == "" && q.partial))
 	if q.gamma == 0 {
@@ -334,6 +335,8 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		}
 	}
 	switch {
+	case q.als: // no step: StepConst is not read
+		q.c = 0
 	case q.c == 0 && q.scaled:
 		q.c = DefaultStepScaled
 	case q.c == 0 && q.partial:

@@ -2,6 +2,7 @@ package rpca
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -30,7 +31,10 @@ type alsUpdate struct {
 	pos     []int32   // CSR position of each CSC slot
 	colVal  []float64 // observed values in CSC order
 	colKeep []bool    // S_t's support in CSC order
-	work    []alsWork // per worker
+	// rowChunks and colChunks cut the rows and the columns into chunks of
+	// about alsChunk entries, the workers' unit of work.
+	rowChunks, colChunks []int
+	work                 []alsWork // per worker
 }
 
 // alsWork is one worker's r×r system and gather buffers.
@@ -39,8 +43,19 @@ type alsWork struct {
 	rows, ys []float64 // alsBlock rows of x and their values
 }
 
-// alsBlock is the number of entries gathered at a time.
-const alsBlock = 128
+// alsBlock is the number of entries gathered at a time; alsChunk the
+// number of entries (plus lines) in a chunk of lines.
+const (
+	alsBlock = 128
+	alsChunk = 1 << 14
+)
+
+// alsChunks cuts the lines of ptr (len n+1) into chunks of about
+// alsChunk entries plus lines.
+func alsChunks(ptr []int) []int {
+	n := len(ptr) - 1
+	return observed.BalanceLines(ptr, max(1, min(n, (ptr[n]+n)/alsChunk)))
+}
 
 func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 	m := st.m
@@ -75,6 +90,7 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 			a.colVal[s] = m.Val[k]
 		}
 	})
+	a.rowChunks, a.colChunks = alsChunks(m.RowPtr), alsChunks(m.ColPtr)
 	a.work = make([]alsWork, q.workers)
 	for w := range a.work {
 		a.work[w] = alsWork{g: make([]float64, q.rank*q.rank), b: make([]float64, q.rank),
@@ -86,7 +102,7 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 // step ignores the gradients and t: the update is an exact minimisation.
 func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 	m, keep := a.st.m, a.st.keep
-	if l := a.solveLines(un, v, m.RowPtr, m.ColIdx, m.Val, keep); l >= 0 {
+	if l := a.solveLines(un, v, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", ErrDiverged, l)
 	}
 	// S_t's support in column order, gathered in one tight loop (whose
@@ -96,7 +112,7 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 			a.colKeep[lo+s] = keep[k]
 		}
 	})
-	if l := a.solveLines(vn, un, m.ColPtr, m.RowIdx, a.colVal, a.colKeep); l >= 0 {
+	if l := a.solveLines(vn, un, m.ColPtr, a.colChunks, m.RowIdx, a.colVal, a.colKeep); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of column %d is not positive definite", ErrDiverged, l)
 	}
 	return nil
@@ -105,60 +121,20 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 // solveLines sets each row l of dst to the ridge least-squares fit of the
 // line's entries outside Ω_t against the rows of x. Entry k of line l
 // (ptr[l] ≤ k < ptr[l+1]) has value val[k], pairs with row idx[k] of x,
-// and is in Ω_t if out[k]. The lines are split into fixed chunks, so the
-// result does not depend on the workers. It returns the first line whose
-// system failed (see solveRidge), or −1.
-func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, val []float64, out []bool) int {
+// and is in Ω_t if out[k]. The workers take the chunks of lines in turn;
+// each line is solved on its own, so the result does not depend on them.
+// It returns the first line whose system failed (see solveRidge), or −1.
+func (a *alsUpdate) solveLines(dst, x blas64.General, ptr, chunks []int, idx []int32, val []float64, out []bool) int {
 	r := dst.Cols
-	lines := len(ptr) - 1
-	chunks := observed.BalanceLines(ptr, max(1, min(lines, (ptr[lines]+lines)/(1<<14))))
-	next := make(chan int, len(chunks))
-	for c := 0; c+1 < len(chunks); c++ {
-		next <- c
-	}
-	close(next)
+	var next atomic.Int64
 	failed := make([]int, len(a.work))
 	kernels.ForEach(len(a.work), len(a.work), func(w int) {
-		g, b := a.work[w].g, a.work[w].b
-		rows, ys := a.work[w].rows, a.work[w].ys
+		ws := &a.work[w]
 		failed[w] = -1
-		for c := range next {
+		for c := int(next.Add(1) - 1); c+1 < len(chunks); c = int(next.Add(1) - 1) {
 			for l := chunks[c]; l < chunks[c+1]; l++ {
-				clear(g)
-				clear(b)
-				// Gather the rows of x of a block of entries first (the
-				// loads of one block are independent, so their cache
-				// misses overlap), then accumulate from the copy.
-				for k := ptr[l]; k < ptr[l+1]; {
-					n := 0
-					for ; k < ptr[l+1] && n < alsBlock; k++ {
-						if out[k] {
-							continue
-						}
-						j := int(idx[k])
-						if r == 10 { // an array copy, not a call
-							*(*[10]float64)(rows[n*10 : n*10+10]) = *(*[10]float64)(x.Data[j*x.Stride : j*x.Stride+10])
-						} else {
-							copy(rows[n*r:n*r+r], x.Data[j*x.Stride:j*x.Stride+r])
-						}
-						ys[n] = val[k]
-						n++
-					}
-					if r != 10 { // G += XᵀX, b += Xᵀy for the block X by gonum
-						xb := blas64.General{Rows: n, Cols: r, Stride: r, Data: rows[:n*r]}
-						blas64.Syrk(blas.Trans, 1, xb, 1, blas64.Symmetric{Uplo: blas.Lower, N: r, Stride: r, Data: g})
-						blas64.Gemv(blas.Trans, 1, xb, blas64.Vector{N: n, Inc: 1, Data: ys[:n]}, 1, blas64.Vector{N: r, Inc: 1, Data: b})
-						continue
-					}
-					t := 0
-					for ; t+4 <= n; t += 4 {
-						addOuter10x4(g, b, (*[40]float64)(rows[t*10:t*10+40]), (*[4]float64)(ys[t:t+4]))
-					}
-					for ; t < n; t++ {
-						addOuter10(g, b, rows[t*10:t*10+10], ys[t])
-					}
-				}
-				if !solveRidge(dst.Data[l*dst.Stride:l*dst.Stride+r], g, b, a.ridge) && failed[w] < 0 {
+				ws.accumulate(x, idx[ptr[l]:ptr[l+1]], val[ptr[l]:ptr[l+1]], out[ptr[l]:ptr[l+1]])
+				if !solveRidge(dst.Data[l*dst.Stride:l*dst.Stride+r], ws.g, ws.b, a.ridge) && failed[w] < 0 {
 					failed[w] = l
 				}
 			}
@@ -171,6 +147,46 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, ptr []int, idx []int32, va
 		}
 	}
 	return first
+}
+
+// accumulate sets g to the lower triangle of XᵀX and b to Xᵀy for the
+// rows X of x named by the line's entries outside Ω_t and their values y.
+// It gathers the rows of a block of entries first (the loads of one block
+// are independent, so their cache misses overlap), then accumulates from
+// the copy: at r = 10 with the unrolled kernels, else with gonum.
+func (ws *alsWork) accumulate(x blas64.General, idx []int32, val []float64, out []bool) {
+	r := x.Cols
+	clear(ws.g)
+	clear(ws.b)
+	for k := 0; k < len(idx); {
+		n := 0
+		for ; k < len(idx) && n < alsBlock; k++ {
+			if out[k] {
+				continue
+			}
+			j := int(idx[k])
+			if r == 10 { // an array copy, not a call
+				*(*[10]float64)(ws.rows[n*10 : n*10+10]) = *(*[10]float64)(x.Data[j*x.Stride : j*x.Stride+10])
+			} else {
+				copy(ws.rows[n*r:n*r+r], x.Data[j*x.Stride:j*x.Stride+r])
+			}
+			ws.ys[n] = val[k]
+			n++
+		}
+		if r != 10 {
+			xb := blas64.General{Rows: n, Cols: r, Stride: r, Data: ws.rows[:n*r]}
+			blas64.Syrk(blas.Trans, 1, xb, 1, blas64.Symmetric{Uplo: blas.Lower, N: r, Stride: r, Data: ws.g})
+			blas64.Gemv(blas.Trans, 1, xb, blas64.Vector{N: n, Inc: 1, Data: ws.ys[:n]}, 1, blas64.Vector{N: r, Inc: 1, Data: ws.b})
+			continue
+		}
+		t := 0
+		for ; t+4 <= n; t += 4 {
+			addOuter10x4(ws.g, ws.b, (*[40]float64)(ws.rows[t*10:t*10+40]), (*[4]float64)(ws.ys[t:t+4]))
+		}
+		for ; t < n; t++ {
+			addOuter10(ws.g, ws.b, ws.rows[t*10:t*10+10], ws.ys[t])
+		}
+	}
 }
 
 // addOuter10 adds x·xᵀ to the lower triangle of the 10×10 g (row-major)

@@ -32,8 +32,8 @@ func TestALSRecovers(t *testing.T) {
 		if res.Iterations*3 > gd.Iterations {
 			t.Errorf("PerLine %v: %d sweeps against the gradient method's %d iterations, want a third at most", perLine, res.Iterations, gd.Iterations)
 		}
-		if res.Method != "als" || !gdParams(t, res).ALS {
-			t.Errorf("method %q, params %+v: want als reported", res.Method, res.Params)
+		if q := gdParams(t, res); res.Method != "als" || !q.ALS || q.Projection || q.Backtracking || q.StepConst != 0 || q.Step != 0 {
+			t.Errorf("method %q, params %+v: want als reported, without a step, projection or backtracking", res.Method, res.Params)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package ratings
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -61,7 +62,7 @@ func Generate(s Shape) (*Generated, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, 0x9e4e7a7e))
-	g := &generator{s: s, rank: s.Rank}
+	g := &generator{s: s}
 	g.factors(rng)
 	counts := g.userCounts(rng)
 	start := make([]int, s.Users+1)
@@ -152,8 +153,7 @@ func (s Shape) check() error {
 // generator holds the model of Generate.
 type generator struct {
 	s          Shape
-	rank       int
-	u, v       []float64 // Users×rank and Items×rank
+	u, v       []float64 // Users×Rank and Items×Rank
 	rowB, colB []float64
 	cdf        []float64 // cumulative item popularity, cdf[Items−1] = 1
 }
@@ -163,8 +163,9 @@ type generator struct {
 // popularity.
 func (g *generator) factors(rng *rand.Rand) {
 	s := g.s
-	sd := math.Sqrt(0.5 / math.Sqrt(float64(g.rank)))
-	g.u, g.v = make([]float64, s.Users*g.rank), make([]float64, s.Items*g.rank)
+	r := g.s.Rank
+	sd := math.Sqrt(0.5 / math.Sqrt(float64(r)))
+	g.u, g.v = make([]float64, s.Users*r), make([]float64, s.Items*r)
 	for k := range g.u {
 		g.u[k] = sd * rng.NormFloat64()
 	}
@@ -229,7 +230,7 @@ func (g *generator) userCounts(rng *rand.Rand) []int {
 		left -= given
 		open = slices.DeleteFunc(open, func(i int) bool { return counts[i] >= limit })
 		if given == 0 { // rounding leftovers: one each to the most active
-			slices.SortFunc(open, func(a, b int) int { return -cmpFloat(act[a], act[b]) })
+			slices.SortFunc(open, func(a, b int) int { return cmp.Compare(act[b], act[a]) })
 			for _, i := range open[:min(left, len(open))] {
 				counts[i]++
 			}
@@ -237,16 +238,6 @@ func (g *generator) userCounts(rng *rand.Rand) []int {
 		}
 	}
 	return counts
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // pickItems fills cols with distinct items drawn by popularity, sorted;
@@ -272,7 +263,8 @@ func (g *generator) pickItems(rng *rand.Rand, seen []bool, cols []int) {
 // value is the rating of user i for item j before any junk.
 func (g *generator) value(rng *rand.Rand, i, j int) float64 {
 	x := 3.5 + g.rowB[i] + g.colB[j] + 0.3*rng.NormFloat64()
-	ui, vj := g.u[i*g.rank:(i+1)*g.rank], g.v[j*g.rank:(j+1)*g.rank]
+	r := g.s.Rank
+	ui, vj := g.u[i*r:(i+1)*r], g.v[j*r:(j+1)*r]
 	for c, a := range ui {
 		x += a * vj[c]
 	}
