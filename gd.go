@@ -324,7 +324,7 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		q.p = g.SampleRate
 	}
 	if q.als {
-		q.partial = true // every entry of a dense Y counts as observed
+		q.partial = true  // every entry of a dense Y counts as observed
 		q.project = false // no step to project, nor a step constant
 	}
 	q.backtrack = !q.als && (g.Step == StepBacktracking || (g.Step == "" && q.partial))
