@@ -524,8 +524,10 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		upd = pu
 	}
 	r := q.rank
-	gu := kernels.NewGeneral(q.d1, r)
-	gv := kernels.NewGeneral(q.d2, r)
+	var gu, gv blas64.General // the gradients; ALS does not form them
+	if !q.als {
+		gu, gv = kernels.NewGeneral(q.d1, r), kernels.NewGeneral(q.d2, r)
+	}
 	un := kernels.NewGeneral(q.d1, r)
 	vn := kernels.NewGeneral(q.d2, r)
 
