@@ -102,6 +102,16 @@ type GD struct {
 	// and the projection's bound, is then the top singular value of
 	// U₀V₀ᵀ. Its factors must be d1×r and d2×r with r = Settings.Rank.
 	Start *Start
+
+	// Biases, with UpdateALS only, fits a bias per row and per column
+	// jointly with the rank-r factors: the low-rank part is
+	// M = U₀V₀ᵀ + b1ᵀ + 1cᵀ, returned as the factors U = [U₀ b 1] and
+	// V = [V₀ 1 c] (r + 2 columns; U is multiplied by Result.DataScale
+	// like any U). The biases start at 0 and carry the ridge λ of the
+	// factors. It is not in the paper: recommenders fit such biases,
+	// and fitting them together with the factors rather than before
+	// them predicts real ratings better (docs/cli.md).
+	Biases bool
 }
 
 // Start holds the factors of a warm start ([GD.Start]): the low-rank
@@ -239,13 +249,13 @@ func (g *GD) Name() string {
 }
 
 // Capabilities: GD works on full and partial observations, uses α and
-// returns rank-r factors. UpdateALS on a dense Y keeps all of it as
+// returns rank-r factors (r + 2 with Biases). UpdateALS on a dense Y keeps all of it as
 // observed entries: Φ in both orders (16 bytes an entry), the residual,
 // S_t's support and T's column copy (17), and its own column copy (13),
 // besides Y (counted from the arrays, not measured).
 func (g *GD) Capabilities() Capabilities {
 	if g.Update == UpdateALS {
-		return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 54}
+		return Capabilities{UsesAlpha: true, FixedRank: !g.Biases, BytesPerEntry: 54}
 	}
 	return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8}
 }
@@ -255,6 +265,7 @@ type gdParams struct {
 	partial       bool
 	scaled        bool
 	als           bool
+	biases        bool // GD.Biases: two more factor columns (see alsUpdate)
 	backtrack     bool
 	gamma, c, mu  float64
 	balance, p    float64
@@ -323,6 +334,10 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		q.partial = true
 		q.p = g.SampleRate
 	}
+	if g.Biases && !q.als {
+		return q, fmt.Errorf("rpca: GD.Biases needs GD.Update = %q (it is fitted by the exact least-squares steps)", UpdateALS)
+	}
+	q.biases = g.Biases
 	if q.als {
 		q.partial = true  // every entry of a dense Y counts as observed
 		q.project = false // no step to project, nor a step constant
@@ -383,6 +398,7 @@ type GDParams struct {
 	Algorithm    int     `json:"algorithm"`     // 1 (dense Y) or 2 (observed entries)
 	Scaled       bool    `json:"scaled"`        // the scaled update (UpdateScaled)
 	ALS          bool    `json:"als"`           // alternating least squares (UpdateALS)
+	Biases       bool    `json:"biases"`        // GD.Biases: U and V end with the bias columns
 	Backtracking bool    `json:"backtracking"`  // the step rule StepBacktracking
 	Projection   bool    `json:"projection"`    // the row-norm projections of Algorithm 1 line 7 / Algorithm 2 line 8
 	Gamma        float64 `json:"gamma"`         // γ of T_γα in the iterations
@@ -405,7 +421,7 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 	if q.partial {
 		alg = 2
 	}
-	return &GDParams{Algorithm: alg, Scaled: q.scaled, ALS: q.als, Backtracking: q.backtrack, Projection: q.project,
+	return &GDParams{Algorithm: alg, Scaled: q.scaled, ALS: q.als, Biases: q.biases, Backtracking: q.backtrack, Projection: q.project,
 		Gamma: q.gamma, StepConst: q.c, Step: eta, Sigma1: sigma1, Mu: q.mu, Balance: q.balance, P: q.p,
 		Ridge: q.ridge, KRow: q.kRow, KCol: q.kCol, PerLine: q.frac > 0, InitLocation: loc}
 }
@@ -414,7 +430,7 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
 	q, err := g.params(p, s)
 	if err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	def := DefaultGDStop
 	if q.als {
@@ -524,6 +540,10 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		upd = pu
 	}
 	r := q.rank
+	if q.biases {
+		u, v = withBiasColumns(u, v)
+		r += 2
+	}
 	var gu, gv blas64.General // the gradients; ALS does not form them
 	if !q.als {
 		gu, gv = kernels.NewGeneral(q.d1, r), kernels.NewGeneral(q.d2, r)
@@ -587,7 +607,11 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 			reason = StopStationary
 			break
 		}
-		change := (diffSq(un, u) + diffSq(vn, v)) / (kernels.SumSq(u, 1) + kernels.SumSq(v, 1))
+		norm := kernels.SumSq(u, 1) + kernels.SumSq(v, 1)
+		if q.biases { // the columns held at 1 do not change
+			norm -= float64(q.d1 + q.d2)
+		}
+		change := (diffSq(un, u) + diffSq(vn, v)) / norm
 		u, un = un, u
 		v, vn = vn, v
 		iter++
@@ -632,6 +656,22 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		History:    hist,
 		Params:     q.report(eta, sigma1, st.initLocation()),
 	}, nil
+}
+
+// withBiasColumns returns [U 0 1] and [V 1 0], the start of GD.Biases:
+// the same product UVᵀ, with zero biases.
+func withBiasColumns(u, v blas64.General) (ub, vb blas64.General) {
+	r := u.Cols
+	ub, vb = kernels.NewGeneral(u.Rows, r+2), kernels.NewGeneral(v.Rows, r+2)
+	for i := range u.Rows {
+		copy(ub.Data[i*ub.Stride:], u.Data[i*u.Stride:i*u.Stride+r])
+		ub.Data[i*ub.Stride+r+1] = 1
+	}
+	for j := range v.Rows {
+		copy(vb.Data[j*vb.Stride:], v.Data[j*v.Stride:j*v.Stride+r])
+		vb.Data[j*vb.Stride+r] = 1
+	}
+	return ub, vb
 }
 
 // svdFactors turns a truncated SVD L·Σ·Rᵀ into U0 = L·Σ^½, V0 = R·Σ^½

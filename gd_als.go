@@ -25,21 +25,30 @@ import (
 // through a column-order copy of Φ's values and a map to their CSR
 // positions, and S_t's support in that order (13 bytes per observed
 // entry).
+//
+// With GD.Biases the factors are U = [U₀ b 1] and V = [V₀ 1 c], so that
+// UVᵀ = U₀V₀ᵀ + b1ᵀ + 1cᵀ: the row half-step solves for [u₀ᵢ bᵢ] with
+// the last column of U held at 1 (the target is y_ij − c_j), and the
+// column half-step for [v₀ⱼ cⱼ] with the column r of V held at 1 (the
+// target is y_ij − b_i). The biases carry the same ridge λ.
 type alsUpdate struct {
-	st      *observedState
-	ridge   float64
-	pos     []int32   // CSR position of each CSC slot
-	colVal  []float64 // observed values in CSC order
-	colKeep []bool    // S_t's support in CSC order
+	st    *observedState
+	ridge float64
+	// fixU, fixV are the columns of U and V held at 1 (GD.Biases), or −1.
+	fixU, fixV int
+	pos        []int32   // CSR position of each CSC slot
+	colVal     []float64 // observed values in CSC order
+	colKeep    []bool    // S_t's support in CSC order
 	// rowChunks and colChunks cut the rows and the columns into chunks of
 	// about alsChunk entries, the workers' unit of work.
 	rowChunks, colChunks []int
 	work                 []alsWork // per worker
 }
 
-// alsWork is one worker's r×r system and gather buffers.
+// alsWork is one worker's system (r×r, or (r+1)×(r+1) with GD.Biases),
+// its solution and gather buffers.
 type alsWork struct {
-	g, b     []float64
+	g, b, z  []float64
 	rows, ys []float64 // alsBlock rows of x and their values
 }
 
@@ -91,10 +100,16 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 		}
 	})
 	a.rowChunks, a.colChunks = alsChunks(m.RowPtr), alsChunks(m.ColPtr)
+	a.fixU, a.fixV = -1, -1
+	free := q.rank // unknowns per line
+	if q.biases {
+		a.fixU, a.fixV = q.rank+1, q.rank
+		free = q.rank + 1
+	}
 	a.work = make([]alsWork, q.workers)
 	for w := range a.work {
-		a.work[w] = alsWork{g: make([]float64, q.rank*q.rank), b: make([]float64, q.rank),
-			rows: make([]float64, alsBlock*q.rank), ys: make([]float64, alsBlock)}
+		a.work[w] = alsWork{g: make([]float64, free*free), b: make([]float64, free), z: make([]float64, free),
+			rows: make([]float64, alsBlock*free), ys: make([]float64, alsBlock)}
 	}
 	return a
 }
@@ -102,7 +117,7 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 // step ignores the gradients and t: the update is an exact minimisation.
 func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 	m, keep := a.st.m, a.st.keep
-	if l := a.solveLines(un, v, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep); l >= 0 {
+	if l := a.solveLines(un, v, a.fixU, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", ErrDiverged, l)
 	}
 	// S_t's support in column order, gathered in one tight loop (whose
@@ -112,7 +127,7 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 			a.colKeep[lo+s] = keep[k]
 		}
 	})
-	if l := a.solveLines(vn, un, m.ColPtr, a.colChunks, m.RowIdx, a.colVal, a.colKeep); l >= 0 {
+	if l := a.solveLines(vn, un, a.fixV, m.ColPtr, a.colChunks, m.RowIdx, a.colVal, a.colKeep); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of column %d is not positive definite", ErrDiverged, l)
 	}
 	return nil
@@ -123,8 +138,11 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 // (ptr[l] ≤ k < ptr[l+1]) has value val[k], pairs with row idx[k] of x,
 // and is in Ω_t if out[k]. The workers take the chunks of lines in turn;
 // each line is solved on its own, so the result does not depend on them.
-// It returns the first line whose system failed (see solveRidge), or −1.
-func (a *alsUpdate) solveLines(dst, x blas64.General, ptr, chunks []int, idx []int32, val []float64, out []bool) int {
+// A column fix ≥ 0 of dst is held at 1: it is left out of the unknowns,
+// and its partner column of x out of the regressors and (subtracted)
+// into the targets. It returns the first line whose system failed (see
+// solveRidge), or −1.
+func (a *alsUpdate) solveLines(dst, x blas64.General, fix int, ptr, chunks []int, idx []int32, val []float64, out []bool) int {
 	r := dst.Cols
 	var next atomic.Int64
 	failed := make([]int, len(a.work))
@@ -133,10 +151,20 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, ptr, chunks []int, idx []i
 		failed[w] = -1
 		for c := int(next.Add(1) - 1); c+1 < len(chunks); c = int(next.Add(1) - 1) {
 			for l := chunks[c]; l < chunks[c+1]; l++ {
-				ws.accumulate(x, idx[ptr[l]:ptr[l+1]], val[ptr[l]:ptr[l+1]], out[ptr[l]:ptr[l+1]])
-				if !solveRidge(dst.Data[l*dst.Stride:l*dst.Stride+r], ws.g, ws.b, a.ridge) && failed[w] < 0 {
+				ws.accumulate(x, fix, idx[ptr[l]:ptr[l+1]], val[ptr[l]:ptr[l+1]], out[ptr[l]:ptr[l+1]])
+				row := dst.Data[l*dst.Stride : l*dst.Stride+r]
+				if fix < 0 {
+					if !solveRidge(row, ws.g, ws.b, a.ridge) && failed[w] < 0 {
+						failed[w] = l
+					}
+					continue
+				}
+				if !solveRidge(ws.z, ws.g, ws.b, a.ridge) && failed[w] < 0 {
 					failed[w] = l
 				}
+				copy(row[:fix], ws.z[:fix])
+				row[fix] = 1
+				copy(row[fix+1:], ws.z[fix:])
 			}
 		}
 	})
@@ -151,11 +179,12 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, ptr, chunks []int, idx []i
 
 // accumulate sets g to the lower triangle of XᵀX and b to Xᵀy for the
 // rows X of x named by the line's entries outside Ω_t and their values y.
+// With fix ≥ 0, column fix of x is left out of X and subtracted from y.
 // It gathers the rows of a block of entries first (the loads of one block
 // are independent, so their cache misses overlap), then accumulates from
-// the copy: at r = 10 with the unrolled kernels, else with gonum.
-func (ws *alsWork) accumulate(x blas64.General, idx []int32, val []float64, out []bool) {
-	r := x.Cols
+// the copy: with 10 regressors by the unrolled kernels, else with gonum.
+func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []float64, out []bool) {
+	r := len(ws.b) // regressors: x.Cols, or x.Cols − 1 with fix
 	clear(ws.g)
 	clear(ws.b)
 	for k := 0; k < len(idx); {
@@ -165,12 +194,19 @@ func (ws *alsWork) accumulate(x blas64.General, idx []int32, val []float64, out 
 				continue
 			}
 			j := int(idx[k])
-			if r == 10 { // an array copy, not a call
-				*(*[10]float64)(ws.rows[n*10 : n*10+10]) = *(*[10]float64)(x.Data[j*x.Stride : j*x.Stride+10])
-			} else {
-				copy(ws.rows[n*r:n*r+r], x.Data[j*x.Stride:j*x.Stride+r])
+			xj := x.Data[j*x.Stride : j*x.Stride+x.Cols]
+			switch {
+			case fix >= 0:
+				copy(ws.rows[n*r:n*r+fix], xj[:fix])
+				copy(ws.rows[n*r+fix:n*r+r], xj[fix+1:])
+				ws.ys[n] = val[k] - xj[fix]
+			case r == 10: // an array copy, not a call
+				*(*[10]float64)(ws.rows[n*10 : n*10+10]) = *(*[10]float64)(xj)
+				ws.ys[n] = val[k]
+			default:
+				copy(ws.rows[n*r:n*r+r], xj)
+				ws.ys[n] = val[k]
 			}
-			ws.ys[n] = val[k]
 			n++
 		}
 		if r != 10 {

@@ -3,6 +3,7 @@ package rpca
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -29,63 +30,111 @@ import (
 func TestALSStepAgainstLeastSquares(t *testing.T) {
 	for _, r := range []int{3, 10} {
 		for _, lambda := range []float64{0, 0.7} {
-			rng := rand.New(rand.NewPCG(uint64(r), 17))
-			d1, d2 := 40, 35
-			var rows, cols []int
-			var vals []float64
-			for i := range d1 {
-				p := 0.5
-				if i%7 == 0 {
-					p = 0.08 // rows with fewer than r entries
-				}
-				for j := range d2 {
-					if rng.Float64() < p || j == i%d2 {
-						rows, cols, vals = append(rows, i), append(cols, j), append(vals, rng.NormFloat64())
-					}
-				}
-			}
-			m, err := observed.FromTriplets(d1, d2, rows, cols, vals)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q, err := (&GD{Update: UpdateALS, Ridge: lambda}).paramsFor(d1, d2, m.Rate(), Settings{Rank: r, Workers: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			st := newObservedState(m, &q)
-			for k := range st.keep {
-				st.keep[k] = rng.Float64() < 0.1
-			}
-			u, v := randomGeneral(rng, d1, r), randomGeneral(rng, d2, r)
-			un, vn := kernels.NewGeneral(d1, r), kernels.NewGeneral(d2, r)
-			if err := newALSUpdate(st, &q).step(un, vn, u, v, blas64.General{}, blas64.General{}, 1); err != nil {
-				t.Fatal(err)
-			}
-			// Rows against V, then columns against the new U.
-			for i := range d1 {
-				var xs [][]float64
-				var ys []float64
-				for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
-					if !st.keep[k] {
-						j := int(m.ColIdx[k])
-						xs, ys = append(xs, v.Data[j*r:j*r+r]), append(ys, m.Val[k])
-					}
-				}
-				checkLine(t, "row", i, r, lambda, xs, ys, un.Data[i*r:i*r+r])
-			}
-			for j := range d2 {
-				var xs [][]float64
-				var ys []float64
-				for i := range d1 {
-					for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
-						if int(m.ColIdx[k]) == j && !st.keep[k] {
-							xs, ys = append(xs, un.Data[i*r:i*r+r]), append(ys, m.Val[k])
-						}
-					}
-				}
-				checkLine(t, "column", j, r, lambda, xs, ys, vn.Data[j*r:j*r+r])
+			checkALSStep(t, r, lambda, false)
+		}
+	}
+}
+
+// TestALSStepBiasesAgainstLeastSquares is the same check with GD.Biases:
+// the factors are U = [U₀ b 1] and V = [V₀ 1 c]; row i solves for
+// [u₀ᵢ bᵢ] on the regressors [v₀ⱼ 1] with targets y_ij − c_j and keeps
+// its last column at 1, and column j solves for [v₀ⱼ cⱼ] on [u₀ᵢ 1]
+// with targets y_ij − b_i and keeps its column r at 1. Rank 9 makes 10
+// unknowns, the unrolled accumulation.
+func TestALSStepBiasesAgainstLeastSquares(t *testing.T) {
+	for _, r := range []int{3, 9} {
+		for _, lambda := range []float64{0, 0.7} {
+			checkALSStep(t, r, lambda, true)
+		}
+	}
+}
+
+func checkALSStep(t *testing.T, r int, lambda float64, biases bool) {
+	rng := rand.New(rand.NewPCG(uint64(r), 17))
+	d1, d2 := 40, 35
+	var rows, cols []int
+	var vals []float64
+	for i := range d1 {
+		p := 0.5
+		if i%7 == 0 {
+			p = 0.08 // rows with fewer than r entries
+		}
+		for j := range d2 {
+			if rng.Float64() < p || j == i%d2 {
+				rows, cols, vals = append(rows, i), append(cols, j), append(vals, rng.NormFloat64())
 			}
 		}
+	}
+	m, err := observed.FromTriplets(d1, d2, rows, cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := (&GD{Update: UpdateALS, Ridge: lambda, Biases: biases}).paramsFor(d1, d2, m.Rate(), Settings{Rank: r, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newObservedState(m, &q)
+	for k := range st.keep {
+		st.keep[k] = rng.Float64() < 0.1
+	}
+	w, fixU, fixV := r, -1, -1 // factor width, the columns held at 1
+	if biases {
+		w, fixU, fixV = r+2, r+1, r
+	}
+	u, v := randomGeneral(rng, d1, w), randomGeneral(rng, d2, w)
+	if biases {
+		for i := range d1 {
+			u.Data[i*w+fixU] = 1
+		}
+		for j := range d2 {
+			v.Data[j*w+fixV] = 1
+		}
+	}
+	un, vn := kernels.NewGeneral(d1, w), kernels.NewGeneral(d2, w)
+	if err := newALSUpdate(st, &q).step(un, vn, u, v, blas64.General{}, blas64.General{}, 1); err != nil {
+		t.Fatal(err)
+	}
+	// line checks one line: its regressors are the rows x of the other
+	// factor without column fix (whose value is subtracted from y), and
+	// its solution is z without column fix, which must be 1.
+	line := func(what string, l, fix int, xs [][]float64, ys, z []float64) {
+		if fix < 0 {
+			checkLine(t, what, l, r, lambda, xs, ys, z)
+			return
+		}
+		regs := make([][]float64, len(xs))
+		for k, x := range xs {
+			regs[k] = append(slices.Clone(x[:fix]), x[fix+1:]...)
+			ys[k] -= x[fix]
+		}
+		if z[fix] != 1 {
+			t.Errorf("%s %d: column %d is %v, want 1", what, l, fix, z[fix])
+		}
+		checkLine(t, what, l, r+1, lambda, regs, ys, append(slices.Clone(z[:fix]), z[fix+1:]...))
+	}
+	// Rows against V, then columns against the new U.
+	for i := range d1 {
+		var xs [][]float64
+		var ys []float64
+		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+			if !st.keep[k] {
+				j := int(m.ColIdx[k])
+				xs, ys = append(xs, v.Data[j*w:j*w+w]), append(ys, m.Val[k])
+			}
+		}
+		line("row", i, fixU, xs, ys, un.Data[i*w:i*w+w])
+	}
+	for j := range d2 {
+		var xs [][]float64
+		var ys []float64
+		for i := range d1 {
+			for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+				if int(m.ColIdx[k]) == j && !st.keep[k] {
+					xs, ys = append(xs, un.Data[i*w:i*w+w]), append(ys, m.Val[k])
+				}
+			}
+		}
+		line("column", j, fixV, xs, ys, vn.Data[j*w:j*w+w])
 	}
 }
 

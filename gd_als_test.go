@@ -3,10 +3,13 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/synth"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestALSRecovers runs UpdateALS on partial instances of the paper's
@@ -48,5 +51,74 @@ func TestALSDistributedRefused(t *testing.T) {
 	_, err = (&rpca.GD{Update: rpca.UpdateALS}).SolveDistributed(context.Background(), newRefDistributed(in.Obs), rpca.Settings{Rank: 2, Alpha: 0.05})
 	if !errors.Is(err, rpca.ErrBadInput) {
 		t.Errorf("SolveDistributed with UpdateALS: %v, want ErrBadInput", err)
+	}
+}
+
+// TestALSBiasesRecovers adds a bias per row and per column to a partial
+// instance of the paper's model, M = A·Bᵀ + b1ᵀ + 1cᵀ (biases of the
+// size of M's entries). GD.Biases at rank r must recover all of M to
+// the true relative error 1e-6, say it converged, and return the bias
+// layout U = [U₀ b 1], V = [V₀ 1 c]; without Biases the rank-r fit cannot
+// hold the two extra directions and stays far off (above 1e-2).
+func TestALSBiasesRecovers(t *testing.T) {
+	const d1, d2, r = 400, 300, 4
+	in, err := synth.Observed(synth.Config{D1: d1, D2: d2, Rank: r, Alpha: 0.05, P: 0.3, Seed: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 5))
+	b, c := make([]float64, d1), make([]float64, d2)
+	for i := range b {
+		b[i] = 0.01 * rng.NormFloat64()
+	}
+	for j := range c {
+		c[j] = 0.01 * rng.NormFloat64()
+	}
+	ptr, idx, vals := in.Obs.CSR()
+	shifted := slices.Clone(vals)
+	for i := range d1 {
+		for k := ptr[i]; k < ptr[i+1]; k++ {
+			shifted[k] += b[i] + c[idx[k]]
+		}
+	}
+	obs, err := rpca.NewObservedCSR(d1, d2, ptr, idx, shifted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := mat.NewDense(d1, d2, nil)
+	truth.Mul(in.A, in.B.T())
+	truth.Apply(func(i, j int, x float64) float64 { return x + b[i] + c[j] }, truth)
+	errOf := func(res *rpca.Result) float64 {
+		m := res.LowRank()
+		m.Sub(m, truth)
+		return mat.Norm(m, 2) / mat.Norm(truth, 2)
+	}
+	s := rpca.Settings{Rank: r, Alpha: 0.05, Seed: 1}
+	p := &rpca.Problem{Observed: obs}
+	res := solve(t, p, s, &rpca.GD{Update: rpca.UpdateALS, Biases: true})
+	e := errOf(res)
+	t.Logf("with biases: %d sweeps, stop %s, error %.2g", res.Iterations, res.Stop, e)
+	if !res.Stop.Converged() || e > 1e-6 {
+		t.Errorf("with biases: stop %s with error %.3g, want convergence to 1e-6", res.Stop, e)
+	}
+	if _, w := res.U.Dims(); w != r+2 || res.U.At(7, r+1) != 1 || res.V.At(5, r) != 1 || !gdParams(t, res).Biases {
+		t.Errorf("U has %d columns, U[7, r+1] = %v, V[5, r] = %v, params %+v: want r+2 columns with the bias layout reported",
+			w, res.U.At(7, r+1), res.V.At(5, r), res.Params)
+	}
+	plain := solve(t, p, s, &rpca.GD{Update: rpca.UpdateALS})
+	if e := errOf(plain); e < 1e-2 {
+		t.Errorf("without biases: error %.3g; the instance does not need the biases", e)
+	}
+}
+
+// TestBiasesNeedALS: GD.Biases is fitted by the least-squares steps only.
+func TestBiasesNeedALS(t *testing.T) {
+	in, err := synth.Observed(synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.05}, &rpca.GD{Biases: true})
+	if !errors.Is(err, rpca.ErrBadInput) {
+		t.Errorf("Biases with the paper's update: %v, want ErrBadInput", err)
 	}
 }

@@ -58,8 +58,14 @@ type Options struct {
 	// column; 0 is plain matrix completion.
 	Alpha float64
 	// Baseline is what is fitted before the low-rank part; "" means
-	// BaselineMedian.
+	// BaselineMedian. With BaselineBiases and rpca.UpdateALS the biases
+	// are then refitted jointly with the factors (rpca.GD.Biases, with
+	// the factors' ridge, starting from the baseline's) unless
+	// FixedBiases is set.
 	Baseline Baseline
+	// FixedBiases keeps the biases of BaselineBiases as they are fitted
+	// first, without the joint refit.
+	FixedBiases bool
 	// Method fits the low-rank part; nil means alternating least squares
 	// with the paper's sparse estimator, T's counts taken per user and
 	// item (&rpca.GD{Update: rpca.UpdateALS, PerLine: true}: ratings are
@@ -92,12 +98,16 @@ type Model struct {
 	RowIDs, ColIDs []string
 	// U and V are the factors with the baseline folded in: for
 	// BaselineMedian one more column each ([U, m·1] and [V, 1]), for
-	// BaselineBiases two ([U, mean + b_row, 1] and [V, 1, b_col]), none
+	// BaselineBiases two ([U, mean + b_row, 1] and [V, 1, b_col], with
+	// the biases of the joint refit unless Options.FixedBiases), none
 	// for BaselineNone.
 	U, V *mat.Dense
 	// Offset is the median subtracted by BaselineMedian (0 otherwise).
 	Offset float64
-	// Biases is the bias model of BaselineBiases (nil otherwise).
+	// Biases is the bias model of BaselineBiases (nil otherwise), as
+	// fitted before the low-rank part: the baseline that Evaluate's
+	// BiasRMSE scores and that predicts for unknown ids. The biases
+	// refitted jointly with the factors are in U and V.
 	Biases *Biases
 	// Result is the solver's result on the ratings minus the baseline
 	// (its U and V are replaced by the ones above); Result.S holds the
@@ -200,6 +210,12 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options)
 	if method == nil {
 		method = defaultMethod()
 	}
+	joint := false
+	if g, ok := method.(*rpca.GD); ok && g.Update == rpca.UpdateALS && opt.Baseline == BaselineBiases && !opt.FixedBiases {
+		gj := *g
+		gj.Biases, joint = true, true
+		method = &gj
+	}
 	s := opt.Settings
 	s.Rank, s.Alpha = opt.Rank, opt.Alpha
 	if g, ok := method.(*rpca.GD); ok && g.Update == rpca.UpdateALS && s.Stop.FactorTol == 0 {
@@ -217,11 +233,24 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options)
 	case m.Biases != nil:
 		// M = mean + b_row·1ᵀ + 1·b_colᵀ + U·Vᵀ = [U, mean + b_row, 1]·[V, 1, b_col]ᵀ.
 		rowPart := make([]float64, d1)
+		colPart := slices.Clone(m.Biases.Col)
 		for i := range rowPart {
 			rowPart[i] = m.Biases.Mean + m.Biases.Row[i]
 		}
+		if joint {
+			// res is [U₀ Δb 1]·[V₀ 1 Δc]ᵀ (U times DataScale): the refit
+			// moves the biases by Δb and Δc; keep U₀ and V₀.
+			r := opt.Rank
+			for i := range rowPart {
+				rowPart[i] += res.U.At(i, r)
+			}
+			for j := range colPart {
+				colPart[j] += res.V.At(j, r+1) * res.DataScale
+			}
+			res.U, res.V = mat.DenseCopyOf(res.U.Slice(0, d1, 0, r)), mat.DenseCopyOf(res.V.Slice(0, d2, 0, r))
+		}
 		m.U = appendColumn(appendColumn(res.U, rowPart), constant(d1, 1))
-		m.V = appendColumn(appendColumn(res.V, constant(d2, 1)), m.Biases.Col)
+		m.V = appendColumn(appendColumn(res.V, constant(d2, 1)), colPart)
 	case opt.Baseline == BaselineNone:
 		m.U, m.V = res.U, res.V
 	default:

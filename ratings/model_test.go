@@ -116,11 +116,12 @@ func TestFitExactLowRank(t *testing.T) {
 }
 
 // TestFitBaselines: BaselineBiases adds two columns that hold the bias
-// model (checked against Biases.Predict), BaselineNone none; Clip bounds
+// model (checked against Biases.Predict, with FixedBiases: the joint
+// refit moves them, TestFitJointBiases), BaselineNone none; Clip bounds
 // predictions.
 func TestFitBaselines(t *testing.T) {
 	r := lowRankRatings(t, 50, 40, 0.6, 4)
-	mb, err := Fit(context.Background(), r, nil, Options{Rank: 2, Baseline: BaselineBiases, Clip: &[2]float64{2.5, 3.5}})
+	mb, err := Fit(context.Background(), r, nil, Options{Rank: 2, Baseline: BaselineBiases, FixedBiases: true, Clip: &[2]float64{2.5, 3.5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,4 +234,77 @@ func TestParseClip(t *testing.T) {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
+}
+
+// TestFitJointBiases: ratings that are exactly 3 + b_i + c_j plus a rank-2
+// matrix. With BaselineBiases and the default fit (alternating least
+// squares) the biases are refitted with the factors, so the rank-2 fit
+// reproduces the training ratings (to 1e-3, the margin of ALSFactorTol as
+// in TestFitExactLowRank); the model's bias columns hold the refitted
+// biases, while Biases stays the baseline fitted first. With FixedBiases the regularised biases of the baseline stay
+// off the truth by a row and a column term, which a rank-2 fit cannot
+// hold next to the rank-2 part, so its error stays above 1e-2.
+func TestFitJointBiases(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 1))
+	const d1, d2 = 70, 50
+	var sb strings.Builder
+	a, b := make([][3]float64, d1), make([][3]float64, d2)
+	for i := range a {
+		a[i] = [3]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64() / 2}
+	}
+	for j := range b {
+		b[j] = [3]float64{rng.NormFloat64() / 2, rng.NormFloat64() / 2, rng.NormFloat64() / 2}
+	}
+	for i := range d1 {
+		for j := range d2 {
+			if rng.Float64() < 0.5 {
+				fmt.Fprintf(&sb, "u%d\ti%d\t%.17g\n", i, j, 3+a[i][2]+b[j][2]+a[i][0]*b[j][0]+a[i][1]*b[j][1])
+			}
+		}
+	}
+	r, err := triples.Read(strings.NewReader(sb.String()), "test", triples.Options{Delimiter: "\t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joint, err := Fit(context.Background(), r, nil, Options{Rank: 2, Baseline: BaselineBiases, Settings: rpca.Settings{Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := joint.TrainRMSE(); !(tr < 1e-3) || !gdParamsBiases(joint) {
+		t.Errorf("joint biases: training RMSE %v, params %+v; want below 1e-3 with the biases fitted by the solver", tr, joint.Result.Params)
+	}
+	if _, k := joint.U.Dims(); k != 4 {
+		t.Fatalf("joint biases: U has %d columns, want 4", k)
+	}
+	tr := joint.Train
+	base, err := FitBiases(tr.D1, tr.D2, tr.Row, tr.Col, tr.Val, DefaultRegRow, DefaultRegCol, DefaultSweeps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0.0 // how far the refit moved the biases in the model's columns
+	for i := range d1 {
+		for j := range d2 {
+			if joint.Biases.Predict(i, j) != base.Predict(i, j) {
+				t.Fatalf("Biases at (%d, %d) is %v, not the baseline's %v", i, j, joint.Biases.Predict(i, j), base.Predict(i, j))
+			}
+			bias := joint.U.At(i, 2)*joint.V.At(j, 2) + joint.U.At(i, 3)*joint.V.At(j, 3)
+			moved = math.Max(moved, math.Abs(bias-base.Predict(i, j)))
+		}
+	}
+	if !(moved > 0.1) {
+		t.Errorf("the joint refit moved the biases by at most %v; the baseline's are off by more", moved)
+	}
+	fixed, err := Fit(context.Background(), r, nil, Options{Rank: 2, Baseline: BaselineBiases, FixedBiases: true, Settings: rpca.Settings{Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("training RMSE: joint %.3g, fixed %.3g", joint.TrainRMSE(), fixed.TrainRMSE())
+	if tr := fixed.TrainRMSE(); !(tr > 1e-2) || gdParamsBiases(fixed) {
+		t.Errorf("fixed biases: training RMSE %v, params %+v; want above 1e-2, without the solver's biases", tr, fixed.Result.Params)
+	}
+}
+
+func gdParamsBiases(m *Model) bool {
+	q, ok := m.Result.Params.(*rpca.GDParams)
+	return ok && q.Biases
 }
