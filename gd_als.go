@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
@@ -275,9 +274,13 @@ func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []floa
 		var n int
 		n, k = ws.gather(x, fix, idx, val, out, k)
 		if r != 10 {
-			xb := blas64.General{Rows: n, Cols: r, Stride: r, Data: ws.rows[:n*r]}
-			blas64.Syrk(blas.Trans, 1, xb, 1, blas64.Symmetric{Uplo: blas.Lower, N: r, Stride: r, Data: ws.g})
-			blas64.Gemv(blas.Trans, 1, xb, blas64.Vector{N: n, Inc: 1, Data: ws.ys[:n]}, 1, blas64.Vector{N: r, Inc: 1, Data: ws.b})
+			t := 0
+			for ; t+4 <= n; t += 4 {
+				addOuter4(ws.g, ws.b, ws.rows[t*r:t*r+4*r], ws.ys[t:t+4])
+			}
+			for ; t < n; t++ {
+				addOuter4(ws.g, ws.b, ws.rows[t*r:t*r+r], ws.ys[t:t+1])
+			}
 			continue
 		}
 		t := 0
@@ -287,6 +290,38 @@ func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []floa
 		for ; t < n; t++ {
 			addOuter10(ws.g, ws.b, ws.rows[t*10:t*10+10], ws.ys[t])
 		}
+	}
+}
+
+// addOuter4 adds Σ_t x_t·x_tᵀ to the lower triangle of the r×r g
+// (row-major) and Σ_t y_t·x_t to b for the k = len(y) ≤ 4 rows x_t of
+// length r = len(b) stored one after another in x: one pass over g per
+// four rows, where gonum's Syrk makes one call per row and column.
+func addOuter4(g, b, x, y []float64) {
+	r := len(b)
+	if len(y) < 4 {
+		for t, yt := range y {
+			xt := x[t*r : t*r+r]
+			for i, xi := range xt {
+				gi := g[i*r : i*r+i+1]
+				for j := range gi {
+					gi[j] += xi * xt[j]
+				}
+				b[i] += yt * xi
+			}
+		}
+		return
+	}
+	x0, x1, x2, x3 := x[:r], x[r:2*r], x[2*r:3*r], x[3*r:4*r]
+	y0, y1, y2, y3 := y[0], y[1], y[2], y[3]
+	for i := range r {
+		a0, a1, a2, a3 := x0[i], x1[i], x2[i], x3[i]
+		gi := g[i*r : i*r+i+1]
+		p0, p1, p2, p3 := x0[:len(gi)], x1[:len(gi)], x2[:len(gi)], x3[:len(gi)]
+		for j := range gi {
+			gi[j] += a0*p0[j] + a1*p1[j] + a2*p2[j] + a3*p3[j]
+		}
+		b[i] += y0*a0 + y1*a1 + y2*a2 + y3*a3
 	}
 }
 
