@@ -58,10 +58,13 @@ type Options struct {
 	// column; 0 is plain matrix completion.
 	Alpha float64
 	// Baseline is what is fitted before the low-rank part; "" means
-	// BaselineMedian. With BaselineBiases and rpca.UpdateALS the biases
-	// are then refitted jointly with the factors (rpca.GD.Biases, with
-	// the factors' ridge, starting from the baseline's) unless
-	// FixedBiases is set.
+	// BaselineMedian. With BaselineBiases, rpca.UpdateALS and Alpha 0
+	// the biases are then refitted jointly with the factors
+	// (rpca.GD.Biases, with the factors' ridge, starting from the
+	// baseline's) unless FixedBiases is set. With Alpha > 0 they stay
+	// fixed: refitted without the ratings T sets aside, a fixed share
+	// of every line, the biases follow the trimmed lines (measured on
+	// flipped ratings: worse held-out RMSE, docs/experiments.md).
 	Baseline Baseline
 	// FixedBiases keeps the biases of BaselineBiases as they are fitted
 	// first, without the joint refit.
@@ -211,7 +214,7 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options)
 		method = defaultMethod()
 	}
 	joint := false
-	if g, ok := method.(*rpca.GD); ok && g.Update == rpca.UpdateALS && opt.Baseline == BaselineBiases && !opt.FixedBiases {
+	if g, ok := method.(*rpca.GD); ok && g.Update == rpca.UpdateALS && opt.Baseline == BaselineBiases && !opt.FixedBiases && opt.Alpha == 0 {
 		gj := *g
 		gj.Biases, joint = true, true
 		method = &gj

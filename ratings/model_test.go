@@ -243,7 +243,8 @@ func TestParseClip(t *testing.T) {
 // in TestFitExactLowRank); the model's bias columns hold the refitted
 // biases, while Biases stays the baseline fitted first. With FixedBiases the regularised biases of the baseline stay
 // off the truth by a row and a column term, which a rank-2 fit cannot
-// hold next to the rank-2 part, so its error stays above 1e-2.
+// hold next to the rank-2 part, so its error stays above 1e-2. With
+// α > 0 the biases stay fixed (see Options.Baseline).
 func TestFitJointBiases(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 1))
 	const d1, d2 = 70, 50
@@ -299,6 +300,13 @@ func TestFitJointBiases(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("training RMSE: joint %.3g, fixed %.3g", joint.TrainRMSE(), fixed.TrainRMSE())
+	robust, err := Fit(context.Background(), r, nil, Options{Rank: 2, Alpha: 0.05, Baseline: BaselineBiases, Settings: rpca.Settings{Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gdParamsBiases(robust) {
+		t.Error("α > 0: the biases were refitted; they should stay fixed")
+	}
 	if tr := fixed.TrainRMSE(); !(tr > 1e-2) || gdParamsBiases(fixed) {
 		t.Errorf("fixed biases: training RMSE %v, params %+v; want above 1e-2, without the solver's biases", tr, fixed.Result.Params)
 	}
