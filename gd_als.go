@@ -198,7 +198,7 @@ func (ws *alsWork) solveLine(x blas64.General, fix int, idx []int32, val []float
 	for a := range n {
 		xa := ws.rows[a*m : a*m+m]
 		for b := 0; b <= a; b++ {
-			ws.g[a*n+b] = dot(xa, ws.rows[b*m:b*m+m])
+			ws.g[a*n+b] = kernels.Dot(xa, ws.rows[b*m:b*m+m])
 		}
 		tr += ws.g[a*n+a]
 	}
@@ -220,14 +220,6 @@ func (ws *alsWork) solveLine(x blas64.General, fix int, idx []int32, val []float
 		}
 	}
 	return true
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for k, x := range a {
-		s += x * b[k]
-	}
-	return s
 }
 
 // gather copies the regressors and targets of the line's entries outside

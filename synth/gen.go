@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 	"github.com/rpca-gd/rpca/internal/sample"
 )
@@ -126,7 +127,7 @@ func Dense(cfg Config) (*Instance, error) {
 			rc := cr.row(i)
 			before := len(vals)
 			for j := range yi {
-				v := dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
+				v := kernels.Dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
 				if s, ok := rc.at(j); ok {
 					v += s
 					cols = append(cols, int32(j))
@@ -185,7 +186,7 @@ func Observed(cfg Config) (*Instance, error) {
 			before := len(vals)
 			for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
 				j := int(colIdx[q])
-				v := dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
+				v := kernels.Dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
 				if s, ok := rc.at(j); ok {
 					v += s
 					cols = append(cols, int32(j))

@@ -194,14 +194,3 @@ func (rc *rowCorr) at(j int) (float64, bool) {
 	}
 	return v, true
 }
-
-// dot returns aᵀb; both generators use it so that their values agree
-// bit for bit.
-func dot(a, b []float64) float64 {
-	b = b[:len(a)]
-	s := 0.0
-	for k, x := range a {
-		s += x * b[k]
-	}
-	return s
-}

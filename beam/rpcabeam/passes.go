@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/kernels"
 )
 
 func init() {
@@ -121,17 +122,9 @@ func residual(res []float64, s *shard, l int, own, other *mat.Dense) []float64 {
 	res = res[:0]
 	ol := own.RawRowView(s.First + l)
 	for k, j := range idx {
-		res = append(res, val[k]-dot(ol, other.RawRowView(int(j))))
+		res = append(res, val[k]-kernels.Dot(ol, other.RawRowView(int(j))))
 	}
 	return res
-}
-
-func dot(a, b []float64) float64 {
-	t := 0.0
-	for k, x := range a {
-		t += x * b[k]
-	}
-	return t
 }
 
 func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dense, error) {

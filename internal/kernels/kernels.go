@@ -570,3 +570,15 @@ func SetLevel(name string) (prev string, ok bool) {
 	}
 	return prev, false
 }
+
+// Dot returns aᵀb for len(b) ≥ len(a), summed in index order by a plain
+// loop, so the same inputs give the same bits on every platform (the
+// generators of package synth rely on it).
+func Dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	s := 0.0
+	for k, x := range a {
+		s += x * b[k]
+	}
+	return s
+}
