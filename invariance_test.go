@@ -18,7 +18,7 @@ import (
 
 // allMethods returns a fresh value of every method of the module.
 func allMethods() []rpca.Method {
-	return []rpca.Method{&rpca.GD{}, &rpca.GD{Update: rpca.UpdateScaled}, &rpca.GD{Update: rpca.UpdateALS}, &accaltproj.Method{}, &altproj.Method{}, &ialm.Method{}}
+	return []rpca.Method{&rpca.GD{}, &rpca.GD{Update: rpca.UpdateScaled}, &rpca.GD{Update: rpca.UpdateALS}, &rpca.GD{Update: rpca.UpdateALS, Biases: true}, &accaltproj.Method{}, &altproj.Method{}, &ialm.Method{}}
 }
 
 // lowRankPlusSparse returns a d1×d2 matrix of rank r (Gaussian factors)
