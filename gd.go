@@ -249,10 +249,11 @@ func (g *GD) Name() string {
 }
 
 // Capabilities: GD works on full and partial observations, uses α and
-// returns rank-r factors (r + 2 with Biases). UpdateALS on a dense Y keeps all of it as
-// observed entries: Φ in both orders (16 bytes an entry), the residual,
-// S_t's support and T's column copy (17), and its own column copy (13),
-// besides Y (counted from the arrays, not measured).
+// returns rank-r factors (r + 2 with Biases). UpdateALS on a dense Y
+// keeps all of it as observed entries: Φ in both orders (16 bytes an
+// entry), the residual, S_t's support and T's column copy (17), and its
+// own column copy (13), besides Y (counted from the arrays, not
+// measured).
 func (g *GD) Capabilities() Capabilities {
 	if g.Update == UpdateALS {
 		return Capabilities{UsesAlpha: true, FixedRank: !g.Biases, BytesPerEntry: 54}

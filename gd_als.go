@@ -257,7 +257,8 @@ func (ws *alsWork) gather(x blas64.General, fix int, idx []int32, val []float64,
 // With fix ≥ 0, column fix of x is left out of X and subtracted from y.
 // It gathers the rows of a block of entries first (the loads of one block
 // are independent, so their cache misses overlap), then accumulates from
-// the copy: with 10 regressors by the unrolled kernels, else with gonum.
+// the copy: with 10 regressors by the unrolled kernels, else four rows
+// at a time by addOuter4.
 func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []float64, out []bool) {
 	r := len(ws.z) // regressors: x.Cols, or x.Cols − 1 with fix
 	clear(ws.g)
@@ -270,9 +271,7 @@ func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []floa
 			for ; t+4 <= n; t += 4 {
 				addOuter4(ws.g, ws.b, ws.rows[t*r:t*r+4*r], ws.ys[t:t+4])
 			}
-			for ; t < n; t++ {
-				addOuter4(ws.g, ws.b, ws.rows[t*r:t*r+r], ws.ys[t:t+1])
-			}
+			addOuter4(ws.g, ws.b, ws.rows[t*r:n*r], ws.ys[t:n]) // the last n mod 4
 			continue
 		}
 		t := 0
@@ -318,8 +317,8 @@ func addOuter4(g, b, x, y []float64) {
 }
 
 // addOuter10 adds x·xᵀ to the lower triangle of the 10×10 g (row-major)
-// and y·x to b, unrolled with x in registers (gonum's Syrk does this for
-// other ranks; at r = 10 its calls cost more than the arithmetic).
+// and y·x to b, unrolled with x in registers (addOuter4 does this for
+// other ranks with loops).
 func addOuter10(g, b, x []float64, y float64) {
 	gg := (*[100]float64)(g)
 	bb := (*[10]float64)(b)

@@ -250,7 +250,7 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options)
 			for j := range colPart {
 				colPart[j] += res.V.At(j, r+1) * res.DataScale
 			}
-			res.U, res.V = mat.DenseCopyOf(res.U.Slice(0, d1, 0, r)), mat.DenseCopyOf(res.V.Slice(0, d2, 0, r))
+			res.U, res.V = res.U.Slice(0, d1, 0, r).(*mat.Dense), res.V.Slice(0, d2, 0, r).(*mat.Dense)
 		}
 		m.U = appendColumn(appendColumn(res.U, rowPart), constant(d1, 1))
 		m.V = appendColumn(appendColumn(res.V, constant(d2, 1)), colPart)
