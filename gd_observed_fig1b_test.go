@@ -29,7 +29,8 @@ import (
 // 1e4,2e4,5e4,1e5,2e5), RPCA_FIG1B_C (comma-separated step constants,
 // default DefaultStepPartial) and RPCA_FIG1B_SEEDS (comma-separated seeds, default 1)
 // select the runs; RPCA_FIG1B_SVDTOL sets GD.SVDTol (default 0, the
-// package default). For each it prints d, the seed, |Φ|, the
+// package default) and RPCA_FIG1B_UPDATE sets GD.Update (default the
+// paper's update). For each it prints d, the seed, |Φ|, the
 // generation time and the peak resident memory after generation, the
 // iterations and seconds to 1e-4 (Result.Elapsed: initialization
 // included, true-error evaluation excluded), the time of the
@@ -45,6 +46,7 @@ func TestFig1bSweep(t *testing.T) {
 	cs := envFloats(t, "RPCA_FIG1B_C", []float64{rpca.DefaultStepPartial})
 	seeds := envInts(t, "RPCA_FIG1B_SEEDS", []int{1})
 	svdTol := envFloats(t, "RPCA_FIG1B_SVDTOL", []float64{0})[0]
+	update := rpca.UpdateRule(os.Getenv("RPCA_FIG1B_UPDATE"))
 	const r, alpha, target = 10, 0.1, 1e-4
 	secs := make(map[float64][]float64) // median over seeds, per d
 	t.Logf("%8s %4s %10s %7s %8s %4s %6s %8s %8s %8s %8s", "d", "seed", "|Φ|", "gen(s)", "genRSS", "c", "iters", "time(s)", "init(s)", "s/iter", "peakRSS")
@@ -69,7 +71,7 @@ func TestFig1bSweep(t *testing.T) {
 					}
 				}
 				res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: r, Alpha: alpha, Callback: progress,
-					Stop: rpca.Stop{TargetError: target, MaxIter: 2000}}, &rpca.GD{StepConst: c, SVDTol: svdTol})
+					Stop: rpca.Stop{TargetError: target, MaxIter: 2000}}, &rpca.GD{StepConst: c, SVDTol: svdTol, Update: update})
 				if err != nil {
 					t.Logf("%8d %4d %10d %7.2f %8s %4.2g  error: %v", d, seed, p.Observed.Len(), gen, mib(genRSS), c, err)
 					continue
