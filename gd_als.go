@@ -21,9 +21,10 @@ import (
 // recommender systems fit factor models, with the paper's sparse estimator
 // setting the suspected outliers aside. Each half-step lowers the loss,
 // so no step size is needed and none can diverge. The columns are read
-// through a column-order copy of Φ's values and a map to their CSR
-// positions, and S_t's support in that order (13 bytes per observed
-// entry).
+// through a map from column-order slots to CSR positions: each sweep
+// gathers S_t's support and Φ's values into column order, the values into
+// the residual buffer, which is not read again before the next residual
+// pass (5 bytes per observed entry of its own).
 //
 // With GD.Biases the factors are U = [U₀ b 1] and V = [V₀ 1 c], so that
 // UVᵀ = U₀V₀ᵀ + b1ᵀ + 1cᵀ: the row half-step solves for [u₀ᵢ bᵢ] with
@@ -35,9 +36,8 @@ type alsUpdate struct {
 	ridge float64
 	// fixU, fixV are the columns of U and V held at 1 (GD.Biases), or −1.
 	fixU, fixV int
-	pos        []int32   // CSR position of each CSC slot
-	colVal     []float64 // observed values in CSC order
-	colKeep    []bool    // S_t's support in CSC order
+	pos        []int32 // CSR position of each CSC slot
+	colKeep    []bool  // S_t's support in CSC order
 	// rowChunks and colChunks cut the rows and the columns into chunks of
 	// about alsChunk entries, the workers' unit of work.
 	rowChunks, colChunks []int
@@ -67,7 +67,7 @@ func alsChunks(ptr []int) []int {
 
 func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 	m := st.m
-	a := &alsUpdate{st: st, ridge: q.ridge, pos: make([]int32, m.NNZ()), colVal: make([]float64, m.NNZ()),
+	a := &alsUpdate{st: st, ridge: q.ridge, pos: make([]int32, m.NNZ()),
 		colKeep: make([]bool, m.NNZ())}
 	// Each worker copies a block of rows; its first slot in column j is
 	// ColPtr[j] plus the entries of column j in the blocks before it.
@@ -95,7 +95,6 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 			s := nw[j]
 			nw[j]++
 			a.pos[s] = int32(k)
-			a.colVal[s] = m.Val[k]
 		}
 	})
 	a.rowChunks, a.colChunks = alsChunks(m.RowPtr), alsChunks(m.ColPtr)
@@ -119,14 +118,19 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 	if l := a.solveLines(un, v, a.fixU, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", ErrDiverged, l)
 	}
-	// S_t's support in column order, gathered in one tight loop (whose
-	// cache misses overlap) rather than one miss per entry of the pass.
+	// S_t's support and Φ's values in column order, gathered in one tight
+	// loop (whose cache misses overlap) rather than one miss per entry of
+	// the pass. The values go into the residual buffer: evaluate has read
+	// it, and the next evaluate recomputes it.
+	colVal := a.st.e
+	a.st.trialU, a.st.trialV = nil, nil
 	kernels.ParallelFor(len(a.pos), len(a.work), 1<<16, func(lo, hi int) {
 		for s, k := range a.pos[lo:hi] {
 			a.colKeep[lo+s] = keep[k]
+			colVal[lo+s] = m.Val[k]
 		}
 	})
-	if l := a.solveLines(vn, un, a.fixV, m.ColPtr, a.colChunks, m.RowIdx, a.colVal, a.colKeep); l >= 0 {
+	if l := a.solveLines(vn, un, a.fixV, m.ColPtr, a.colChunks, m.RowIdx, colVal, a.colKeep); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of column %d is not positive definite", ErrDiverged, l)
 	}
 	return nil

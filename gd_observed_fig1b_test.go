@@ -67,7 +67,7 @@ func TestFig1bSweep(t *testing.T) {
 				p := in.Problem()
 				progress := func(rec rpca.Record) {
 					if rec.Iter%50 == 0 {
-						t.Logf("  d=%d seed=%d c=%g: iteration %d at %.1f s, error %.3g", d, seed, c, rec.Iter, rec.Elapsed.Seconds(), rec.Error)
+						t.Logf("  d=%d seed=%d c=%g: iteration %d at %.1f s, error %.3g, peak RSS so far %s", d, seed, c, rec.Iter, rec.Elapsed.Seconds(), rec.Error, mib(methodtest.PeakRSS()))
 					}
 				}
 				res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: r, Alpha: alpha, Callback: progress,
