@@ -438,20 +438,70 @@ func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 		def = DefaultALSStop
 	}
 	tr := NewTracker(ctx, p, s, def, gdDivergenceHint)
-	var st gdState
-	if q.partial {
-		m, err := g.observedMatrix(p, s)
-		if err != nil {
-			return nil, err
-		}
-		if er, ec := m.EmptyLines(); er > 0 || ec > 0 {
-			return nil, fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec)
-		}
-		st = newObservedState(m, &q)
-	} else {
-		st = newDenseState(p.Dense.RawMatrix(), &q)
+	st, err := g.state(p, s, &q)
+	if err != nil {
+		return nil, err
 	}
 	return g.run(ctx, tr, st, &q)
+}
+
+// state returns the data layout of Algorithm 1 (dense) or 2 (partial).
+func (g *GD) state(p *Problem, s Settings, q *gdParams) (gdState, error) {
+	if !q.partial {
+		return newDenseState(p.Dense.RawMatrix(), q), nil
+	}
+	m, err := g.observedMatrix(p, s)
+	if err != nil {
+		return nil, err
+	}
+	if er, ec := m.EmptyLines(); er > 0 || ec > 0 {
+		return nil, fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec)
+	}
+	return newObservedState(m, q), nil
+}
+
+// Initialize runs Phase I alone (Algorithm 1 or 2, lines 1–3: the
+// initial sparse estimate T_α and the rank-r SVD, U₀ = LΣ^½ and
+// V₀ = RΣ^½) on p, with the checks and the scaling of [Solve], and
+// returns U₀ and V₀ in the units of the data, for [GD.Start]. g.Start is
+// not read. The SVD's columns come in order of singular value, so the
+// first r' columns of U₀ and V₀ are the rank-r' start (up to the SVD's
+// tolerance, GD.SVDTol): one call at the largest rank serves several.
+// A zero Y has no start; it is ErrBadInput.
+func (g *GD) Initialize(ctx context.Context, p *Problem, s Settings) (*Start, error) {
+	if err := checkInput(p, s); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, maxAbs := dataScale(p)
+	if maxAbs == 0 {
+		return nil, fmt.Errorf("%w: Y is zero, and Phase I has no rank-%d start", ErrBadInput, s.Rank)
+	}
+	if c != 1 {
+		p = p.scaled(c)
+	}
+	q, err := g.params(p, s)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	st, err := g.state(p, s, &q)
+	if err != nil {
+		return nil, err
+	}
+	u, v, _, err := st.initialize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &Start{U: kernels.Dense(u), V: kernels.Dense(v)}
+	if c != 1 {
+		w.U.Scale(c, w.U)
+	}
+	return w, nil
 }
 
 // run is Phase I (the warm start g.Start, or st's initialization) and

@@ -62,15 +62,8 @@ type Capabilities struct {
 // Entries of the sparse part that do not stand above the noise of the fit
 // are not reported as corruptions (see [SparseNoiseFactor]).
 func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
-	if err := p.Validate(); err != nil {
-		return nil, badInput(err)
-	}
-	d1, d2 := p.Dims()
-	if err := s.validate(d1, d2); err != nil {
-		return nil, badInput(err)
-	}
-	if err := identifiable(p, s); err != nil {
-		return nil, badInput(err)
+	if err := checkInput(p, s); err != nil {
+		return nil, err
 	}
 	if s.Stop.TargetError > 0 && p.Truth == nil {
 		return nil, errNoTruth
@@ -119,6 +112,22 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		res.unscale(c)
 	}
 	return res, nil
+}
+
+// checkInput returns the ErrBadInput error of a problem or settings that
+// no method can solve, or nil.
+func checkInput(p *Problem, s Settings) error {
+	if err := p.Validate(); err != nil {
+		return badInput(err)
+	}
+	d1, d2 := p.Dims()
+	if err := s.validate(d1, d2); err != nil {
+		return badInput(err)
+	}
+	if err := identifiable(p, s); err != nil {
+		return badInput(err)
+	}
+	return nil
 }
 
 // scaledStart returns m, or for a gradient method with a warm start a

@@ -37,6 +37,36 @@ type Selection struct {
 	// Fraction of the training ratings is set aside to validate; 0 means
 	// DefaultValidationFraction. They are drawn from Options.Settings.Seed.
 	Fraction float64
+	// Patience is rpca.Stop.Patience of each candidate's fit: the number
+	// of iterations without a new smallest validation RMSE that ends it.
+	// 0 means Options.Settings.Stop.Patience if that is set, else
+	// ALSPatience for rpca.UpdateALS and rpca.DefaultPatience for the
+	// gradient steps.
+	Patience int
+}
+
+// ALSPatience is the default Selection.Patience of fits by alternating
+// least squares. Each sweep solves every line exactly, so the validation
+// RMSE of a candidate reaches its minimum within a few sweeps (1 or 2 for
+// most candidates on MovieLens, 12 for the best) and then rises or stays;
+// three sweeps without a new minimum end a candidate with the same
+// choice as ten (docs/cli.md).
+const ALSPatience = 3
+
+// patience returns the Stop.Patience of the candidates' fits of Select
+// with opt and the method gd.
+func (sel Selection) patience(opt Options, gd *rpca.GD) (int, error) {
+	switch {
+	case sel.Patience < 0:
+		return 0, fmt.Errorf("%w: Selection.Patience must be non-negative, got %d", ErrSelect, sel.Patience)
+	case sel.Patience > 0:
+		return sel.Patience, nil
+	case opt.Settings.Stop.Patience > 0:
+		return opt.Settings.Stop.Patience, nil
+	case gd.Update == rpca.UpdateALS:
+		return ALSPatience, nil
+	}
+	return rpca.DefaultPatience, nil
 }
 
 // Candidate is one point of the validation curve.
@@ -70,10 +100,12 @@ var ErrSelect = errors.New("ratings: cannot choose the rank by validation")
 // aside a fraction of the training ratings (those of r not marked in
 // held), fits the rest with each candidate, stopping each fit early when
 // the RMSE on the set-aside ratings has not improved for
-// Stop.Patience iterations (rpca.Stop.Validation), and keeps the
+// Selection.Patience iterations (rpca.Stop.Validation), and keeps the
 // candidate with the smallest RMSE. The search is by coordinates: every
-// ridge at the middle rank, then every rank at the best ridge. The method
-// must be a *rpca.GD (nil means the default one); its Ridge is replaced.
+// ridge at the middle rank, then every rank at the best ridge. Phase I
+// (rpca.GD.Initialize) runs once, at the largest candidate rank, and each
+// candidate starts from its leading columns. The method must be a
+// *rpca.GD (nil means the default one); its Ridge and Start are replaced.
 func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Choice, error) {
 	if held != nil && len(held) != r.Len() {
 		return nil, fmt.Errorf("ratings: %d held-out flags for %d ratings", len(held), r.Len())
@@ -94,6 +126,10 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 	if frac == 0 {
 		frac = DefaultValidationFraction
 	}
+	patience, err := sel.patience(opt, gd)
+	if err != nil {
+		return nil, err
+	}
 	if !(frac > 0 && frac < 1) || len(ranks) == 0 || len(ridges) == 0 {
 		return nil, fmt.Errorf("%w: Selection needs ranks, ridges and a fraction in (0, 1), got %v, %v, %v", ErrSelect, ranks, ridges, frac)
 	}
@@ -111,6 +147,10 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 		fitHeld[k] = val[k] || (held != nil && held[k])
 	}
 	ch := &Choice{Validation: n}
+	// Every candidate fits the same ratings, so Phase I (the initial T_α
+	// and SVD) is run once, at the largest rank the fit set supports, and
+	// each candidate starts from its leading columns.
+	starts := &startCache{rank: slices.Max(ranks)}
 	var tooBig *RankError
 	try := func(rank int, ridge float64) error {
 		o := opt
@@ -119,7 +159,8 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 		g.Ridge = ridge
 		o.Method = &g
 		o.Settings.Stop.FactorTol, o.Settings.Stop.ResidualTol = -1, -1 // stop by validation (or the cap)
-		m, err := fit(ctx, r, fitHeld, val, o)
+		o.Settings.Stop.Patience = patience
+		m, err := fit(ctx, r, fitHeld, val, o, starts)
 		if errors.As(err, &tooBig) {
 			return nil // a rank the fit set does not support is not a candidate
 		}
@@ -222,7 +263,7 @@ func fitChosen(ctx context.Context, r *triples.Ratings, held []bool, opt Options
 		o.Settings.Stop.MaxIter = max(1, ch.Best.Iterations)
 		o.Settings.Stop.FactorTol, o.Settings.Stop.ResidualTol = -1, -1
 	}
-	m, err := fit(ctx, r, held, nil, o)
+	m, err := fit(ctx, r, held, nil, o, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -275,4 +316,33 @@ func (m *Model) validation(r *triples.Ratings, val []bool) func(u, v *mat.Dense)
 		}
 		return math.Sqrt(ss / float64(len(es)))
 	}
+}
+
+// startCache holds Phase I of the candidates' fits (rpca.GD.Initialize)
+// at one rank; a fit at a lower rank starts from its leading columns.
+type startCache struct {
+	rank   int // the rank of w, lowered to min(d1, d2) − 1 when needed
+	w      *rpca.Start
+	failed bool // Phase I at rank failed: each fit runs its own
+}
+
+// start returns the rank-s.Rank start of the problem p, the same for
+// every call: Phase I of g at c.rank on the first call, then views of its
+// leading columns. It returns nil (each fit runs its own Phase I, and
+// reports its own errors) when Phase I at c.rank fails.
+func (c *startCache) start(ctx context.Context, p *rpca.Problem, s rpca.Settings, g *rpca.GD) *rpca.Start {
+	if c.w == nil && !c.failed {
+		d1, d2 := p.Dims()
+		si := s
+		si.Rank = max(s.Rank, min(c.rank, min(d1, d2)-1))
+		si.Stop.Validation = nil
+		w, err := g.Initialize(ctx, p, si)
+		c.w, c.rank, c.failed = w, si.Rank, err != nil
+	}
+	if c.failed || s.Rank > c.rank {
+		return nil
+	}
+	d1, _ := c.w.U.Dims()
+	d2, _ := c.w.V.Dims()
+	return &rpca.Start{U: c.w.U.Slice(0, d1, 0, s.Rank).(*mat.Dense), V: c.w.V.Slice(0, d2, 0, s.Rank).(*mat.Dense)}
 }

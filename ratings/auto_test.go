@@ -164,3 +164,80 @@ func TestSelectErrors(t *testing.T) {
 type notGD struct{ rpca.GD }
 
 func (*notGD) Name() string { return "other" }
+
+// TestSelectStartsFromOnePhaseI: a candidate below the largest rank starts
+// from the leading columns of Phase I at the largest rank (one
+// rpca.GD.Initialize for the whole choice). After one sweep, its
+// validation RMSE is that of a fit given that start to rounding (1e-13:
+// Evaluate sums the errors in another order than the validation during
+// the fit; they differed by 2e-16), and differs from that of a fit that
+// runs its own rank-1 Phase I (by 9e-12 here: the two SVDs agree far
+// beyond their tolerance on this small problem, but not to the last bit).
+func TestSelectStartsFromOnePhaseI(t *testing.T) {
+	ctx := context.Background()
+	r := noisyRatings(t, 150, 120, 3, 0.3, 0.1, 1)
+	held := HoldOut(r.Len(), 0.1, 2)
+	// One sweep, so that the start shows in the validation RMSE.
+	opt := Options{Baseline: BaselineBiases, FixedBiases: true, Select: Selection{Ranks: []int{1, 2, 8}, Ridges: []float64{1}},
+		Settings: rpca.Settings{Seed: 5, Stop: rpca.Stop{MaxIter: 1}}}
+	ch, err := Select(ctx, r, held, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ch.Candidates[1] // rank 1 (rank 2, the middle one, is first)
+	if c.Rank != 1 {
+		t.Fatalf("candidates %+v: want rank 1 second", ch.Candidates)
+	}
+	val, _ := validationSet(r, held, DefaultValidationFraction, 5)
+	fitHeld := make([]bool, r.Len())
+	for k := range fitHeld {
+		fitHeld[k] = val[k] || held[k]
+	}
+	o := opt
+	o.Rank, o.Method = c.Rank, &rpca.GD{Update: rpca.UpdateALS, PerLine: true, Ridge: c.Ridge}
+	o.Settings.Stop = rpca.Stop{MaxIter: c.Iterations, FactorTol: -1, ResidualTol: -1}
+	if c.Iterations > 1 {
+		t.Fatalf("candidate %+v: more than the one sweep asked for", c)
+	}
+	shared, err := fit(ctx, r, fitHeld, nil, o, &startCache{rank: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := fit(ctx, r, fitHeld, nil, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, ro := shared.Evaluate(r, val).RMSE, own.Evaluate(r, val).RMSE
+	if math.Abs(rs-c.RMSE) > 1e-13 {
+		t.Errorf("rank 1 from the rank-8 Phase I: RMSE %v, the choice says %v", rs, c.RMSE)
+	}
+	if math.Abs(ro-c.RMSE) <= 1e-13 || math.Abs(ro-c.RMSE) > 1e-6 {
+		t.Errorf("rank 1 from its own Phase I: RMSE %v, from the shared one %v: want close but not the same", ro, c.RMSE)
+	}
+}
+
+// TestSelectionPatience: the candidates' patience is Selection.Patience,
+// else the settings', else ALSPatience for ALS and rpca.DefaultPatience
+// for gradient steps; a negative one is ErrSelect.
+func TestSelectionPatience(t *testing.T) {
+	als, gd := &rpca.GD{Update: rpca.UpdateALS}, &rpca.GD{}
+	withStop := Options{Settings: rpca.Settings{Stop: rpca.Stop{Patience: 7}}}
+	for _, c := range []struct {
+		sel  Selection
+		opt  Options
+		g    *rpca.GD
+		want int
+	}{
+		{Selection{}, Options{}, als, ALSPatience},
+		{Selection{}, Options{}, gd, rpca.DefaultPatience},
+		{Selection{}, withStop, als, 7},
+		{Selection{Patience: 2}, withStop, gd, 2},
+	} {
+		if got, err := c.sel.patience(c.opt, c.g); err != nil || got != c.want {
+			t.Errorf("%+v, stop patience %d, update %q: %d (%v), want %d", c.sel, c.opt.Settings.Stop.Patience, c.g.Update, got, err, c.want)
+		}
+	}
+	if _, err := (Selection{Patience: -1}).patience(Options{}, als); !errors.Is(err, ErrSelect) {
+		t.Errorf("patience −1: %v, want ErrSelect", err)
+	}
+}

@@ -160,13 +160,14 @@ func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Mo
 	if opt.Rank == 0 {
 		return fitChosen(ctx, r, held, opt)
 	}
-	return fit(ctx, r, held, nil, opt)
+	return fit(ctx, r, held, nil, opt, nil)
 }
 
 // fit is Fit at a given rank. With val (flags over r, disjoint from
 // held) it stops early on the RMSE of the ratings marked in val
-// (Stop.Validation), those of fitted rows and columns.
-func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options) (*Model, error) {
+// (Stop.Validation), those of fitted rows and columns. With starts (and
+// a *rpca.GD method) Phase I is taken from it rather than run.
+func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options, starts *startCache) (*Model, error) {
 	if c := opt.Clip; c != nil && !(c[0] <= c[1]) {
 		return nil, fmt.Errorf("ratings: clip range [%v, %v] is empty", c[0], c[1])
 	}
@@ -227,7 +228,15 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options)
 	if val != nil {
 		s.Stop.Validation = m.validation(r, val)
 	}
-	res, err := rpca.Solve(ctx, &rpca.Problem{Observed: obs}, s, method)
+	prob := &rpca.Problem{Observed: obs}
+	if g, ok := method.(*rpca.GD); ok && starts != nil {
+		if w := starts.start(ctx, prob, s, g); w != nil {
+			gs := *g
+			gs.Start = w
+			method = &gs
+		}
+	}
+	res, err := rpca.Solve(ctx, prob, s, method)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,13 @@ func TestMovieLensCV(t *testing.T) {
 	if u := os.Getenv("RPCA_MOVIELENS_UPDATE"); u != "" {
 		method = &rpca.GD{Update: rpca.UpdateRule(u), PerLine: true}
 	}
+	var sel Selection
+	if s := os.Getenv("RPCA_MOVIELENS_PATIENCE"); s != "" {
+		var err error
+		if sel.Patience, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("RPCA_MOVIELENS_PATIENCE=%q: %v", s, err)
+		}
+	}
 	const folds = 5
 	fold := make([]int, r.Len())
 	for k, p := range rand.New(rand.NewPCG(1, 2)).Perm(r.Len()) {
@@ -67,7 +74,7 @@ func TestMovieLensCV(t *testing.T) {
 			held[k] = fold[k] == f
 		}
 		start := time.Now()
-		m, err := Fit(context.Background(), r, held, Options{Clip: clip, Baseline: BaselineBiases, Method: method})
+		m, err := Fit(context.Background(), r, held, Options{Clip: clip, Baseline: BaselineBiases, Method: method, Select: sel})
 		if err != nil {
 			t.Fatalf("fold %d: %v", f, err)
 		}
