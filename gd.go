@@ -472,10 +472,8 @@ func (g *GD) Initialize(ctx context.Context, p *Problem, s Settings) (*Start, er
 	if err := checkInput(p, s); err != nil {
 		return nil, err
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
+	ctx, err := liveContext(ctx)
+	if err != nil {
 		return nil, err
 	}
 	c, maxAbs := dataScale(p)

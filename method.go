@@ -74,10 +74,8 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if m.Capabilities().DenseOnly && p.Dense == nil {
 		return nil, fmt.Errorf("rpca: method %s: %w", m.Name(), ErrDenseOnly)
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := ctx.Err(); err != nil {
+	ctx, err := liveContext(ctx)
+	if err != nil {
 		return nil, err
 	}
 	// One pass over Y gives its largest magnitude: Y = 0 has one answer,
@@ -128,6 +126,15 @@ func checkInput(p *Problem, s Settings) error {
 		return badInput(err)
 	}
 	return nil
+}
+
+// liveContext returns ctx (context.Background() for nil) and its error
+// if it is already done.
+func liveContext(ctx context.Context) (context.Context, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return ctx, ctx.Err()
 }
 
 // scaledStart returns m, or for a gradient method with a warm start a
