@@ -185,7 +185,7 @@ func TestMatchesReference(t *testing.T) {
 	beta := 4 * 3 / math.Sqrt(60*50)
 	lr, sr := reference(in.Y, 3, T, beta)
 	s := rpca.Settings{Rank: 3, Stop: rpca.Stop{ResidualTol: -1}}
-	res, err := rpca.Solve(context.Background(), in.Problem(), s, &Method{InnerIters: T, Eps: 1e-10}) // tiny ε: accurate SVDs
+	res, err := rpca.Solve(context.Background(), in.Problem(), s, &Method{InnerIters: T, Eps: 1e-10, StallTol: -1}) // tiny ε: accurate SVDs; Algorithm 1 has no stall rule
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestCancel(t *testing.T) { methodtest.Cancel(t, &Method{}) }
 func TestBadInput(t *testing.T) {
 	y := methodtest.BadSettings(t, &Method{}, []*Method{
 		{Mu: -1}, {Mu: math.NaN()}, {Beta: -0.1}, {Beta: math.Inf(1)},
-		{Eps: -1e-3}, {Eps: 1}, {InnerIters: -1}, {StallTol: -0.1}, {StallTol: 1},
+		{Eps: -1e-3}, {Eps: 1}, {InnerIters: -1}, {StallTol: math.NaN()}, {StallTol: 1},
 	})
 	// Calling the method directly bypasses rpca.Solve's checks.
 	if _, err := (&Method{}).Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 30}); err == nil {

@@ -61,7 +61,7 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		{"GD p=1", &rpca.GD{Step: rpca.StepFixed, Gamma: o.Gamma, StepConst: o.Step}, 1000},
 		{fmt.Sprintf("GD p=%g", q), &rpca.GD{Step: rpca.StepFixed, Gamma: o.Gamma, StepConst: o.Step, SampleRate: q}, 2000},
 		{"AltProj", &altproj.Method{Eps: fig1cTarget, StallTol: altprojStallTol}, altproj.DefaultMaxIter},
-		{"AltProj (no stall exit)", &altproj.Method{Eps: fig1cTarget}, altproj.DefaultMaxIter},
+		{"AltProj (no stall exit)", &altproj.Method{Eps: fig1cTarget, StallTol: -1}, altproj.DefaultMaxIter},
 		{"IALM", &ialm.Method{}, ialm.DefaultMaxIter},
 	}
 	w.logf("fig1c: d=%d r=%d alpha=%g, to error %g, time cap %v per method", d, r, fig1cAlpha, fig1cTarget, tcap)
