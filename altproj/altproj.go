@@ -44,9 +44,7 @@ const (
 	DefaultResidualTol = 1e-3
 
 	// DefaultStallTol is the default Method.StallTol, the value of the
-	// authors' code. On a 3000×3000 rank-10 instance of the peers' drivers
-	// it took AltProj to the true error 1e-4 in 19 iterations instead of
-	// the schedule's 783, with the same final error (docs/performance.md).
+	// authors' code (its effect on time is in docs/performance.md).
 	DefaultStallTol = 0.1
 
 	// DefaultMaxIter is the default cap on the total number of iterations

@@ -47,10 +47,8 @@ type Selection struct {
 
 // ALSPatience is the default Selection.Patience of fits by alternating
 // least squares. Each sweep solves every line exactly, so the validation
-// RMSE of a candidate reaches its minimum within a few sweeps (1 or 2 for
-// most candidates on MovieLens, 12 for the best) and then rises or stays;
-// three sweeps without a new minimum end a candidate with the same
-// choice as ten (docs/cli.md).
+// RMSE of a candidate reaches its minimum within a few sweeps and then
+// rises or stays (measured in docs/cli.md).
 const ALSPatience = 3
 
 // patience returns the Stop.Patience of the candidates' fits of Select

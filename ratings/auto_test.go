@@ -145,6 +145,7 @@ func TestSelectErrors(t *testing.T) {
 		"no ranks":       {Select: Selection{Ranks: []int{}}},
 		"ranks too big":  {Select: Selection{Ranks: []int{20, 50}}},
 		"not GD":         {Method: &notGD{}},
+		"patience −1":    {Select: Selection{Patience: -1}},
 	} {
 		if _, err := Fit(context.Background(), r, nil, opt); !errors.Is(err, ErrSelect) {
 			t.Errorf("%s: %v, want ErrSelect", name, err)

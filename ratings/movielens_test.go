@@ -33,7 +33,8 @@ import (
 // (refALS), at RPCA_MOVIELENS_REF="rank,λ,λ_bias" (default 50,14,3).
 // RPCA_MOVIELENS_UPDATE sets the update rule of the fits (default: Fit's
 // own, alternating least squares; "scaled" or "paper" for the gradient
-// steps).
+// steps). RPCA_MOVIELENS_PATIENCE sets Selection.Patience (default:
+// Select's own).
 // It prints the RMSE per fold and the means.
 func TestMovieLensCV(t *testing.T) {
 	path := os.Getenv("RPCA_MOVIELENS")
