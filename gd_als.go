@@ -2,6 +2,7 @@ package rpca
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -49,6 +50,10 @@ type alsUpdate struct {
 type alsWork struct {
 	g, b, z  []float64
 	rows, ys []float64 // alsBlock rows of x and their values
+	// With GD.Huber (tau > 0), cur is the line's current row of the
+	// factor being solved for, whose residuals set the weights.
+	cur []float64
+	tau float64
 }
 
 // alsBlock is the number of entries gathered at a time; alsChunk the
@@ -113,9 +118,20 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 }
 
 // step ignores the gradients and t: the update is an exact minimisation.
+// With GD.Huber it is one reweighted least-squares fit per line instead:
+// entries are not set aside, and the weight min(1, τ_t/|r|) of an entry
+// comes from its residual r at the line's current row and the other
+// factor's newest (U_t's rows against V_t, then V_t's columns against
+// U_{t+1}), so that each half-step minimises a quadratic that majorises
+// the Huber loss at the current point and touches it there.
 func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 	m, keep := a.st.m, a.st.keep
-	if l := a.solveLines(un, v, a.fixU, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep); l >= 0 {
+	tau := 0.0
+	curU, curV := blas64.General{}, blas64.General{}
+	if a.st.q.huber > 0 {
+		tau, keep, curU, curV = a.st.tau, nil, u, v
+	}
+	if l := a.solveLines(un, v, a.fixU, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep, curU, tau); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", ErrDiverged, l)
 	}
 	// S_t's support and Φ's values in column order, gathered in one tight
@@ -126,18 +142,28 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 	a.st.trialU, a.st.trialV = nil, nil
 	kernels.ParallelFor(len(a.pos), len(a.work), 1<<16, func(lo, hi int) {
 		for s, k := range a.pos[lo:hi] {
-			a.colKeep[lo+s] = keep[k]
 			colVal[lo+s] = m.Val[k]
 		}
+		if keep == nil {
+			return
+		}
+		for s, k := range a.pos[lo:hi] {
+			a.colKeep[lo+s] = keep[k]
+		}
 	})
-	if l := a.solveLines(vn, un, a.fixV, m.ColPtr, a.colChunks, m.RowIdx, colVal, a.colKeep); l >= 0 {
+	colKeep := a.colKeep
+	if keep == nil {
+		colKeep = nil
+	}
+	if l := a.solveLines(vn, un, a.fixV, m.ColPtr, a.colChunks, m.RowIdx, colVal, colKeep, curV, tau); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of column %d is not positive definite", ErrDiverged, l)
 	}
 	return nil
 }
 
 // solveLines sets each row l of dst to the ridge least-squares fit of the
-// line's entries outside Ω_t against the rows of x. Entry k of line l
+// line's entries outside Ω_t against the rows of x (out nil: all of them,
+// with tau > 0 weighted by their residuals at row l of cur; see step). Entry k of line l
 // (ptr[l] ≤ k < ptr[l+1]) has value val[k], pairs with row idx[k] of x,
 // and is in Ω_t if out[k]. The workers take the chunks of lines in turn;
 // each line is solved on its own, so the result does not depend on them.
@@ -145,7 +171,7 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 // and its partner column of x out of the regressors and (subtracted)
 // into the targets. It returns the first line whose system failed (see
 // solveRidge), or −1.
-func (a *alsUpdate) solveLines(dst, x blas64.General, fix int, ptr, chunks []int, idx []int32, val []float64, out []bool) int {
+func (a *alsUpdate) solveLines(dst, x blas64.General, fix int, ptr, chunks []int, idx []int32, val []float64, out []bool, cur blas64.General, tau float64) int {
 	r := dst.Cols
 	var next atomic.Int64
 	failed := make([]int, len(a.work))
@@ -154,7 +180,15 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, fix int, ptr, chunks []int
 		failed[w] = -1
 		for c := int(next.Add(1) - 1); c+1 < len(chunks); c = int(next.Add(1) - 1) {
 			for l := chunks[c]; l < chunks[c+1]; l++ {
-				if !ws.solveLine(x, fix, idx[ptr[l]:ptr[l+1]], val[ptr[l]:ptr[l+1]], out[ptr[l]:ptr[l+1]], a.ridge) && failed[w] < 0 {
+				var o []bool
+				if out != nil {
+					o = out[ptr[l]:ptr[l+1]]
+				}
+				ws.tau = tau
+				if tau > 0 {
+					ws.cur = cur.Data[l*cur.Stride : l*cur.Stride+cur.Cols]
+				}
+				if !ws.solveLine(x, fix, idx[ptr[l]:ptr[l+1]], val[ptr[l]:ptr[l+1]], o, a.ridge) && failed[w] < 0 {
 					failed[w] = l
 				}
 				row := dst.Data[l*dst.Stride : l*dst.Stride+r]
@@ -186,10 +220,13 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, fix int, ptr, chunks []int
 // handful of them.
 func (ws *alsWork) solveLine(x blas64.General, fix int, idx []int32, val []float64, out []bool, lambda float64) bool {
 	m := len(ws.z)
-	n := 0
-	for _, o := range out {
-		if !o {
-			n++
+	n := len(idx)
+	if out != nil {
+		n = 0
+		for _, o := range out {
+			if !o {
+				n++
+			}
 		}
 	}
 	if n >= m || n > alsBlock {
@@ -234,7 +271,7 @@ func (ws *alsWork) solveLine(x blas64.General, fix int, idx []int32, val []float
 func (ws *alsWork) gather(x blas64.General, fix int, idx []int32, val []float64, out []bool, k int) (n, next int) {
 	r := len(ws.z)
 	for ; k < len(idx) && n < alsBlock; k++ {
-		if out[k] {
+		if out != nil && out[k] {
 			continue
 		}
 		j := int(idx[k])
@@ -251,9 +288,27 @@ func (ws *alsWork) gather(x blas64.General, fix int, idx []int32, val []float64,
 			copy(ws.rows[n*r:n*r+r], xj)
 			ws.ys[n] = val[k]
 		}
+		if ws.tau > 0 {
+			ws.weigh(n, val[k], xj)
+		}
 		n++
 	}
 	return n, k
+}
+
+// weigh scales gathered row n and its target by √w, w = min(1, τ/|y − xᵀc|)
+// with c the line's current row (ws.cur): the Huber weight of the entry
+// (GD.Huber). A held column of x pairs with cur's 1 there.
+func (ws *alsWork) weigh(n int, y float64, x []float64) {
+	res := y - kernels.Dot(x, ws.cur)
+	if a := math.Abs(res); a > ws.tau {
+		s := math.Sqrt(ws.tau / a)
+		r := len(ws.z)
+		for c := range ws.rows[n*r : n*r+r] {
+			ws.rows[n*r+c] *= s
+		}
+		ws.ys[n] *= s
+	}
 }
 
 // accumulate sets g to the lower triangle of XᵀX and b to Xᵀy for the

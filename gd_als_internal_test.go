@@ -30,9 +30,26 @@ import (
 func TestALSStepAgainstLeastSquares(t *testing.T) {
 	for _, r := range []int{3, 10} {
 		for _, lambda := range []float64{0, 0.7} {
-			checkALSStep(t, r, lambda, false)
+			checkALSStep(t, r, lambda, false, false)
 		}
 	}
+}
+
+// TestALSStepHuberAgainstLeastSquares is the same check with GD.Huber,
+// with and without the biases: no entry is set aside, and each entry's
+// regressors and target are scaled by √w, w = min(1, τ/|res|), with res
+// its residual at the line's current row and the other factor's newest
+// rows (U's rows against V, then V's rows against the new U): weighted
+// least squares, the iteratively reweighted step of the Huber loss.
+// τ is set to about the median residual, so that half the entries are
+// down-weighted.
+func TestALSStepHuberAgainstLeastSquares(t *testing.T) {
+	for _, r := range []int{3, 10} {
+		for _, lambda := range []float64{0, 0.7} {
+			checkALSStep(t, r, lambda, false, true)
+		}
+	}
+	checkALSStep(t, 9, 0.7, true, true)
 }
 
 // TestALSStepBiasesAgainstLeastSquares is the same check with GD.Biases:
@@ -44,12 +61,12 @@ func TestALSStepAgainstLeastSquares(t *testing.T) {
 func TestALSStepBiasesAgainstLeastSquares(t *testing.T) {
 	for _, r := range []int{3, 9} {
 		for _, lambda := range []float64{0, 0.7} {
-			checkALSStep(t, r, lambda, true)
+			checkALSStep(t, r, lambda, true, false)
 		}
 	}
 }
 
-func checkALSStep(t *testing.T, r int, lambda float64, biases bool) {
+func checkALSStep(t *testing.T, r int, lambda float64, biases, huber bool) {
 	rng := rand.New(rand.NewPCG(uint64(r), 17))
 	d1, d2 := 40, 35
 	var rows, cols []int
@@ -69,14 +86,19 @@ func checkALSStep(t *testing.T, r int, lambda float64, biases bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := (&GD{Update: UpdateALS, Ridge: lambda, Biases: biases}).paramsFor(d1, d2, m.Rate(), Settings{Rank: r, Workers: 2})
+	g := &GD{Update: UpdateALS, Ridge: lambda, Biases: biases}
+	if huber {
+		g.Huber = 3
+	}
+	q, err := g.paramsFor(d1, d2, m.Rate(), Settings{Rank: r, Workers: 2, Alpha: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := newObservedState(m, &q)
 	for k := range st.keep {
-		st.keep[k] = rng.Float64() < 0.1
+		st.keep[k] = rng.Float64() < 0.1 && !huber
 	}
+
 	w, fixU, fixV := r, -1, -1 // factor width, the columns held at 1
 	if biases {
 		w, fixU, fixV = r+2, r+1, r
@@ -89,6 +111,9 @@ func checkALSStep(t *testing.T, r int, lambda float64, biases bool) {
 		for j := range d2 {
 			v.Data[j*w+fixV] = 1
 		}
+	}
+	if huber { // about the median of |y − uᵀv| for N(0, 1) entries (variance 1 + w)
+		st.tau = 0.67 * math.Sqrt(float64(1+w))
 	}
 	un, vn := kernels.NewGeneral(d1, w), kernels.NewGeneral(d2, w)
 	if err := newALSUpdate(st, &q).step(un, vn, u, v, blas64.General{}, blas64.General{}, 1); err != nil {
@@ -112,6 +137,23 @@ func checkALSStep(t *testing.T, r int, lambda float64, biases bool) {
 		}
 		checkLine(t, what, l, r+1, lambda, regs, ys, append(slices.Clone(z[:fix]), z[fix+1:]...))
 	}
+	// add appends an entry's regressors x and target y, scaled by the
+	// square root of its Huber weight at the line's current row cur.
+	add := func(xs [][]float64, ys []float64, x []float64, y float64, cur []float64) ([][]float64, []float64) {
+		if !huber {
+			return append(xs, x), append(ys, y)
+		}
+		res := y
+		for c := range x {
+			res -= x[c] * cur[c]
+		}
+		s := math.Sqrt(min(1, st.tau/math.Abs(res)))
+		sx := make([]float64, len(x))
+		for c := range x {
+			sx[c] = s * x[c]
+		}
+		return append(xs, sx), append(ys, s*y)
+	}
 	// Rows against V, then columns against the new U.
 	for i := range d1 {
 		var xs [][]float64
@@ -119,7 +161,7 @@ func checkALSStep(t *testing.T, r int, lambda float64, biases bool) {
 		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
 			if !st.keep[k] {
 				j := int(m.ColIdx[k])
-				xs, ys = append(xs, v.Data[j*w:j*w+w]), append(ys, m.Val[k])
+				xs, ys = add(xs, ys, v.Data[j*w:j*w+w], m.Val[k], u.Data[i*w:i*w+w])
 			}
 		}
 		line("row", i, fixU, xs, ys, un.Data[i*w:i*w+w])
@@ -130,7 +172,7 @@ func checkALSStep(t *testing.T, r int, lambda float64, biases bool) {
 		for i := range d1 {
 			for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
 				if int(m.ColIdx[k]) == j && !st.keep[k] {
-					xs, ys = append(xs, un.Data[i*w:i*w+w]), append(ys, m.Val[k])
+					xs, ys = add(xs, ys, un.Data[i*w:i*w+w], m.Val[k], v.Data[j*w:j*w+w])
 				}
 			}
 		}

@@ -89,12 +89,16 @@ const (
 	StopSchedule    StopReason = "schedule"     // a method with a fixed schedule ran all of it (AltProj's r stages, line 17 of its Algorithm 1)
 	StopStationary  StopReason = "stationary"   // no step lowers the objective beyond rounding (GD's backtracking rule)
 	StopValidation  StopReason = "validation"   // the held-out error of Stop.Validation stopped improving (early stopping)
+	// StopSparseExcess: a rule was met, but S holds more than 1.5α of the
+	// entries, more corruptions than the model allows (GD.Huber on data
+	// too sparse for it); the answer is not to be trusted.
+	StopSparseExcess StopReason = "sparse-excess"
 )
 
 // Converged reports whether the rule that ended the run says the method
 // converged (a tolerance was met, the answer is exact, the factors are
 // stationary, or a fixed schedule ran to its end), as opposed to giving up
-// at the iteration cap.
+// at the iteration cap or ending on an answer the model rules out.
 func (r StopReason) Converged() bool {
 	switch r {
 	case StopFactorTol, StopResidualTol, StopTargetError, StopExact, StopSchedule, StopStationary, StopValidation:
