@@ -95,6 +95,7 @@ type Summary struct {
 	Iterations    int      `json:"iterations"`
 	Seconds       float64  `json:"seconds"`
 	StopReason    string   `json:"stop_reason"`
+	Converged     bool     `json:"converged"` // rpca.StopReason.Converged of StopReason
 	Residual      *float64 `json:"residual"`
 	SparseEntries int      `json:"sparse_entries"`
 	RelError      *float64 `json:"rel_error,omitempty"`
@@ -154,7 +155,7 @@ func Run(ctx context.Context, j Job) (*Summary, error) {
 		Command: "decompose", Method: res.Method, Input: j.Input, InputFormat: string(in.Format),
 		D1: in.D1, D2: in.D2, Partial: in.Observed != nil, Observed: in.D1 * in.D2,
 		Rank: res.U.RawMatrix().Cols, RankRequested: j.Settings.Rank, Alpha: j.Settings.Alpha, P: 1, Seed: j.Settings.Seed,
-		Params: res.Params, Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
+		Params: res.Params, Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Converged: res.Stop.Converged(),
 		Residual: metrics.Finite(res.Residual), SparseEntries: res.S.NNZ(), Output: j.Out, Result: res,
 	}
 	if j.Sampling > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -85,4 +86,35 @@ func TestSynthSaveOnlyAndErrors(t *testing.T) {
 	if got := fmt.Sprint(listDir(t, dir)); got != "[inst]" {
 		t.Errorf("leftovers %v", got)
 	}
+}
+
+// TestSynthHuber: --huber reaches rpca.GD.Huber. On an instance with
+// κ = 100 (p = 0.6) the als run with --huber 3 converges (no warning, a
+// converged stop, the true error below 1e-6). An instance with 30%
+// corruptions decomposed with --alpha 0.05 ends with sparse-excess and
+// one warning that says the answer is not to be trusted. --huber with gd
+// is refused by the library: exit 1, naming the setting.
+func TestSynthHuber(t *testing.T) {
+	r := mustRun(t, "synth", "--d", "400", "--rank", "3", "--alpha", "0.1", "--kappa", "100", "--p", "0.6",
+		"--method", "als", "--huber", "3", "--json")
+	sum := readJSON(t, r.stdout)
+	if sum["converged"] != true || strings.Contains(r.stderr, "warning") {
+		t.Errorf("κ = 100 with --huber 3: stop %v, stderr %q", sum["stop_reason"], r.stderr)
+	}
+	if e, _ := sum["rel_error"].(float64); !(e < 1e-6) {
+		t.Errorf("κ = 100 with --huber 3: error %v, want below 1e-6", sum["rel_error"])
+	}
+	dir := t.TempDir()
+	inst := join(dir, "inst")
+	mustRun(t, "synth", "--d", "300", "--rank", "3", "--alpha", "0.3", "--out", inst, "--no-solve")
+	r = runCLI(t, context.Background(), "decompose", "--in", join(inst, "Y.npy"), "--rank", "3", "--alpha", "0.05", "--p", "0.5",
+		"--method", "als", "--huber", "3", "--json", "--out", join(dir, "out"))
+	if r.code != 0 {
+		t.Fatalf("decompose with 30%% corruptions: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if sum := readJSON(t, r.stdout); sum["stop_reason"] != "sparse-excess" || sum["converged"] != false ||
+		strings.Count(r.stderr, "rpca: warning:") != 1 || !strings.Contains(r.stderr, "not to be trusted") {
+		t.Errorf("30%% corruptions, --alpha 0.05: stop %v, stderr %q", sum["stop_reason"], r.stderr)
+	}
+	wantError(t, 1, []string{"GD.Huber"}, "synth", "--d", "60", "--rank", "2", "--method", "gd", "--huber", "3")
 }
