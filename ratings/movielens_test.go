@@ -2,6 +2,7 @@ package ratings
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -31,6 +32,9 @@ import (
 // biases alone. It also scores a plain reference, biased matrix
 // factorisation fitted jointly by alternating ridge regressions
 // (refALS), at RPCA_MOVIELENS_REF="rank,λ,λ_bias" (default 50,14,3).
+// RPCA_MOVIELENS_SVDPP="rank,λ,λ_bias,λ_y" adds the SVD++ reference
+// (refSVDpp, 25 sweeps of 5 conjugate-gradient steps for Y), whose fits
+// take about 25 s a fold.
 // RPCA_MOVIELENS_UPDATE sets the update rule of the fits (default: Fit's
 // own, alternating least squares; "scaled" or "paper" for the gradient
 // steps). RPCA_MOVIELENS_PATIENCE sets Selection.Patience (default:
@@ -47,8 +51,12 @@ func TestMovieLensCV(t *testing.T) {
 	}
 	refRank, refLambda, refBias := 50, 14.0, 3.0
 	if s := os.Getenv("RPCA_MOVIELENS_REF"); s != "" {
-		v := envFloatList(t, s)
+		v := envFloatList(t, s, 3)
 		refRank, refLambda, refBias = int(v[0]), v[1], v[2]
+	}
+	var pp []float64 // the SVD++ reference's rank, λ, λ_bias, λ_y, or nil
+	if s := os.Getenv("RPCA_MOVIELENS_SVDPP"); s != "" {
+		pp = envFloatList(t, s, 4)
 	}
 	var method rpca.Method // the default: alternating least squares
 	if u := os.Getenv("RPCA_MOVIELENS_UPDATE"); u != "" {
@@ -67,7 +75,7 @@ func TestMovieLensCV(t *testing.T) {
 		fold[p] = k % folds
 	}
 	clip := &[2]float64{0.5, 5}
-	var sumModel, sumBias, sumRef, sumSecs float64
+	var sumModel, sumBias, sumRef, sumPP, sumSecs float64
 	t.Logf("%4s %8s %8s %8s %6s %6s %7s", "fold", "biases", "rpca", "ref ALS", "rank", "ridge", "fit(s)")
 	for f := 0; f < folds; f++ {
 		held := make([]bool, r.Len())
@@ -81,7 +89,11 @@ func TestMovieLensCV(t *testing.T) {
 		}
 		secs := time.Since(start).Seconds()
 		ref := refALS(r, held, refRank, refLambda, refBias, 25)
-		var em, eb, er float64
+		var svdpp *svdppFit
+		if pp != nil {
+			svdpp = refSVDpp(r, held, int(pp[0]), pp[1], pp[2], pp[3], 25, 5)
+		}
+		var em, eb, er, ep float64
 		n := 0
 		for k, h := range held {
 			if !h {
@@ -104,30 +116,43 @@ func TestMovieLensCV(t *testing.T) {
 			em += (pm - want) * (pm - want)
 			eb += (pb - want) * (pb - want)
 			er += (pr - want) * (pr - want)
+			if svdpp != nil {
+				pp := math.Min(math.Max(svdpp.Predict(r.Row[k], r.Col[k]), clip[0]), clip[1])
+				ep += (pp - want) * (pp - want)
+			}
 			n++
 		}
 		rm, rb, rr := math.Sqrt(em/float64(n)), math.Sqrt(eb/float64(n)), math.Sqrt(er/float64(n))
 		if math.IsNaN(rm) || rm > rb {
 			t.Errorf("fold %d: RMSE %v, above the biases' %v", f, rm, rb)
 		}
-		t.Logf("%4d %8.4f %8.4f %8.4f %6d %6g %7.2f", f, rb, rm, rr, m.Options.Rank, m.Chosen.Best.Ridge, secs)
-		sumModel, sumBias, sumRef, sumSecs = sumModel+rm, sumBias+rb, sumRef+rr, sumSecs+secs
+		rp, extra := math.Sqrt(ep/float64(n)), ""
+		if svdpp != nil {
+			extra = fmt.Sprintf(" svd++ %.4f", rp)
+		}
+		t.Logf("%4d %8.4f %8.4f %8.4f %6d %6g %7.2f%s", f, rb, rm, rr, m.Options.Rank, m.Chosen.Best.Ridge, secs, extra)
+		sumModel, sumBias, sumRef, sumPP, sumSecs = sumModel+rm, sumBias+rb, sumRef+rr, sumPP+rp, sumSecs+secs
 	}
 	mb, mm, mr := sumBias/folds, sumModel/folds, sumRef/folds
 	t.Logf("mean: biases %.4f, rpca %.4f (%.2f%% below), reference ALS rank %d λ %g λ_bias %g %.4f (%.2f%% below); mean fit %.2f s",
 		mb, mm, 100*(mb-mm)/mb, refRank, refLambda, refBias, mr, 100*(mb-mr)/mb, sumSecs/folds)
+	if pp != nil {
+		mp := sumPP / folds
+		t.Logf("SVD++ reference rank %g λ %g λ_bias %g λ_y %g: %.4f (%.2f%% below the biases)", pp[0], pp[1], pp[2], pp[3], mp, 100*(mb-mp)/mb)
+	}
 }
 
-func envFloatList(t *testing.T, s string) []float64 {
+// envFloatList parses n comma-separated numbers.
+func envFloatList(t *testing.T, s string, n int) []float64 {
 	fields := strings.Split(s, ",")
-	if len(fields) != 3 {
-		t.Fatalf("RPCA_MOVIELENS_REF=%q: want rank,λ,λ_bias", s)
+	if len(fields) != n {
+		t.Fatalf("%q: want %d comma-separated numbers", s, n)
 	}
-	v := make([]float64, 3)
+	v := make([]float64, n)
 	for k, f := range fields {
 		var err error
 		if v[k], err = strconv.ParseFloat(f, 64); err != nil {
-			t.Fatalf("RPCA_MOVIELENS_REF=%q: %v", s, err)
+			t.Fatalf("%q: %v", s, err)
 		}
 	}
 	return v
