@@ -158,6 +158,23 @@ func envFloatList(t *testing.T, s string, n int) []float64 {
 	return v
 }
 
+// trainingLines returns the positions of the training ratings (those not
+// held) of each row and of each column, and their mean.
+func trainingLines(r *triples.Ratings, held []bool) (byRow, byCol [][]int, mean float64) {
+	byRow, byCol = make([][]int, r.D1), make([][]int, r.D2)
+	n := 0
+	for k := range r.Len() {
+		if held[k] {
+			continue
+		}
+		byRow[r.Row[k]] = append(byRow[r.Row[k]], k)
+		byCol[r.Col[k]] = append(byCol[r.Col[k]], k)
+		mean += r.Val[k]
+		n++
+	}
+	return byRow, byCol, mean / float64(n)
+}
+
 // refALS is a plain reference for the cross-validation: the biased
 // factorisation r̂_ij = μ + b_i + c_j + p_i·q_j fitted to the ratings of r
 // not in held by alternating exact ridge regressions (per row: b_i and
@@ -166,18 +183,7 @@ func envFloatList(t *testing.T, s string, n int) []float64 {
 // random start, for the given sweeps. It returns the predictor over r's
 // indices (no clipping).
 func refALS(r *triples.Ratings, held []bool, rank int, lambda, lambdaBias float64, sweeps int) func(i, j int) float64 {
-	var byRow, byCol = make([][]int, r.D1), make([][]int, r.D2)
-	mu, n := 0.0, 0
-	for k := range r.Len() {
-		if held[k] {
-			continue
-		}
-		byRow[r.Row[k]] = append(byRow[r.Row[k]], k)
-		byCol[r.Col[k]] = append(byCol[r.Col[k]], k)
-		mu += r.Val[k]
-		n++
-	}
-	mu /= float64(n)
+	byRow, byCol, mu := trainingLines(r, held)
 	// P[i] = [b_i, p_i], Q[j] = [c_j, q_j]; r̂ = μ + b_i + c_j + p_i·q_j.
 	rng := rand.New(rand.NewPCG(3, 4))
 	newFactor := func(d int) [][]float64 {

@@ -27,18 +27,7 @@ import (
 // with everything else fixed (penalty λ_y‖Y‖²), which couples all the
 // y_l of a user through z_i.
 func refSVDpp(r *triples.Ratings, held []bool, rank int, lambda, lambdaBias, lambdaY float64, sweeps, cgIters int) *svdppFit {
-	byRow, byCol := make([][]int, r.D1), make([][]int, r.D2)
-	mu, n := 0.0, 0
-	for k := range r.Len() {
-		if held[k] {
-			continue
-		}
-		byRow[r.Row[k]] = append(byRow[r.Row[k]], k)
-		byCol[r.Col[k]] = append(byCol[r.Col[k]], k)
-		mu += r.Val[k]
-		n++
-	}
-	mu /= float64(n)
+	byRow, byCol, mu := trainingLines(r, held)
 	rng := rand.New(rand.NewPCG(3, 4))
 	block := func(d, w int, scale float64) [][]float64 {
 		f := make([][]float64, d)
