@@ -128,6 +128,16 @@ type GD struct {
 	// where it does not. 0 (the default) keeps T_{γα}; 3 is a sound
 	// value.
 	Huber float64
+
+	// Implicit, with UpdateALS only (and without Huber), adds SVD++'s
+	// implicit feedback (Koren, KDD 2008) to the row factors and is λ_y,
+	// the ridge on its factors: u_i = p_i + |Φ_i|^(−½) Σ_{l ∈ Φ_i} y_l,
+	// so that which columns a row has observed (which movies a user chose
+	// to rate) informs its factor, not only their values. Each sweep fits
+	// P's rows (ridge λ on P), then Y by a few conjugate-gradient steps,
+	// then V's rows. U is returned with the implicit part added in, so
+	// M = U·Vᵀ as always. Not in the paper. 0 (the default) leaves it out.
+	Implicit float64
 }
 
 // Start holds the factors of a warm start ([GD.Start]): the low-rank
@@ -291,6 +301,7 @@ type gdParams struct {
 	rank, workers int
 	alpha         float64
 	huber         float64 // GD.Huber: the multiple of the median absolute residual, or 0
+	implicit      float64 // GD.Implicit: λ_y, or 0
 	svdTol        float64
 	seed          uint64
 	kRow, kCol    int     // counts of T in the iterations
@@ -319,7 +330,7 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"Gamma", g.Gamma}, {"StepConst", g.StepConst}, {"Mu", g.Mu}, {"Balance", g.Balance}, {"SVDTol", g.SVDTol}, {"Ridge", g.Ridge}, {"Huber", g.Huber}} {
+	}{{"Gamma", g.Gamma}, {"StepConst", g.StepConst}, {"Mu", g.Mu}, {"Balance", g.Balance}, {"SVDTol", g.SVDTol}, {"Ridge", g.Ridge}, {"Huber", g.Huber}, {"Implicit", g.Implicit}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return q, fmt.Errorf("rpca: GD.%s must be a finite non-negative number, got %v", f.name, f.v)
 		}
@@ -360,6 +371,10 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		return q, fmt.Errorf("rpca: GD.Huber needs GD.Update = %q and α > 0 (it weighs the exact least-squares fits against outliers)", UpdateALS)
 	}
 	q.huber = g.Huber
+	if g.Implicit > 0 && (!q.als || g.Huber > 0) {
+		return q, fmt.Errorf("rpca: GD.Implicit needs GD.Update = %q without GD.Huber", UpdateALS)
+	}
+	q.implicit = g.Implicit
 	if q.als {
 		q.partial = true  // every entry of a dense Y counts as observed
 		q.project = false // no step to project, nor a step constant
@@ -435,6 +450,7 @@ type GDParams struct {
 	KCol         int     `json:"k_col"`         // entries T_γα keeps per column
 	PerLine      bool    `json:"per_line"`      // GD.PerLine: T keeps ⌊γα·n⌋ of a line's n observed entries instead of KRow, KCol
 	Huber        float64 `json:"huber"`         // GD.Huber: Huber weights at this multiple of the median absolute residual in place of T_γα, or 0
+	Implicit     float64 `json:"implicit"`      // GD.Implicit: λ_y of SVD++'s implicit factors, or 0
 	InitLocation float64 `json:"init_location"` // c of the initial T_α on Y − c·11ᵀ
 }
 
@@ -446,7 +462,7 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 	}
 	return &GDParams{Algorithm: alg, Scaled: q.scaled, ALS: q.als, Biases: q.biases, Backtracking: q.backtrack, Projection: q.project,
 		Gamma: q.gamma, StepConst: q.c, Step: eta, Sigma1: sigma1, Mu: q.mu, Balance: q.balance, P: q.p,
-		Ridge: q.ridge, KRow: q.kRow, KCol: q.kCol, PerLine: q.frac > 0, Huber: q.huber, InitLocation: loc}
+		Ridge: q.ridge, KRow: q.kRow, KCol: q.kCol, PerLine: q.frac > 0, Huber: q.huber, Implicit: q.implicit, InitLocation: loc}
 }
 
 // Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.

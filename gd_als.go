@@ -42,7 +42,8 @@ type alsUpdate struct {
 	// rowChunks and colChunks cut the rows and the columns into chunks of
 	// about alsChunk entries, the workers' unit of work.
 	rowChunks, colChunks []int
-	work                 []alsWork // per worker
+	work                 []alsWork        // per worker
+	im                   *implicitFactors // GD.Implicit, or nil
 }
 
 // alsWork is one worker's system (r×r, or (r+1)×(r+1) with GD.Biases),
@@ -54,6 +55,8 @@ type alsWork struct {
 	// factor being solved for, whose residuals set the weights.
 	cur []float64
 	tau float64
+	// shift is the line's row of GD.Implicit's Z (see solveLines), or nil.
+	shift []float64
 }
 
 // alsBlock is the number of entries gathered at a time; alsChunk the
@@ -109,6 +112,13 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 		a.fixU, a.fixV = q.rank+1, q.rank
 		free = q.rank + 1
 	}
+	if q.implicit > 0 {
+		width := q.rank // of U: [U₀], or [U₀ b 1] with GD.Biases
+		if q.biases {
+			width += 2
+		}
+		a.im = newImplicitFactors(m, q.rank, width, q.implicit, q.workers)
+	}
 	a.work = make([]alsWork, q.workers)
 	for w := range a.work {
 		a.work[w] = alsWork{g: make([]float64, free*free), b: make([]float64, free), z: make([]float64, free),
@@ -131,8 +141,15 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 	if a.st.q.huber > 0 {
 		tau, keep, curU, curV = a.st.tau, nil, u, v
 	}
-	if l := a.solveLines(un, v, a.fixU, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep, curU, tau); l >= 0 {
+	var shift blas64.General
+	if a.im != nil {
+		shift = a.im.z
+	}
+	if l := a.solveLines(un, v, a.fixU, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep, curU, tau, shift); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", ErrDiverged, l)
+	}
+	if a.im != nil {
+		a.im.step(un, v, keep)
 	}
 	// S_t's support and Φ's values in column order, gathered in one tight
 	// loop (whose cache misses overlap) rather than one miss per entry of
@@ -155,7 +172,7 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 	if keep == nil {
 		colKeep = nil
 	}
-	if l := a.solveLines(vn, un, a.fixV, m.ColPtr, a.colChunks, m.RowIdx, colVal, colKeep, curV, tau); l >= 0 {
+	if l := a.solveLines(vn, un, a.fixV, m.ColPtr, a.colChunks, m.RowIdx, colVal, colKeep, curV, tau, blas64.General{}); l >= 0 {
 		return fmt.Errorf("%w: the least-squares system of column %d is not positive definite", ErrDiverged, l)
 	}
 	return nil
@@ -169,9 +186,12 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 // each line is solved on its own, so the result does not depend on them.
 // A column fix ≥ 0 of dst is held at 1: it is left out of the unknowns,
 // and its partner column of x out of the regressors and (subtracted)
-// into the targets. It returns the first line whose system failed (see
-// solveRidge), or −1.
-func (a *alsUpdate) solveLines(dst, x blas64.General, fix int, ptr, chunks []int, idx []int32, val []float64, out []bool, cur blas64.General, tau float64) int {
+// into the targets. With shift (GD.Implicit's Z; Data nil otherwise) the
+// line solves for its row minus row l of shift, the targets less the
+// regressors times that row, and adds the row back: the ridge pulls the
+// line toward shift's row instead of 0. It returns the first line whose
+// system failed (see solveRidge), or −1.
+func (a *alsUpdate) solveLines(dst, x blas64.General, fix int, ptr, chunks []int, idx []int32, val []float64, out []bool, cur blas64.General, tau float64, shift blas64.General) int {
 	r := dst.Cols
 	var next atomic.Int64
 	failed := make([]int, len(a.work))
@@ -188,17 +208,24 @@ func (a *alsUpdate) solveLines(dst, x blas64.General, fix int, ptr, chunks []int
 				if tau > 0 {
 					ws.cur = cur.Data[l*cur.Stride : l*cur.Stride+cur.Cols]
 				}
+				ws.shift = nil
+				if shift.Data != nil {
+					ws.shift = shift.Data[l*shift.Stride : l*shift.Stride+shift.Cols]
+				}
 				if !ws.solveLine(x, fix, idx[ptr[l]:ptr[l+1]], val[ptr[l]:ptr[l+1]], o, a.ridge) && failed[w] < 0 {
 					failed[w] = l
 				}
 				row := dst.Data[l*dst.Stride : l*dst.Stride+r]
 				if fix < 0 {
 					copy(row, ws.z)
-					continue
+				} else {
+					copy(row[:fix], ws.z[:fix])
+					row[fix] = 1
+					copy(row[fix+1:], ws.z[fix:])
 				}
-				copy(row[:fix], ws.z[:fix])
-				row[fix] = 1
-				copy(row[fix+1:], ws.z[fix:])
+				for c, z := range ws.shift { // 0 in the held column
+					row[c] += z
+				}
 			}
 		}
 	})
@@ -287,6 +314,9 @@ func (ws *alsWork) gather(x blas64.General, fix int, idx []int32, val []float64,
 		default:
 			copy(ws.rows[n*r:n*r+r], xj)
 			ws.ys[n] = val[k]
+		}
+		if ws.shift != nil {
+			ws.ys[n] -= kernels.Dot(xj, ws.shift)
 		}
 		if ws.tau > 0 {
 			ws.weigh(n, val[k], xj)

@@ -79,8 +79,9 @@ func TestHuberSparseExcess(t *testing.T) {
 	}
 }
 
-// TestHuberBadSettings: GD.Huber needs UpdateALS and α > 0, and a finite
-// non-negative value; anything else is ErrBadInput.
+// TestHuberBadSettings: GD.Huber needs UpdateALS and α > 0, GD.Implicit
+// UpdateALS without Huber, and both a finite non-negative value; anything
+// else is ErrBadInput.
 func TestHuberBadSettings(t *testing.T) {
 	in, err := synth.Observed(synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
 	if err != nil {
@@ -97,6 +98,9 @@ func TestHuberBadSettings(t *testing.T) {
 		{"negative", &rpca.GD{Update: rpca.UpdateALS, Huber: -1}, 0.05},
 		{"NaN", &rpca.GD{Update: rpca.UpdateALS, Huber: math.NaN()}, 0.05},
 		{"Inf", &rpca.GD{Update: rpca.UpdateALS, Huber: math.Inf(1)}, 0.05},
+		{"Implicit with the paper's update", &rpca.GD{Implicit: 1}, 0.05},
+		{"Implicit with Huber", &rpca.GD{Update: rpca.UpdateALS, Huber: 3, Implicit: 1}, 0.05},
+		{"Implicit negative", &rpca.GD{Update: rpca.UpdateALS, Implicit: -1}, 0.05},
 	} {
 		_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: c.alpha}, c.g)
 		if !errors.Is(err, rpca.ErrBadInput) {

@@ -35,6 +35,8 @@ import (
 // RPCA_MOVIELENS_SVDPP="rank,λ,λ_bias,λ_y" adds the SVD++ reference
 // (refSVDpp, 25 sweeps of 5 conjugate-gradient steps for Y), whose fits
 // take about 25 s a fold.
+// RPCA_MOVIELENS_IMPLICIT=λ_y fits with rpca.GD.Implicit (alternating
+// least squares with SVD++'s implicit factors).
 // RPCA_MOVIELENS_UPDATE sets the update rule of the fits (default: Fit's
 // own, alternating least squares; "scaled" or "paper" for the gradient
 // steps). RPCA_MOVIELENS_PATIENCE sets Selection.Patience (default:
@@ -61,6 +63,13 @@ func TestMovieLensCV(t *testing.T) {
 	var method rpca.Method // the default: alternating least squares
 	if u := os.Getenv("RPCA_MOVIELENS_UPDATE"); u != "" {
 		method = &rpca.GD{Update: rpca.UpdateRule(u), PerLine: true}
+	}
+	if v := os.Getenv("RPCA_MOVIELENS_IMPLICIT"); v != "" {
+		lambdaY, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("RPCA_MOVIELENS_IMPLICIT=%q: %v", v, err)
+		}
+		method = &rpca.GD{Update: rpca.UpdateALS, PerLine: true, Implicit: lambdaY}
 	}
 	var sel Selection
 	if s := os.Getenv("RPCA_MOVIELENS_PATIENCE"); s != "" {

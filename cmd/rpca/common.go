@@ -104,6 +104,7 @@ type solveFlags struct {
 	stepRule   string
 	ridge      float64
 	huber      float64
+	implicit   float64
 	p          float64
 	tol        float64
 	factorTol  float64
@@ -172,6 +173,7 @@ func (f *solveFlags) defs() []flagDef {
 		{flagGDModel, "no-projection", &f.noProj, "gd: switch off the row-norm projections"},
 		{flagGDModel, "ridge", cliflag.Checked(&f.ridge, cliflag.OrDefault, orDef), "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
 		{flagGDModel, "huber", cliflag.Checked(&f.huber, cliflag.OrDefault, orDef), "als: Huber weights at this multiple of the median absolute residual in place of the count-based sparse estimator (0: off; 3 is sound); converges at any conditioning on data observed well above the paper's rate"},
+		{flagGDModel, "implicit", cliflag.Checked(&f.implicit, cliflag.OrDefault, orDef), "als: λ_y of SVD++'s implicit factors (which columns a row has observed, e.g. which movies a user rated, shape its factor; 0: off)"},
 		{flagGDModel, "step-rule", cliflag.Checked(&f.stepRule, cliflag.OneOf("", string(rpca.StepFixed), string(rpca.StepBacktracking)), "fixed or backtracking"), "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix"},
 		{flagLambda, "lambda", cliflag.Checked(&f.ialmLambda, cliflag.OrDefault, orDef), "ialm: weight λ of ‖S‖₁ (0: 1/√d1)"},
 		{flagSample, "p", cliflag.Checked(&f.p, cliflag.Rate, "in (0, 1]"), "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them"},
@@ -285,7 +287,7 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 		return nil, fmt.Errorf("unknown --method %q (want %s): %w", f.method, strings.Join(names, ", "), errUsage)
 	}
 	m, err := methods.New(f.method, part, methods.Options{Mu: f.mu, Gamma: f.gamma, StepConst: f.step,
-		NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge, Huber: f.huber, Lambda: f.ialmLambda})
+		NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge, Huber: f.huber, Implicit: f.implicit, Lambda: f.ialmLambda})
 	switch {
 	case errors.Is(err, methods.ErrNeedsFull) && f.p < 1:
 		return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only: %w", f.method, errUsage)

@@ -1,0 +1,195 @@
+package rpca
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/observed"
+)
+
+// implicitCG is the number of conjugate-gradient steps of each Y step of
+// GD.Implicit. Each sweep starts them again from the new factors, so a
+// few suffice.
+const implicitCG = 5
+
+// implicitFactors holds GD.Implicit's state: SVD++'s implicit factors Y
+// (d2×r, row l is y_l) and Z (d1 × U's width, zero beyond column r), row i
+// being z_i = |Φ_i|^(−½) Σ_{l ∈ Φ_i} y_l over the columns l observed in
+// row i (Koren, KDD 2008). The low-rank part is M = U·Vᵀ with
+// U = P + Z: the factors the solver iterates are the effective ones,
+// P = U − Z is implicit, and the ridge λ of the row fits falls on P (see
+// solveLines' shift).
+type implicitFactors struct {
+	m       *observed.Matrix
+	r       int
+	cg      int       // conjugate-gradient steps per Y step (implicitCG)
+	lambda  float64 // λ_y
+	workers int
+	norm    []float64 // |Φ_i|^(−½), 0 for an empty row
+	y, z    blas64.General
+	a       []float64 // per row: Σ v₀ⱼv₀ⱼᵀ over its entries outside Ω_t (r×r)
+	g       blas64.General
+	s       blas64.General // per row: Σ_{l ∈ Φ_i} d_l (d1×r)
+	// Conjugate-gradient vectors, d2×r: the step D, the residual, the
+	// direction and H·direction.
+	d, res, dir, hd blas64.General
+}
+
+func newImplicitFactors(m *observed.Matrix, r, width int, lambda float64, workers int) *implicitFactors {
+	im := &implicitFactors{m: m, r: r, cg: implicitCG, lambda: lambda, workers: workers, norm: make([]float64, m.Rows),
+		y: kernels.NewGeneral(m.Cols, r), z: kernels.NewGeneral(m.Rows, width),
+		a: make([]float64, m.Rows*r*r), g: kernels.NewGeneral(m.Rows, r), s: kernels.NewGeneral(m.Rows, r),
+		d: kernels.NewGeneral(m.Cols, r), res: kernels.NewGeneral(m.Cols, r), dir: kernels.NewGeneral(m.Cols, r),
+		hd: kernels.NewGeneral(m.Cols, r)}
+	for i := range m.Rows {
+		if n := m.RowPtr[i+1] - m.RowPtr[i]; n > 0 {
+			im.norm[i] = 1 / math.Sqrt(float64(n))
+		}
+	}
+	return im
+}
+
+// step is the Y step, run between the row fits and the column fits of
+// an UpdateALS sweep: with V and P = U − Z fixed it moves Y toward the
+// minimiser of
+//
+//	Σ_{(i,j) ∈ Φ∖Ω_t} (y_ij − u_i·v_j)² + λ_y‖Y‖²,  u_i = p_i + z_i(Y),
+//
+// a linear least-squares problem in Y, by im.cg conjugate-gradient
+// steps from the current Y, and updates Z and the rows of u to match.
+// With D = Y_new − Y and s_i = Σ_{l ∈ Φ_i} d_l, row i contributes
+// norm_i²·s_iᵀA_is_i − 2·norm_i·s_iᵀg_i (A_i = Σ v₀v₀ᵀ, g_i = Σ e_ij v₀ⱼ
+// over its entries outside Ω_t, e the current residuals, v₀ⱼ the first r
+// entries of v_j), so the normal equations are
+// H·D = Nᵀ(norm_i g_i) − λ_y Y with H·D = Nᵀ(norm_i² A_i (N·D)_i) + λ_y D,
+// N the pattern of Φ.
+func (im *implicitFactors) step(u, v blas64.General, keep []bool) {
+	m, r := im.m, im.r
+	kernels.ParallelFor(m.Rows, im.workers, 64, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ai := im.a[i*r*r : (i+1)*r*r]
+			gi := im.g.Data[i*r : (i+1)*r]
+			clear(ai)
+			clear(gi)
+			ui := u.Data[i*u.Stride : i*u.Stride+u.Cols]
+			for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
+				if keep != nil && keep[k] {
+					continue
+				}
+				vj := v.Data[int(m.ColIdx[k])*v.Stride : int(m.ColIdx[k])*v.Stride+v.Cols]
+				e := m.Val[k] - kernels.Dot(ui, vj)
+				for a, va := range vj[:r] {
+					gi[a] += e * va
+					row := ai[a*r : a*r+r]
+					for c, vc := range vj[:r] {
+						row[c] += va * vc
+					}
+				}
+			}
+			for a := range gi {
+				gi[a] *= im.norm[i]
+			}
+		}
+	})
+	// res = Nᵀg − λ_y Y − H·0, dir = res.
+	im.gatherColumns(im.res, im.g)
+	for k, y := range im.y.Data {
+		im.res.Data[k] -= im.lambda * y
+	}
+	copy(im.dir.Data, im.res.Data)
+	clear(im.d.Data)
+	rr := dotAll(im.res.Data, im.res.Data)
+	for range im.cg {
+		if rr == 0 {
+			break
+		}
+		im.applyH(im.hd, im.dir)
+		alpha := rr / dotAll(im.dir.Data, im.hd.Data)
+		for k := range im.d.Data {
+			im.d.Data[k] += alpha * im.dir.Data[k]
+			im.res.Data[k] -= alpha * im.hd.Data[k]
+		}
+		next := dotAll(im.res.Data, im.res.Data)
+		for k := range im.dir.Data {
+			im.dir.Data[k] = im.res.Data[k] + next/rr*im.dir.Data[k]
+		}
+		rr = next
+	}
+	// Y += D; z_i and u_i move by norm_i·Σ_{l ∈ Φ_i} d_l.
+	for k, d := range im.d.Data {
+		im.y.Data[k] += d
+	}
+	im.rowSums(im.s, im.d)
+	kernels.ParallelFor(m.Rows, im.workers, 256, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			si := im.s.Data[i*r : (i+1)*r]
+			zi := im.z.Data[i*im.z.Stride : i*im.z.Stride+r]
+			ui := u.Data[i*u.Stride : i*u.Stride+r]
+			for a, sa := range si {
+				dz := im.norm[i] * sa
+				zi[a] += dz
+				ui[a] += dz
+			}
+		}
+	})
+}
+
+// applyH sets out = H·d (see step).
+func (im *implicitFactors) applyH(out, d blas64.General) {
+	m, r := im.m, im.r
+	im.rowSums(im.s, d)
+	kernels.ParallelFor(m.Rows, im.workers, 256, func(lo, hi int) {
+		w := make([]float64, r)
+		for i := lo; i < hi; i++ {
+			si := im.s.Data[i*r : (i+1)*r]
+			ai := im.a[i*r*r : (i+1)*r*r]
+			n2 := im.norm[i] * im.norm[i]
+			for a := range w {
+				w[a] = n2 * kernels.Dot(ai[a*r:a*r+r], si)
+			}
+			copy(si, w) // s now holds norm_i² A_i s_i
+		}
+	})
+	im.gatherColumns(out, im.s)
+	for k, x := range d.Data {
+		out.Data[k] += im.lambda * x
+	}
+}
+
+// rowSums sets row i of dst to Σ_{l ∈ Φ_i} (row l of d).
+func (im *implicitFactors) rowSums(dst, d blas64.General) {
+	m, r := im.m, im.r
+	kernels.ParallelFor(m.Rows, im.workers, 256, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			si := dst.Data[i*r : (i+1)*r]
+			clear(si)
+			for _, l := range m.ColIdx[m.RowPtr[i]:m.RowPtr[i+1]] {
+				for a, x := range d.Data[int(l)*r : int(l)*r+r] {
+					si[a] += x
+				}
+			}
+		}
+	})
+}
+
+// gatherColumns sets row l of dst to Σ_{i : l ∈ Φ_i} (row i of w), one
+// column of Φ at a time (no two workers write the same row).
+func (im *implicitFactors) gatherColumns(dst, w blas64.General) {
+	m, r := im.m, im.r
+	kernels.ParallelFor(m.Cols, im.workers, 256, func(lo, hi int) {
+		for l := lo; l < hi; l++ {
+			dl := dst.Data[l*r : (l+1)*r]
+			clear(dl)
+			for _, i := range m.RowIdx[m.ColPtr[l]:m.ColPtr[l+1]] {
+				for a, x := range w.Data[int(i)*r : int(i)*r+r] {
+					dl[a] += x
+				}
+			}
+		}
+	})
+}
+
+// dotAll returns Σ a_k b_k.
+func dotAll(a, b []float64) float64 { return kernels.Dot(a, b) }
