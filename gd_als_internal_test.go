@@ -99,19 +99,7 @@ func checkALSStep(t *testing.T, r int, lambda float64, biases, huber bool) {
 		st.keep[k] = rng.Float64() < 0.1 && !huber
 	}
 
-	w, fixU, fixV := r, -1, -1 // factor width, the columns held at 1
-	if biases {
-		w, fixU, fixV = r+2, r+1, r
-	}
-	u, v := randomGeneral(rng, d1, w), randomGeneral(rng, d2, w)
-	if biases {
-		for i := range d1 {
-			u.Data[i*w+fixU] = 1
-		}
-		for j := range d2 {
-			v.Data[j*w+fixV] = 1
-		}
-	}
+	u, v, w, fixU, fixV := randomALSFactors(rng, d1, d2, r, biases)
 	if huber { // about the median of |y − uᵀv| for N(0, 1) entries (variance 1 + w)
 		st.tau = 0.67 * math.Sqrt(float64(1+w))
 	}
@@ -229,6 +217,26 @@ func checkLine(t *testing.T, what string, l, r int, lambda float64, xs [][]float
 			return
 		}
 	}
+}
+
+// randomALSFactors returns random d1×w and d2×w factors for an ALS step
+// test: w = r, or with the biases w = r + 2 with U's column fixU = r + 1
+// and V's column fixV = r held at 1 (fixU = fixV = −1 without).
+func randomALSFactors(rng *rand.Rand, d1, d2, r int, biases bool) (u, v blas64.General, w, fixU, fixV int) {
+	w, fixU, fixV = r, -1, -1 // factor width, the columns held at 1
+	if biases {
+		w, fixU, fixV = r+2, r+1, r
+	}
+	u, v = randomGeneral(rng, d1, w), randomGeneral(rng, d2, w)
+	if biases {
+		for i := range d1 {
+			u.Data[i*w+fixU] = 1
+		}
+		for j := range d2 {
+			v.Data[j*w+fixV] = 1
+		}
+	}
+	return u, v, w, fixU, fixV
 }
 
 func randomGeneral(rng *rand.Rand, rows, cols int) blas64.General {

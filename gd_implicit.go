@@ -24,7 +24,7 @@ const implicitCG = 5
 type implicitFactors struct {
 	m       *observed.Matrix
 	r       int
-	cg      int       // conjugate-gradient steps per Y step (implicitCG)
+	cg      int     // conjugate-gradient steps per Y step (implicitCG)
 	lambda  float64 // λ_y
 	workers int
 	norm    []float64 // |Φ_i|^(−½), 0 for an empty row
@@ -160,30 +160,25 @@ func (im *implicitFactors) applyH(out, d blas64.General) {
 
 // rowSums sets row i of dst to Σ_{l ∈ Φ_i} (row l of d).
 func (im *implicitFactors) rowSums(dst, d blas64.General) {
-	m, r := im.m, im.r
-	kernels.ParallelFor(m.Rows, im.workers, 256, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			si := dst.Data[i*r : (i+1)*r]
-			clear(si)
-			for _, l := range m.ColIdx[m.RowPtr[i]:m.RowPtr[i+1]] {
-				for a, x := range d.Data[int(l)*r : int(l)*r+r] {
-					si[a] += x
-				}
-			}
-		}
-	})
+	im.sumLines(dst, d, im.m.RowPtr, im.m.ColIdx)
 }
 
 // gatherColumns sets row l of dst to Σ_{i : l ∈ Φ_i} (row i of w), one
 // column of Φ at a time (no two workers write the same row).
 func (im *implicitFactors) gatherColumns(dst, w blas64.General) {
-	m, r := im.m, im.r
-	kernels.ParallelFor(m.Cols, im.workers, 256, func(lo, hi int) {
+	im.sumLines(dst, w, im.m.ColPtr, im.m.RowIdx)
+}
+
+// sumLines sets row l of dst (r wide) to the sum of the rows of src named
+// by line l of the pattern (ptr, idx), in parallel over the lines.
+func (im *implicitFactors) sumLines(dst, src blas64.General, ptr []int, idx []int32) {
+	r := im.r
+	kernels.ParallelFor(len(ptr)-1, im.workers, 256, func(lo, hi int) {
 		for l := lo; l < hi; l++ {
 			dl := dst.Data[l*r : (l+1)*r]
 			clear(dl)
-			for _, i := range m.RowIdx[m.ColPtr[l]:m.ColPtr[l+1]] {
-				for a, x := range w.Data[int(i)*r : int(i)*r+r] {
+			for _, i := range idx[ptr[l]:ptr[l+1]] {
+				for a, x := range src.Data[int(i)*r : int(i)*r+r] {
 					dl[a] += x
 				}
 			}

@@ -57,19 +57,7 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 	for k := range st.keep {
 		st.keep[k] = rng.Float64() < 0.1
 	}
-	w, fixU, fixV := r, -1, -1
-	if biases {
-		w, fixU, fixV = r+2, r+1, r
-	}
-	u, v := randomGeneral(rng, d1, w), randomGeneral(rng, d2, w)
-	if biases {
-		for i := range d1 {
-			u.Data[i*w+fixU] = 1
-		}
-		for j := range d2 {
-			v.Data[j*w+fixV] = 1
-		}
-	}
+	u, v, w, fixU, fixV := randomALSFactors(rng, d1, d2, r, biases)
 	a := newALSUpdate(st, &q)
 	a.im.cg = 300
 	// A non-zero Y to start from, and Z to match.
@@ -100,6 +88,17 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 		t.Fatal(err)
 	}
 
+	// less returns y − vec·v_j for entry k (in column j), and v_j.
+	less := func(k int, vec []float64) (float64, []float64) {
+		j := int(m.ColIdx[k])
+		vj := v.Data[j*w : j*w+w]
+		t := m.Val[k]
+		for c := range w {
+			t -= vj[c] * vec[c]
+		}
+		return t, vj
+	}
+
 	// 1. The row fits, from the final U less the Y step's move of z.
 	z1 := zOf(a.im.y)
 	for i := range d1 {
@@ -109,12 +108,7 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 			if st.keep[k] {
 				continue
 			}
-			j := int(m.ColIdx[k])
-			vj := v.Data[j*w : j*w+w]
-			t := m.Val[k]
-			for c := range w {
-				t -= vj[c] * z0[i][c]
-			}
+			t, vj := less(k, z0[i])
 			x := vj
 			if fixU >= 0 { // U's held 1 pairs with V's column fixU (c_j)
 				x = append(append([]float64{}, vj[:fixU]...), vj[fixU+1:]...)
@@ -156,12 +150,7 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 			if st.keep[k] {
 				continue
 			}
-			j := int(m.ColIdx[k])
-			vj := v.Data[j*w : j*w+w]
-			t := m.Val[k]
-			for c := range w {
-				t -= pRows[i][c] * vj[c]
-			}
+			t, vj := less(k, pRows[i])
 			for k2 := m.RowPtr[i]; k2 < m.RowPtr[i+1]; k2++ {
 				l := int(m.ColIdx[k2])
 				for c := range r {
