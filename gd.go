@@ -860,12 +860,19 @@ func initLocation(trims bool, n int, at func(k int) float64) float64 {
 	if !trims || n == 0 {
 		return 0
 	}
-	pos := locationPositions(n)
-	buf := make([]float64, len(pos))
-	for k, q := range pos {
-		buf[k] = at(q)
+	return stridedMedian(make([]float64, min(n, initLocationSample)), n, at)
+}
+
+// stridedMedian returns the (lower) median of at(q) over the len(buf)
+// positions q of 0, …, n−1 at an even stride (those of locationPositions
+// when len(buf) = min(n, initLocationSample)), by linear-time selection
+// in buf, which it overwrites; 1 ≤ len(buf) ≤ n.
+func stridedMedian(buf []float64, n int, at func(k int) float64) float64 {
+	m := len(buf)
+	for k := range buf {
+		buf[k] = at(int(int64(k) * int64(n) / int64(m)))
 	}
-	return selection.SelectSmallest(buf, (len(buf)+1)/2)
+	return selection.SelectSmallest(buf, (m+1)/2)
 }
 
 // locationPositions are the positions of the values initLocation reads

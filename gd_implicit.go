@@ -3,6 +3,7 @@ package rpca
 import (
 	"math"
 
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
@@ -29,9 +30,10 @@ type implicitFactors struct {
 	workers int
 	norm    []float64 // |Φ_i|^(−½), 0 for an empty row
 	y, z    blas64.General
-	a       []float64 // per row: Σ v₀ⱼv₀ⱼᵀ over its entries outside Ω_t (r×r)
+	a       []float64 // per row: Σ v₀ⱼv₀ⱼᵀ over its entries outside Ω_t (r×r, lower triangle)
 	g       blas64.General
 	s       blas64.General // per row: Σ_{l ∈ Φ_i} d_l (d1×r)
+	as      blas64.General // per row: norm_i² A_i s_i (d1×r)
 	// Conjugate-gradient vectors, d2×r: the step D, the residual, the
 	// direction and H·direction.
 	d, res, dir, hd blas64.General
@@ -40,7 +42,7 @@ type implicitFactors struct {
 func newImplicitFactors(m *observed.Matrix, r, width int, lambda float64, workers int) *implicitFactors {
 	im := &implicitFactors{m: m, r: r, cg: implicitCG, lambda: lambda, workers: workers, norm: make([]float64, m.Rows),
 		y: kernels.NewGeneral(m.Cols, r), z: kernels.NewGeneral(m.Rows, width),
-		a: make([]float64, m.Rows*r*r), g: kernels.NewGeneral(m.Rows, r), s: kernels.NewGeneral(m.Rows, r),
+		a: make([]float64, m.Rows*r*r), g: kernels.NewGeneral(m.Rows, r), s: kernels.NewGeneral(m.Rows, r), as: kernels.NewGeneral(m.Rows, r),
 		d: kernels.NewGeneral(m.Cols, r), res: kernels.NewGeneral(m.Cols, r), dir: kernels.NewGeneral(m.Cols, r),
 		hd: kernels.NewGeneral(m.Cols, r)}
 	for i := range m.Rows {
@@ -79,14 +81,8 @@ func (im *implicitFactors) step(u, v blas64.General, keep []bool) {
 					continue
 				}
 				vj := v.Data[int(m.ColIdx[k])*v.Stride : int(m.ColIdx[k])*v.Stride+v.Cols]
-				e := m.Val[k] - kernels.Dot(ui, vj)
-				for a, va := range vj[:r] {
-					gi[a] += e * va
-					row := ai[a*r : a*r+r]
-					for c, vc := range vj[:r] {
-						row[c] += va * vc
-					}
-				}
+				e := [1]float64{m.Val[k] - kernels.Dot(ui, vj)}
+				addOuter4(ai, gi, vj[:r], e[:]) // A_i's lower triangle
 			}
 			for a := range gi {
 				gi[a] *= im.norm[i]
@@ -100,18 +96,18 @@ func (im *implicitFactors) step(u, v blas64.General, keep []bool) {
 	}
 	copy(im.dir.Data, im.res.Data)
 	clear(im.d.Data)
-	rr := dotAll(im.res.Data, im.res.Data)
+	rr := kernels.Dot(im.res.Data, im.res.Data)
 	for range im.cg {
 		if rr == 0 {
 			break
 		}
 		im.applyH(im.hd, im.dir)
-		alpha := rr / dotAll(im.dir.Data, im.hd.Data)
+		alpha := rr / kernels.Dot(im.dir.Data, im.hd.Data)
 		for k := range im.d.Data {
 			im.d.Data[k] += alpha * im.dir.Data[k]
 			im.res.Data[k] -= alpha * im.hd.Data[k]
 		}
-		next := dotAll(im.res.Data, im.res.Data)
+		next := kernels.Dot(im.res.Data, im.res.Data)
 		for k := range im.dir.Data {
 			im.dir.Data[k] = im.res.Data[k] + next/rr*im.dir.Data[k]
 		}
@@ -141,18 +137,14 @@ func (im *implicitFactors) applyH(out, d blas64.General) {
 	m, r := im.m, im.r
 	im.rowSums(im.s, d)
 	kernels.ParallelFor(m.Rows, im.workers, 256, func(lo, hi int) {
-		w := make([]float64, r)
 		for i := lo; i < hi; i++ {
-			si := im.s.Data[i*r : (i+1)*r]
-			ai := im.a[i*r*r : (i+1)*r*r]
-			n2 := im.norm[i] * im.norm[i]
-			for a := range w {
-				w[a] = n2 * kernels.Dot(ai[a*r:a*r+r], si)
-			}
-			copy(si, w) // s now holds norm_i² A_i s_i
+			a := blas64.Symmetric{Uplo: blas.Lower, N: r, Stride: r, Data: im.a[i*r*r : (i+1)*r*r]}
+			x := blas64.Vector{N: r, Inc: 1, Data: im.s.Data[i*r : (i+1)*r]}
+			y := blas64.Vector{N: r, Inc: 1, Data: im.as.Data[i*r : (i+1)*r]}
+			blas64.Symv(im.norm[i]*im.norm[i], a, x, 0, y) // norm_i² A_i s_i
 		}
 	})
-	im.gatherColumns(out, im.s)
+	im.gatherColumns(out, im.as)
 	for k, x := range d.Data {
 		out.Data[k] += im.lambda * x
 	}
@@ -185,6 +177,3 @@ func (im *implicitFactors) sumLines(dst, src blas64.General, ptr []int, idx []in
 		}
 	})
 }
-
-// dotAll returns Σ a_k b_k.
-func dotAll(a, b []float64) float64 { return kernels.Dot(a, b) }

@@ -3,11 +3,9 @@ package rpca
 import (
 	"context"
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/blas/blas64"
 
-	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 	"github.com/rpca-gd/rpca/internal/sparsify"
 	"github.com/rpca-gd/rpca/internal/tsvd"
@@ -124,12 +122,6 @@ func (st *observedState) mark(kRow, kCol int, frac float64) error {
 	return st.sel.Apply(st.e, kRow, kCol, st.keep)
 }
 
-// huberSample is the number of residuals whose median sets τ_t of
-// GD.Huber: taken at even strides over Φ, enough for the median to within
-// about 1% (its standard error is about 1.25/√n of the spread), far
-// finer than τ_t needs.
-const huberSample = 1 << 15
-
 // huberReport is the multiple of τ_t beyond which GD.Huber reports a
 // residual in S_t. Entries between τ_t and 3τ_t are only down-weighted:
 // with the sound Huber = 3, a Gaussian residual passes 3τ_t (6σ) with
@@ -137,34 +129,33 @@ const huberSample = 1 << 15
 // entries, or of the rounding errors of an exact fit.
 const huberReport = 3
 
-// markHuber sets τ_t = GD.Huber × the median of |e| over huberSample
-// residuals at even strides (all of them when |Φ| is smaller), no less
+// markHuber sets τ_t = GD.Huber × the median of |e| over up to
+// initLocationSample residuals at an even stride (stridedMedian), no less
 // than 1e-14 of the rms of Π_Φ Y, and keep to the entries with
-// |e| > huberReport·τ_t (S_t as reported and left out of the residual of
-// the stopping rule; the weights are the update's, see alsUpdate).
-func (st *observedState) markHuber() {
-	n := min(len(st.e), huberSample)
+// |e| > huberReport·τ_t (S_t as reported; the weights are the update's,
+// see alsUpdate). It returns the sum of squares of e outside keep, in
+// CSR order like outsideSS: the residual of the stopping rule, from the
+// same pass.
+func (st *observedState) markHuber() float64 {
+	n := len(st.e)
 	if n == 0 {
 		st.tau = 0
-		return
+		return 0
 	}
 	if st.sample == nil {
-		st.sample = make([]float64, n)
+		st.sample = make([]float64, min(n, initLocationSample))
 	}
-	for i := range n {
-		st.sample[i] = math.Abs(st.e[int(int64(i)*int64(len(st.e))/int64(n))])
-	}
-	slices.Sort(st.sample)
-	med := st.sample[n/2]
-	if n%2 == 0 {
-		med = 0.5 * (st.sample[n/2-1] + st.sample[n/2])
-	}
-	st.tau = math.Max(st.q.huber*med, 1e-14*st.ynorm/math.Sqrt(float64(len(st.e))))
-	kernels.ParallelFor(len(st.e), st.q.workers, 1<<16, func(lo, hi int) {
-		for k := lo; k < hi; k++ {
-			st.keep[k] = math.Abs(st.e[k]) > huberReport*st.tau
+	med := stridedMedian(st.sample, n, func(k int) float64 { return math.Abs(st.e[k]) })
+	st.tau = math.Max(st.q.huber*med, 1e-14*st.ynorm/math.Sqrt(float64(n)))
+	cut, ss := huberReport*st.tau, 0.0
+	for k, x := range st.e {
+		out := math.Abs(x) > cut
+		st.keep[k] = out
+		if !out {
+			ss += x * x
 		}
-	})
+	}
+	return ss
 }
 
 // evaluate is Algorithm 2 line 6, the residual on Φ for the stopping rule,
@@ -176,12 +167,13 @@ func (st *observedState) evaluate(u, v, gu, gv blas64.General) (float64, error) 
 		st.plan.Residual(st.e, u, v, q.workers)
 	}
 	st.trialU, st.trialV = nil, nil
-	if q.huber > 0 {
-		st.markHuber()
-	} else if err := st.mark(q.kRow, q.kCol, q.frac); err != nil {
+	st.u, st.v = u, v
+	if q.huber > 0 { // UpdateALS only: no gradients
+		return math.Sqrt(st.markHuber()) / st.ynorm, nil
+	}
+	if err := st.mark(q.kRow, q.kCol, q.frac); err != nil {
 		return 0, err
 	}
-	st.u, st.v = u, v
 	if q.als { // the update reads Φ itself, not the gradients
 		return math.Sqrt(st.outsideSS()) / st.ynorm, nil
 	}
