@@ -108,3 +108,30 @@ func TestHuberBadSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestHuberImplicitCancel: a run with GD.Huber or GD.Implicit stops with
+// context.Canceled when its context is cancelled between sweeps (from the
+// callback after the first one), as every method does.
+func TestHuberImplicitCancel(t *testing.T) {
+	in, err := synth.Observed(synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.1, P: 0.5, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, g := range map[string]*rpca.GD{
+		"huber":    {Update: rpca.UpdateALS, Huber: 3},
+		"implicit": {Update: rpca.UpdateALS, Implicit: 5},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{MaxIter: 50, FactorTol: -1, ResidualTol: -1},
+			Callback: func(r rpca.Record) {
+				if r.Iter == 1 {
+					cancel()
+				}
+			}}
+		_, err := rpca.Solve(ctx, in.Problem(), s, g)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v, want context.Canceled", name, err)
+		}
+	}
+}

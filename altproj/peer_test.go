@@ -20,7 +20,7 @@ import (
 // a unit test, it runs only with RPCA_PEER_INSTANCE set to the instance's
 // directory:
 //
-//	RPCA_PEER_INSTANCE=/tmp/inst/d3000_r10 RPCA_PEER_RANK=10 go test -run TestPeerInstance -v ./altproj
+//	RPCA_PEER_INSTANCE=INSTANCE_DIR RPCA_PEER_RANK=10 go test -run TestPeerInstance -v ./altproj
 //
 // It solves to the true relative error RPCA_PEER_TARGET (default 1e-4)
 // with the published schedule alone (StallTol −1) and with the stall rule
