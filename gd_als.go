@@ -347,7 +347,7 @@ func (ws *alsWork) weigh(n int, y float64, x []float64) {
 // It gathers the rows of a block of entries first (the loads of one block
 // are independent, so their cache misses overlap), then accumulates from
 // the copy: with 10 regressors by the unrolled kernels, else four rows
-// at a time by addOuter4.
+// at a time by kernels.AddOuter4.
 func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []float64, out []bool) {
 	r := len(ws.z) // regressors: x.Cols, or x.Cols − 1 with fix
 	clear(ws.g)
@@ -358,9 +358,9 @@ func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []floa
 		if r != 10 {
 			t := 0
 			for ; t+4 <= n; t += 4 {
-				addOuter4(ws.g, ws.b, ws.rows[t*r:t*r+4*r], ws.ys[t:t+4])
+				kernels.AddOuter4(ws.g, ws.b, ws.rows[t*r:t*r+4*r], ws.ys[t:t+4])
 			}
-			addOuter4(ws.g, ws.b, ws.rows[t*r:n*r], ws.ys[t:n]) // the last n mod 4
+			kernels.AddOuter4(ws.g, ws.b, ws.rows[t*r:n*r], ws.ys[t:n]) // the last n mod 4
 			continue
 		}
 		t := 0
@@ -373,40 +373,8 @@ func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []floa
 	}
 }
 
-// addOuter4 adds Σ_t x_t·x_tᵀ to the lower triangle of the r×r g
-// (row-major) and Σ_t y_t·x_t to b for the k = len(y) ≤ 4 rows x_t of
-// length r = len(b) stored one after another in x: one pass over g per
-// four rows, where gonum's Syrk makes one call per row and column.
-func addOuter4(g, b, x, y []float64) {
-	r := len(b)
-	if len(y) < 4 {
-		for t, yt := range y {
-			xt := x[t*r : t*r+r]
-			for i, xi := range xt {
-				gi := g[i*r : i*r+i+1]
-				for j := range gi {
-					gi[j] += xi * xt[j]
-				}
-				b[i] += yt * xi
-			}
-		}
-		return
-	}
-	x0, x1, x2, x3 := x[:r], x[r:2*r], x[2*r:3*r], x[3*r:4*r]
-	y0, y1, y2, y3 := y[0], y[1], y[2], y[3]
-	for i := range r {
-		a0, a1, a2, a3 := x0[i], x1[i], x2[i], x3[i]
-		gi := g[i*r : i*r+i+1]
-		p0, p1, p2, p3 := x0[:len(gi)], x1[:len(gi)], x2[:len(gi)], x3[:len(gi)]
-		for j := range gi {
-			gi[j] += a0*p0[j] + a1*p1[j] + a2*p2[j] + a3*p3[j]
-		}
-		b[i] += y0*a0 + y1*a1 + y2*a2 + y3*a3
-	}
-}
-
 // addOuter10 adds x·xᵀ to the lower triangle of the 10×10 g (row-major)
-// and y·x to b, unrolled with x in registers (addOuter4 does this for
+// and y·x to b, unrolled with x in registers (kernels.AddOuter4 does this for
 // other ranks with loops).
 func addOuter10(g, b, x []float64, y float64) {
 	gg := (*[100]float64)(g)

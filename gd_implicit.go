@@ -82,7 +82,7 @@ func (im *implicitFactors) step(u, v blas64.General, keep []bool) {
 				}
 				vj := v.Data[int(m.ColIdx[k])*v.Stride : int(m.ColIdx[k])*v.Stride+v.Cols]
 				e := [1]float64{m.Val[k] - kernels.Dot(ui, vj)}
-				addOuter4(ai, gi, vj[:r], e[:]) // A_i's lower triangle
+				kernels.AddOuter4(ai, gi, vj[:r], e[:]) // A_i's lower triangle
 			}
 			for a := range gi {
 				gi[a] *= im.norm[i]

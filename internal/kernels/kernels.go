@@ -582,3 +582,35 @@ func Dot(a, b []float64) float64 {
 	}
 	return s
 }
+
+// AddOuter4 adds Σ_t x_t·x_tᵀ to the lower triangle of the r×r g
+// (row-major) and Σ_t y_t·x_t to b for the k = len(y) ≤ 4 rows x_t of
+// length r = len(b) stored one after another in x: one pass over g per
+// four rows, where gonum's Syrk makes one call per row and column.
+func AddOuter4(g, b, x, y []float64) {
+	r := len(b)
+	if len(y) < 4 {
+		for t, yt := range y {
+			xt := x[t*r : t*r+r]
+			for i, xi := range xt {
+				gi := g[i*r : i*r+i+1]
+				for j := range gi {
+					gi[j] += xi * xt[j]
+				}
+				b[i] += yt * xi
+			}
+		}
+		return
+	}
+	x0, x1, x2, x3 := x[:r], x[r:2*r], x[2*r:3*r], x[3*r:4*r]
+	y0, y1, y2, y3 := y[0], y[1], y[2], y[3]
+	for i := range r {
+		a0, a1, a2, a3 := x0[i], x1[i], x2[i], x3[i]
+		gi := g[i*r : i*r+i+1]
+		p0, p1, p2, p3 := x0[:len(gi)], x1[:len(gi)], x2[:len(gi)], x3[:len(gi)]
+		for j := range gi {
+			gi[j] += a0*p0[j] + a1*p1[j] + a2*p2[j] + a3*p3[j]
+		}
+		b[i] += y0*a0 + y1*a1 + y2*a2 + y3*a3
+	}
+}
