@@ -80,6 +80,20 @@ type Options struct {
 	Settings rpca.Settings
 	// Clip, when non-nil, bounds every prediction to [Clip[0], Clip[1]].
 	Clip *[2]float64
+	// Gibbs, when non-nil, fits the biased low-rank model by Gibbs
+	// sampling instead of with Method (see [Gibbs]): Rank 0 then means
+	// DefaultGibbsRank, Select is not used, Method must be nil, Alpha 0,
+	// and the Baseline BaselineBiases (or ""). Settings.Seed seeds the
+	// chain and Settings.Callback is called after every sweep.
+	Gibbs *Gibbs
+}
+
+// Defaults returns the options of rpca complete at its defaults: the
+// Gibbs fit of the biased low-rank model, rank DefaultGibbsRank (measured
+// against alternating least squares with the rank and ridge chosen by
+// validation in docs/cli.md).
+func Defaults() Options {
+	return Options{Baseline: BaselineBiases, Gibbs: &Gibbs{}}
 }
 
 // RankError reports a rank that the training ratings cannot support.
@@ -157,6 +171,9 @@ func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Mo
 	if opt.Rank < 0 {
 		return nil, fmt.Errorf("ratings: rank %d must be at least 1, or 0 to choose it", opt.Rank)
 	}
+	if opt.Gibbs != nil {
+		return fitBayes(ctx, r, held, opt)
+	}
 	if opt.Rank == 0 {
 		return fitChosen(ctx, r, held, opt)
 	}
@@ -168,22 +185,12 @@ func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Mo
 // (Stop.Validation), those of fitted rows and columns. With starts (and
 // a *rpca.GD method) Phase I is taken from it rather than run.
 func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options, starts *startCache) (*Model, error) {
-	if c := opt.Clip; c != nil && !(c[0] <= c[1]) {
-		return nil, fmt.Errorf("ratings: clip range [%v, %v] is empty", c[0], c[1])
+	m, err := prepare(r, held, opt)
+	if err != nil {
+		return nil, err
 	}
-	m := trainingSet(r, held)
-	m.clip, m.Options = opt.Clip, opt
 	tr := m.Train
 	d1, d2 := tr.D1, tr.D2
-	if tr.Len() == 0 {
-		return nil, errors.New("ratings: no training ratings")
-	}
-	if opt.Rank >= min(d1, d2) {
-		return nil, &RankError{Rank: opt.Rank, D1: d1, D2: d2}
-	}
-	for k, v := range tr.Val {
-		m.TrainMean += (v - m.TrainMean) / float64(k+1) // cannot overflow
-	}
 	vals := tr.Val
 	switch opt.Baseline {
 	case BaselineBiases:
@@ -271,6 +278,79 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options,
 	}
 	res.U, res.V = m.U, m.V
 	return m, nil
+}
+
+// prepare returns the model of trainingSet with its options, clip range
+// and mean training rating, after the checks that need the training set.
+func prepare(r *triples.Ratings, held []bool, opt Options) (*Model, error) {
+	if c := opt.Clip; c != nil && !(c[0] <= c[1]) {
+		return nil, fmt.Errorf("ratings: clip range [%v, %v] is empty", c[0], c[1])
+	}
+	m := trainingSet(r, held)
+	m.clip, m.Options = opt.Clip, opt
+	tr := m.Train
+	if tr.Len() == 0 {
+		return nil, errors.New("ratings: no training ratings")
+	}
+	if opt.Rank >= min(tr.D1, tr.D2) {
+		return nil, &RankError{Rank: opt.Rank, D1: tr.D1, D2: tr.D2}
+	}
+	for k, v := range tr.Val {
+		m.TrainMean += (v - m.TrainMean) / float64(k+1) // cannot overflow
+	}
+	return m, nil
+}
+
+// fitBayes is Fit with Options.Gibbs: the bias model first (the chain's
+// start and the fallback for unknown ids), then the sampler.
+func fitBayes(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Model, error) {
+	switch {
+	case opt.Method != nil:
+		return nil, fmt.Errorf("%w: Options.Method must be nil with Options.Gibbs, which has its own sampler", ErrGibbs)
+	case opt.Alpha != 0:
+		return nil, fmt.Errorf("%w: Options.Alpha must be 0 with Options.Gibbs (its model has no sparse part); use alternating least squares for α > 0", ErrGibbs)
+	case opt.Baseline != "" && opt.Baseline != BaselineBiases:
+		return nil, fmt.Errorf("%w: Options.Baseline %q: Gibbs fits the biases with the factors (BaselineBiases)", ErrGibbs, opt.Baseline)
+	}
+	opt.Baseline = BaselineBiases
+	if opt.Rank == 0 {
+		d := trainingDims(r, held)
+		if d < 2 {
+			return nil, fmt.Errorf("%w: they need two distinct rows and two distinct columns, and have %d of one", ErrTooFewRatings, d)
+		}
+		opt.Rank = min(DefaultGibbsRank, d-1)
+	}
+	m, err := prepare(r, held, opt)
+	if err != nil {
+		return nil, err
+	}
+	tr := m.Train
+	if m.Biases, err = FitBiases(tr.D1, tr.D2, tr.Row, tr.Col, tr.Val, DefaultRegRow, DefaultRegCol, DefaultSweeps); err != nil {
+		return nil, err
+	}
+	if err := fitGibbs(ctx, m, opt); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// trainingDims is min(d1, d2) of the training set: the distinct rows and
+// columns of the ratings not held.
+func trainingDims(r *triples.Ratings, held []bool) int {
+	rows, cols := make([]bool, r.D1), make([]bool, r.D2)
+	nr, nc := 0, 0
+	for k := range r.Len() {
+		if held != nil && held[k] {
+			continue
+		}
+		if !rows[r.Row[k]] {
+			rows[r.Row[k]], nr = true, nr+1
+		}
+		if !cols[r.Col[k]] {
+			cols[r.Col[k]], nc = true, nc+1
+		}
+	}
+	return min(nr, nc)
 }
 
 // trainingSet returns a model holding the fitted ids and the training

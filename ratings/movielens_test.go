@@ -37,6 +37,11 @@ import (
 // take about 25 s a fold.
 // RPCA_MOVIELENS_IMPLICIT=λ_y fits with rpca.GD.Implicit (alternating
 // least squares with SVD++'s implicit factors).
+// By default the fits are Fit's at Defaults() (rpca complete's defaults:
+// the Gibbs fit); RPCA_MOVIELENS_ALS=1 fits by alternating least squares
+// with the rank and ridge chosen by validation instead, and
+// RPCA_MOVIELENS_GIBBS="samples,burn-in,keep" sets the Gibbs schedule.
+// RPCA_MOVIELENS_SEED sets Settings.Seed.
 // RPCA_MOVIELENS_UPDATE sets the update rule of the fits (default: Fit's
 // own, alternating least squares; "scaled" or "paper" for the gradient
 // steps). RPCA_MOVIELENS_PATIENCE sets Selection.Patience (default:
@@ -92,7 +97,21 @@ func TestMovieLensCV(t *testing.T) {
 			held[k] = fold[k] == f
 		}
 		start := time.Now()
-		m, err := Fit(context.Background(), r, held, Options{Clip: clip, Baseline: BaselineBiases, Method: method, Select: sel})
+		opt := Defaults() // rpca complete's defaults
+		if method != nil || os.Getenv("RPCA_MOVIELENS_ALS") != "" {
+			opt = Options{Baseline: BaselineBiases, Method: method, Select: sel}
+		}
+		if g := os.Getenv("RPCA_MOVIELENS_GIBBS"); g != "" && opt.Gibbs != nil {
+			v := envFloatList(t, g, 3)
+			opt.Gibbs = &Gibbs{Samples: int(v[0]), BurnIn: int(v[1]), Keep: int(v[2])}
+		}
+		opt.Clip = clip
+		if s := os.Getenv("RPCA_MOVIELENS_SEED"); s != "" {
+			if opt.Settings.Seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+				t.Fatalf("RPCA_MOVIELENS_SEED=%q: %v", s, err)
+			}
+		}
+		m, err := Fit(context.Background(), r, held, opt)
 		if err != nil {
 			t.Fatalf("fold %d: %v", f, err)
 		}
@@ -139,7 +158,11 @@ func TestMovieLensCV(t *testing.T) {
 		if svdpp != nil {
 			extra = fmt.Sprintf(" svd++ %.4f", rp)
 		}
-		t.Logf("%4d %8.4f %8.4f %8.4f %6d %6g %7.2f%s", f, rb, rm, rr, m.Options.Rank, m.Chosen.Best.Ridge, secs, extra)
+		ridge := math.NaN()
+		if m.Chosen != nil {
+			ridge = m.Chosen.Best.Ridge
+		}
+		t.Logf("%4d %8.4f %8.4f %8.4f %6d %6g %7.2f%s", f, rb, rm, rr, m.Options.Rank, ridge, secs, extra)
 		sumModel, sumBias, sumRef, sumPP, sumSecs = sumModel+rm, sumBias+rb, sumRef+rr, sumPP+rp, sumSecs+secs
 	}
 	mb, mm, mr := sumBias/folds, sumModel/folds, sumRef/folds

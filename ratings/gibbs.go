@@ -1,0 +1,557 @@
+package ratings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/sample"
+)
+
+// Defaults of [Gibbs].
+const (
+	DefaultGibbsRank    = 10
+	DefaultGibbsSamples = 200
+	DefaultGibbsBurnIn  = 40
+	// DefaultGibbsKeepBytes bounds the model's factors when Gibbs.Keep
+	// is 0: every second draw after the burn-in is kept unless their
+	// factors would take more bytes than this.
+	DefaultGibbsKeepBytes   = 256 << 20
+	DefaultGibbsCalibration = 0.05
+)
+
+// gibbsCalibrationStart is the first sweep whose predictions enter the
+// noise calibration: the chain leaves its start in fewer.
+const gibbsCalibrationStart = 20
+
+// Gibbs configures the Bayesian fit of the biased low-rank model
+// r̂_ij = μ + b_i + c_j + p_i·q_j (Options.Gibbs). The model is the one
+// alternating least squares fits; instead of one point estimate with a
+// ridge λ chosen by validation, a Gibbs sampler draws the factors and
+// biases from their posterior under Gaussian priors whose means and
+// precisions are drawn too (Salakhutdinov and Mnih's Bayesian
+// probabilistic matrix factorisation, with a diagonal prior covariance),
+// and the model predicts the posterior mean, averaged over the draws.
+// So there is no λ to choose: the priors learn the regularisation.
+//
+// The noise precision τ is not drawn from the training residuals, which
+// the factors fit too closely; it is calibrated on a Calibration share of
+// the training ratings left out of the burn-in: τ⁻¹ is their mean square
+// error under the running posterior mean, less the posterior variance of
+// the predictions (a held-out rating's error is noise plus the
+// posterior's own spread). After the burn-in those ratings rejoin the
+// fit and τ stays fixed.
+type Gibbs struct {
+	// Samples is the number of sweeps (one draw of every row, then every
+	// column); 0 means DefaultGibbsSamples.
+	Samples int
+	// BurnIn sweeps come first and are not averaged; 0 means
+	// DefaultGibbsBurnIn. It must exceed the 20 sweeps the calibration
+	// skips.
+	BurnIn int
+	// Keep is how many draws after the burn-in, evenly spaced, the model
+	// averages (its factors hold them side by side, rank·Keep columns);
+	// at most Samples − BurnIn. 0 means every second one, or as many as
+	// fit in DefaultGibbsKeepBytes of factors.
+	Keep int
+	// Calibration is the share of the training ratings that sets τ; 0
+	// means DefaultGibbsCalibration.
+	Calibration float64
+}
+
+// GibbsParams are the effective parameters of a Gibbs fit
+// (rpca.Result.Params of the model).
+type GibbsParams struct {
+	Rank        int     `json:"rank"`
+	Samples     int     `json:"samples"`
+	BurnIn      int     `json:"burn_in"`
+	Keep        int     `json:"keep"`
+	Calibration float64 `json:"calibration"`
+	// CalibrationRatings is the number of ratings left out of the
+	// burn-in to set τ, and Tau the precision they gave.
+	CalibrationRatings int     `json:"calibration_ratings"`
+	Tau                float64 `json:"tau"`
+}
+
+// ErrGibbs marks bad Gibbs settings.
+var ErrGibbs = errors.New("ratings: bad Gibbs settings")
+
+// ErrTooFewRatings marks training ratings too few for the Gibbs fit: it
+// needs two distinct rows and columns, and sets at least
+// gibbsMinCalibration ratings aside, no more than half of them.
+var ErrTooFewRatings = errors.New("ratings: too few training ratings for the Gibbs fit")
+
+// gibbsMaxCorrection bounds the calibration's correction: τ is at most
+// this many times 1/MSE. The posterior variance it subtracts counts the
+// spread of directions the ratings do not need (a model of higher rank
+// than the data), which does not raise the error of the mean, so the
+// uncorrected rule overstates τ on ratings of low rank (measured in
+// docs/cli.md).
+const gibbsMaxCorrection = 1.5
+
+// gibbsMinCalibration is the least number of ratings that calibrate τ.
+const gibbsMinCalibration = 10
+
+// withDefaults returns g with zero fields replaced by the defaults,
+// checked.
+func (g Gibbs) withDefaults() (Gibbs, error) {
+	if g.Samples == 0 {
+		g.Samples = DefaultGibbsSamples
+	}
+	if g.BurnIn == 0 {
+		g.BurnIn = min(DefaultGibbsBurnIn, g.Samples-1)
+	}
+	if g.Calibration == 0 {
+		g.Calibration = DefaultGibbsCalibration
+	}
+	switch {
+	case g.Samples < 0 || g.BurnIn < 0 || g.Keep < 0:
+		return g, fmt.Errorf("%w: Samples %d, BurnIn %d and Keep %d must be positive", ErrGibbs, g.Samples, g.BurnIn, g.Keep)
+	case g.BurnIn <= gibbsCalibrationStart:
+		return g, fmt.Errorf("%w: BurnIn %d must exceed %d, the sweeps the calibration of τ skips", ErrGibbs, g.BurnIn, gibbsCalibrationStart)
+	case g.BurnIn >= g.Samples:
+		return g, fmt.Errorf("%w: BurnIn %d must be below Samples %d", ErrGibbs, g.BurnIn, g.Samples)
+	case g.Keep > g.Samples-g.BurnIn:
+		return g, fmt.Errorf("%w: Keep %d is more than the %d draws after the burn-in", ErrGibbs, g.Keep, g.Samples-g.BurnIn)
+	case !(g.Calibration > 0 && g.Calibration < 0.5):
+		return g, fmt.Errorf("%w: Calibration %v must be in (0, 0.5)", ErrGibbs, g.Calibration)
+	}
+	return g, nil
+}
+
+// gibbsLines are the ratings of each row (or column) of the training
+// set: line l has entries ptr[l]:ptr[l+1], each the index of the other
+// side and the rating minus μ.
+type gibbsLines struct {
+	ptr   []int
+	other []int32
+	val   []float64
+}
+
+// newGibbsLines groups the ratings k with keep(k) by line (line(k)).
+func newGibbsLines(n int, line, other []int, vals []float64, mu float64, keep func(k int) bool) gibbsLines {
+	g := gibbsLines{ptr: make([]int, n+1)}
+	for k := range vals {
+		if keep(k) {
+			g.ptr[line[k]+1]++
+		}
+	}
+	for l := range n {
+		g.ptr[l+1] += g.ptr[l]
+	}
+	g.other, g.val = make([]int32, g.ptr[n]), make([]float64, g.ptr[n])
+	next := append([]int(nil), g.ptr[:n]...)
+	for k, v := range vals {
+		if keep(k) {
+			p := next[line[k]]
+			g.other[p], g.val[p] = int32(other[k]), v-mu
+			next[line[k]]++
+		}
+	}
+	return g
+}
+
+// gibbsPrior is the prior of one side's factor rows [bias, f_1..f_r]:
+// independent normals per coordinate with these means and precisions.
+// (cov holds the reciprocals of prec).
+type gibbsPrior struct{ mean, prec, cov []float64 }
+
+// gibbsSide is one side's factor rows, k1 = rank + 1 values each, the
+// bias first.
+type gibbsSide struct {
+	f     []float64
+	prior gibbsPrior
+}
+
+// gibbsWork is one worker's scratch space for drawing lines.
+type gibbsWork struct {
+	g, b, x, z []float64
+	rows, ys   []float64
+	pcg        *rand.PCG
+	rng        *rand.Rand
+}
+
+// fitGibbs fits m (from trainingSet, with the bias baseline fitted) by
+// Gibbs sampling and sets m.U, m.V and m.Result.
+func fitGibbs(ctx context.Context, m *Model, opt Options) error {
+	start := time.Now()
+	g, err := opt.Gibbs.withDefaults()
+	if err != nil {
+		return err
+	}
+	tr := m.Train
+	d1, d2, rank := tr.D1, tr.D2, opt.Rank
+	if g.Keep == 0 {
+		g.Keep = max(1, min((g.Samples-g.BurnIn)/2, DefaultGibbsKeepBytes/(8*(d1+d2)*rank)))
+	}
+	k1 := rank + 1
+	mu := m.TrainMean
+	seed, workers := opt.Settings.Seed, opt.Settings.Workers
+	nCal := max(gibbsMinCalibration, int(math.Round(g.Calibration*float64(tr.Len()))))
+	if 2*nCal > tr.Len() {
+		return fmt.Errorf("%w: %d, and it sets %d aside to calibrate the noise (use alternating least squares with a given rank)", ErrTooFewRatings, tr.Len(), nCal)
+	}
+	cal := sample.Subset(rand.New(rand.NewPCG(seed, 0x61bb5)), tr.Len(), nCal)
+	burnRows := newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu, func(k int) bool { return !cal[k] })
+	burnCols := newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu, func(k int) bool { return !cal[k] })
+	all := func(int) bool { return true }
+
+	// scale is the root mean square rating deviation, the unit of the
+	// hyperpriors and of the start, so that the fit follows the ratings'
+	// scale (a factor coordinate has the unit √scale, a bias scale); the
+	// floor keeps ratings that are all equal finite.
+	var scale float64
+	for _, v := range tr.Val {
+		scale += (v - mu) * (v - mu)
+	}
+	scale = math.Max(math.Sqrt(scale/float64(tr.Len())), math.Max(1e-9*math.Abs(mu), 1e-150))
+	// The chain starts from the bias model and small random factors.
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	newSide := func(n int, bias []float64) *gibbsSide {
+		s := &gibbsSide{f: make([]float64, n*k1), prior: gibbsPrior{make([]float64, k1), make([]float64, k1), make([]float64, k1)}}
+		for l := range n {
+			s.f[l*k1] = bias[l]
+			for a := 1; a < k1; a++ {
+				s.f[l*k1+a] = 0.1 * math.Sqrt(scale) * rng.NormFloat64()
+			}
+		}
+		for a := range s.prior.prec {
+			s.prior.prec[a] = 1
+		}
+		return s
+	}
+	rowBias, colBias := make([]float64, d1), make([]float64, d2)
+	if m.Biases != nil {
+		copy(rowBias, m.Biases.Row)
+		copy(colBias, m.Biases.Col)
+	}
+	rows, cols := newSide(d1, rowBias), newSide(d2, colBias)
+
+	var pool sync.Pool
+	pool.New = func() any {
+		pcg := rand.NewPCG(0, 0)
+		return &gibbsWork{g: make([]float64, k1*k1), b: make([]float64, k1), x: make([]float64, k1), z: make([]float64, k1),
+			rows: make([]float64, 0, 256*k1), ys: make([]float64, 0, 256), pcg: pcg, rng: rand.New(pcg)}
+	}
+
+	// Running moments of the calibration ratings' predictions
+	// (exponentially weighted over the burn-in), and the kept draws.
+	calMean, calSq := make([]float64, tr.Len()), make([]float64, tr.Len())
+	tau := 1 / (scale * scale)
+	nTrain := float64(tr.Len() - nCal)
+	postBurn := g.Samples - g.BurnIn
+	every := postBurn / g.Keep
+	var keptRows, keptCols [][]float64 // the kept draws
+	workRows, workCols := rows.f, cols.f
+	rowLines, colLines := burnRows, burnCols
+	var calTau float64
+	for s := range g.Samples {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s == g.BurnIn {
+			rowLines = newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu, all)
+			colLines = newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu, all)
+		}
+		drawPrior(rng, rows, scale)
+		drawPrior(rng, cols, scale)
+		// A row's draw does not depend on its previous value, so each
+		// sweep draws into a buffer of its own: a new one when the draw
+		// is kept, else the working one.
+		keep := s >= g.BurnIn && (s-g.BurnIn)%every == every-1 && len(keptRows) < g.Keep
+		rows.f = workRows
+		if keep {
+			rows.f = make([]float64, d1*k1)
+			keptRows = append(keptRows, rows.f)
+		}
+		okRows := drawSide(&pool, workers, rows, cols, rowLines, k1, tau, seed, uint64(2*s))
+		cols.f = workCols
+		if keep {
+			cols.f = make([]float64, d2*k1)
+			keptCols = append(keptCols, cols.f)
+		}
+		if !okRows || !drawSide(&pool, workers, cols, rows, colLines, k1, tau, seed, uint64(2*s+1)) {
+			return fmt.Errorf("%w: Gibbs sweep %d met a posterior precision that is not positive definite in floating point (τ = %g)", rpca.ErrDiverged, s+1, tau)
+		}
+		// The noise precision: drawn from the training residuals until
+		// the calibration starts, then calibrated, then fixed.
+		var sse, calMSE, calVar float64
+		for k := range tr.Val {
+			switch {
+			case s < gibbsCalibrationStart && !cal[k]:
+				e := tr.Val[k] - mu - gibbsPredict(rows.f[tr.Row[k]*k1:][:k1], cols.f[tr.Col[k]*k1:][:k1])
+				sse += e * e
+			case s < g.BurnIn && cal[k]:
+				v := gibbsPredict(rows.f[tr.Row[k]*k1:][:k1], cols.f[tr.Col[k]*k1:][:k1]) + mu
+				const decay = 0.9
+				if s == 0 {
+					calMean[k], calSq[k] = v, v*v
+				}
+				calMean[k] = decay*calMean[k] + (1-decay)*v
+				calSq[k] = decay*calSq[k] + (1-decay)*v*v
+				pm := m.Clip(calMean[k])
+				calMSE += (tr.Val[k] - pm) * (tr.Val[k] - pm)
+				calVar += max(calSq[k]-calMean[k]*calMean[k], 0)
+			}
+			if s >= g.BurnIn {
+				break
+			}
+		}
+		switch {
+		case s < gibbsCalibrationStart:
+			tau = gammaDraw(rng, 1+nTrain/2) / (1 + sse/2)
+		case s < g.BurnIn:
+			calMSE, calVar = calMSE/float64(nCal), calVar/float64(nCal)
+			tau = 1 / math.Max(calMSE-calVar, math.Max(calMSE/gibbsMaxCorrection, 1e-18*scale*scale))
+			calTau = tau
+		}
+		if cb := opt.Settings.Callback; cb != nil {
+			cb(rpca.Record{Iter: s + 1, Elapsed: time.Since(start), Residual: math.NaN(), FactorChange: math.NaN(), Error: math.NaN(), Validation: math.NaN()})
+		}
+	}
+	U := stackDraws(keptRows, rank, 1, mu, false, workers)
+	V := stackDraws(keptCols, rank, 1/float64(g.Keep), 0, true, workers)
+	m.U, m.V = U, V
+	m.Result = &rpca.Result{
+		Method: "gibbs", U: U, V: V, S: &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
+		Iterations: g.Samples, Elapsed: time.Since(start), Stop: rpca.StopSchedule, DataScale: 1,
+		Params: &GibbsParams{Rank: rank, Samples: g.Samples, BurnIn: g.BurnIn, Keep: g.Keep, Calibration: g.Calibration,
+			CalibrationRatings: nCal, Tau: calTau},
+	}
+	m.Result.Residual = m.relativeResidual()
+	return nil
+}
+
+// stackDraws returns the factor of the posterior mean over the kept
+// draws, n rows of rank·K + 2 columns: for each draw its factor rows
+// times scale, then (for the row side, biasLast false) μ plus the mean
+// bias and a column of ones, or (for the column side) ones and the mean
+// bias. So [U]·[V]ᵀ = μ + b̄_i + c̄_j + (1/K)·Σ_s p_i⁽ˢ⁾·q_j⁽ˢ⁾.
+func stackDraws(draws [][]float64, rank int, scale, mu float64, biasLast bool, workers int) *mat.Dense {
+	n := len(draws[0]) / (rank + 1)
+	out := mat.NewDense(n, len(draws)*rank+2, nil)
+	kernels.ParallelFor(n, workers, 256, func(lo, hi int) {
+		for l := lo; l < hi; l++ {
+			stackLine(out.RawRowView(l), draws, l, rank, scale, mu, biasLast)
+		}
+	})
+	return out
+}
+
+// stackLine sets o to line l of stackDraws.
+func stackLine(o []float64, draws [][]float64, l, rank int, scale, mu float64, biasLast bool) {
+	k1, K := rank+1, len(draws)
+	var bias float64
+	for s, d := range draws {
+		f := d[l*k1 : (l+1)*k1]
+		bias += f[0]
+		for a := 1; a < k1; a++ {
+			o[s*rank+a-1] = scale * f[a]
+		}
+	}
+	bias /= float64(K)
+	if biasLast {
+		o[K*rank], o[K*rank+1] = 1, bias
+	} else {
+		o[K*rank], o[K*rank+1] = mu+bias, 1
+	}
+}
+
+// relativeResidual is ‖train − fitted‖/‖train‖ over the training ratings.
+func (m *Model) relativeResidual() float64 {
+	var num, den float64
+	for k, v := range m.Train.Val {
+		e := v - m.Fitted(m.Train.Row[k], m.Train.Col[k])
+		num += e * e
+		den += v * v
+	}
+	return math.Sqrt(num / den)
+}
+
+// gibbsPredict is b_i + c_j + p_i·q_j for the rows [b_i, p_i] and
+// [c_j, q_j].
+func gibbsPredict(u, v []float64) float64 {
+	s := u[0] + v[0]
+	for a := 1; a < len(u); a++ {
+		s += u[a] * v[a]
+	}
+	return s
+}
+
+// drawPrior draws the prior's means and precisions given the side's rows,
+// under a normal–gamma hyperprior per coordinate: mean 0 with relative
+// weight 1, precision Gamma(1, rate) with the rate scale² for the bias
+// and scale for a factor coordinate (their units; see fitGibbs).
+func drawPrior(rng *rand.Rand, s *gibbsSide, scale float64) {
+	const shape0, weight0 = 1.0, 1.0
+	k1 := len(s.prior.mean)
+	n := len(s.f) / k1
+	for a := range k1 {
+		rate0 := scale
+		if a == 0 {
+			rate0 = scale * scale
+		}
+		var sum, sq float64
+		old := s.prior.mean[a]
+		for l := range n {
+			x := s.f[l*k1+a]
+			sum += x
+			sq += (x - old) * (x - old)
+		}
+		prec := gammaDraw(rng, shape0+float64(n+1)/2) / (rate0 + 0.5*(weight0*old*old+sq))
+		s.prior.prec[a], s.prior.cov[a] = prec, 1/prec
+		s.prior.mean[a] = sum/(float64(n)+weight0) + rng.NormFloat64()/math.Sqrt((float64(n)+weight0)*prec)
+	}
+}
+
+// drawSide draws every row of s given the other side o: row l is normal
+// with precision Λ = diag(prior precisions) + τ·Σ x xᵀ and mean
+// Λ⁻¹(diag(prior precisions)·prior mean + τ·Σ y x) over its ratings,
+// where x = [1, f_other] and y is the rating minus μ and the other's
+// bias. Each line draws from its own stream (seed, sweep, line), so the
+// result does not depend on the number of workers. It reports false when
+// a precision matrix failed its Cholesky factorisation (that row is left
+// as it was).
+func drawSide(pool *sync.Pool, workers int, s, o *gibbsSide, lines gibbsLines, k1 int, tau float64, seed, sweep uint64) bool {
+	n := len(lines.ptr) - 1
+	const chunk = 64
+	var failed atomic.Bool
+	kernels.ForEach((n+chunk-1)/chunk, workers, func(t int) {
+		ws := pool.Get().(*gibbsWork)
+		defer pool.Put(ws)
+		for l := t * chunk; l < min(n, (t+1)*chunk); l++ {
+			ws.pcg.Seed(seed^sweep<<32, uint64(l))
+			if !ws.drawLine(s.f[l*k1:(l+1)*k1], o.f, k1, lines.other[lines.ptr[l]:lines.ptr[l+1]], lines.val[lines.ptr[l]:lines.ptr[l+1]], s.prior, tau) {
+				failed.Store(true)
+			}
+		}
+	})
+	return !failed.Load()
+}
+
+// drawLine draws one row dst (see drawSide); false when the precision
+// matrix is not positive definite in floating point.
+func (ws *gibbsWork) drawLine(dst, other []float64, k1 int, idx []int32, val []float64, prior gibbsPrior, tau float64) bool {
+	ws.rows, ws.ys = ws.rows[:0], ws.ys[:0]
+	n := len(idx)
+	ws.rows, ws.ys = slices.Grow(ws.rows, n*k1)[:n*k1], slices.Grow(ws.ys, n)[:n]
+	for e, j := range idx {
+		o := other[int(j)*k1:][:k1]
+		x := ws.rows[e*k1:][:k1]
+		x[0] = 1
+		for a := 1; a < k1; a++ {
+			x[a] = o[a]
+		}
+		ws.ys[e] = val[e] - o[0]
+	}
+	if len(ws.ys) < k1 {
+		return ws.drawDual(dst, k1, prior, tau)
+	}
+	clear(ws.g)
+	clear(ws.b)
+	nr := len(ws.ys)
+	t := 0
+	for ; t+4 <= nr; t += 4 {
+		kernels.AddOuter4(ws.g, ws.b, ws.rows[t*k1:(t+4)*k1], ws.ys[t:t+4])
+	}
+	kernels.AddOuter4(ws.g, ws.b, ws.rows[t*k1:nr*k1], ws.ys[t:nr])
+	for a := range k1 {
+		for c := 0; c <= a; c++ {
+			ws.g[a*k1+c] *= tau
+		}
+		ws.g[a*k1+a] += prior.prec[a]
+		ws.b[a] = tau*ws.b[a] + prior.prec[a]*prior.mean[a]
+	}
+	if !kernels.CholeskySolve(ws.g, k1, ws.b, ws.x, 0) {
+		return false
+	}
+	// x + L⁻ᵀz with z standard normal has covariance (L·Lᵀ)⁻¹ = Λ⁻¹.
+	for a := range k1 {
+		ws.z[a] = ws.rng.NormFloat64()
+	}
+	for i := k1 - 1; i >= 0; i-- {
+		v := ws.z[i]
+		for c := i + 1; c < k1; c++ {
+			v -= ws.g[c*k1+i] * ws.z[c]
+		}
+		ws.z[i] = v / ws.g[i*k1+i]
+	}
+	for a := range k1 {
+		dst[a] = ws.x[a] + ws.z[a]
+	}
+	return true
+}
+
+// drawDual is drawLine's draw for a line with fewer ratings n than
+// unknowns k1, in the n×n dual form of Bhattacharya, Chakraborty and
+// Mallick (2016): with D the prior covariance, Φ = √τ·X and
+// α = √τ·(y − X·m₀), draw u ~ N(0, D) and δ ~ N(0, I_n), solve
+// (Φ·D·Φᵀ + I)·w = α − Φu − δ; then m₀ + u + D·Φᵀ·w is a draw of the
+// same normal as drawLine's, for an n×n factorisation instead of k1×k1.
+func (ws *gibbsWork) drawDual(dst []float64, k1 int, prior gibbsPrior, tau float64) bool {
+	n := len(ws.ys)
+	st := math.Sqrt(tau)
+	u := ws.z
+	for a := range k1 {
+		u[a] = ws.rng.NormFloat64() * math.Sqrt(prior.cov[a])
+	}
+	m := ws.g[:n*n] // n ≤ k1 − 1, so n² < k1²
+	rhs, w := ws.b[:n], ws.x[:n]
+	for t := range n {
+		xt := ws.rows[t*k1 : (t+1)*k1]
+		var xm, xu float64
+		for a, v := range xt {
+			xm += v * prior.mean[a]
+			xu += v * u[a]
+		}
+		rhs[t] = st*(ws.ys[t]-xm) - st*xu - ws.rng.NormFloat64()
+		for c := 0; c <= t; c++ {
+			xc := ws.rows[c*k1 : (c+1)*k1]
+			var g float64
+			for a, v := range xt {
+				g += v * xc[a] * prior.cov[a]
+			}
+			m[t*n+c] = tau * g
+		}
+		m[t*n+t]++
+	}
+	if !kernels.CholeskySolve(m, n, rhs, w, 0) {
+		return false
+	}
+	for a := range k1 {
+		var s float64
+		for t := range n {
+			s += ws.rows[t*k1+a] * w[t]
+		}
+		dst[a] = prior.mean[a] + u[a] + st*s*prior.cov[a]
+	}
+	return true
+}
+
+// gammaDraw draws from Gamma(shape, 1) for shape ≥ 1 (Marsaglia and
+// Tsang's method).
+func gammaDraw(rng *rand.Rand, shape float64) float64 {
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		if u := rng.Float64(); math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return d * v
+		}
+	}
+}
