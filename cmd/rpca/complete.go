@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
@@ -20,6 +22,23 @@ func init() {
 		summary: "fill in a partially observed matrix of ratings (row col value triplets), robust to outliers",
 		run:     runComplete,
 	})
+}
+
+// methodGibbs is complete's name for ratings.Options.Gibbs (no rpca.Method).
+const methodGibbs = "gibbs"
+
+// gibbsIgnores are the flags of complete that --method gibbs does not use.
+var gibbsIgnores = []string{"factor-tol", "gamma", "huber", "implicit", "max-iter", "mu", "no-projection", "ridge", "step", "step-rule", "tol"}
+
+// gibbsByDefault reports whether complete's default method is gibbs: α = 0
+// and none of --rank, --center, --biases and the flags gibbs does not use.
+func gibbsByDefault(fs *flag.FlagSet, alpha float64) bool {
+	return alpha == 0 && !anySet(fs, append([]string{"rank", "center", "biases"}, gibbsIgnores...))
+}
+
+// anySet reports whether the command line set any of the flags names.
+func anySet(fs *flag.FlagSet, names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return flagSet(fs, n) })
 }
 
 // completeFlags are the flags of "rpca complete".
@@ -43,9 +62,9 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "complete", "--in RATINGS --out DIR [--rank R|auto] [flags]")
 	f.rankAuto = true
 	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
-	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
+	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
-	fs.Lookup("method").Usage = "method: als (the default: alternating least squares with Algorithm 2's sparse estimator T), gd (Algorithm 2) or scaledgd (its scaled steps)"
+	fs.Lookup("method").Usage = "method: gibbs (the default without --rank, --alpha and the als flags: the biased low-rank model's posterior mean by Gibbs sampling, no sparse part), als (the default otherwise: alternating least squares with Algorithm 2's sparse estimator T), gd (Algorithm 2) or scaledgd (its scaled steps)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")
@@ -68,19 +87,26 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	if !flagSet(fs, "method") {
 		f.method = "als" // on ratings more accurate than gd and scaledgd, in far fewer sweeps (docs/cli.md)
+		if gibbsByDefault(fs, f.alpha) {
+			f.method = methodGibbs // more accurate again, without a choice by validation (docs/cli.md)
+		}
 	}
-	if f.rank == 0 && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
+	if (f.rank == 0 || f.method == methodGibbs) && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
 		f.biases = true
 	}
 	if err := f.validate(fs); err != nil {
 		return err
 	}
-	method, err := f.newMethod(true)
-	if err != nil {
-		return err
-	}
-	if g, ok := method.(*rpca.GD); ok {
-		g.PerLine = true // α of each user's and item's own ratings: ratings are far from uniform
+	var method rpca.Method
+	if f.method != methodGibbs {
+		m, err := f.newMethod(true)
+		if err != nil {
+			return err
+		}
+		if g, ok := m.(*rpca.GD); ok {
+			g.PerLine = true // α of each user's and item's own ratings: ratings are far from uniform
+		}
+		method = m
 	}
 	if err := checkOutputDir(f.out, f.force, f.in, f.predict); err != nil {
 		return err
@@ -90,7 +116,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	prog := newProgress(e, &f.solveFlags)
-	prog.Stagef("solving with %s on the training ratings (initialization, then iterations), then writing %s", method.Name(), f.out)
+	prog.Stagef("solving with %s on the training ratings, then writing %s", f.method, f.out)
 	rep, err := ratings.Run(ctx, ratings.Job{Input: f.in, Predict: f.predict, Ratings: r, Pairs: pairs, Unknown: ratings.Unknown(f.unknown),
 		Holdout: f.holdout, Seed: f.seed, Options: f.fitOptions(method, prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
 		Fitted: func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.solveFlags, m.Result) }})
@@ -132,6 +158,10 @@ func (f *completeFlags) read() (*triples.Ratings, *triples.Pairs, error) {
 func (f *completeFlags) fitOptions(method rpca.Method, prog *progress.Printer) ratings.Options {
 	o := ratings.Options{Rank: f.rank, Alpha: f.alpha, Method: method, Settings: f.settings(), Baseline: ratings.BaselineMedian}
 	o.Settings.Callback = prog.Record
+	if f.method == methodGibbs {
+		o.Method, o.Gibbs, o.Baseline, o.Clip = nil, &ratings.Gibbs{}, ratings.BaselineBiases, f.clipRange
+		return o
+	}
 	switch {
 	case f.biases:
 		o.Baseline = ratings.BaselineBiases
@@ -150,7 +180,10 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 	err := firstBroken(
 		rule{f.in == "", "complete: --in FILE is required (run 'rpca complete -h' for help)"},
 		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
-		rule{f.method != "gd" && f.method != "scaledgd" && f.method != "als", fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gd (Algorithm 2), scaledgd or als only", f.method)},
+		rule{!slices.Contains([]string{"gd", "scaledgd", "als", methodGibbs}, f.method), fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gibbs, als, gd (Algorithm 2) or scaledgd only", f.method)},
+		rule{f.method == methodGibbs && f.alpha != 0, "complete: --method gibbs has no sparse part: use --method als with --alpha"},
+		rule{f.method == methodGibbs && anySet(fs, gibbsIgnores), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores, ", --") + " (they tune als, gd and scaledgd)"},
+		rule{f.method == methodGibbs && !f.biases, "complete: --method gibbs fits the biases with the factors: drop --biases=false and --center"},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
 	)
 	if err != nil {

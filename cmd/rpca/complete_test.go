@@ -460,7 +460,7 @@ func TestCompleteAutoRank(t *testing.T) {
 	const sigma = 0.05
 	newRatingSet(t, in, 150, 100, 0.4, sigma, 0, 23)
 	out := join(dir, "model")
-	r := mustRun(t, "complete", "--in", in, "--header", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
+	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "auto", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	if rmse := sum["holdout_rmse"].(float64); !(rmse <= 2*sigma) {
 		t.Errorf("held-out RMSE %.4g, noise %v; choice %v", rmse, sigma, sum["chosen"])
