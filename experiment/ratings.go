@@ -65,7 +65,7 @@ type ratingsScenario struct {
 
 // ratingsRun is one fit of one scenario.
 type ratingsRun struct {
-	scenario, label  string
+	scenario, method string
 	alpha            float64
 	junk             int
 	rank             int
@@ -80,9 +80,10 @@ type ratingsRun struct {
 	targetMean       float64 // mean prediction for real users on the shilling targets
 }
 
-// runRatings measures what junk ratings do to the default completion fit
-// (rank and ridge chosen by validation, the bias model, alternating least
-// squares) with α = 0 and with α > 0. A fifth of the clean ratings is held
+// runRatings measures what junk ratings do to the two completion fits of
+// rpca complete, each with α = 0 and with α > 0: the Gibbs fit of its
+// defaults (ratings.Defaults) and alternating least squares with the rank
+// and ridge chosen by validation and the bias model. A fifth of the clean ratings is held
 // out to score every fit. The training part is used as it is, with a
 // random 5% of it flipped to the opposite end of the rating scale, and
 // with a shilling attack: fake users (5% of the real ones) who give the
@@ -91,7 +92,7 @@ type ratingsRun struct {
 // model's, precision and recall of the ratings set aside against the
 // injected ones, the mean prediction on the targets, time), ratings.png,
 // ratings_curve.csv and ratings_rank.png, ratings_ridge.png (the
-// validation RMSE against rank and λ of the clean α = 0 choice).
+// validation RMSE against rank and λ of the clean α = 0 choice of als).
 func runRatings(ctx context.Context, w *writer, o *Options) error {
 	r, src, err := loadRatings(o)
 	if err != nil {
@@ -110,36 +111,41 @@ func runRatings(ctx context.Context, w *writer, o *Options) error {
 		flipRatings(rng, r, held, lo, hi),
 		shillRatings(rng, r, held, lo, hi),
 	}
-	opt := ratings.Options{Baseline: ratings.BaselineBiases, Clip: &[2]float64{lo, hi},
+	als := ratings.Options{Baseline: ratings.BaselineBiases, Clip: &[2]float64{lo, hi},
 		Method: &rpca.GD{Update: rpca.UpdateALS, PerLine: true}, Settings: rpca.Settings{Seed: o.Seed, Workers: o.Workers}}
 	if o.MaxIter > 0 {
-		opt.Settings.Stop.MaxIter = o.MaxIter
+		als.Settings.Stop.MaxIter = o.MaxIter
 	}
 	if o.Quick {
-		opt.Select = ratings.Selection{Ranks: []int{2, 5, 10}, Ridges: []float64{1, 3, 10}}
+		als.Select = ratings.Selection{Ranks: []int{2, 5, 10}, Ridges: []float64{1, 3, 10}}
 	}
+	gibbs := ratings.Defaults()
+	gibbs.Clip, gibbs.Settings = als.Clip, rpca.Settings{Seed: o.Seed, Workers: o.Workers}
 	shill := scenarios[2]
 	var runs []ratingsRun
 	var curve *ratings.Choice
 	for _, sc := range scenarios {
-		for _, a := range []float64{0, alpha} {
-			if err := ctx.Err(); err != nil {
-				return err
+		for _, method := range []string{"gibbs", "als"} {
+			opt := map[string]ratings.Options{"gibbs": gibbs, "als": als}[method]
+			for _, a := range []float64{0, alpha} {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				opt.Alpha = a
+				start := time.Now()
+				m, err := ratings.Fit(ctx, sc.r, sc.held, opt)
+				if err != nil {
+					return fmt.Errorf("experiment: ratings %s, %s, α = %g: %w", sc.name, method, a, err)
+				}
+				run := scoreRatings(sc, m, a, time.Since(start).Seconds())
+				run.method, run.targetMean = method, targetMean(m, r, shill.targets)
+				if curve == nil {
+					curve = m.Chosen
+				}
+				runs = append(runs, run)
+				w.logf("ratings: %-8s %-5s α = %-4g rank %2d λ %-4g held-out RMSE %.4f (biases %.4f), set aside %d (%d injected), targets %.3f, %.1f s",
+					sc.name, method, a, run.rank, run.ridge, run.testRMSE, run.biasRMSE, run.flagged, run.correct, run.targetMean, run.seconds)
 			}
-			opt.Alpha = a
-			start := time.Now()
-			m, err := ratings.Fit(ctx, sc.r, sc.held, opt)
-			if err != nil {
-				return fmt.Errorf("experiment: ratings %s, α = %g: %w", sc.name, a, err)
-			}
-			run := scoreRatings(sc, m, a, time.Since(start).Seconds())
-			run.targetMean = targetMean(m, r, shill.targets)
-			if curve == nil {
-				curve = m.Chosen
-			}
-			runs = append(runs, run)
-			w.logf("ratings: %-8s α = %-4g rank %2d λ %-4g held-out RMSE %.4f (biases %.4f), set aside %d (%d injected), targets %.3f, %.1f s",
-				sc.name, a, run.rank, run.ridge, run.testRMSE, run.biasRMSE, run.flagged, run.correct, run.targetMean, run.seconds)
 		}
 	}
 	return writeRatings(w, src, runs, curve)
@@ -389,10 +395,10 @@ func targetMean(m *ratings.Model, r *triples.Ratings, targets []int) float64 {
 func writeRatings(w *writer, src string, runs []ratingsRun, curve *ratings.Choice) error {
 	rows := make([][]string, len(runs))
 	for k, x := range runs {
-		rows[k] = []string{x.scenario, num(x.alpha), itoa(x.junk), itoa(x.rank), num(x.ridge), itoa(x.iterations), num(x.seconds),
+		rows[k] = []string{x.scenario, x.method, num(x.alpha), itoa(x.junk), itoa(x.rank), num(x.ridge), itoa(x.iterations), num(x.seconds),
 			num(x.testRMSE), num(x.biasRMSE), itoa(x.flagged), itoa(x.correct), num(x.precision), num(x.recall), num(x.targetMean)}
 	}
-	if err := w.writeCSV("ratings.csv", []string{"scenario", "alpha", "injected", "rank", "ridge", "iterations", "seconds",
+	if err := w.writeCSV("ratings.csv", []string{"scenario", "method", "alpha", "injected", "rank", "ridge", "iterations", "seconds",
 		"heldout_rmse", "bias_rmse", "set_aside", "set_aside_injected", "precision", "recall", "target_mean"}, rows); err != nil {
 		return err
 	}
@@ -474,23 +480,24 @@ func sortXY(xs, ys []float64) {
 // of the α = 0 fit, the α = 0 fit and the α > 0 fit.
 func ratingsBars(runs []ratingsRun) *chart {
 	c := &chart{title: "held-out RMSE on clean ratings", ylabel: "RMSE", headroom: 0.35}
-	var bias, plain, robust series
-	bias.name, plain.name = "biases alone", "α = 0"
+	bias := series{name: "biases alone", noLine: true}
+	var fits []series // one per method and α, in the order of runs
+	at := map[string]int{}
 	var ticks []plot.Tick
 	for _, x := range runs {
-		pos := float64(len(ticks))
-		if x.alpha == 0 {
-			ticks = append(ticks, plot.Tick{Value: pos, Label: x.scenario})
-			bias.xs, bias.ys = append(bias.xs, pos-0.1), append(bias.ys, x.biasRMSE)
-			plain.xs, plain.ys = append(plain.xs, pos), append(plain.ys, x.testRMSE)
-			continue
+		if len(ticks) == 0 || ticks[len(ticks)-1].Label != x.scenario {
+			ticks = append(ticks, plot.Tick{Value: float64(len(ticks)), Label: x.scenario})
+			bias.xs, bias.ys = append(bias.xs, float64(len(ticks)-1)-0.3), append(bias.ys, x.biasRMSE)
 		}
-		robust.name = fmt.Sprintf("α = %g", x.alpha)
-		robust.xs, robust.ys = append(robust.xs, pos-1+0.1), append(robust.ys, x.testRMSE)
+		name := fmt.Sprintf("%s, α = %g", x.method, x.alpha)
+		k, ok := at[name]
+		if !ok {
+			k, at[name] = len(fits), len(fits)
+			fits = append(fits, series{name: name, noLine: true})
+		}
+		s := &fits[k]
+		s.xs, s.ys = append(s.xs, float64(len(ticks)-1)-0.15+0.1*float64(k)), append(s.ys, x.testRMSE)
 	}
-	for _, s := range []*series{&bias, &plain, &robust} {
-		s.noLine = true
-	}
-	c.series, c.xticks = []series{bias, plain, robust}, ticks
+	c.series, c.xticks = append([]series{bias}, fits...), ticks
 	return c
 }

@@ -13,22 +13,22 @@ import (
 
 // TestRatingsQuick runs the ratings experiment on generated ratings and
 // checks its tables against their definitions: every scenario is fitted
-// with α = 0 and α > 0; α = 0 sets nothing aside; precision and recall
+// by gibbs and als, each with α = 0 and α > 0; α = 0 sets nothing aside; precision and recall
 // are the counts' ratios; on the flipped ratings α > 0 finds injected
 // ratings with precision ≥ 0.8 and lowers the held-out RMSE (the point
 // of the experiment, at this seed); the shilling attack raises the
 // predictions on its targets above those of the clean fit.
 func TestRatingsQuick(t *testing.T) {
 	dir := runQuick(t, "ratings", Options{Ratings: SyntheticRatings})
-	rows := readTable(t, filepath.Join(dir, "ratings.csv"), []string{"scenario", "alpha", "injected", "rank", "ridge", "iterations", "seconds",
+	rows := readTable(t, filepath.Join(dir, "ratings.csv"), []string{"scenario", "method", "alpha", "injected", "rank", "ridge", "iterations", "seconds",
 		"heldout_rmse", "bias_rmse", "set_aside", "set_aside_injected", "precision", "recall", "target_mean"})
-	if len(rows) != 6 {
-		t.Fatalf("%d rows, want 6", len(rows))
+	if len(rows) != 12 {
+		t.Fatalf("%d rows, want 12", len(rows))
 	}
 	rmse := map[string]float64{}
 	target := map[string]float64{}
 	for _, r := range rows {
-		key := r["scenario"] + "/" + r["alpha"]
+		key := r["scenario"] + "/" + r["method"] + "/" + r["alpha"]
 		flagged, correct, junk := fnum(t, r["set_aside"]), fnum(t, r["set_aside_injected"]), fnum(t, r["injected"])
 		rmse[key], target[key] = fnum(t, r["heldout_rmse"]), fnum(t, r["target_mean"])
 		if !(rmse[key] > 0.3 && rmse[key] < 1.2) {
@@ -52,13 +52,13 @@ func TestRatingsQuick(t *testing.T) {
 			if p := fnum(t, r["precision"]); !(p >= 0.8) {
 				t.Errorf("flipped, α > 0: precision %v", p)
 			}
-			if rmse["flipped/"+r["alpha"]] >= rmse["flipped/0"] {
-				t.Errorf("flipped: α > 0 RMSE %v not below α = 0's %v", rmse["flipped/"+r["alpha"]], rmse["flipped/0"])
+			if m := r["method"]; rmse["flipped/"+m+"/"+r["alpha"]] >= rmse["flipped/"+m+"/0"] {
+				t.Errorf("flipped, %s: α > 0 RMSE %v not below α = 0's %v", m, rmse["flipped/"+m+"/"+r["alpha"]], rmse["flipped/"+m+"/0"])
 			}
 		}
 	}
-	if !(target["shilling/0"] > target["clean/0"]+0.2) {
-		t.Errorf("shilling targets predicted at %v, clean %v: the attack has no effect", target["shilling/0"], target["clean/0"])
+	if !(target["shilling/als/0"] > target["clean/als/0"]+0.2) {
+		t.Errorf("als: shilling targets predicted at %v, clean %v: the attack has no effect", target["shilling/als/0"], target["clean/als/0"])
 	}
 	curve := readTable(t, filepath.Join(dir, "ratings_curve.csv"), []string{"rank", "ridge", "validation_rmse", "iterations", "seconds"})
 	if len(curve) < 5 {

@@ -14,8 +14,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/observed"
 	"github.com/rpca-gd/rpca/internal/sample"
+	"github.com/rpca-gd/rpca/internal/sparsify"
 )
 
 // Defaults of [Gibbs].
@@ -138,9 +141,11 @@ type gibbsLines struct {
 	val   []float64
 }
 
-// newGibbsLines groups the ratings k with keep(k) by line (line(k)).
-func newGibbsLines(n int, line, other []int, vals []float64, mu float64, keep func(k int) bool) gibbsLines {
-	g := gibbsLines{ptr: make([]int, n+1)}
+// fill groups the ratings k with keep(k) by line (line(k)), reusing g's
+// storage.
+func (g *gibbsLines) fill(n int, line, other []int, vals []float64, mu float64, keep func(k int) bool) {
+	g.ptr = slices.Grow(g.ptr[:0], n+1)[:n+1]
+	clear(g.ptr)
 	for k := range vals {
 		if keep(k) {
 			g.ptr[line[k]+1]++
@@ -149,7 +154,7 @@ func newGibbsLines(n int, line, other []int, vals []float64, mu float64, keep fu
 	for l := range n {
 		g.ptr[l+1] += g.ptr[l]
 	}
-	g.other, g.val = make([]int32, g.ptr[n]), make([]float64, g.ptr[n])
+	g.other, g.val = slices.Grow(g.other[:0], g.ptr[n])[:g.ptr[n]], slices.Grow(g.val[:0], g.ptr[n])[:g.ptr[n]]
 	next := append([]int(nil), g.ptr[:n]...)
 	for k, v := range vals {
 		if keep(k) {
@@ -158,7 +163,76 @@ func newGibbsLines(n int, line, other []int, vals []float64, mu float64, keep fu
 			next[line[k]]++
 		}
 	}
-	return g
+}
+
+// gibbsGamma is γ of the sparse estimator T_{γα} of the Gibbs fit: 1, so
+// that α is the largest share of a line's ratings set aside. The theory's
+// γ > 1 (Theorem 4's 3, rpca.GD's default for partial observations) sets
+// aside real ratings that the posterior mean needs (measured in
+// docs/experiments.md).
+const gibbsGamma = 1
+
+// gibbsOutliers is Algorithm 2's sparse estimator T_{γα} (lines 1 and 6)
+// on the residuals of the training ratings, with the fraction taken of
+// each line's own ratings as rpca.GD.PerLine does: a rating is set aside
+// when its residual is among the ⌊γα·n⌋ largest in magnitude of both its
+// row's n ratings and its column's.
+type gibbsOutliers struct {
+	t    *sparsify.Observed
+	pat  *observed.Matrix // the training ratings' pattern
+	kOf  []int            // training index of each CSR position of pat
+	abs  []float64        // |residual| in CSR order
+	keep []bool           // T's selection in CSR order
+	out  []bool           // by training index: set aside
+	frac float64
+}
+
+// newGibbsOutliers returns T_{γα} for the pattern of tr.
+func newGibbsOutliers(tr *formats.Triplets, alpha float64, workers int) (*gibbsOutliers, error) {
+	idx := make([]float64, tr.Len())
+	for k := range idx {
+		idx[k] = float64(k) // exact: tr.Len() < 2⁵³
+	}
+	pat, err := observed.FromTriplets(tr.D1, tr.D2, tr.Row, tr.Col, idx)
+	if err != nil {
+		return nil, err
+	}
+	o := &gibbsOutliers{t: sparsify.NewObserved(pat, workers), pat: pat, kOf: make([]int, len(idx)),
+		abs: make([]float64, len(idx)), keep: make([]bool, len(idx)), out: make([]bool, len(idx)), frac: gibbsGamma * alpha}
+	for q, v := range pat.Val {
+		o.kOf[q] = int(v)
+	}
+	return o, nil
+}
+
+// update sets aside the ratings whose residuals res (by training index)
+// T_{γα} selects.
+func (o *gibbsOutliers) update(res []float64) error {
+	for q, k := range o.kOf {
+		o.abs[q] = math.Abs(res[k])
+	}
+	if err := o.t.ApplyFraction(o.abs, o.frac, o.keep); err != nil {
+		return err
+	}
+	for q, k := range o.kOf {
+		o.out[k] = o.keep[q]
+	}
+	return nil
+}
+
+// sparse returns the ratings set aside as a matrix of their residuals res.
+func (o *gibbsOutliers) sparse(res []float64) *rpca.Sparse {
+	p := o.pat
+	s := &rpca.Sparse{Rows: p.Rows, Cols: p.Cols, RowPtr: make([]int, p.Rows+1)}
+	for i := range p.Rows {
+		for q := p.RowPtr[i]; q < p.RowPtr[i+1]; q++ {
+			if k := o.kOf[q]; o.out[k] {
+				s.ColIdx, s.Val = append(s.ColIdx, p.ColIdx[q]), append(s.Val, res[k])
+			}
+		}
+		s.RowPtr[i+1] = len(s.Val)
+	}
+	return s
 }
 
 // gibbsPrior is the prior of one side's factor rows [bias, f_1..f_r]:
@@ -202,9 +276,25 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		return fmt.Errorf("%w: %d, and it sets %d aside to calibrate the noise (use alternating least squares with a given rank)", ErrTooFewRatings, tr.Len(), nCal)
 	}
 	cal := sample.Subset(rand.New(rand.NewPCG(seed, 0x61bb5)), tr.Len(), nCal)
-	burnRows := newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu, func(k int) bool { return !cal[k] })
-	burnCols := newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu, func(k int) bool { return !cal[k] })
-	all := func(int) bool { return true }
+	// With α > 0, T_{γα} sets ratings aside, first on the residuals of
+	// the bias model (Algorithm 2, line 1), then after every sweep on
+	// those of its draw (line 6); they leave the lines of the next sweep
+	// and the noise estimates.
+	var outl *gibbsOutliers
+	out := make([]bool, tr.Len())
+	res := make([]float64, tr.Len())
+	if opt.Alpha > 0 {
+		if outl, err = newGibbsOutliers(tr, opt.Alpha, workers); err != nil {
+			return err
+		}
+		out = outl.out
+		for k, v := range tr.Val {
+			res[k] = v - m.Biases.Predict(tr.Row[k], tr.Col[k])
+		}
+		if err := outl.update(res); err != nil {
+			return err
+		}
+	}
 
 	// scale is the root mean square rating deviation, the unit of the
 	// hyperpriors and of the start, so that the fit follows the ratings'
@@ -248,20 +338,20 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	// (exponentially weighted over the burn-in), and the kept draws.
 	calMean, calSq := make([]float64, tr.Len()), make([]float64, tr.Len())
 	tau := 1 / (scale * scale)
-	nTrain := float64(tr.Len() - nCal)
 	postBurn := g.Samples - g.BurnIn
 	every := postBurn / g.Keep
 	var keptRows, keptCols [][]float64 // the kept draws
 	workRows, workCols := rows.f, cols.f
-	rowLines, colLines := burnRows, burnCols
+	var rowLines, colLines gibbsLines
 	var calTau float64
 	for s := range g.Samples {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if s == g.BurnIn {
-			rowLines = newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu, all)
-			colLines = newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu, all)
+		if s == 0 || s == g.BurnIn || outl != nil {
+			in := func(k int) bool { return !out[k] && (s >= g.BurnIn || !cal[k]) }
+			rowLines.fill(d1, tr.Row, tr.Col, tr.Val, mu, in)
+			colLines.fill(d2, tr.Col, tr.Row, tr.Val, mu, in)
 		}
 		drawPrior(rng, rows, scale)
 		drawPrior(rng, cols, scale)
@@ -285,33 +375,43 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		}
 		// The noise precision: drawn from the training residuals until
 		// the calibration starts, then calibrated, then fixed.
+		if s < g.BurnIn || outl != nil {
+			gibbsResiduals(res, tr, mu, rows.f, cols.f, k1, workers)
+		}
+		if outl != nil {
+			if err := outl.update(res); err != nil {
+				return err
+			}
+		}
 		var sse, calMSE, calVar float64
-		for k := range tr.Val {
+		var nTrain, nCalIn int
+		for k, e := range res {
 			switch {
+			case s >= g.BurnIn:
+			case out[k]:
 			case s < gibbsCalibrationStart && !cal[k]:
-				e := tr.Val[k] - mu - gibbsPredict(rows.f[tr.Row[k]*k1:][:k1], cols.f[tr.Col[k]*k1:][:k1])
-				sse += e * e
-			case s < g.BurnIn && cal[k]:
-				v := gibbsPredict(rows.f[tr.Row[k]*k1:][:k1], cols.f[tr.Col[k]*k1:][:k1]) + mu
+				sse, nTrain = sse+e*e, nTrain+1
+			case cal[k]:
+				v := tr.Val[k] - e
 				const decay = 0.9
 				if s == 0 {
 					calMean[k], calSq[k] = v, v*v
 				}
 				calMean[k] = decay*calMean[k] + (1-decay)*v
 				calSq[k] = decay*calSq[k] + (1-decay)*v*v
-				pm := m.Clip(calMean[k])
-				calMSE += (tr.Val[k] - pm) * (tr.Val[k] - pm)
-				calVar += max(calSq[k]-calMean[k]*calMean[k], 0)
-			}
-			if s >= g.BurnIn {
-				break
+				if s >= gibbsCalibrationStart {
+					pm := m.Clip(calMean[k])
+					calMSE += (tr.Val[k] - pm) * (tr.Val[k] - pm)
+					calVar += max(calSq[k]-calMean[k]*calMean[k], 0)
+					nCalIn++
+				}
 			}
 		}
 		switch {
 		case s < gibbsCalibrationStart:
-			tau = gammaDraw(rng, 1+nTrain/2) / (1 + sse/2)
+			tau = gammaDraw(rng, 1+float64(nTrain)/2) / (1 + sse/2)
 		case s < g.BurnIn:
-			calMSE, calVar = calMSE/float64(nCal), calVar/float64(nCal)
+			calMSE, calVar = calMSE/float64(max(nCalIn, 1)), calVar/float64(max(nCalIn, 1))
 			tau = 1 / math.Max(calMSE-calVar, math.Max(calMSE/gibbsMaxCorrection, 1e-18*scale*scale))
 			calTau = tau
 		}
@@ -328,8 +428,28 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		Params: &GibbsParams{Rank: rank, Samples: g.Samples, BurnIn: g.BurnIn, Keep: g.Keep, Calibration: g.Calibration,
 			CalibrationRatings: nCal, Tau: calTau},
 	}
+	if outl != nil {
+		// The sparse part of the posterior mean: T_{γα} on its residuals.
+		for k, v := range tr.Val {
+			res[k] = v - m.Fitted(tr.Row[k], tr.Col[k])
+		}
+		if err := outl.update(res); err != nil {
+			return err
+		}
+		m.Result.S = outl.sparse(res)
+	}
 	m.Result.Residual = m.relativeResidual()
 	return nil
+}
+
+// gibbsResiduals sets res[k] to training rating k minus its prediction by
+// the draw (rows, cols) and μ.
+func gibbsResiduals(res []float64, tr *formats.Triplets, mu float64, rows, cols []float64, k1, workers int) {
+	kernels.ParallelFor(len(res), workers, 1<<14, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			res[k] = tr.Val[k] - mu - gibbsPredict(rows[tr.Row[k]*k1:][:k1], cols[tr.Col[k]*k1:][:k1])
+		}
+	})
 }
 
 // stackDraws returns the factor of the posterior mean over the kept

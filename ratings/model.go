@@ -82,7 +82,7 @@ type Options struct {
 	Clip *[2]float64
 	// Gibbs, when non-nil, fits the biased low-rank model by Gibbs
 	// sampling instead of with Method (see [Gibbs]): Rank 0 then means
-	// DefaultGibbsRank, Select is not used, Method must be nil, Alpha 0,
+	// DefaultGibbsRank, Select is not used, Method must be nil, Alpha below 1,
 	// and the Baseline BaselineBiases (or ""). Settings.Seed seeds the
 	// chain and Settings.Callback is called after every sweep.
 	Gibbs *Gibbs
@@ -307,8 +307,8 @@ func fitBayes(ctx context.Context, r *triples.Ratings, held []bool, opt Options)
 	switch {
 	case opt.Method != nil:
 		return nil, fmt.Errorf("%w: Options.Method must be nil with Options.Gibbs, which has its own sampler", ErrGibbs)
-	case opt.Alpha != 0:
-		return nil, fmt.Errorf("%w: Options.Alpha must be 0 with Options.Gibbs (its model has no sparse part); use alternating least squares for α > 0", ErrGibbs)
+	case !(opt.Alpha >= 0 && gibbsGamma*opt.Alpha < 1):
+		return nil, fmt.Errorf("%w: Options.Alpha %v must be in [0, 1)", ErrGibbs, opt.Alpha)
 	case opt.Baseline != "" && opt.Baseline != BaselineBiases:
 		return nil, fmt.Errorf("%w: Options.Baseline %q: Gibbs fits the biases with the factors (BaselineBiases)", ErrGibbs, opt.Baseline)
 	}

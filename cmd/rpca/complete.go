@@ -30,10 +30,10 @@ const methodGibbs = "gibbs"
 // gibbsIgnores are the flags of complete that --method gibbs does not use.
 var gibbsIgnores = []string{"factor-tol", "gamma", "huber", "implicit", "max-iter", "mu", "no-projection", "ridge", "step", "step-rule", "tol"}
 
-// gibbsByDefault reports whether complete's default method is gibbs: α = 0
-// and none of --rank, --center, --biases and the flags gibbs does not use.
-func gibbsByDefault(fs *flag.FlagSet, alpha float64) bool {
-	return alpha == 0 && !anySet(fs, append([]string{"rank", "center", "biases"}, gibbsIgnores...))
+// gibbsByDefault reports whether complete's default method is gibbs: none
+// of --rank, --center, --biases and the flags gibbs does not use is set.
+func gibbsByDefault(fs *flag.FlagSet) bool {
+	return !anySet(fs, append([]string{"rank", "center", "biases"}, gibbsIgnores...))
 }
 
 // anySet reports whether the command line set any of the flags names.
@@ -64,7 +64,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
 	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
-	fs.Lookup("method").Usage = "method: gibbs (the default without --rank, --alpha and the als flags: the biased low-rank model's posterior mean by Gibbs sampling, no sparse part), als (the default otherwise: alternating least squares with Algorithm 2's sparse estimator T), gd (Algorithm 2) or scaledgd (its scaled steps)"
+	fs.Lookup("method").Usage = "method: gibbs (the default without --rank and the als flags: the biased low-rank model's posterior mean by Gibbs sampling, with T_α setting outliers aside), als (the default otherwise: alternating least squares with Algorithm 2's sparse estimator T), gd (Algorithm 2) or scaledgd (its scaled steps)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")
@@ -87,7 +87,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	if !flagSet(fs, "method") {
 		f.method = "als" // on ratings more accurate than gd and scaledgd, in far fewer sweeps (docs/cli.md)
-		if gibbsByDefault(fs, f.alpha) {
+		if gibbsByDefault(fs) {
 			f.method = methodGibbs // more accurate again, without a choice by validation (docs/cli.md)
 		}
 	}
@@ -181,7 +181,6 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 		rule{f.in == "", "complete: --in FILE is required (run 'rpca complete -h' for help)"},
 		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
 		rule{!slices.Contains([]string{"gd", "scaledgd", "als", methodGibbs}, f.method), fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gibbs, als, gd (Algorithm 2) or scaledgd only", f.method)},
-		rule{f.method == methodGibbs && f.alpha != 0, "complete: --method gibbs has no sparse part: use --method als with --alpha"},
 		rule{f.method == methodGibbs && anySet(fs, gibbsIgnores), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores, ", --") + " (they tune als, gd and scaledgd)"},
 		rule{f.method == methodGibbs && !f.biases, "complete: --method gibbs fits the biases with the factors: drop --biases=false and --center"},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},

@@ -264,51 +264,58 @@ func TestCompletePredictOptions(t *testing.T) {
 
 // TestCompleteOutliers corrupts 5% of the ratings grossly (±5..10 around
 // the mean, where the ratings spread by about 1). Plain completion (α = 0)
-// bends the fit towards them (measured: RMSE against the truth ≈ 0.86 on
-// unobserved entries); with α = 0.15 they are set aside and the
+// bends the fit towards them (measured with als: RMSE against the truth
+// ≈ 0.86 on unobserved entries); with α = 0.15 they are set aside and the
 // predictions must be at least 5× closer to the truth (measured ≈ 0.08,
 // the bound 0.15 also catches a fit that merely shrinks towards the mean,
-// whose error is the ratings' spread, ≈ 1).
+// whose error is the ratings' spread, ≈ 1). It runs with --rank 4 (als)
+// and at the defaults (gibbs).
 func TestCompleteOutliers(t *testing.T) {
 	dir := t.TempDir()
 	in := join(dir, "ratings.tsv")
 	rs := newRatingSet(t, in, 150, 120, 0.5, 0.02, 0.05, 23)
 	pairsPath := join(dir, "pairs.tsv")
 	pairs := rs.writePairs(t, pairsPath, 300)
-	errOf := func(out string, alpha string) (float64, map[string]any) {
-		r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json", "--quiet")
-		pred := readPredictions(t, join(out, "predictions.tsv"))
-		var sq float64
-		for k, q := range pairs {
-			d := pred.Val[k] - rs.truth.At(q[0], q[1])
-			sq += d * d
+	for _, method := range []string{"als", "gibbs"} {
+		errOf := func(out string, alpha string) (float64, map[string]any) {
+			args := []string{"complete", "--in", in, "--header", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json", "--quiet"}
+			if method == "als" {
+				args = append(args, "--rank", "4")
+			}
+			r := mustRun(t, args...)
+			pred := readPredictions(t, join(out, "predictions.tsv"))
+			var sq float64
+			for k, q := range pairs {
+				d := pred.Val[k] - rs.truth.At(q[0], q[1])
+				sq += d * d
+			}
+			return math.Sqrt(sq / float64(len(pairs))), readJSON(t, r.stdout)
 		}
-		return math.Sqrt(sq / float64(len(pairs))), readJSON(t, r.stdout)
-	}
-	plain, _ := errOf(join(dir, "plain"), "0")
-	robust, sum := errOf(join(dir, "robust"), "0.15")
-	t.Logf("prediction RMSE against the truth: α = 0.15: %.3g, α = 0: %.3g", robust, plain)
-	if robust > 0.15 || robust > plain/5 {
-		t.Errorf("prediction RMSE against the truth: %.3g with α = 0.15, %.3g with α = 0; want ≤ 0.15 and 5× better", robust, plain)
-	}
-	// outliers.tsv lists the set-aside ratings: it must contain nearly all
-	// of the true outliers.
-	lines := readLines(t, join(dir, "robust", "outliers.tsv"))
-	if len(lines)-1 != int(sum["outliers"].(float64)) {
-		t.Errorf("outliers.tsv has %d lines after its header, summary says %v", len(lines)-1, sum["outliers"])
-	}
-	found := 0
-	for _, l := range lines[1:] {
-		f := strings.Split(l, "\t")
-		var i, j int
-		fmt.Sscanf(f[0], "user-%d", &i)
-		fmt.Sscanf(f[1], "item_%d", &j)
-		if rs.outlier[[2]int{i, j}] {
-			found++
+		plain, _ := errOf(join(dir, method+"-plain"), "0")
+		robust, sum := errOf(join(dir, method+"-robust"), "0.15")
+		t.Logf("%s: prediction RMSE against the truth: α = 0.15: %.3g, α = 0: %.3g", method, robust, plain)
+		if robust > 0.15 || robust > plain/5 || sum["method"] != method {
+			t.Errorf("%s: prediction RMSE against the truth: %.3g with α = 0.15, %.3g with α = 0; want ≤ 0.15 and 5× better (method %v)", method, robust, plain, sum["method"])
 		}
-	}
-	if found < len(rs.outlier)*95/100 {
-		t.Errorf("outliers.tsv holds %d of the %d true outliers", found, len(rs.outlier))
+		// outliers.tsv lists the set-aside ratings: it must contain nearly
+		// all of the true outliers.
+		lines := readLines(t, join(dir, method+"-robust", "outliers.tsv"))
+		if len(lines)-1 != int(sum["outliers"].(float64)) {
+			t.Errorf("%s: outliers.tsv has %d lines after its header, summary says %v", method, len(lines)-1, sum["outliers"])
+		}
+		found := 0
+		for _, l := range lines[1:] {
+			f := strings.Split(l, "\t")
+			var i, j int
+			fmt.Sscanf(f[0], "user-%d", &i)
+			fmt.Sscanf(f[1], "item_%d", &j)
+			if rs.outlier[[2]int{i, j}] {
+				found++
+			}
+		}
+		if found < len(rs.outlier)*95/100 {
+			t.Errorf("%s: outliers.tsv holds %d of the %d true outliers", method, found, len(rs.outlier))
+		}
 	}
 }
 

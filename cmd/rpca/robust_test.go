@@ -207,7 +207,6 @@ func TestCompleteRobust(t *testing.T) {
 		{"no --rank (auto), two ratings", 1, []string{"cannot choose the rank by validation", "1 distinct rows"}, []string{"--in", writeRaw(t, dir, "nr.tsv", "a\tx\t1\nb\ty\t2\n"), "--rank", "auto"}},
 		{"defaults (gibbs), two ratings", 1, []string{"too few training ratings for the Gibbs fit", "2, and it sets 10 aside"}, []string{"--in", writeRaw(t, dir, "ng.tsv", "a\tx\t1\nb\ty\t2\n")}},
 		{"defaults (gibbs), one user", 1, []string{"too few training ratings for the Gibbs fit", "two distinct rows"}, []string{"--in", writeRaw(t, dir, "nu.tsv", "a\tx\t1\na\ty\t2\na\tz\t3\n")}},
-		{"gibbs with alpha", 2, []string{"--method gibbs has no sparse part"}, []string{"--in", writeRaw(t, dir, "ga.tsv", "a\tx\t1\n"), "--method", "gibbs", "--alpha", "0.1"}},
 		{"gibbs with ridge", 2, []string{"--method gibbs takes none of", "--ridge"}, []string{"--in", writeRaw(t, dir, "gr.tsv", "a\tx\t1\n"), "--method", "gibbs", "--ridge", "0.1"}},
 		{"gibbs without biases", 2, []string{"--method gibbs fits the biases"}, []string{"--in", writeRaw(t, dir, "gb.tsv", "a\tx\t1\n"), "--method", "gibbs", "--center=false"}},
 		{"method altproj", 2, []string{"--method altproj"}, []string{"--in", writeRaw(t, dir, "m.tsv", "a\tx\t1\n"), "--rank", "1", "--method", "altproj"}},
