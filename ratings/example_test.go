@@ -41,3 +41,29 @@ bob,c,5
 	fmt.Printf("alice would rate b about %.0f\n", model.Predict(i, j))
 	// Output: alice would rate b about 3
 }
+
+// Fit rpca complete's default model, the Gibbs fit of mean, biases and
+// rank-10 factors, to ratings that are a user's mood plus an item's
+// quality, and predict the one rating missing from the grid.
+func ExampleDefaults() {
+	var b strings.Builder
+	for u := range 12 {
+		for it := range 8 {
+			if u == 0 && it == 0 {
+				continue // the missing rating: 1 + 0 + 0
+			}
+			fmt.Fprintf(&b, "user%d item%d %g\n", u, it, 1+0.25*float64(u%5)+0.5*float64(it%4))
+		}
+	}
+	r, err := triples.Read(strings.NewReader(b.String()), "example", triples.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	model, err := ratings.Fit(context.Background(), r, nil, ratings.Defaults())
+	if err != nil {
+		log.Fatal(err)
+	}
+	i, j, _, _ := model.Index("user0", "item0")
+	fmt.Printf("user0 would rate item0 about %.1f (%s fit)\n", model.Predict(i, j), model.Result.Method)
+	// Output: user0 would rate item0 about 1.0 (gibbs fit)
+}
