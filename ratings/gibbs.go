@@ -54,6 +54,12 @@ const gibbsCalibrationStart = 20
 // the predictions (a held-out rating's error is noise plus the
 // posterior's own spread). After the burn-in those ratings rejoin the
 // fit and τ stays fixed.
+//
+// With Options.Alpha > 0, Algorithm 2's sparse estimator sets ratings
+// aside after every sweep, with counts per line (⌊α·n⌋ of a line's n
+// ratings, γ = 1): they leave the next sweep's draws and the noise
+// estimates, and the model's sparse part is T applied to the residuals
+// of the posterior mean.
 type Gibbs struct {
 	// Samples is the number of sweeps (one draw of every row, then every
 	// column); 0 means DefaultGibbsSamples.
