@@ -140,22 +140,11 @@ func biasedRatings(d1, d2 int, p, sigma float64, seed uint64) *triples.Ratings {
 }
 
 // heldRMSE returns the RMSE of m on the held ratings whose row and column
-// were fitted, and how many those are.
+// were fitted (Evaluate, itself checked against a direct sum in
+// TestFitExactLowRank), and how many those are.
 func heldRMSE(m *Model, r *triples.Ratings, held []bool) (float64, int) {
-	var sq float64
-	n := 0
-	for k, h := range held {
-		if !h {
-			continue
-		}
-		i, j, okI, okJ := m.Index(r.RowIDs[r.Row[k]], r.ColIDs[r.Col[k]])
-		if okI && okJ {
-			d := m.Predict(i, j) - r.Val[k]
-			sq += d * d
-			n++
-		}
-	}
-	return math.Sqrt(sq / float64(n)), n
+	ev := m.Evaluate(r, held)
+	return ev.RMSE, ev.Ratings - ev.Skipped
 }
 
 // TestGibbsFit: on ratings of a rank-2 biased model with noise σ = 0.1,
