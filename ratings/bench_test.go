@@ -20,27 +20,38 @@ import (
 // the generation and fit times, the iterations, the peak resident memory
 // of the process (VmHWM on Linux), the held-out RMSE on clean ratings, and
 // the precision and recall of the ratings set aside against the junk.
-// It runs a tenth of the MovieLens 20M shape with both updates;
-// RPCA_BENCH_ML20M=1 runs the full MovieLens20M shape (20 million
-// ratings) with alternating least squares instead (the gradient steps
-// would take about 1000 iterations of a second each):
+// It also fits the Gibbs fit of Defaults() with α = 0.05 (rpca complete
+// --alpha 0.05 at its defaults). It runs a tenth of the MovieLens 20M
+// shape with the three; RPCA_BENCH_ML20M=1 runs the full MovieLens20M
+// shape (20 million ratings) with alternating least squares and Gibbs
+// only (the gradient steps would take about 1000 iterations of a second
+// each):
 //
 //	RPCA_BENCH_ML20M=1 go test -run x -bench FitGenerated -benchtime 1x -timeout 30m ./ratings
 func BenchmarkFitGenerated(b *testing.B) {
 	s := MovieLens20M
 	shape := "ml20m-tenth"
-	updates := []rpca.UpdateRule{rpca.UpdateALS, rpca.UpdatePaper}
+	gibbs := Defaults()
+	gibbs.Alpha = 0.05
+	fits := []struct {
+		name string
+		opt  Options
+	}{
+		{string(rpca.UpdateALS), Options{Rank: 10, Alpha: 0.05, Method: &rpca.GD{PerLine: true, Update: rpca.UpdateALS}}},
+		{"gibbs", gibbs},
+		{string(rpca.UpdatePaper), Options{Rank: 10, Alpha: 0.05, Method: &rpca.GD{PerLine: true, Update: rpca.UpdatePaper}}},
+	}
 	if os.Getenv("RPCA_BENCH_ML20M") != "" {
-		shape, updates = "ml20m", updates[:1]
+		shape, fits = "ml20m", fits[:2]
 	} else {
 		s.Users, s.Items, s.Ratings = s.Users/10, s.Items/10, s.Ratings/10
 	}
-	for _, update := range updates {
-		benchFit(b, shape+"/"+string(update), s, update)
+	for _, f := range fits {
+		benchFit(b, shape+"/"+f.name, s, f.opt)
 	}
 }
 
-func benchFit(b *testing.B, name string, s Shape, update rpca.UpdateRule) {
+func benchFit(b *testing.B, name string, s Shape, o Options) {
 	b.Run(name, func(b *testing.B) {
 		for range b.N {
 			runtime.GC()
@@ -54,7 +65,6 @@ func benchFit(b *testing.B, name string, s Shape, update rpca.UpdateRule) {
 			gen := time.Since(t0)
 			held := HoldOut(g.Len(), 0.01, 1)
 			t1 := time.Now()
-			o := Options{Rank: 10, Alpha: 0.05, Method: &rpca.GD{PerLine: true, Update: update}}
 			m, err := Fit(context.Background(), g.Ratings, held, o)
 			if err != nil {
 				b.Fatal(err)

@@ -140,35 +140,41 @@ func (g Gibbs) withDefaults() (Gibbs, error) {
 
 // gibbsLines are the ratings of each row (or column) of the training
 // set: line l has entries ptr[l]:ptr[l+1], each the index of the other
-// side and the rating minus μ.
+// side, the rating minus μ, the rating's training index (key), and
+// whether the sweep leaves it out (skip, set by mark).
 type gibbsLines struct {
 	ptr   []int
 	other []int32
 	val   []float64
+	key   []int32
+	skip  []bool
 }
 
-// fill groups the ratings k with keep(k) by line (line(k)), reusing g's
-// storage.
-func (g *gibbsLines) fill(n int, line, other []int, vals []float64, mu float64, keep func(k int) bool) {
-	g.ptr = slices.Grow(g.ptr[:0], n+1)[:n+1]
-	clear(g.ptr)
-	for k := range vals {
-		if keep(k) {
-			g.ptr[line[k]+1]++
+// mark sets each entry's skip flag from skip, by training index.
+func (g *gibbsLines) mark(skip []bool, workers int) {
+	kernels.ParallelFor(len(g.key), workers, 1<<16, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			g.skip[p] = skip[g.key[p]]
 		}
+	})
+}
+
+// newGibbsLines groups the ratings by line (line(k)).
+func newGibbsLines(n int, line, other []int, vals []float64, mu float64) gibbsLines {
+	g := gibbsLines{ptr: make([]int, n+1), other: make([]int32, len(vals)), val: make([]float64, len(vals)), key: make([]int32, len(vals)), skip: make([]bool, len(vals))}
+	for k := range vals {
+		g.ptr[line[k]+1]++
 	}
 	for l := range n {
 		g.ptr[l+1] += g.ptr[l]
 	}
-	g.other, g.val = slices.Grow(g.other[:0], g.ptr[n])[:g.ptr[n]], slices.Grow(g.val[:0], g.ptr[n])[:g.ptr[n]]
 	next := append([]int(nil), g.ptr[:n]...)
 	for k, v := range vals {
-		if keep(k) {
-			p := next[line[k]]
-			g.other[p], g.val[p] = int32(other[k]), v-mu
-			next[line[k]]++
-		}
+		p := next[line[k]]
+		g.other[p], g.val[p], g.key[p] = int32(other[k]), v-mu, int32(k)
+		next[line[k]]++
 	}
+	return g
 }
 
 // gibbsGamma is γ of the sparse estimator T_{γα} of the Gibbs fit: 1, so
@@ -348,16 +354,31 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	every := postBurn / g.Keep
 	var keptRows, keptCols [][]float64 // the kept draws
 	workRows, workCols := rows.f, cols.f
-	var rowLines, colLines gibbsLines
+	rowLines := newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu)
+	colLines := newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu)
+	// skip marks the ratings a sweep leaves out: the calibration ratings
+	// during the burn-in, and those T sets aside.
+	skip := make([]bool, tr.Len())
+	// resSum sums the residuals of the kept draws (α > 0): their mean is
+	// the residual of the posterior mean, on which T gives the sparse part.
+	var resSum []float64
+	if outl != nil {
+		resSum = make([]float64, tr.Len())
+	}
 	var calTau float64
 	for s := range g.Samples {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if s == 0 || s == g.BurnIn || outl != nil {
-			in := func(k int) bool { return !out[k] && (s >= g.BurnIn || !cal[k]) }
-			rowLines.fill(d1, tr.Row, tr.Col, tr.Val, mu, in)
-			colLines.fill(d2, tr.Col, tr.Row, tr.Val, mu, in)
+			burn := s < g.BurnIn
+			kernels.ParallelFor(len(skip), workers, 1<<16, func(lo, hi int) {
+				for k := lo; k < hi; k++ {
+					skip[k] = out[k] || burn && cal[k]
+				}
+			})
+			rowLines.mark(skip, workers)
+			colLines.mark(skip, workers)
 		}
 		drawPrior(rng, rows, scale)
 		drawPrior(rng, cols, scale)
@@ -370,13 +391,14 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 			rows.f = make([]float64, d1*k1)
 			keptRows = append(keptRows, rows.f)
 		}
-		okRows := drawSide(&pool, workers, rows, cols, rowLines, k1, tau, seed, uint64(2*s))
+		skipping := s < g.BurnIn || outl != nil // else nothing is left out
+		okRows := drawSide(&pool, workers, rows, cols, rowLines, skipping, k1, tau, seed, uint64(2*s))
 		cols.f = workCols
 		if keep {
 			cols.f = make([]float64, d2*k1)
 			keptCols = append(keptCols, cols.f)
 		}
-		if !okRows || !drawSide(&pool, workers, cols, rows, colLines, k1, tau, seed, uint64(2*s+1)) {
+		if !okRows || !drawSide(&pool, workers, cols, rows, colLines, skipping, k1, tau, seed, uint64(2*s+1)) {
 			return fmt.Errorf("%w: Gibbs sweep %d met a posterior precision that is not positive definite in floating point (τ = %g)", rpca.ErrDiverged, s+1, tau)
 		}
 		// The noise precision: drawn from the training residuals until
@@ -385,6 +407,11 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 			gibbsResiduals(res, tr, mu, rows.f, cols.f, k1, workers)
 		}
 		if outl != nil {
+			if keep {
+				for k, e := range res {
+					resSum[k] += e
+				}
+			}
 			if err := outl.update(res); err != nil {
 				return err
 			}
@@ -436,8 +463,8 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	}
 	if outl != nil {
 		// The sparse part of the posterior mean: T_{γα} on its residuals.
-		for k, v := range tr.Val {
-			res[k] = v - m.Fitted(tr.Row[k], tr.Col[k])
+		for k, e := range resSum {
+			res[k] = e / float64(len(keptRows))
 		}
 		if err := outl.update(res); err != nil {
 			return err
@@ -548,7 +575,7 @@ func drawPrior(rng *rand.Rand, s *gibbsSide, scale float64) {
 // result does not depend on the number of workers. It reports false when
 // a precision matrix failed its Cholesky factorisation (that row is left
 // as it was).
-func drawSide(pool *sync.Pool, workers int, s, o *gibbsSide, lines gibbsLines, k1 int, tau float64, seed, sweep uint64) bool {
+func drawSide(pool *sync.Pool, workers int, s, o *gibbsSide, lines gibbsLines, skipping bool, k1 int, tau float64, seed, sweep uint64) bool {
 	n := len(lines.ptr) - 1
 	const chunk = 64
 	var failed atomic.Bool
@@ -557,7 +584,12 @@ func drawSide(pool *sync.Pool, workers int, s, o *gibbsSide, lines gibbsLines, k
 		defer pool.Put(ws)
 		for l := t * chunk; l < min(n, (t+1)*chunk); l++ {
 			ws.pcg.Seed(seed^sweep<<32, uint64(l))
-			if !ws.drawLine(s.f[l*k1:(l+1)*k1], o.f, k1, lines.other[lines.ptr[l]:lines.ptr[l+1]], lines.val[lines.ptr[l]:lines.ptr[l+1]], s.prior, tau) {
+			lo, hi := lines.ptr[l], lines.ptr[l+1]
+			var skip []bool
+			if skipping {
+				skip = lines.skip[lo:hi]
+			}
+			if !ws.drawLine(s.f[l*k1:(l+1)*k1], o.f, k1, lines.other[lo:hi], lines.val[lo:hi], skip, s.prior, tau) {
 				failed.Store(true)
 			}
 		}
@@ -565,21 +597,27 @@ func drawSide(pool *sync.Pool, workers int, s, o *gibbsSide, lines gibbsLines, k
 	return !failed.Load()
 }
 
-// drawLine draws one row dst (see drawSide); false when the precision
-// matrix is not positive definite in floating point.
-func (ws *gibbsWork) drawLine(dst, other []float64, k1 int, idx []int32, val []float64, prior gibbsPrior, tau float64) bool {
-	ws.rows, ws.ys = ws.rows[:0], ws.ys[:0]
+// drawLine draws one row dst (see drawSide) from the ratings of its line
+// that skip does not mark (all of them when skip is nil); false when the
+// precision matrix is not positive definite in floating point.
+func (ws *gibbsWork) drawLine(dst, other []float64, k1 int, idx []int32, val []float64, skip []bool, prior gibbsPrior, tau float64) bool {
 	n := len(idx)
-	ws.rows, ws.ys = slices.Grow(ws.rows, n*k1)[:n*k1], slices.Grow(ws.ys, n)[:n]
+	ws.rows, ws.ys = slices.Grow(ws.rows[:0], n*k1)[:n*k1], slices.Grow(ws.ys[:0], n)[:n]
+	c := 0
 	for e, j := range idx {
+		if skip != nil && skip[e] {
+			continue
+		}
 		o := other[int(j)*k1:][:k1]
-		x := ws.rows[e*k1:][:k1]
+		x := ws.rows[c*k1:][:k1]
 		x[0] = 1
 		for a := 1; a < k1; a++ {
 			x[a] = o[a]
 		}
-		ws.ys[e] = val[e] - o[0]
+		ws.ys[c] = val[e] - o[0]
+		c++
 	}
+	ws.rows, ws.ys = ws.rows[:c*k1], ws.ys[:c]
 	if len(ws.ys) < k1 {
 		return ws.drawDual(dst, k1, prior, tau)
 	}

@@ -16,7 +16,8 @@ import (
 )
 
 // TestGibbsDrawMatchesPosterior checks drawLine, in its k1×k1 form (more
-// ratings than unknowns) and its n×n dual form (fewer), against the
+// ratings than unknowns) and its n×n dual form (fewer), with two gross
+// ratings of the line marked to be skipped, against the
 // normal it must draw from, computed with gonum: precision
 // Λ = diag(prec) + τ·XᵀX and mean Λ⁻¹(prec∘m₀ + τ·Xᵀy) for X = [1, f_other]
 // and y the ratings less the other side's bias. Over N draws the sample
@@ -69,6 +70,11 @@ func TestGibbsDrawMatchesPosterior(t *testing.T) {
 		if err := chol.SolveVecTo(&mean, b); err != nil {
 			t.Fatal(err)
 		}
+		// Two more ratings, first and last, that the draws must skip.
+		idx = append(append([]int32{7}, idx...), 8)
+		val = append(append([]float64{50}, val...), -50)
+		skip := make([]bool, n+2)
+		skip[0], skip[n+1] = true, true
 		// The draws.
 		pcg := rand.NewPCG(0, 0)
 		ws := &gibbsWork{g: make([]float64, k1*k1), b: make([]float64, k1), x: make([]float64, k1), z: make([]float64, k1), pcg: pcg, rng: rand.New(pcg)}
@@ -77,7 +83,7 @@ func TestGibbsDrawMatchesPosterior(t *testing.T) {
 		dst := make([]float64, k1)
 		for s := range draws {
 			pcg.Seed(3, uint64(s))
-			if !ws.drawLine(dst, other, k1, idx, val, prior, tau) {
+			if !ws.drawLine(dst, other, k1, idx, val, skip, prior, tau) {
 				t.Fatal("drawLine failed")
 			}
 			for a := range k1 {
