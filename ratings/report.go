@@ -49,9 +49,12 @@ type Report struct {
 	PredictUnknownAs      string `json:"predict_unknown,omitempty"`
 	// Chosen is the choice of the rank and ridge by validation (rank
 	// auto), with the validation curve.
-	Chosen *Choice  `json:"chosen,omitempty"`
-	Output string   `json:"output"`
-	Files  []string `json:"files"`
+	Chosen *Choice `json:"chosen,omitempty"`
+	// Warnings name what makes the model doubtful, for a person to read:
+	// held-out ratings predicted worse than by the mean training rating.
+	Warnings []string `json:"warnings,omitempty"`
+	Output   string   `json:"output"`
+	Files    []string `json:"files"`
 }
 
 // NewReport describes the model m fitted to r, with held (from HoldOut
@@ -79,6 +82,13 @@ func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Repo
 		rep.HoldoutRMSE, rep.HoldoutMAE, rep.BaselineRMSE = metrics.Finite(ev.RMSE), metrics.Finite(ev.MAE), metrics.Finite(ev.MeanRMSE)
 		if m.Biases != nil {
 			rep.BiasRMSE = metrics.Finite(ev.BiasRMSE)
+		}
+		if !(ev.RMSE <= ev.MeanRMSE) {
+			w := fmt.Sprintf("the model predicts the held-out ratings worse than the mean training rating does (RMSE %.4g against %.4g)", ev.RMSE, ev.MeanRMSE)
+			if m.Options.Gibbs == nil && m.Chosen == nil {
+				w += ": a fit at a given rank has no ridge unless one is asked for, and overfits sparse ratings; add a ridge or let the rank and ridge be chosen"
+			}
+			rep.Warnings = append(rep.Warnings, w)
 		}
 	}
 	return rep

@@ -88,3 +88,31 @@ func TestPredictSaveReport(t *testing.T) {
 		t.Errorf("summary line %q", s)
 	}
 }
+
+// TestReportWarnsOverfit: an unregularised fit at a rank the sparse,
+// noisy ratings cannot support (rank 8, about 5 ratings a column, noise
+// σ = 1) predicts held-out ratings worse than their mean, and the report
+// says so with the remedy; the Gibbs fit of the same ratings does not
+// (its priors regularise), and neither does a report without a holdout.
+func TestReportWarnsOverfit(t *testing.T) {
+	r := biasedRatings(60, 50, 0.1, 1, 4)
+	held := HoldOut(r.Len(), 0.2, 1)
+	m, err := Fit(context.Background(), r, held, Options{Rank: 8, Baseline: BaselineNone, Method: defaultMethod()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := NewReport(r, held, 0.2, m)
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "worse than the mean training rating") || !strings.Contains(rep.Warnings[0], "add a ridge") {
+		t.Errorf("held-out RMSE %v against the mean's %v: warnings %q", *rep.HoldoutRMSE, *rep.BaselineRMSE, rep.Warnings)
+	}
+	if w := NewReport(r, nil, 0, m).Warnings; len(w) != 0 {
+		t.Errorf("no holdout: warnings %q", w)
+	}
+	g, err := Fit(context.Background(), r, held, Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := NewReport(r, held, 0.2, g).Warnings; len(w) != 0 {
+		t.Errorf("gibbs: warnings %q", w)
+	}
+}

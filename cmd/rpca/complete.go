@@ -30,12 +30,6 @@ const methodGibbs = "gibbs"
 // gibbsIgnores are the flags of complete that --method gibbs does not use.
 var gibbsIgnores = []string{"factor-tol", "gamma", "huber", "implicit", "max-iter", "mu", "no-projection", "ridge", "step", "step-rule", "tol"}
 
-// gibbsByDefault reports whether complete's default method is gibbs: none
-// of --rank, --center, --biases and the flags gibbs does not use is set.
-func gibbsByDefault(fs *flag.FlagSet) bool {
-	return !anySet(fs, append([]string{"rank", "center", "biases"}, gibbsIgnores...))
-}
-
 // anySet reports whether the command line set any of the flags names.
 func anySet(fs *flag.FlagSet, names []string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return flagSet(fs, n) })
@@ -87,7 +81,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	if !flagSet(fs, "method") {
 		f.method = "als" // on ratings more accurate than gd and scaledgd, in far fewer sweeps (docs/cli.md)
-		if gibbsByDefault(fs) {
+		if !anySet(fs, append([]string{"rank", "center", "biases"}, gibbsIgnores...)) {
 			f.method = methodGibbs // more accurate again, without a choice by validation (docs/cli.md)
 		}
 	}
@@ -131,6 +125,11 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)", err)
 	case err != nil:
 		return outDirError(err, f.out)
+	}
+	for _, w := range rep.Warnings {
+		if !f.quiet {
+			fmt.Fprintln(e.stderr, "rpca: warning: "+w)
+		}
 	}
 	if f.jsonOut {
 		return writeJSON(e.stdout, rep)

@@ -519,3 +519,23 @@ func TestCompleteImplicit(t *testing.T) {
 	wantError(t, 1, []string{"GD.Implicit"}, "complete", "--in", in, "--header", "--rank", "6", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
 		"--out", join(dir, "model2"))
 }
+
+// TestCompleteWarnsOverfit: rank 8 without a ridge on sparse, noisy
+// ratings (about 5 a column, noise σ = 1) predicts held-out ratings worse
+// than their mean; complete still writes the model (the fit is what was
+// asked for) but warns on stderr and in summary.json, and --quiet keeps
+// stderr silent.
+func TestCompleteWarnsOverfit(t *testing.T) {
+	dir := t.TempDir()
+	in := join(dir, "ratings.tsv")
+	newRatingSet(t, in, 60, 50, 0.1, 1, 0, 4)
+	args := []string{"complete", "--in", in, "--header", "--rank", "8", "--holdout", "0.2", "--max-iter", "20"}
+	r := runCLI(t, context.Background(), append(args, "--out", join(dir, "a"))...)
+	if r.code != 0 || !strings.Contains(r.stderr, "rpca: warning: the model predicts the held-out ratings worse than the mean training rating") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	q := mustRun(t, append(args, "--out", join(dir, "b"), "--quiet", "--json")...)
+	if w, _ := readJSON(t, q.stdout)["warnings"].([]any); len(w) != 1 {
+		t.Errorf("summary warnings %v", readJSON(t, q.stdout)["warnings"])
+	}
+}
