@@ -87,9 +87,10 @@ type GibbsParams struct {
 	Keep        int     `json:"keep"`
 	Calibration float64 `json:"calibration"`
 	// CalibrationRatings is the number of ratings left out of the
-	// burn-in to set τ, and Tau the precision they gave.
+	// burn-in to set τ, and NoiseSD the noise standard deviation 1/√τ
+	// they gave, in the units of the ratings.
 	CalibrationRatings int     `json:"calibration_ratings"`
-	Tau                float64 `json:"tau"`
+	NoiseSD            float64 `json:"noise_sd"`
 }
 
 // ErrGibbs marks bad Gibbs settings.
@@ -275,13 +276,33 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	if err != nil {
 		return err
 	}
-	tr := m.Train
+	// The chain runs on the ratings divided by unit, a power of two at
+	// or above their largest magnitude, so that no square or precision
+	// overflows or underflows however the ratings are scaled; the factors,
+	// the sparse part and τ are scaled back at the end (exactly: a power
+	// of two).
+	var maxAbs float64
+	for _, v := range m.Train.Val {
+		maxAbs = math.Max(maxAbs, math.Abs(v))
+	}
+	unit := 1.0
+	if maxAbs > 0 {
+		_, e := math.Frexp(maxAbs)
+		unit = math.Ldexp(1, e)
+	}
+	scaled := *m.Train
+	scaled.Val = make([]float64, len(m.Train.Val))
+	for k, v := range m.Train.Val {
+		scaled.Val[k] = v / unit
+	}
+	tr := &scaled
+	clip := func(x float64) float64 { return m.Clip(x*unit) / unit }
 	d1, d2, rank := tr.D1, tr.D2, opt.Rank
 	if g.Keep == 0 {
 		g.Keep = max(1, min((g.Samples-g.BurnIn)/2, DefaultGibbsKeepBytes/(8*(d1+d2)*rank)))
 	}
 	k1 := rank + 1
-	mu := m.TrainMean
+	mu := m.TrainMean / unit
 	seed, workers := opt.Settings.Seed, opt.Settings.Workers
 	nCal := max(gibbsMinCalibration, int(math.Round(g.Calibration*float64(tr.Len()))))
 	if 2*nCal > tr.Len() {
@@ -301,7 +322,7 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		}
 		out = outl.out
 		for k, v := range tr.Val {
-			res[k] = v - m.Biases.Predict(tr.Row[k], tr.Col[k])
+			res[k] = v - m.Biases.Predict(tr.Row[k], tr.Col[k])/unit
 		}
 		if err := outl.update(res); err != nil {
 			return err
@@ -334,8 +355,12 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	}
 	rowBias, colBias := make([]float64, d1), make([]float64, d2)
 	if m.Biases != nil {
-		copy(rowBias, m.Biases.Row)
-		copy(colBias, m.Biases.Col)
+		for i, b := range m.Biases.Row {
+			rowBias[i] = b / unit
+		}
+		for j, c := range m.Biases.Col {
+			colBias[j] = c / unit
+		}
 	}
 	rows, cols := newSide(d1, rowBias), newSide(d2, colBias)
 
@@ -433,7 +458,7 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 				calMean[k] = decay*calMean[k] + (1-decay)*v
 				calSq[k] = decay*calSq[k] + (1-decay)*v*v
 				if s >= gibbsCalibrationStart {
-					pm := m.Clip(calMean[k])
+					pm := clip(calMean[k])
 					calMSE += (tr.Val[k] - pm) * (tr.Val[k] - pm)
 					calVar += max(calSq[k]-calMean[k]*calMean[k], 0)
 					nCalIn++
@@ -442,7 +467,7 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		}
 		switch {
 		case s < gibbsCalibrationStart:
-			tau = gammaDraw(rng, 1+float64(nTrain)/2) / (1 + sse/2)
+			tau = gammaDraw(rng, 1+float64(nTrain)/2) / (scale*scale + sse/2) // a Gamma(1, scale²) prior
 		case s < g.BurnIn:
 			calMSE, calVar = calMSE/float64(max(nCalIn, 1)), calVar/float64(max(nCalIn, 1))
 			tau = 1 / math.Max(calMSE-calVar, math.Max(calMSE/gibbsMaxCorrection, 1e-18*scale*scale))
@@ -454,17 +479,29 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	}
 	U := stackDraws(keptRows, rank, 1, mu, false, workers)
 	V := stackDraws(keptCols, rank, 1/float64(g.Keep), 0, true, workers)
+	if unit != 1 { // U = [unit·p…, unit·(μ + b̄), 1], V = [q…/K, 1, unit·c̄]
+		for i := range d1 {
+			u := U.RawRowView(i)
+			for c := range len(u) - 1 {
+				u[c] *= unit
+			}
+		}
+		for j := range d2 {
+			v := V.RawRowView(j)
+			v[len(v)-1] *= unit
+		}
+	}
 	m.U, m.V = U, V
 	m.Result = &rpca.Result{
 		Method: "gibbs", U: U, V: V, S: &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
 		Iterations: g.Samples, Elapsed: time.Since(start), Stop: rpca.StopSchedule, DataScale: 1,
 		Params: &GibbsParams{Rank: rank, Samples: g.Samples, BurnIn: g.BurnIn, Keep: g.Keep, Calibration: g.Calibration,
-			CalibrationRatings: nCal, Tau: calTau},
+			CalibrationRatings: nCal, NoiseSD: unit / math.Sqrt(calTau)},
 	}
 	if outl != nil {
 		// The sparse part of the posterior mean: T_{γα} on its residuals.
 		for k, e := range resSum {
-			res[k] = e / float64(len(keptRows))
+			res[k] = e / float64(len(keptRows)) * unit
 		}
 		if err := outl.update(res); err != nil {
 			return err

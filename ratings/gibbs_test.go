@@ -178,7 +178,7 @@ func TestGibbsFit(t *testing.T) {
 		t.Errorf("held-out RMSE %.4f on %d ratings (σ = %v), biases alone %.4f", rmse, n, sigma, ev.BiasRMSE)
 	}
 	p := m.Result.Params.(*GibbsParams)
-	if tau := p.Tau; !(tau > 0.5/(sigma*sigma) && tau < 2/(sigma*sigma)) {
+	if tau := 1 / (p.NoiseSD * p.NoiseSD); !(tau > 0.5/(sigma*sigma) && tau < 2/(sigma*sigma)) {
 		t.Errorf("calibrated τ = %.1f, want near 1/σ² = %.1f", tau, 1/(sigma*sigma))
 	}
 	if p.Rank != DefaultGibbsRank || p.Samples != DefaultGibbsSamples || p.Keep != (DefaultGibbsSamples-DefaultGibbsBurnIn)/2 || sweeps != p.Samples ||
@@ -232,6 +232,25 @@ func TestGibbsScaleFree(t *testing.T) {
 	rmseBig, _ := heldRMSE(mb, &big, held)
 	if math.Abs(rmseBig/1000-rmse) > 0.01*rmse {
 		t.Errorf("held-out RMSE %.5f, scaled by 1000: %.5f", rmse, rmseBig/1000)
+	}
+	// At the ends of the float64 range: the ratings times 2^±1000 run
+	// the same chain on the same scaled values, so the error scales
+	// exactly (to rounding), and the summary's noise level is finite.
+	for _, e := range []int{1000, -1000} {
+		ext := *r
+		ext.Val = slices.Clone(r.Val)
+		for k := range ext.Val {
+			ext.Val[k] = math.Ldexp(ext.Val[k], e)
+		}
+		me, err := Fit(context.Background(), &ext, held, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rmseExt, _ := heldRMSE(me, &ext, held)
+		sd, sd0 := me.Result.Params.(*GibbsParams).NoiseSD, m.Result.Params.(*GibbsParams).NoiseSD
+		if got := math.Ldexp(rmseExt, -e); math.Abs(got-rmse) > 1e-9*rmse || math.Abs(math.Ldexp(sd, -e)-sd0) > 1e-9*sd0 {
+			t.Errorf("ratings × 2^%d: held-out RMSE %v, noise %v (scaled back); unscaled %v, %v", e, got, math.Ldexp(sd, -e), rmse, sd0)
+		}
 	}
 	flat := *r
 	flat.Val = slices.Repeat([]float64{4}, r.Len())

@@ -539,3 +539,31 @@ func TestCompleteWarnsOverfit(t *testing.T) {
 		t.Errorf("summary warnings %v", readJSON(t, q.stdout)["warnings"])
 	}
 }
+
+// TestCompleteExtremeScale: ratings of a user-plus-item model times 1e300
+// and times 1e-300 complete at the defaults (the Gibbs fit runs on the
+// ratings divided by a power of two) with a finite summary, and predict
+// the held-out ratings at least 2× better than their mean, as at scale 1.
+func TestCompleteExtremeScale(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, scale := range []float64{1, 1e300, 1e-300} {
+		var b strings.Builder
+		for u := range 60 {
+			for i := range 40 {
+				if rng.Float64() < 0.4 {
+					fmt.Fprintf(&b, "u%d\ti%d\t%v\n", u, i, scale*(3+0.3*float64(u%5)-0.2*float64(i%4)+0.1*rng.NormFloat64()))
+				}
+			}
+		}
+		in := join(dir, fmt.Sprintf("r%g.tsv", scale))
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum := readJSON(t, mustRun(t, "complete", "--in", in, "--holdout", "0.2", "--out", join(dir, fmt.Sprintf("o%g", scale)), "--json", "--quiet").stdout)
+		rmse, mean := sum["holdout_rmse"].(float64), sum["baseline_rmse"].(float64)
+		if sum["method"] != "gibbs" || !(rmse < mean/2) {
+			t.Errorf("scale %g: %v held-out RMSE %v, the mean's %v", scale, sum["method"], rmse, mean)
+		}
+	}
+}
