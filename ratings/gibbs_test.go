@@ -17,8 +17,8 @@ import (
 
 // TestGibbsDrawMatchesPosterior checks drawLine, in its k1×k1 form (more
 // ratings than unknowns) and its n×n dual form (fewer), with two gross
-// ratings of the line marked to be skipped, against the
-// normal it must draw from, computed with gonum: precision
+// ratings of the line marked to be skipped, against the normal it must
+// draw from, computed with gonum without them: precision
 // Λ = diag(prec) + τ·XᵀX and mean Λ⁻¹(prec∘m₀ + τ·Xᵀy) for X = [1, f_other]
 // and y the ratings less the other side's bias. Over N draws the sample
 // mean must be within 5 standard errors (√(Σ_aa/N)) of the mean and each
