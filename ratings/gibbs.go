@@ -348,10 +348,7 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 				s.f[l*k1+a] = 0.1 * math.Sqrt(scale) * rng.NormFloat64()
 			}
 		}
-		for a := range s.prior.prec {
-			s.prior.prec[a] = 1
-		}
-		return s
+		return s // the prior is drawn before the first draw of the rows
 	}
 	rowBias, colBias := make([]float64, d1), make([]float64, d2)
 	if m.Biases != nil {
@@ -384,12 +381,10 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	// skip marks the ratings a sweep leaves out: the calibration ratings
 	// during the burn-in, and those T sets aside.
 	skip := make([]bool, tr.Len())
-	// resSum sums the residuals of the kept draws (α > 0): their mean is
-	// the residual of the posterior mean, on which T gives the sparse part.
-	var resSum []float64
-	if outl != nil {
-		resSum = make([]float64, tr.Len())
-	}
+	// resSum sums the residuals of the kept draws: their mean is the
+	// residual of the posterior mean (the model's residual, and with
+	// α > 0 what T gives the sparse part from).
+	resSum := make([]float64, tr.Len())
 	var calTau float64
 	for s := range g.Samples {
 		if err := ctx.Err(); err != nil {
@@ -428,24 +423,29 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		}
 		// The noise precision: drawn from the training residuals until
 		// the calibration starts, then calibrated, then fixed.
-		if s < g.BurnIn || outl != nil {
+		if s < g.BurnIn || keep || outl != nil {
 			gibbsResiduals(res, tr, mu, rows.f, cols.f, k1, workers)
 		}
-		if outl != nil {
-			if keep {
-				for k, e := range res {
-					resSum[k] += e
-				}
+		if keep {
+			for k, e := range res {
+				resSum[k] += e
 			}
+		}
+		if outl != nil {
 			if err := outl.update(res); err != nil {
 				return err
 			}
+		}
+		if s >= g.BurnIn {
+			if cb := opt.Settings.Callback; cb != nil {
+				cb(gibbsRecord(s, start))
+			}
+			continue // τ is fixed
 		}
 		var sse, calMSE, calVar float64
 		var nTrain, nCalIn int
 		for k, e := range res {
 			switch {
-			case s >= g.BurnIn:
 			case out[k]:
 			case s < gibbsCalibrationStart && !cal[k]:
 				sse, nTrain = sse+e*e, nTrain+1
@@ -465,16 +465,15 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 				}
 			}
 		}
-		switch {
-		case s < gibbsCalibrationStart:
+		if s < gibbsCalibrationStart {
 			tau = gammaDraw(rng, 1+float64(nTrain)/2) / (scale*scale + sse/2) // a Gamma(1, scale²) prior
-		case s < g.BurnIn:
+		} else {
 			calMSE, calVar = calMSE/float64(max(nCalIn, 1)), calVar/float64(max(nCalIn, 1))
 			tau = 1 / math.Max(calMSE-calVar, math.Max(calMSE/gibbsMaxCorrection, 1e-18*scale*scale))
 			calTau = tau
 		}
 		if cb := opt.Settings.Callback; cb != nil {
-			cb(rpca.Record{Iter: s + 1, Elapsed: time.Since(start), Residual: math.NaN(), FactorChange: math.NaN(), Error: math.NaN(), Validation: math.NaN()})
+			cb(gibbsRecord(s, start))
 		}
 	}
 	U := stackDraws(keptRows, rank, 1, mu, false, workers)
@@ -498,18 +497,27 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		Params: &GibbsParams{Rank: rank, Samples: g.Samples, BurnIn: g.BurnIn, Keep: g.Keep, Calibration: g.Calibration,
 			CalibrationRatings: nCal, NoiseSD: unit / math.Sqrt(calTau)},
 	}
+	// The residual of the posterior mean, in the ratings' units; with
+	// α > 0 the sparse part is T_{γα} on it.
+	var num, den float64
+	for k, e := range resSum {
+		res[k] = e / float64(len(keptRows)) * unit
+		num += (e / float64(len(keptRows))) * (e / float64(len(keptRows)))
+		den += tr.Val[k] * tr.Val[k]
+	}
+	m.Result.Residual = math.Sqrt(num / den)
 	if outl != nil {
-		// The sparse part of the posterior mean: T_{γα} on its residuals.
-		for k, e := range resSum {
-			res[k] = e / float64(len(keptRows)) * unit
-		}
 		if err := outl.update(res); err != nil {
 			return err
 		}
 		m.Result.S = outl.sparse(res)
 	}
-	m.Result.Residual = m.relativeResidual()
 	return nil
+}
+
+// gibbsRecord is the progress record of sweep s: the sweep and the time.
+func gibbsRecord(s int, start time.Time) rpca.Record {
+	return rpca.Record{Iter: s + 1, Elapsed: time.Since(start), Residual: math.NaN(), FactorChange: math.NaN(), Error: math.NaN(), Validation: math.NaN()}
 }
 
 // gibbsResiduals sets res[k] to training rating k minus its prediction by
@@ -555,17 +563,6 @@ func stackLine(o []float64, draws [][]float64, l, rank int, scale, mu float64, b
 	} else {
 		o[K*rank], o[K*rank+1] = mu+bias, 1
 	}
-}
-
-// relativeResidual is ‖train − fitted‖/‖train‖ over the training ratings.
-func (m *Model) relativeResidual() float64 {
-	var num, den float64
-	for k, v := range m.Train.Val {
-		e := v - m.Fitted(m.Train.Row[k], m.Train.Col[k])
-		num += e * e
-		den += v * v
-	}
-	return math.Sqrt(num / den)
 }
 
 // gibbsPredict is b_i + c_j + p_i·q_j for the rows [b_i, p_i] and

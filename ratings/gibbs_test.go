@@ -185,6 +185,14 @@ func TestGibbsFit(t *testing.T) {
 		m.Result.Stop != rpca.StopSchedule || m.Result.Method != "gibbs" || m.Result.S.NNZ() != 0 || m.Biases == nil {
 		t.Errorf("params %+v, %d callbacks, stop %q, method %q, %d outliers", *p, sweeps, m.Result.Stop, m.Result.Method, m.Result.S.NNZ())
 	}
+	var num, den float64 // the residual from the model itself
+	for k, v := range m.Train.Val {
+		e := v - m.Fitted(m.Train.Row[k], m.Train.Col[k])
+		num, den = num+e*e, den+v*v
+	}
+	if want := math.Sqrt(num / den); math.Abs(m.Result.Residual-want) > 1e-9*want {
+		t.Errorf("Result.Residual %v, recomputed from U·Vᵀ %v", m.Result.Residual, want)
+	}
 	if _, c := m.U.Dims(); c != p.Keep*p.Rank+2 {
 		t.Errorf("U has %d columns, want %d draws of rank %d plus 2", c, p.Keep, p.Rank)
 	}

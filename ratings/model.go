@@ -313,44 +313,25 @@ func fitBayes(ctx context.Context, r *triples.Ratings, held []bool, opt Options)
 		return nil, fmt.Errorf("%w: Options.Baseline %q: Gibbs fits the biases with the factors (BaselineBiases)", ErrGibbs, opt.Baseline)
 	}
 	opt.Baseline = BaselineBiases
-	if opt.Rank == 0 {
-		d := trainingDims(r, held)
-		if d < 2 {
-			return nil, fmt.Errorf("%w: they need two distinct rows and two distinct columns, and have %d of one", ErrTooFewRatings, d)
-		}
-		opt.Rank = min(DefaultGibbsRank, d-1)
-	}
-	m, err := prepare(r, held, opt)
+	m, err := prepare(r, held, opt) // Rank 0 passes its check
 	if err != nil {
 		return nil, err
 	}
 	tr := m.Train
+	if m.Options.Rank == 0 {
+		d := min(tr.D1, tr.D2)
+		if d < 2 {
+			return nil, fmt.Errorf("%w: they need two distinct rows and two distinct columns, and have %d of one", ErrTooFewRatings, d)
+		}
+		m.Options.Rank = min(DefaultGibbsRank, d-1)
+	}
 	if m.Biases, err = FitBiases(tr.D1, tr.D2, tr.Row, tr.Col, tr.Val, DefaultRegRow, DefaultRegCol, DefaultSweeps); err != nil {
 		return nil, err
 	}
-	if err := fitGibbs(ctx, m, opt); err != nil {
+	if err := fitGibbs(ctx, m, m.Options); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// trainingDims is min(d1, d2) of the training set: the distinct rows and
-// columns of the ratings not held.
-func trainingDims(r *triples.Ratings, held []bool) int {
-	rows, cols := make([]bool, r.D1), make([]bool, r.D2)
-	nr, nc := 0, 0
-	for k := range r.Len() {
-		if held != nil && held[k] {
-			continue
-		}
-		if !rows[r.Row[k]] {
-			rows[r.Row[k]], nr = true, nr+1
-		}
-		if !cols[r.Col[k]] {
-			cols[r.Col[k]], nc = true, nc+1
-		}
-	}
-	return min(nr, nc)
 }
 
 // trainingSet returns a model holding the fitted ids and the training
