@@ -125,8 +125,11 @@ func runRatings(ctx context.Context, w *writer, o *Options) error {
 	var runs []ratingsRun
 	var curve *ratings.Choice
 	for _, sc := range scenarios {
-		for _, method := range []string{"gibbs", "als"} {
-			opt := map[string]ratings.Options{"gibbs": gibbs, "als": als}[method]
+		for _, fit := range []struct {
+			method string
+			opt    ratings.Options
+		}{{"gibbs", gibbs}, {"als", als}} {
+			method, opt := fit.method, fit.opt
 			for _, a := range []float64{0, alpha} {
 				if err := ctx.Err(); err != nil {
 					return err

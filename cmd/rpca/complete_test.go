@@ -372,17 +372,20 @@ func TestCompleteCancel(t *testing.T) {
 	if got := fmt.Sprint(listDir(t, dir)); got != "[ratings.tsv]" {
 		t.Errorf("files left after the interrupt: %v", got)
 	}
-	// The same during the choice of the rank (--rank auto, the default):
-	// the first candidate's second iteration.
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
-	stderr = &cancelOnWrite{text: "iter    2", cancel: cancel2}
-	code = run(ctx2, &env{stdout: io.Discard, stderr: stderr}, []string{"complete", "--in", in, "--header", "--out", join(dir, "auto"), "--verbose"})
-	if code != 130 {
-		t.Errorf("auto: exit %d, stderr %q", code, stderr.buf.String())
-	}
-	if got := fmt.Sprint(listDir(t, dir)); got != "[ratings.tsv]" {
-		t.Errorf("auto: files left after the interrupt: %v", got)
+	// The same in the Gibbs fit (the defaults) at its second sweep, and
+	// during als's choice of the rank (--rank auto) at the first
+	// candidate's second iteration.
+	for _, c := range []struct{ name, method string }{{"gibbs", "gibbs"}, {"auto", "als"}} {
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		defer cancel2()
+		stderr = &cancelOnWrite{text: "iter    2", cancel: cancel2}
+		code = run(ctx2, &env{stdout: io.Discard, stderr: stderr}, []string{"complete", "--in", in, "--header", "--method", c.method, "--out", join(dir, c.name), "--verbose"})
+		if code != 130 {
+			t.Errorf("%s: exit %d, stderr %q", c.name, code, stderr.buf.String())
+		}
+		if got := fmt.Sprint(listDir(t, dir)); got != "[ratings.tsv]" {
+			t.Errorf("%s: files left after the interrupt: %v", c.name, got)
+		}
 	}
 }
 

@@ -545,3 +545,48 @@ func TestCholeskySolve(t *testing.T) {
 		t.Errorf("indefinite matrix: accepted or x changed (%v)", x)
 	}
 }
+
+// TestAddOuter4 checks AddOuter4 for 0 to 4 rows against the sums
+// Σ_t x_t·x_tᵀ (lower triangle) and Σ_t y_t·x_t written out, added to a
+// nonzero g and b; the upper triangle must stay untouched. The sums are
+// of at most 4 products of order one, so 1e-14 bounds their rounding.
+func TestAddOuter4(t *testing.T) {
+	const r = 7
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k := range 5 {
+		x, y := make([]float64, k*r), make([]float64, k)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for i := range y {
+			y[i] = rng.NormFloat64()
+		}
+		g, b := make([]float64, r*r), make([]float64, r)
+		for i := range g {
+			g[i] = float64(i)
+		}
+		for i := range b {
+			b[i] = -float64(i)
+		}
+		wantG, wantB := slices.Clone(g), slices.Clone(b)
+		for tt := range k {
+			for i := range r {
+				for j := 0; j <= i; j++ {
+					wantG[i*r+j] += x[tt*r+i] * x[tt*r+j]
+				}
+				wantB[i] += y[tt] * x[tt*r+i]
+			}
+		}
+		AddOuter4(g, b, x, y)
+		for i := range g {
+			if math.Abs(g[i]-wantG[i]) > 1e-14*(1+math.Abs(wantG[i])) {
+				t.Fatalf("%d rows: g[%d] = %v, want %v", k, i, g[i], wantG[i])
+			}
+		}
+		for i := range b {
+			if math.Abs(b[i]-wantB[i]) > 1e-14*(1+math.Abs(wantB[i])) {
+				t.Fatalf("%d rows: b[%d] = %v, want %v", k, i, b[i], wantB[i])
+			}
+		}
+	}
+}
