@@ -583,6 +583,44 @@ func Dot(a, b []float64) float64 {
 	return s
 }
 
+// Gram adds Σ_t z_t·z_tᵀ to the lower triangle of the w×w row-major g
+// for the rows z_t of width w stored one after another in z (len(z) a
+// multiple of w); entries above the diagonal may change too. With a
+// row's last entry the response y_t, the last row of g gains Σ_t y_t·x_t
+// and the rest the Gram matrix Σ_t x_t·x_tᵀ of the normal equations.
+func Gram(g, z []float64, w int) {
+	if len(z)%w != 0 || len(g) < w*w {
+		panic("kernels: Gram: bad lengths")
+	}
+	gramPanel(g, z, w)
+}
+
+// gramGo is Gram's portable kernel: one pass over g per four rows.
+func gramGo(g, z []float64, w int) {
+	n := len(z) / w
+	t := 0
+	for ; t+4 <= n; t += 4 {
+		z0, z1, z2, z3 := z[t*w:][:w], z[(t+1)*w:][:w], z[(t+2)*w:][:w], z[(t+3)*w:][:w]
+		for i := range w {
+			a0, a1, a2, a3 := z0[i], z1[i], z2[i], z3[i]
+			gi := g[i*w : i*w+i+1]
+			p0, p1, p2, p3 := z0[:len(gi)], z1[:len(gi)], z2[:len(gi)], z3[:len(gi)]
+			for j := range gi {
+				gi[j] += a0*p0[j] + a1*p1[j] + a2*p2[j] + a3*p3[j]
+			}
+		}
+	}
+	for ; t < n; t++ {
+		zt := z[t*w:][:w]
+		for i, a := range zt {
+			gi := g[i*w : i*w+i+1]
+			for j := range gi {
+				gi[j] += a * zt[j]
+			}
+		}
+	}
+}
+
 // AddOuter4 adds Σ_t x_t·x_tᵀ to the lower triangle of the r×r g
 // (row-major) and Σ_t y_t·x_t to b for the k = len(y) ≤ 4 rows x_t of
 // length r = len(b) stored one after another in x: one pass over g per

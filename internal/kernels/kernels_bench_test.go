@@ -139,3 +139,26 @@ func BenchmarkMulAXAtY(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGram adds the Gram matrix of 144 rows of width 12 (a line of
+// the Gibbs fit at rank 10: bias, ten factors and the rating) with each
+// kernel set.
+func BenchmarkGram(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const w, n = 12, 144
+	z := make([]float64, n*w)
+	for i := range z {
+		z[i] = rng.NormFloat64()
+	}
+	g := make([]float64, w*w)
+	b.Cleanup(func() { isa = maxISA })
+	for level := maxISA; level >= isaGo; level-- {
+		b.Run(Levels[level], func(b *testing.B) {
+			isa = level
+			for range b.N {
+				Gram(g, z, w)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+		})
+	}
+}

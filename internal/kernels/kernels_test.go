@@ -590,3 +590,47 @@ func TestAddOuter4(t *testing.T) {
 		}
 	}
 }
+
+// TestGram checks Gram, with each kernel set, against Σ_t z_t·z_tᵀ
+// written out, added to a nonzero g, for widths around the assembly's 12
+// and row counts around its lack of a tail: the lower triangle must match
+// and nothing past w×w may change. The sums are of at most 9 products of
+// order one, so 1e-13 bounds their rounding (the assembly fuses the
+// multiply-adds, the Go kernel does not).
+func TestGram(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, level := range impls(t) {
+		isa = level
+		for _, w := range []int{1, 3, 11, 12, 13} {
+			for _, n := range []int{0, 1, 3, 4, 5, 9} {
+				z := make([]float64, n*w)
+				for i := range z {
+					z[i] = rng.NormFloat64()
+				}
+				g := make([]float64, w*w+3)
+				for i := range g {
+					g[i] = float64(i % 7)
+				}
+				want := slices.Clone(g)
+				for tt := range n {
+					for i := range w {
+						for j := 0; j <= i; j++ {
+							want[i*w+j] += z[tt*w+i] * z[tt*w+j]
+						}
+					}
+				}
+				Gram(g, z, w)
+				for i := range w {
+					for j := 0; j <= i; j++ {
+						if d := g[i*w+j] - want[i*w+j]; math.Abs(d) > 1e-13*(1+math.Abs(want[i*w+j])) {
+							t.Fatalf("%s, w %d, %d rows: g[%d,%d] = %v, want %v", implName(level), w, n, i, j, g[i*w+j], want[i*w+j])
+						}
+					}
+				}
+				if !slices.Equal(g[w*w:], want[w*w:]) {
+					t.Fatalf("%s, w %d, %d rows: wrote past w×w", implName(level), w, n)
+				}
+			}
+		}
+	}
+}

@@ -41,6 +41,12 @@ func axv4AVX2(n int, a *float64, lda int, xt *float64, ldx, k int, accv *float64
 //go:noescape
 func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, ldt int, pf *float64)
 
+// gram12AVX2 is gramGo for w = 12 and n ≥ 1 rows, except that it also
+// writes entries above the diagonal inside the three 4×4 diagonal blocks.
+//
+//go:noescape
+func gram12AVX2(n int, z, dst *float64)
+
 // The dispatchers below run the widest assembly kernel on the largest part
 // of a panel it handles, then narrower ones, and the portable kernel on the
 // rest. The blank index expressions check, before any assembly runs, that
@@ -107,4 +113,14 @@ func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []flo
 	if done < n {
 		atyGo(rows, n-done, a[done:], lda, yp, l, acct[done:], ldt)
 	}
+}
+
+func gramPanel(g, z []float64, w int) {
+	if n := len(z) / w; isa >= isaAVX2 && w == 12 && n > 0 {
+		_ = g[143]
+		_ = z[12*n-1]
+		gram12AVX2(n, &z[0], &g[0])
+		return
+	}
+	gramGo(g, z, w)
 }

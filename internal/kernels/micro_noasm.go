@@ -20,3 +20,5 @@ func atyPanel(rows, n int, a []float64, lda int, yp []float64, l int, acct []flo
 func axvPanel(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv, _ []float64) {
 	axvGo(rows, n, a, lda, xt, ldx, k, accv)
 }
+
+func gramPanel(g, z []float64, w int) { gramGo(g, z, w) }

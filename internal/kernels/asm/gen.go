@@ -63,6 +63,7 @@ func main() {
 	abt()
 	axv()
 	aty()
+	gram12()
 	Generate()
 }
 
@@ -326,6 +327,71 @@ func aty() {
 	ADDQ(U8(64), RDI)
 	SUBQ(U8(8), RCX)
 	JNZ(LabelRef("atyChunk"))
+	VZEROUPPER()
+	RET()
+}
+
+// gram12 generates gram12AVX2: the Gram matrix of n rows of width 12
+// (96 bytes each), added to the 12×12 row-major g in three 4-column
+// blocks, each for the rows at and below its diagonal block. Pass A keeps
+// columns 0–3 of rows 0–11 in Y0–Y11; pass B keeps columns 4–7 of rows
+// 4–11 in Y0–Y7 and columns 8–11 of rows 8–11 in Y8–Y11. Each rating adds
+// one broadcast of z[i] times a loaded 4-vector of z per accumulator: 24
+// FMAs a row, against 78 scalar multiply-adds for the lower triangle.
+func gram12() {
+	TEXT("gram12AVX2", NOSPLIT, "func(n int, z, dst *float64)")
+	arg("n", RCX)
+	arg("z", RSI)
+	arg("dst", RDI)
+	at := func(i, j int) Mem { return Mem{Base: RDI, Disp: 8 * (12*i + j)} }
+
+	for i := range 12 {
+		VMOVUPD(at(i, 0), ymm[i])
+	}
+	MOVQ(RSI, R8)
+	MOVQ(RCX, R9)
+	Label("gram12A")
+	VMOVUPD(Mem{Base: R8}, Y12)
+	for i := range 12 {
+		b := ymm[13+i%2]
+		VBROADCASTSD(Mem{Base: R8, Disp: 8 * i}, b)
+		VFMADD231PD(Y12, b, ymm[i])
+	}
+	ADDQ(U8(96), R8)
+	DECQ(R9)
+	JNZ(LabelRef("gram12A"))
+	for i := range 12 {
+		VMOVUPD(ymm[i], at(i, 0))
+	}
+
+	for i := 4; i < 12; i++ {
+		VMOVUPD(at(i, 4), ymm[i-4])
+	}
+	for i := 8; i < 12; i++ {
+		VMOVUPD(at(i, 8), ymm[i])
+	}
+	MOVQ(RSI, R8)
+	MOVQ(RCX, R9)
+	Label("gram12B")
+	VMOVUPD(Mem{Base: R8, Disp: 32}, Y12)
+	VMOVUPD(Mem{Base: R8, Disp: 64}, Y13)
+	for i := 4; i < 12; i++ {
+		b := ymm[14+i%2]
+		VBROADCASTSD(Mem{Base: R8, Disp: 8 * i}, b)
+		VFMADD231PD(Y12, b, ymm[i-4])
+		if i >= 8 {
+			VFMADD231PD(Y13, b, ymm[i])
+		}
+	}
+	ADDQ(U8(96), R8)
+	DECQ(R9)
+	JNZ(LabelRef("gram12B"))
+	for i := 4; i < 12; i++ {
+		VMOVUPD(ymm[i-4], at(i, 4))
+	}
+	for i := 8; i < 12; i++ {
+		VMOVUPD(ymm[i], at(i, 8))
+	}
 	VZEROUPPER()
 	RET()
 }
