@@ -23,9 +23,16 @@ import (
 
 // Defaults of [Gibbs].
 const (
-	DefaultGibbsRank    = 10
-	DefaultGibbsSamples = 200
-	DefaultGibbsBurnIn  = 40
+	DefaultGibbsRank = 10
+	// DefaultGibbsSamples is the number of sweeps for up to
+	// DefaultGibbsWork/DefaultGibbsSamples training ratings; more ratings
+	// get proportionally fewer sweeps, down to DefaultGibbsMinSamples: the
+	// posterior narrows as ratings accumulate, so fewer draws average
+	// out its spread.
+	DefaultGibbsSamples    = 200
+	DefaultGibbsMinSamples = 40
+	DefaultGibbsWork       = 8e8 // training ratings × sweeps
+	DefaultGibbsBurnIn     = 40
 	// DefaultGibbsKeepBytes bounds the model's factors when Gibbs.Keep
 	// is 0: every second draw after the burn-in is kept unless their
 	// factors would take more bytes than this.
@@ -62,11 +69,14 @@ const gibbsCalibrationStart = 20
 // of the posterior mean.
 type Gibbs struct {
 	// Samples is the number of sweeps (one draw of every row, then every
-	// column); 0 means DefaultGibbsSamples.
+	// column); 0 means DefaultGibbsSamples, or for n training ratings
+	// above DefaultGibbsWork/DefaultGibbsSamples, DefaultGibbsWork/n but
+	// at least DefaultGibbsMinSamples.
 	Samples int
 	// BurnIn sweeps come first and are not averaged; 0 means
-	// DefaultGibbsBurnIn. It must exceed the 20 sweeps the calibration
-	// skips.
+	// DefaultGibbsBurnIn, or, when Samples is below 80, 20 plus a third
+	// of the sweeps after those 20. It must exceed the 20 sweeps the
+	// calibration skips.
 	BurnIn int
 	// Keep is how many draws after the burn-in, evenly spaced, the model
 	// averages (its factors hold them side by side, rank·Keep columns);
@@ -112,14 +122,17 @@ const gibbsMaxCorrection = 1.5
 // gibbsMinCalibration is the least number of ratings that calibrate τ.
 const gibbsMinCalibration = 10
 
-// withDefaults returns g with zero fields replaced by the defaults,
-// checked.
-func (g Gibbs) withDefaults() (Gibbs, error) {
+// withDefaults returns g with zero fields replaced by the defaults for n
+// training ratings, checked.
+func (g Gibbs) withDefaults(n int) (Gibbs, error) {
 	if g.Samples == 0 {
 		g.Samples = DefaultGibbsSamples
+		if float64(n)*DefaultGibbsSamples > DefaultGibbsWork {
+			g.Samples = max(DefaultGibbsMinSamples, int(DefaultGibbsWork/float64(n)))
+		}
 	}
 	if g.BurnIn == 0 {
-		g.BurnIn = min(DefaultGibbsBurnIn, g.Samples-1)
+		g.BurnIn = min(DefaultGibbsBurnIn, gibbsCalibrationStart+max(0, g.Samples-gibbsCalibrationStart)/3)
 	}
 	if g.Calibration == 0 {
 		g.Calibration = DefaultGibbsCalibration
@@ -192,43 +205,49 @@ const gibbsGamma = 1
 // row's n ratings and its column's.
 type gibbsOutliers struct {
 	t    *sparsify.Observed
-	pat  *observed.Matrix // the training ratings' pattern
-	kOf  []int            // training index of each CSR position of pat
+	pat  *observed.Matrix // the training ratings' pattern; Val holds their training indices
 	abs  []float64        // |residual| in CSR order
 	keep []bool           // T's selection in CSR order
 	out  []bool           // by training index: set aside
 	frac float64
 }
 
-// newGibbsOutliers returns T_{γα} for the pattern of tr.
-func newGibbsOutliers(tr *formats.Triplets, alpha float64, workers int) (*gibbsOutliers, error) {
-	idx := make([]float64, tr.Len())
-	for k := range idx {
-		idx[k] = float64(k) // exact: tr.Len() < 2⁵³
+// newGibbsOutliers returns T_{γα} for the pattern of the training
+// ratings grouped by row and by column: the rows' CSR arrays come from
+// visiting the columns in order, so each row's columns arrive sorted and
+// nothing is sorted again.
+func newGibbsOutliers(rowLines, colLines *gibbsLines, alpha float64, workers int) (*gibbsOutliers, error) {
+	d1, d2, n := len(rowLines.ptr)-1, len(colLines.ptr)-1, len(rowLines.key)
+	rowPtr := slices.Clone(rowLines.ptr)
+	next := slices.Clone(rowPtr[:d1])
+	colIdx, idx := make([]int32, n), make([]float64, n)
+	for j := range d2 {
+		for p := colLines.ptr[j]; p < colLines.ptr[j+1]; p++ {
+			i := colLines.other[p]
+			q := next[i]
+			next[i]++
+			colIdx[q], idx[q] = int32(j), float64(colLines.key[p]) // exact: n < 2³¹
+		}
 	}
-	pat, err := observed.FromTriplets(tr.D1, tr.D2, tr.Row, tr.Col, idx)
+	pat, err := observed.FromCSR(d1, d2, rowPtr, colIdx, idx)
 	if err != nil {
 		return nil, err
 	}
-	o := &gibbsOutliers{t: sparsify.NewObserved(pat, workers), pat: pat, kOf: make([]int, len(idx)),
-		abs: make([]float64, len(idx)), keep: make([]bool, len(idx)), out: make([]bool, len(idx)), frac: gibbsGamma * alpha}
-	for q, v := range pat.Val {
-		o.kOf[q] = int(v)
-	}
-	return o, nil
+	return &gibbsOutliers{t: sparsify.NewObserved(pat, workers), pat: pat,
+		abs: make([]float64, n), keep: make([]bool, n), out: make([]bool, n), frac: gibbsGamma * alpha}, nil
 }
 
 // update sets aside the ratings whose residuals res (by training index)
 // T_{γα} selects.
 func (o *gibbsOutliers) update(res []float64) error {
-	for q, k := range o.kOf {
-		o.abs[q] = math.Abs(res[k])
+	for q, k := range o.pat.Val {
+		o.abs[q] = math.Abs(res[int(k)])
 	}
 	if err := o.t.ApplyFraction(o.abs, o.frac, o.keep); err != nil {
 		return err
 	}
-	for q, k := range o.kOf {
-		o.out[k] = o.keep[q]
+	for q, k := range o.pat.Val {
+		o.out[int(k)] = o.keep[q]
 	}
 	return nil
 }
@@ -239,7 +258,7 @@ func (o *gibbsOutliers) sparse(res []float64) *rpca.Sparse {
 	s := &rpca.Sparse{Rows: p.Rows, Cols: p.Cols, RowPtr: make([]int, p.Rows+1)}
 	for i := range p.Rows {
 		for q := p.RowPtr[i]; q < p.RowPtr[i+1]; q++ {
-			if k := o.kOf[q]; o.out[k] {
+			if k := int(p.Val[q]); o.out[k] {
 				s.ColIdx, s.Val = append(s.ColIdx, p.ColIdx[q]), append(s.Val, res[k])
 			}
 		}
@@ -263,7 +282,8 @@ type gibbsSide struct {
 // gibbsWork is one worker's scratch space for drawing lines.
 type gibbsWork struct {
 	g, b, x, z []float64
-	rows, ys   []float64
+	gw         []float64 // (k1+1)², the Gram matrix of rows
+	rows       []float64 // a line's ratings as rows of width k1 + 1
 	pcg        *rand.PCG
 	rng        *rand.Rand
 }
@@ -272,9 +292,12 @@ type gibbsWork struct {
 // Gibbs sampling and sets m.U, m.V and m.Result.
 func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	start := time.Now()
-	g, err := opt.Gibbs.withDefaults()
+	g, err := opt.Gibbs.withDefaults(m.Train.Len())
 	if err != nil {
 		return err
+	}
+	if m.Train.Len() > observed.MaxEntries { // the lines index ratings by int32
+		return fmt.Errorf("%w: %d training ratings, more than the Gibbs fit's %d", rpca.ErrBadInput, m.Train.Len(), observed.MaxEntries)
 	}
 	// The chain runs on the ratings divided by unit, a power of two at
 	// or above their largest magnitude, so that no square or precision
@@ -313,11 +336,18 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	// the bias model (Algorithm 2, line 1), then after every sweep on
 	// those of its draw (line 6); they leave the lines of the next sweep
 	// and the noise estimates.
+	var rowLines, colLines gibbsLines
+	var wg sync.WaitGroup
+	wg.Go(func() { rowLines = newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu) })
+	colLines = newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu)
+	wg.Wait()
 	var outl *gibbsOutliers
-	out := make([]bool, tr.Len())
+	var out []bool // by training index: set aside by T
 	res := make([]float64, tr.Len())
-	if opt.Alpha > 0 {
-		if outl, err = newGibbsOutliers(tr, opt.Alpha, workers); err != nil {
+	if opt.Alpha == 0 {
+		out = make([]bool, tr.Len())
+	} else {
+		if outl, err = newGibbsOutliers(&rowLines, &colLines, opt.Alpha, workers); err != nil {
 			return err
 		}
 		out = outl.out
@@ -365,19 +395,23 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	pool.New = func() any {
 		pcg := rand.NewPCG(0, 0)
 		return &gibbsWork{g: make([]float64, k1*k1), b: make([]float64, k1), x: make([]float64, k1), z: make([]float64, k1),
-			rows: make([]float64, 0, 256*k1), ys: make([]float64, 0, 256), pcg: pcg, rng: rand.New(pcg)}
+			gw: make([]float64, (k1+1)*(k1+1)), rows: make([]float64, 0, 256*(k1+1)), pcg: pcg, rng: rand.New(pcg)}
 	}
 
 	// Running moments of the calibration ratings' predictions
 	// (exponentially weighted over the burn-in), and the kept draws.
-	calMean, calSq := make([]float64, tr.Len()), make([]float64, tr.Len())
+	calIdx := make([]int, 0, nCal)
+	for k, in := range cal {
+		if in {
+			calIdx = append(calIdx, k)
+		}
+	}
+	calMean, calSq := make([]float64, nCal), make([]float64, nCal)
 	tau := 1 / (scale * scale)
 	postBurn := g.Samples - g.BurnIn
 	every := postBurn / g.Keep
 	var keptRows, keptCols [][]float64 // the kept draws
 	workRows, workCols := rows.f, cols.f
-	rowLines := newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu)
-	colLines := newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu)
 	// skip marks the ratings a sweep leaves out: the calibration ratings
 	// during the burn-in, and those T sets aside.
 	skip := make([]bool, tr.Len())
@@ -444,25 +478,29 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		}
 		var sse, calMSE, calVar float64
 		var nTrain, nCalIn int
-		for k, e := range res {
-			switch {
-			case out[k]:
-			case s < gibbsCalibrationStart && !cal[k]:
-				sse, nTrain = sse+e*e, nTrain+1
-			case cal[k]:
-				v := tr.Val[k] - e
-				const decay = 0.9
-				if s == 0 {
-					calMean[k], calSq[k] = v, v*v
+		if s < gibbsCalibrationStart {
+			for k, e := range res {
+				if !out[k] && !cal[k] {
+					sse, nTrain = sse+e*e, nTrain+1
 				}
-				calMean[k] = decay*calMean[k] + (1-decay)*v
-				calSq[k] = decay*calSq[k] + (1-decay)*v*v
-				if s >= gibbsCalibrationStart {
-					pm := clip(calMean[k])
-					calMSE += (tr.Val[k] - pm) * (tr.Val[k] - pm)
-					calVar += max(calSq[k]-calMean[k]*calMean[k], 0)
-					nCalIn++
-				}
+			}
+		}
+		for c, k := range calIdx {
+			if out[k] {
+				continue
+			}
+			v := tr.Val[k] - res[k]
+			const decay = 0.9
+			if s == 0 {
+				calMean[c], calSq[c] = v, v*v
+			}
+			calMean[c] = decay*calMean[c] + (1-decay)*v
+			calSq[c] = decay*calSq[c] + (1-decay)*v*v
+			if s >= gibbsCalibrationStart {
+				pm := clip(calMean[c])
+				calMSE += (tr.Val[k] - pm) * (tr.Val[k] - pm)
+				calVar += max(calSq[c]-calMean[c]*calMean[c], 0)
+				nCalIn++
 			}
 		}
 		if s < gibbsCalibrationStart {
@@ -635,40 +673,38 @@ func drawSide(pool *sync.Pool, workers int, s, o *gibbsSide, lines gibbsLines, s
 // that skip does not mark (all of them when skip is nil); false when the
 // precision matrix is not positive definite in floating point.
 func (ws *gibbsWork) drawLine(dst, other []float64, k1 int, idx []int32, val []float64, skip []bool, prior gibbsPrior, tau float64) bool {
+	// Each rating becomes a row [1, q_j, r − c_j] of width w = k1 + 1:
+	// the Gram matrix of these rows holds the normal equations' matrix and,
+	// in its last row, their right-hand side.
+	w := k1 + 1
 	n := len(idx)
-	ws.rows, ws.ys = slices.Grow(ws.rows[:0], n*k1)[:n*k1], slices.Grow(ws.ys[:0], n)[:n]
+	ws.rows = slices.Grow(ws.rows[:0], n*w)[:n*w]
 	c := 0
 	for e, j := range idx {
 		if skip != nil && skip[e] {
 			continue
 		}
 		o := other[int(j)*k1:][:k1]
-		x := ws.rows[c*k1:][:k1]
+		x := ws.rows[c*w:][:w]
 		x[0] = 1
-		for a := 1; a < k1; a++ {
+		for a := 1; a < k1; a++ { // a loop, not copy: memmove's call costs more for ten values
 			x[a] = o[a]
 		}
-		ws.ys[c] = val[e] - o[0]
+		x[k1] = val[e] - o[0]
 		c++
 	}
-	ws.rows, ws.ys = ws.rows[:c*k1], ws.ys[:c]
-	if len(ws.ys) < k1 {
+	ws.rows = ws.rows[:c*w]
+	if c < k1 {
 		return ws.drawDual(dst, k1, prior, tau)
 	}
-	clear(ws.g)
-	clear(ws.b)
-	nr := len(ws.ys)
-	t := 0
-	for ; t+4 <= nr; t += 4 {
-		kernels.AddOuter4(ws.g, ws.b, ws.rows[t*k1:(t+4)*k1], ws.ys[t:t+4])
-	}
-	kernels.AddOuter4(ws.g, ws.b, ws.rows[t*k1:nr*k1], ws.ys[t:nr])
+	clear(ws.gw)
+	kernels.Gram(ws.gw, ws.rows, w)
 	for a := range k1 {
 		for c := 0; c <= a; c++ {
-			ws.g[a*k1+c] *= tau
+			ws.g[a*k1+c] = tau * ws.gw[a*w+c]
 		}
 		ws.g[a*k1+a] += prior.prec[a]
-		ws.b[a] = tau*ws.b[a] + prior.prec[a]*prior.mean[a]
+		ws.b[a] = tau*ws.gw[k1*w+a] + prior.prec[a]*prior.mean[a]
 	}
 	if !kernels.CholeskySolve(ws.g, k1, ws.b, ws.x, 0) {
 		return false
@@ -697,24 +733,25 @@ func (ws *gibbsWork) drawLine(dst, other []float64, k1 int, idx []int32, val []f
 // (Φ·D·Φᵀ + I)·w = α − Φu − δ; then m₀ + u + D·Φᵀ·w is a draw of the
 // same normal as drawLine's, for an n×n factorisation instead of k1×k1.
 func (ws *gibbsWork) drawDual(dst []float64, k1 int, prior gibbsPrior, tau float64) bool {
-	n := len(ws.ys)
+	w := k1 + 1
+	n := len(ws.rows) / w
 	st := math.Sqrt(tau)
 	u := ws.z
 	for a := range k1 {
 		u[a] = ws.rng.NormFloat64() * math.Sqrt(prior.cov[a])
 	}
 	m := ws.g[:n*n] // n ≤ k1 − 1, so n² < k1²
-	rhs, w := ws.b[:n], ws.x[:n]
+	rhs, v := ws.b[:n], ws.x[:n]
 	for t := range n {
-		xt := ws.rows[t*k1 : (t+1)*k1]
+		xt := ws.rows[t*w:][:k1]
 		var xm, xu float64
 		for a, v := range xt {
 			xm += v * prior.mean[a]
 			xu += v * u[a]
 		}
-		rhs[t] = st*(ws.ys[t]-xm) - st*xu - ws.rng.NormFloat64()
+		rhs[t] = st*(ws.rows[t*w+k1]-xm) - st*xu - ws.rng.NormFloat64()
 		for c := 0; c <= t; c++ {
-			xc := ws.rows[c*k1 : (c+1)*k1]
+			xc := ws.rows[c*w:][:k1]
 			var g float64
 			for a, v := range xt {
 				g += v * xc[a] * prior.cov[a]
@@ -723,13 +760,13 @@ func (ws *gibbsWork) drawDual(dst []float64, k1 int, prior gibbsPrior, tau float
 		}
 		m[t*n+t]++
 	}
-	if !kernels.CholeskySolve(m, n, rhs, w, 0) {
+	if !kernels.CholeskySolve(m, n, rhs, v, 0) {
 		return false
 	}
 	for a := range k1 {
 		var s float64
 		for t := range n {
-			s += ws.rows[t*k1+a] * w[t]
+			s += ws.rows[t*w+a] * v[t]
 		}
 		dst[a] = prior.mean[a] + u[a] + st*s*prior.cov[a]
 	}

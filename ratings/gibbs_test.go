@@ -77,7 +77,7 @@ func TestGibbsDrawMatchesPosterior(t *testing.T) {
 		skip[0], skip[n+1] = true, true
 		// The draws.
 		pcg := rand.NewPCG(0, 0)
-		ws := &gibbsWork{g: make([]float64, k1*k1), b: make([]float64, k1), x: make([]float64, k1), z: make([]float64, k1), pcg: pcg, rng: rand.New(pcg)}
+		ws := &gibbsWork{g: make([]float64, k1*k1), b: make([]float64, k1), x: make([]float64, k1), z: make([]float64, k1), gw: make([]float64, (k1+1)*(k1+1)), pcg: pcg, rng: rand.New(pcg)}
 		sum := make([]float64, k1)
 		sq := make([]float64, k1*k1)
 		dst := make([]float64, k1)
@@ -392,5 +392,32 @@ func TestGibbsRobust(t *testing.T) {
 	}
 	if !mat.Equal(m.U, m3.U) || !mat.Equal(m.V, m3.V) || m3.Result.S.NNZ() != flagged {
 		t.Error("the robust fit differs between one worker and three")
+	}
+}
+
+// TestGibbsSweepsFollowData checks the default chain length: 200 sweeps
+// (40 burn-in) up to 4 million training ratings, then DefaultGibbsWork/n
+// down to 40 (26 burn-in), and a burn-in of 20 plus a third of the rest
+// for a short chain given without one.
+func TestGibbsSweepsFollowData(t *testing.T) {
+	for _, c := range []struct {
+		g              Gibbs
+		n              int
+		samples, burnI int
+	}{
+		{Gibbs{}, 100_000, 200, 40},
+		{Gibbs{}, 4_000_000, 200, 40},
+		{Gibbs{}, 8_000_000, 100, 40},
+		{Gibbs{}, 16_000_000, 50, 30},
+		{Gibbs{}, 20_000_000, 40, 26},
+		{Gibbs{}, 1 << 40, 40, 26},
+		{Gibbs{Samples: 300}, 20_000_000, 300, 40},
+		{Gibbs{Samples: 32}, 100, 32, 24},
+		{Gibbs{BurnIn: 25}, 20_000_000, 40, 25},
+	} {
+		g, err := c.g.withDefaults(c.n)
+		if err != nil || g.Samples != c.samples || g.BurnIn != c.burnI {
+			t.Errorf("%+v with %d ratings: %d sweeps, burn-in %d, %v; want %d, %d", c.g, c.n, g.Samples, g.BurnIn, err, c.samples, c.burnI)
+		}
 	}
 }
