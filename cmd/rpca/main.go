@@ -124,7 +124,7 @@ func exitCode(e *env, err error) int {
 	// print it twice. A diverged run gets the command line's remedy.
 	msg := strings.TrimPrefix(oneLine(err.Error()), "rpca: ")
 	if errors.Is(err, rpca.ErrDiverged) {
-		msg += " [on the command line: --step lowers the step, --step-rule backtracking makes every step lower the objective]"
+		msg += " [on the command line, for --method gd and scaledgd: --step lowers the step, --step-rule backtracking makes every step lower the objective]"
 	}
 	fmt.Fprintf(e.stderr, "rpca: %v\n", msg)
 	return 1

@@ -600,15 +600,7 @@ func gramGo(g, z []float64, w int) {
 	n := len(z) / w
 	t := 0
 	for ; t+4 <= n; t += 4 {
-		z0, z1, z2, z3 := z[t*w:][:w], z[(t+1)*w:][:w], z[(t+2)*w:][:w], z[(t+3)*w:][:w]
-		for i := range w {
-			a0, a1, a2, a3 := z0[i], z1[i], z2[i], z3[i]
-			gi := g[i*w : i*w+i+1]
-			p0, p1, p2, p3 := z0[:len(gi)], z1[:len(gi)], z2[:len(gi)], z3[:len(gi)]
-			for j := range gi {
-				gi[j] += a0*p0[j] + a1*p1[j] + a2*p2[j] + a3*p3[j]
-			}
-		}
+		addLower4(g, z[t*w:][:w], z[(t+1)*w:][:w], z[(t+2)*w:][:w], z[(t+3)*w:][:w])
 	}
 	for ; t < n; t++ {
 		zt := z[t*w:][:w]
@@ -641,14 +633,24 @@ func AddOuter4(g, b, x, y []float64) {
 		return
 	}
 	x0, x1, x2, x3 := x[:r], x[r:2*r], x[2*r:3*r], x[3*r:4*r]
+	addLower4(g, x0, x1, x2, x3)
 	y0, y1, y2, y3 := y[0], y[1], y[2], y[3]
 	for i := range r {
-		a0, a1, a2, a3 := x0[i], x1[i], x2[i], x3[i]
-		gi := g[i*r : i*r+i+1]
-		p0, p1, p2, p3 := x0[:len(gi)], x1[:len(gi)], x2[:len(gi)], x3[:len(gi)]
+		b[i] += y0*x0[i] + y1*x1[i] + y2*x2[i] + y3*x3[i]
+	}
+}
+
+// addLower4 adds Σ_t z_t·z_tᵀ to the lower triangle of the w×w row-major
+// g for the four rows z_t of length w: one pass over g.
+func addLower4(g, z0, z1, z2, z3 []float64) {
+	w := len(z0)
+	z1, z2, z3 = z1[:w], z2[:w], z3[:w]
+	for i := range w {
+		a0, a1, a2, a3 := z0[i], z1[i], z2[i], z3[i]
+		gi := g[i*w : i*w+i+1]
+		p0, p1, p2, p3 := z0[:len(gi)], z1[:len(gi)], z2[:len(gi)], z3[:len(gi)]
 		for j := range gi {
 			gi[j] += a0*p0[j] + a1*p1[j] + a2*p2[j] + a3*p3[j]
 		}
-		b[i] += y0*a0 + y1*a1 + y2*a2 + y3*a3
 	}
 }
