@@ -49,8 +49,13 @@ type alsUpdate struct {
 // alsWork is one worker's system (r×r, or (r+1)×(r+1) with GD.Biases),
 // its solution and gather buffers.
 type alsWork struct {
-	g, b, z  []float64
-	rows, ys []float64 // alsBlock rows of x and their values
+	g, b, z []float64
+	// rows holds alsBlock gathered entries as rows [x, y] (regressors,
+	// then the target) of stride w; with ten regressors the stride is 12,
+	// padded with a zero, for kernels.Gram's vector kernel. gw (w×w) is
+	// their Gram matrix and ys the targets of a short line.
+	rows, gw, ys []float64
+	w            int
 	// With GD.Huber (tau > 0), cur is the line's current row of the
 	// factor being solved for, whose residuals set the weights.
 	cur []float64
@@ -121,8 +126,12 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 	}
 	a.work = make([]alsWork, q.workers)
 	for w := range a.work {
+		stride := free + 1
+		if stride == 11 {
+			stride = 12
+		}
 		a.work[w] = alsWork{g: make([]float64, free*free), b: make([]float64, free), z: make([]float64, free),
-			rows: make([]float64, alsBlock*free), ys: make([]float64, alsBlock)}
+			rows: make([]float64, alsBlock*stride), gw: make([]float64, stride*stride), ys: make([]float64, alsBlock), w: stride}
 	}
 	return a
 }
@@ -263,12 +272,14 @@ func (ws *alsWork) solveLine(x blas64.General, fix int, idx []int32, val []float
 	ws.gather(x, fix, idx, val, out, 0)
 	// K = XXᵀ, lower triangle, n×n, in g (m×m ≥ n×n).
 	tr := 0.0
+	st := ws.w
 	for a := range n {
-		xa := ws.rows[a*m : a*m+m]
+		xa := ws.rows[a*st : a*st+m]
 		for b := 0; b <= a; b++ {
-			ws.g[a*n+b] = kernels.Dot(xa, ws.rows[b*m:b*m+m])
+			ws.g[a*n+b] = kernels.Dot(xa, ws.rows[b*st:b*st+m])
 		}
 		tr += ws.g[a*n+a]
+		ws.ys[a] = ws.rows[a*st+m]
 	}
 	clear(ws.z)
 	shift := lambda + 1e-10*tr/float64(m) // solveRidge's shift
@@ -283,7 +294,7 @@ func (ws *alsWork) solveLine(x blas64.General, fix int, idx []int32, val []float
 		return false
 	}
 	for a, wa := range w {
-		for c, xc := range ws.rows[a*m : a*m+m] {
+		for c, xc := range ws.rows[a*st : a*st+m] {
 			ws.z[c] += wa * xc
 		}
 	}
@@ -303,222 +314,58 @@ func (ws *alsWork) gather(x blas64.General, fix int, idx []int32, val []float64,
 		}
 		j := int(idx[k])
 		xj := x.Data[j*x.Stride : j*x.Stride+x.Cols]
-		switch {
-		case fix >= 0:
-			copy(ws.rows[n*r:n*r+fix], xj[:fix])
-			copy(ws.rows[n*r+fix:n*r+r], xj[fix+1:])
-			ws.ys[n] = val[k] - xj[fix]
-		case r == 10: // an array copy, not a call
-			*(*[10]float64)(ws.rows[n*10 : n*10+10]) = *(*[10]float64)(xj)
-			ws.ys[n] = val[k]
-		default:
-			copy(ws.rows[n*r:n*r+r], xj)
-			ws.ys[n] = val[k]
+		row := ws.rows[n*ws.w : (n+1)*ws.w]
+		y := val[k]
+		if fix >= 0 {
+			copy(row[:fix], xj[:fix])
+			copy(row[fix:r], xj[fix+1:])
+			y -= xj[fix]
+		} else {
+			copy(row[:r], xj)
 		}
 		if ws.shift != nil {
-			ws.ys[n] -= kernels.Dot(xj, ws.shift)
+			y -= kernels.Dot(xj, ws.shift)
 		}
+		row[r] = y // and row[r+1:], a pad, stays 0
 		if ws.tau > 0 {
-			ws.weigh(n, val[k], xj)
+			ws.weigh(row[:r+1], val[k], xj)
 		}
 		n++
 	}
 	return n, k
 }
 
-// weigh scales gathered row n and its target by √w, w = min(1, τ/|y − xᵀc|)
+// weigh scales a gathered row [x, y] by √w, w = min(1, τ/|y − xᵀc|)
 // with c the line's current row (ws.cur): the Huber weight of the entry
 // (GD.Huber). A held column of x pairs with cur's 1 there.
-func (ws *alsWork) weigh(n int, y float64, x []float64) {
+func (ws *alsWork) weigh(row []float64, y float64, x []float64) {
 	res := y - kernels.Dot(x, ws.cur)
 	if a := math.Abs(res); a > ws.tau {
 		s := math.Sqrt(ws.tau / a)
-		r := len(ws.z)
-		for c := range ws.rows[n*r : n*r+r] {
-			ws.rows[n*r+c] *= s
+		for c := range row {
+			row[c] *= s
 		}
-		ws.ys[n] *= s
 	}
 }
 
 // accumulate sets g to the lower triangle of XᵀX and b to Xᵀy for the
 // rows X of x named by the line's entries outside Ω_t and their values y.
 // With fix ≥ 0, column fix of x is left out of X and subtracted from y.
-// It gathers the rows of a block of entries first (the loads of one block
-// are independent, so their cache misses overlap), then accumulates from
-// the copy: with 10 regressors by the unrolled kernels, else four rows
-// at a time by kernels.AddOuter4.
+// It gathers the rows [x, y] of a block of entries first (the loads of
+// one block are independent, so their cache misses overlap), then adds
+// their Gram matrix (kernels.Gram), whose last rows hold Xᵀy.
 func (ws *alsWork) accumulate(x blas64.General, fix int, idx []int32, val []float64, out []bool) {
-	r := len(ws.z) // regressors: x.Cols, or x.Cols − 1 with fix
-	clear(ws.g)
-	clear(ws.b)
+	r, w := len(ws.z), ws.w // regressors: x.Cols, or x.Cols − 1 with fix
+	clear(ws.gw)
 	for k := 0; k < len(idx); {
 		var n int
 		n, k = ws.gather(x, fix, idx, val, out, k)
-		if r != 10 {
-			t := 0
-			for ; t+4 <= n; t += 4 {
-				kernels.AddOuter4(ws.g, ws.b, ws.rows[t*r:t*r+4*r], ws.ys[t:t+4])
-			}
-			kernels.AddOuter4(ws.g, ws.b, ws.rows[t*r:n*r], ws.ys[t:n]) // the last n mod 4
-			continue
-		}
-		t := 0
-		for ; t+4 <= n; t += 4 {
-			addOuter10x4(ws.g, ws.b, (*[40]float64)(ws.rows[t*10:t*10+40]), (*[4]float64)(ws.ys[t:t+4]))
-		}
-		for ; t < n; t++ {
-			addOuter10(ws.g, ws.b, ws.rows[t*10:t*10+10], ws.ys[t])
-		}
+		kernels.Gram(ws.gw, ws.rows[:n*w], w)
 	}
-}
-
-// addOuter10 adds x·xᵀ to the lower triangle of the 10×10 g (row-major)
-// and y·x to b, unrolled with x in registers (kernels.AddOuter4 does this for
-// other ranks with loops).
-func addOuter10(g, b, x []float64, y float64) {
-	gg := (*[100]float64)(g)
-	bb := (*[10]float64)(b)
-	xx := (*[10]float64)(x)
-	x0, x1, x2, x3, x4, x5, x6, x7, x8, x9 := xx[0], xx[1], xx[2], xx[3], xx[4], xx[5], xx[6], xx[7], xx[8], xx[9]
-	gg[0] += x0 * x0
-	gg[10] += x1 * x0
-	gg[11] += x1 * x1
-	gg[20] += x2 * x0
-	gg[21] += x2 * x1
-	gg[22] += x2 * x2
-	gg[30] += x3 * x0
-	gg[31] += x3 * x1
-	gg[32] += x3 * x2
-	gg[33] += x3 * x3
-	gg[40] += x4 * x0
-	gg[41] += x4 * x1
-	gg[42] += x4 * x2
-	gg[43] += x4 * x3
-	gg[44] += x4 * x4
-	gg[50] += x5 * x0
-	gg[51] += x5 * x1
-	gg[52] += x5 * x2
-	gg[53] += x5 * x3
-	gg[54] += x5 * x4
-	gg[55] += x5 * x5
-	gg[60] += x6 * x0
-	gg[61] += x6 * x1
-	gg[62] += x6 * x2
-	gg[63] += x6 * x3
-	gg[64] += x6 * x4
-	gg[65] += x6 * x5
-	gg[66] += x6 * x6
-	gg[70] += x7 * x0
-	gg[71] += x7 * x1
-	gg[72] += x7 * x2
-	gg[73] += x7 * x3
-	gg[74] += x7 * x4
-	gg[75] += x7 * x5
-	gg[76] += x7 * x6
-	gg[77] += x7 * x7
-	gg[80] += x8 * x0
-	gg[81] += x8 * x1
-	gg[82] += x8 * x2
-	gg[83] += x8 * x3
-	gg[84] += x8 * x4
-	gg[85] += x8 * x5
-	gg[86] += x8 * x6
-	gg[87] += x8 * x7
-	gg[88] += x8 * x8
-	gg[90] += x9 * x0
-	gg[91] += x9 * x1
-	gg[92] += x9 * x2
-	gg[93] += x9 * x3
-	gg[94] += x9 * x4
-	gg[95] += x9 * x5
-	gg[96] += x9 * x6
-	gg[97] += x9 * x7
-	gg[98] += x9 * x8
-	gg[99] += x9 * x9
-	bb[0] += y * x0
-	bb[1] += y * x1
-	bb[2] += y * x2
-	bb[3] += y * x3
-	bb[4] += y * x4
-	bb[5] += y * x5
-	bb[6] += y * x6
-	bb[7] += y * x7
-	bb[8] += y * x8
-	bb[9] += y * x9
-}
-
-// addOuter10x4 is addOuter10 for the four rows x[0:10], …, x[30:40] with
-// values y[0:4], summed before g is touched, so g is read and written
-// once for four entries.
-func addOuter10x4(g, b []float64, x *[40]float64, y *[4]float64) {
-	gg := (*[100]float64)(g)
-	bb := (*[10]float64)(b)
-	gg[0] += x[0]*x[0] + x[10]*x[10] + x[20]*x[20] + x[30]*x[30]
-	gg[10] += x[1]*x[0] + x[11]*x[10] + x[21]*x[20] + x[31]*x[30]
-	gg[11] += x[1]*x[1] + x[11]*x[11] + x[21]*x[21] + x[31]*x[31]
-	gg[20] += x[2]*x[0] + x[12]*x[10] + x[22]*x[20] + x[32]*x[30]
-	gg[21] += x[2]*x[1] + x[12]*x[11] + x[22]*x[21] + x[32]*x[31]
-	gg[22] += x[2]*x[2] + x[12]*x[12] + x[22]*x[22] + x[32]*x[32]
-	gg[30] += x[3]*x[0] + x[13]*x[10] + x[23]*x[20] + x[33]*x[30]
-	gg[31] += x[3]*x[1] + x[13]*x[11] + x[23]*x[21] + x[33]*x[31]
-	gg[32] += x[3]*x[2] + x[13]*x[12] + x[23]*x[22] + x[33]*x[32]
-	gg[33] += x[3]*x[3] + x[13]*x[13] + x[23]*x[23] + x[33]*x[33]
-	gg[40] += x[4]*x[0] + x[14]*x[10] + x[24]*x[20] + x[34]*x[30]
-	gg[41] += x[4]*x[1] + x[14]*x[11] + x[24]*x[21] + x[34]*x[31]
-	gg[42] += x[4]*x[2] + x[14]*x[12] + x[24]*x[22] + x[34]*x[32]
-	gg[43] += x[4]*x[3] + x[14]*x[13] + x[24]*x[23] + x[34]*x[33]
-	gg[44] += x[4]*x[4] + x[14]*x[14] + x[24]*x[24] + x[34]*x[34]
-	gg[50] += x[5]*x[0] + x[15]*x[10] + x[25]*x[20] + x[35]*x[30]
-	gg[51] += x[5]*x[1] + x[15]*x[11] + x[25]*x[21] + x[35]*x[31]
-	gg[52] += x[5]*x[2] + x[15]*x[12] + x[25]*x[22] + x[35]*x[32]
-	gg[53] += x[5]*x[3] + x[15]*x[13] + x[25]*x[23] + x[35]*x[33]
-	gg[54] += x[5]*x[4] + x[15]*x[14] + x[25]*x[24] + x[35]*x[34]
-	gg[55] += x[5]*x[5] + x[15]*x[15] + x[25]*x[25] + x[35]*x[35]
-	gg[60] += x[6]*x[0] + x[16]*x[10] + x[26]*x[20] + x[36]*x[30]
-	gg[61] += x[6]*x[1] + x[16]*x[11] + x[26]*x[21] + x[36]*x[31]
-	gg[62] += x[6]*x[2] + x[16]*x[12] + x[26]*x[22] + x[36]*x[32]
-	gg[63] += x[6]*x[3] + x[16]*x[13] + x[26]*x[23] + x[36]*x[33]
-	gg[64] += x[6]*x[4] + x[16]*x[14] + x[26]*x[24] + x[36]*x[34]
-	gg[65] += x[6]*x[5] + x[16]*x[15] + x[26]*x[25] + x[36]*x[35]
-	gg[66] += x[6]*x[6] + x[16]*x[16] + x[26]*x[26] + x[36]*x[36]
-	gg[70] += x[7]*x[0] + x[17]*x[10] + x[27]*x[20] + x[37]*x[30]
-	gg[71] += x[7]*x[1] + x[17]*x[11] + x[27]*x[21] + x[37]*x[31]
-	gg[72] += x[7]*x[2] + x[17]*x[12] + x[27]*x[22] + x[37]*x[32]
-	gg[73] += x[7]*x[3] + x[17]*x[13] + x[27]*x[23] + x[37]*x[33]
-	gg[74] += x[7]*x[4] + x[17]*x[14] + x[27]*x[24] + x[37]*x[34]
-	gg[75] += x[7]*x[5] + x[17]*x[15] + x[27]*x[25] + x[37]*x[35]
-	gg[76] += x[7]*x[6] + x[17]*x[16] + x[27]*x[26] + x[37]*x[36]
-	gg[77] += x[7]*x[7] + x[17]*x[17] + x[27]*x[27] + x[37]*x[37]
-	gg[80] += x[8]*x[0] + x[18]*x[10] + x[28]*x[20] + x[38]*x[30]
-	gg[81] += x[8]*x[1] + x[18]*x[11] + x[28]*x[21] + x[38]*x[31]
-	gg[82] += x[8]*x[2] + x[18]*x[12] + x[28]*x[22] + x[38]*x[32]
-	gg[83] += x[8]*x[3] + x[18]*x[13] + x[28]*x[23] + x[38]*x[33]
-	gg[84] += x[8]*x[4] + x[18]*x[14] + x[28]*x[24] + x[38]*x[34]
-	gg[85] += x[8]*x[5] + x[18]*x[15] + x[28]*x[25] + x[38]*x[35]
-	gg[86] += x[8]*x[6] + x[18]*x[16] + x[28]*x[26] + x[38]*x[36]
-	gg[87] += x[8]*x[7] + x[18]*x[17] + x[28]*x[27] + x[38]*x[37]
-	gg[88] += x[8]*x[8] + x[18]*x[18] + x[28]*x[28] + x[38]*x[38]
-	gg[90] += x[9]*x[0] + x[19]*x[10] + x[29]*x[20] + x[39]*x[30]
-	gg[91] += x[9]*x[1] + x[19]*x[11] + x[29]*x[21] + x[39]*x[31]
-	gg[92] += x[9]*x[2] + x[19]*x[12] + x[29]*x[22] + x[39]*x[32]
-	gg[93] += x[9]*x[3] + x[19]*x[13] + x[29]*x[23] + x[39]*x[33]
-	gg[94] += x[9]*x[4] + x[19]*x[14] + x[29]*x[24] + x[39]*x[34]
-	gg[95] += x[9]*x[5] + x[19]*x[15] + x[29]*x[25] + x[39]*x[35]
-	gg[96] += x[9]*x[6] + x[19]*x[16] + x[29]*x[26] + x[39]*x[36]
-	gg[97] += x[9]*x[7] + x[19]*x[17] + x[29]*x[27] + x[39]*x[37]
-	gg[98] += x[9]*x[8] + x[19]*x[18] + x[29]*x[28] + x[39]*x[38]
-	gg[99] += x[9]*x[9] + x[19]*x[19] + x[29]*x[29] + x[39]*x[39]
-	bb[0] += y[0]*x[0] + y[1]*x[10] + y[2]*x[20] + y[3]*x[30]
-	bb[1] += y[0]*x[1] + y[1]*x[11] + y[2]*x[21] + y[3]*x[31]
-	bb[2] += y[0]*x[2] + y[1]*x[12] + y[2]*x[22] + y[3]*x[32]
-	bb[3] += y[0]*x[3] + y[1]*x[13] + y[2]*x[23] + y[3]*x[33]
-	bb[4] += y[0]*x[4] + y[1]*x[14] + y[2]*x[24] + y[3]*x[34]
-	bb[5] += y[0]*x[5] + y[1]*x[15] + y[2]*x[25] + y[3]*x[35]
-	bb[6] += y[0]*x[6] + y[1]*x[16] + y[2]*x[26] + y[3]*x[36]
-	bb[7] += y[0]*x[7] + y[1]*x[17] + y[2]*x[27] + y[3]*x[37]
-	bb[8] += y[0]*x[8] + y[1]*x[18] + y[2]*x[28] + y[3]*x[38]
-	bb[9] += y[0]*x[9] + y[1]*x[19] + y[2]*x[29] + y[3]*x[39]
+	for a := range r {
+		copy(ws.g[a*r:a*r+a+1], ws.gw[a*w:a*w+a+1])
+		ws.b[a] = ws.gw[r*w+a]
+	}
 }
 
 // solveRidge sets z = (G + (λ+ε)I)⁻¹ b for the symmetric r×r G given by

@@ -39,17 +39,10 @@ func anySet(fs *flag.FlagSet, names []string) bool {
 type completeFlags struct {
 	solveFlags
 	outFlags
-	in          string
-	header      bool
-	delim       string
-	ignoreExtra bool
-	predict     string
-	unknown     string
-	holdout     float64
-	clip        string
-	clipRange   *[2]float64
-	center      bool
-	biases      bool
+	in, delim, predict, unknown, clip   string
+	header, ignoreExtra, center, biases bool
+	holdout                             float64
+	clipRange                           *[2]float64
 }
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
@@ -79,30 +72,8 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if !flagSet(fs, "method") {
-		f.method = "als" // on ratings more accurate than gd and scaledgd, in far fewer sweeps (docs/cli.md)
-		if !anySet(fs, append([]string{"rank", "center", "biases"}, gibbsIgnores...)) {
-			f.method = methodGibbs // more accurate again, without a choice by validation (docs/cli.md)
-		}
-	}
-	if (f.rank == 0 || f.method == methodGibbs) && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
-		f.biases = true
-	}
-	if err := f.validate(fs); err != nil {
-		return err
-	}
-	var method rpca.Method
-	if f.method != methodGibbs {
-		m, err := f.newMethod(true)
-		if err != nil {
-			return err
-		}
-		if g, ok := m.(*rpca.GD); ok {
-			g.PerLine = true // α of each user's and item's own ratings: ratings are far from uniform
-		}
-		method = m
-	}
-	if err := checkOutputDir(f.out, f.force, f.in, f.predict); err != nil {
+	method, err := f.resolve(fs)
+	if err != nil {
 		return err
 	}
 	r, pairs, err := f.read()
@@ -115,16 +86,8 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		Holdout: f.holdout, Seed: f.seed, Options: f.fitOptions(method, prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
 		Fitted: func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.solveFlags, m.Result) }})
 	prog.Done()
-	var rankErr *ratings.RankError
-	var idErr *ratings.UnknownIDError
-	switch {
-	case errors.As(err, &rankErr):
-		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
-			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2, errUsage)
-	case errors.As(err, &idErr):
-		return fmt.Errorf("%w (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)", err)
-	case err != nil:
-		return outDirError(err, f.out)
+	if err != nil {
+		return f.runError(err)
 	}
 	for _, w := range rep.Warnings {
 		if !f.quiet {
@@ -136,6 +99,45 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	}
 	_, err = fmt.Fprintln(e.stdout, rep.String())
 	return err
+}
+
+// resolve sets the defaults that depend on the flags given, checks the
+// flags and the output directory, and returns the method (nil: Gibbs).
+func (f *completeFlags) resolve(fs *flag.FlagSet) (rpca.Method, error) {
+	if !flagSet(fs, "method") {
+		f.method = "als" // on ratings more accurate than gd and scaledgd, in far fewer sweeps (docs/cli.md)
+		if !anySet(fs, append([]string{"rank", "center", "biases"}, gibbsIgnores...)) {
+			f.method = methodGibbs // more accurate again, without a choice by validation (docs/cli.md)
+		}
+	}
+	if (f.rank == 0 || f.method == methodGibbs) && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
+		f.biases = true
+	}
+	if err := f.validate(fs); err != nil {
+		return nil, err
+	}
+	if err := checkOutputDir(f.out, f.force, f.in, f.predict); err != nil || f.method == methodGibbs {
+		return nil, err
+	}
+	m, err := f.newMethod(true)
+	if g, ok := m.(*rpca.GD); ok {
+		g.PerLine = true // α of each user's and item's own ratings: ratings are far from uniform
+	}
+	return m, err
+}
+
+// runError adds the command line's remedies to an error of ratings.Run.
+func (f *completeFlags) runError(err error) error {
+	var rankErr *ratings.RankError
+	var idErr *ratings.UnknownIDError
+	switch {
+	case errors.As(err, &rankErr):
+		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
+			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2, errUsage)
+	case errors.As(err, &idErr):
+		return fmt.Errorf("%w (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)", err)
+	}
+	return outDirError(err, f.out)
 }
 
 // read reads the ratings and the pairs to predict (nil without
