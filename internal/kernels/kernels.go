@@ -585,9 +585,9 @@ func Dot(a, b []float64) float64 {
 
 // Gram adds Σ_t z_t·z_tᵀ to the lower triangle of the w×w row-major g
 // for the rows z_t of width w stored one after another in z (len(z) a
-// multiple of w); entries above the diagonal may change too. With a
-// row's last entry the response y_t, the last row of g gains Σ_t y_t·x_t
-// and the rest the Gram matrix Σ_t x_t·x_tᵀ of the normal equations.
+// multiple of w); entries above the diagonal may change too. For rows
+// [x_t, y_t] (followed by zeros, if any), row len(x_t) of g gains
+// Σ_t y_t·x_t and the rows above it Σ_t x_t·x_tᵀ: the normal equations.
 func Gram(g, z []float64, w int) {
 	if len(z)%w != 0 || len(g) < w*w {
 		panic("kernels: Gram: bad lengths")
