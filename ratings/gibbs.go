@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
@@ -332,15 +333,15 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		return fmt.Errorf("%w: %d, and it sets %d aside to calibrate the noise (use alternating least squares with a given rank)", ErrTooFewRatings, tr.Len(), nCal)
 	}
 	cal := sample.Subset(rand.New(rand.NewPCG(seed, 0x61bb5)), tr.Len(), nCal)
-	// With α > 0, T_{γα} sets ratings aside, first on the residuals of
-	// the bias model (Algorithm 2, line 1), then after every sweep on
-	// those of its draw (line 6); they leave the lines of the next sweep
-	// and the noise estimates.
 	var rowLines, colLines gibbsLines
 	var wg sync.WaitGroup
 	wg.Go(func() { rowLines = newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu) })
 	colLines = newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu)
 	wg.Wait()
+	// With α > 0, T_{γα} sets ratings aside, first on the residuals of
+	// the bias model (Algorithm 2, line 1), then after every sweep on
+	// those of its draw (line 6); they leave the lines of the next sweep
+	// and the noise estimates.
 	var outl *gibbsOutliers
 	var out []bool // by training index: set aside by T
 	res := make([]float64, tr.Len())
@@ -381,13 +382,11 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		return s // the prior is drawn before the first draw of the rows
 	}
 	rowBias, colBias := make([]float64, d1), make([]float64, d2)
-	if m.Biases != nil {
-		for i, b := range m.Biases.Row {
-			rowBias[i] = b / unit
-		}
-		for j, c := range m.Biases.Col {
-			colBias[j] = c / unit
-		}
+	for i, b := range m.Biases.Row {
+		rowBias[i] = b / unit
+	}
+	for j, c := range m.Biases.Col {
+		colBias[j] = c / unit
 	}
 	rows, cols := newSide(d1, rowBias), newSide(d2, colBias)
 
@@ -398,15 +397,7 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 			gw: make([]float64, (k1+1)*(k1+1)), rows: make([]float64, 0, 256*(k1+1)), pcg: pcg, rng: rand.New(pcg)}
 	}
 
-	// Running moments of the calibration ratings' predictions
-	// (exponentially weighted over the burn-in), and the kept draws.
-	calIdx := make([]int, 0, nCal)
-	for k, in := range cal {
-		if in {
-			calIdx = append(calIdx, k)
-		}
-	}
-	calMean, calSq := make([]float64, nCal), make([]float64, nCal)
+	noise := newGibbsNoise(cal, nCal, scale, clip)
 	tau := 1 / (scale * scale)
 	postBurn := g.Samples - g.BurnIn
 	every := postBurn / g.Keep
@@ -419,7 +410,6 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	// residual of the posterior mean (the model's residual, and with
 	// α > 0 what T gives the sparse part from).
 	resSum := make([]float64, tr.Len())
-	var calTau float64
 	for s := range g.Samples {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -455,9 +445,8 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		if !okRows || !drawSide(&pool, workers, cols, rows, colLines, skipping, k1, tau, seed, uint64(2*s+1)) {
 			return fmt.Errorf("%w: Gibbs sweep %d met a posterior precision that is not positive definite in floating point (τ = %g)", rpca.ErrDiverged, s+1, tau)
 		}
-		// The noise precision: drawn from the training residuals until
-		// the calibration starts, then calibrated, then fixed.
-		if s < g.BurnIn || keep || outl != nil {
+		moreT := outl != nil && s < g.Samples-1 // T for the next sweep
+		if s < g.BurnIn || keep || moreT {
 			gibbsResiduals(res, tr, mu, rows.f, cols.f, k1, workers)
 		}
 		if keep {
@@ -465,50 +454,13 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 				resSum[k] += e
 			}
 		}
-		if outl != nil {
+		if moreT {
 			if err := outl.update(res); err != nil {
 				return err
 			}
 		}
-		if s >= g.BurnIn {
-			if cb := opt.Settings.Callback; cb != nil {
-				cb(gibbsRecord(s, start))
-			}
-			continue // τ is fixed
-		}
-		var sse, calMSE, calVar float64
-		var nTrain, nCalIn int
-		if s < gibbsCalibrationStart {
-			for k, e := range res {
-				if !out[k] && !cal[k] {
-					sse, nTrain = sse+e*e, nTrain+1
-				}
-			}
-		}
-		for c, k := range calIdx {
-			if out[k] {
-				continue
-			}
-			v := tr.Val[k] - res[k]
-			const decay = 0.9
-			if s == 0 {
-				calMean[c], calSq[c] = v, v*v
-			}
-			calMean[c] = decay*calMean[c] + (1-decay)*v
-			calSq[c] = decay*calSq[c] + (1-decay)*v*v
-			if s >= gibbsCalibrationStart {
-				pm := clip(calMean[c])
-				calMSE += (tr.Val[k] - pm) * (tr.Val[k] - pm)
-				calVar += max(calSq[c]-calMean[c]*calMean[c], 0)
-				nCalIn++
-			}
-		}
-		if s < gibbsCalibrationStart {
-			tau = gammaDraw(rng, 1+float64(nTrain)/2) / (scale*scale + sse/2) // a Gamma(1, scale²) prior
-		} else {
-			calMSE, calVar = calMSE/float64(max(nCalIn, 1)), calVar/float64(max(nCalIn, 1))
-			tau = 1 / math.Max(calMSE-calVar, math.Max(calMSE/gibbsMaxCorrection, 1e-18*scale*scale))
-			calTau = tau
+		if s < g.BurnIn { // the noise precision: drawn, then calibrated, then fixed
+			tau = noise.step(s, res, tr.Val, out, rng)
 		}
 		if cb := opt.Settings.Callback; cb != nil {
 			cb(gibbsRecord(s, start))
@@ -533,14 +485,15 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		Method: "gibbs", U: U, V: V, S: &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
 		Iterations: g.Samples, Elapsed: time.Since(start), Stop: rpca.StopSchedule, DataScale: 1,
 		Params: &GibbsParams{Rank: rank, Samples: g.Samples, BurnIn: g.BurnIn, Keep: g.Keep, Calibration: g.Calibration,
-			CalibrationRatings: nCal, NoiseSD: unit / math.Sqrt(calTau)},
+			CalibrationRatings: nCal, NoiseSD: unit / math.Sqrt(tau)},
 	}
 	// The residual of the posterior mean, in the ratings' units; with
 	// α > 0 the sparse part is T_{γα} on it.
 	var num, den float64
 	for k, e := range resSum {
-		res[k] = e / float64(len(keptRows)) * unit
-		num += (e / float64(len(keptRows))) * (e / float64(len(keptRows)))
+		e /= float64(len(keptRows))
+		res[k] = e * unit
+		num += e * e
 		den += tr.Val[k] * tr.Val[k]
 	}
 	m.Result.Residual = math.Sqrt(num / den)
@@ -551,6 +504,65 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		m.Result.S = outl.sparse(res)
 	}
 	return nil
+}
+
+// gibbsNoise sets the noise precision τ during the burn-in: drawn from
+// the training residuals for the first gibbsCalibrationStart sweeps, then
+// calibrated on the calibration ratings left out of them (see Gibbs).
+type gibbsNoise struct {
+	cal      []bool    // by training index: a calibration rating
+	idx      []int     // the calibration ratings
+	mean, sq []float64 // running moments of their predictions (decay 0.9)
+	scale    float64   // the ratings' RMS deviation (fitGibbs)
+	clip     func(float64) float64
+}
+
+func newGibbsNoise(cal []bool, n int, scale float64, clip func(float64) float64) *gibbsNoise {
+	nz := &gibbsNoise{cal: cal, idx: make([]int, 0, n), mean: make([]float64, n), sq: make([]float64, n), scale: scale, clip: clip}
+	for k, in := range cal {
+		if in {
+			nz.idx = append(nz.idx, k)
+		}
+	}
+	return nz
+}
+
+// step returns τ after burn-in sweep s, from the residuals res of its
+// draw (ratings vals minus their predictions), without the ratings T
+// has set aside (out).
+func (nz *gibbsNoise) step(s int, res, vals []float64, out []bool, rng *rand.Rand) float64 {
+	var mse, spread float64
+	var n int
+	for c, k := range nz.idx {
+		if out[k] {
+			continue
+		}
+		v := vals[k] - res[k]
+		const decay = 0.9
+		if s == 0 {
+			nz.mean[c], nz.sq[c] = v, v*v
+		}
+		nz.mean[c] = decay*nz.mean[c] + (1-decay)*v
+		nz.sq[c] = decay*nz.sq[c] + (1-decay)*v*v
+		if s >= gibbsCalibrationStart {
+			pm := nz.clip(nz.mean[c])
+			mse += (vals[k] - pm) * (vals[k] - pm)
+			spread += max(nz.sq[c]-nz.mean[c]*nz.mean[c], 0)
+			n++
+		}
+	}
+	if s >= gibbsCalibrationStart {
+		mse, spread = mse/float64(max(n, 1)), spread/float64(max(n, 1))
+		return 1 / math.Max(mse-spread, math.Max(mse/gibbsMaxCorrection, 1e-18*nz.scale*nz.scale))
+	}
+	var sse float64
+	var nTrain int
+	for k, e := range res {
+		if !out[k] && !nz.cal[k] {
+			sse, nTrain = sse+e*e, nTrain+1
+		}
+	}
+	return distuv.Gamma{Alpha: 1 + float64(nTrain)/2, Beta: nz.scale*nz.scale + sse/2, Src: rng}.Rand() // a Gamma(1, scale²) prior
 }
 
 // gibbsRecord is the progress record of sweep s: the sweep and the time.
@@ -633,7 +645,7 @@ func drawPrior(rng *rand.Rand, s *gibbsSide, scale float64) {
 			sum += x
 			sq += (x - old) * (x - old)
 		}
-		prec := gammaDraw(rng, shape0+float64(n+1)/2) / (rate0 + 0.5*(weight0*old*old+sq))
+		prec := distuv.Gamma{Alpha: shape0 + float64(n+1)/2, Beta: rate0 + 0.5*(weight0*old*old+sq), Src: rng}.Rand()
 		s.prior.prec[a], s.prior.cov[a] = prec, 1/prec
 		s.prior.mean[a] = sum/(float64(n)+weight0) + rng.NormFloat64()/math.Sqrt((float64(n)+weight0)*prec)
 	}
@@ -771,22 +783,4 @@ func (ws *gibbsWork) drawDual(dst []float64, k1 int, prior gibbsPrior, tau float
 		dst[a] = prior.mean[a] + u[a] + st*s*prior.cov[a]
 	}
 	return true
-}
-
-// gammaDraw draws from Gamma(shape, 1) for shape ≥ 1 (Marsaglia and
-// Tsang's method).
-func gammaDraw(rng *rand.Rand, shape float64) float64 {
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		if u := rng.Float64(); math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
 }
