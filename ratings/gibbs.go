@@ -165,11 +165,14 @@ type gibbsLines struct {
 	skip  []bool
 }
 
-// mark sets each entry's skip flag from skip, by training index.
-func (g *gibbsLines) mark(skip []bool, workers int) {
+// mark sets the skip flags of the entries that a sweep leaves out: those
+// T has set aside (out, by training index) and, with burn, the
+// calibration ratings (cal).
+func (g *gibbsLines) mark(out, cal []bool, burn bool, workers int) {
 	kernels.ParallelFor(len(g.key), workers, 1<<16, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
-			g.skip[p] = skip[g.key[p]]
+			k := g.key[p]
+			g.skip[p] = out[k] || burn && cal[k]
 		}
 	})
 }
@@ -403,9 +406,6 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	every := postBurn / g.Keep
 	var keptRows, keptCols [][]float64 // the kept draws
 	workRows, workCols := rows.f, cols.f
-	// skip marks the ratings a sweep leaves out: the calibration ratings
-	// during the burn-in, and those T sets aside.
-	skip := make([]bool, tr.Len())
 	// resSum sums the residuals of the kept draws: their mean is the
 	// residual of the posterior mean (the model's residual, and with
 	// α > 0 what T gives the sparse part from).
@@ -415,14 +415,10 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 			return err
 		}
 		if s == 0 || s == g.BurnIn || outl != nil {
-			burn := s < g.BurnIn
-			kernels.ParallelFor(len(skip), workers, 1<<16, func(lo, hi int) {
-				for k := lo; k < hi; k++ {
-					skip[k] = out[k] || burn && cal[k]
-				}
-			})
-			rowLines.mark(skip, workers)
-			colLines.mark(skip, workers)
+			// A sweep leaves out the ratings T has set aside and, during
+			// the burn-in, the calibration ratings.
+			rowLines.mark(out, cal, s < g.BurnIn, workers)
+			colLines.mark(out, cal, s < g.BurnIn, workers)
 		}
 		drawPrior(rng, rows, scale)
 		drawPrior(rng, cols, scale)
