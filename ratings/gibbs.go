@@ -39,6 +39,7 @@ const (
 	// factors would take more bytes than this.
 	DefaultGibbsKeepBytes   = 256 << 20
 	DefaultGibbsCalibration = 0.05
+	DefaultGibbsTail        = 5
 )
 
 // gibbsCalibrationStart is the first sweep whose predictions enter the
@@ -67,7 +68,8 @@ const gibbsCalibrationStart = 20
 // aside after every sweep, with counts per line (⌊α·n⌋ of a line's n
 // ratings, γ = 1): they leave the next sweep's draws and the noise
 // estimates, and the model's sparse part is T applied to the residuals
-// of the posterior mean.
+// of the posterior mean. The noise is then heavy-tailed too (Tail), so
+// that junk on lines too short for a count of their own weighs little.
 type Gibbs struct {
 	// Samples is the number of sweeps (one draw of every row, then every
 	// column); 0 means DefaultGibbsSamples, or for n training ratings
@@ -87,6 +89,16 @@ type Gibbs struct {
 	// Calibration is the share of the training ratings that sets τ; 0
 	// means DefaultGibbsCalibration.
 	Calibration float64
+	// Tail is the degrees of freedom ν of the Student-t noise of the
+	// robust fit (Options.Alpha > 0), as a scale mixture of normals: a
+	// rating's noise precision is τ·w with w ~ Gamma(ν/2, rate ν/2) a
+	// priori, and every sweep draws w from its conditional
+	// Gamma((ν+1)/2, rate (ν + τe²)/2) given the rating's residual e, so a
+	// rating far from the fit weighs little however short its lines; τ is
+	// then calibrated as the scale of a t distribution. 0 means
+	// DefaultGibbsTail; math.Inf(1) keeps the noise normal. Unused with
+	// Alpha = 0.
+	Tail float64
 }
 
 // GibbsParams are the effective parameters of a Gibbs fit
@@ -102,6 +114,9 @@ type GibbsParams struct {
 	// they gave, in the units of the ratings.
 	CalibrationRatings int     `json:"calibration_ratings"`
 	NoiseSD            float64 `json:"noise_sd"`
+	// Tail is the degrees of freedom of the Student-t noise (Gibbs.Tail),
+	// 0 when the noise was normal; NoiseSD is then its scale 1/√τ.
+	Tail float64 `json:"tail,omitempty"`
 }
 
 // ErrGibbs marks bad Gibbs settings.
@@ -138,6 +153,9 @@ func (g Gibbs) withDefaults(n int) (Gibbs, error) {
 	if g.Calibration == 0 {
 		g.Calibration = DefaultGibbsCalibration
 	}
+	if g.Tail == 0 {
+		g.Tail = DefaultGibbsTail
+	}
 	switch {
 	case g.Samples < 0 || g.BurnIn < 0 || g.Keep < 0:
 		return g, fmt.Errorf("%w: Samples %d, BurnIn %d and Keep %d must be positive", ErrGibbs, g.Samples, g.BurnIn, g.Keep)
@@ -149,30 +167,41 @@ func (g Gibbs) withDefaults(n int) (Gibbs, error) {
 		return g, fmt.Errorf("%w: Keep %d is more than the %d draws after the burn-in", ErrGibbs, g.Keep, g.Samples-g.BurnIn)
 	case !(g.Calibration > 0 && g.Calibration < 0.5):
 		return g, fmt.Errorf("%w: Calibration %v must be in (0, 0.5)", ErrGibbs, g.Calibration)
+	case !(g.Tail > 0):
+		return g, fmt.Errorf("%w: Tail %v must be positive (+Inf for normal noise)", ErrGibbs, g.Tail)
 	}
 	return g, nil
 }
 
 // gibbsLines are the ratings of each row (or column) of the training
 // set: line l has entries ptr[l]:ptr[l+1], each the index of the other
-// side, the rating minus μ, the rating's training index (key), and
-// whether the sweep leaves it out (skip, set by mark).
+// side, the rating minus μ, the rating's training index (key), whether
+// the sweep leaves it out (skip, set by mark) and, with Student-t noise,
+// the square root of its weight w (sw, set by mark; nil otherwise).
 type gibbsLines struct {
 	ptr   []int
 	other []int32
 	val   []float64
 	key   []int32
 	skip  []bool
+	sw    []float32
 }
 
 // mark sets the skip flags of the entries that a sweep leaves out: those
 // T has set aside (out, by training index) and, with burn, the
-// calibration ratings (cal).
-func (g *gibbsLines) mark(out, cal []bool, burn bool, workers int) {
+// calibration ratings (cal); and, when sw (√w by training index) is not
+// nil, the entries' √w.
+func (g *gibbsLines) mark(out, cal []bool, burn bool, sw []float32, workers int) {
+	if sw != nil && g.sw == nil {
+		g.sw = make([]float32, len(g.key))
+	}
 	kernels.ParallelFor(len(g.key), workers, 1<<16, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			k := g.key[p]
 			g.skip[p] = out[k] || burn && cal[k]
+			if sw != nil {
+				g.sw[p] = sw[k]
+			}
 		}
 	})
 }
@@ -336,6 +365,10 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		return fmt.Errorf("%w: %d, and it sets %d aside to calibrate the noise (use alternating least squares with a given rank)", ErrTooFewRatings, tr.Len(), nCal)
 	}
 	cal := sample.Subset(rand.New(rand.NewPCG(seed, 0x61bb5)), tr.Len(), nCal)
+	nu := 0.0 // the t noise's degrees of freedom; 0: normal noise
+	if opt.Alpha > 0 && !math.IsInf(g.Tail, 1) {
+		nu = g.Tail
+	}
 	var rowLines, colLines gibbsLines
 	var wg sync.WaitGroup
 	wg.Go(func() { rowLines = newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu) })
@@ -400,7 +433,16 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 			gw: make([]float64, (k1+1)*(k1+1)), rows: make([]float64, 0, 256*(k1+1)), pcg: pcg, rng: rand.New(pcg)}
 	}
 
-	noise := newGibbsNoise(cal, nCal, scale, clip)
+	noise := newGibbsNoise(cal, nCal, scale, clip, nu)
+	var tn tNoise
+	var sw []float32 // by training index, √w of the t noise's weights; nil: normal noise
+	if nu > 0 {
+		tn = newTNoise(nu)
+		sw = make([]float32, tr.Len())
+		for k := range sw {
+			sw[k] = 1
+		}
+	}
 	tau := 1 / (scale * scale)
 	postBurn := g.Samples - g.BurnIn
 	every := postBurn / g.Keep
@@ -416,9 +458,14 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		}
 		if s == 0 || s == g.BurnIn || outl != nil {
 			// A sweep leaves out the ratings T has set aside and, during
-			// the burn-in, the calibration ratings.
-			rowLines.mark(out, cal, s < g.BurnIn, workers)
-			colLines.mark(out, cal, s < g.BurnIn, workers)
+			// the burn-in, the calibration ratings; it takes the t weights
+			// when they are new.
+			var fresh []float32
+			if s%tNoiseEvery == 1 || s == 0 {
+				fresh = sw
+			}
+			rowLines.mark(out, cal, s < g.BurnIn, fresh, workers)
+			colLines.mark(out, cal, s < g.BurnIn, fresh, workers)
 		}
 		drawPrior(rng, rows, scale)
 		drawPrior(rng, cols, scale)
@@ -454,6 +501,9 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 			if err := outl.update(res); err != nil {
 				return err
 			}
+			if sw != nil && s%tNoiseEvery == 0 {
+				tn.draw(sw, res, tau, seed, uint64(s), workers)
+			}
 		}
 		if s < g.BurnIn { // the noise precision: drawn, then calibrated, then fixed
 			tau = noise.step(s, res, tr.Val, out, rng)
@@ -481,7 +531,7 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		Method: "gibbs", U: U, V: V, S: &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
 		Iterations: g.Samples, Elapsed: time.Since(start), Stop: rpca.StopSchedule, DataScale: 1,
 		Params: &GibbsParams{Rank: rank, Samples: g.Samples, BurnIn: g.BurnIn, Keep: g.Keep, Calibration: g.Calibration,
-			CalibrationRatings: nCal, NoiseSD: unit / math.Sqrt(tau)},
+			CalibrationRatings: nCal, NoiseSD: unit / math.Sqrt(tau), Tail: nu},
 	}
 	// The residual of the posterior mean, in the ratings' units; with
 	// α > 0 the sparse part is T_{γα} on it.
@@ -509,12 +559,14 @@ type gibbsNoise struct {
 	cal      []bool    // by training index: a calibration rating
 	idx      []int     // the calibration ratings
 	mean, sq []float64 // running moments of their predictions (decay 0.9)
+	errs     []float64 // their squared errors, for the t scale
 	scale    float64   // the ratings' RMS deviation (fitGibbs)
+	nu       float64   // the t noise's degrees of freedom; 0: normal
 	clip     func(float64) float64
 }
 
-func newGibbsNoise(cal []bool, n int, scale float64, clip func(float64) float64) *gibbsNoise {
-	nz := &gibbsNoise{cal: cal, idx: make([]int, 0, n), mean: make([]float64, n), sq: make([]float64, n), scale: scale, clip: clip}
+func newGibbsNoise(cal []bool, n int, scale float64, clip func(float64) float64, nu float64) *gibbsNoise {
+	nz := &gibbsNoise{cal: cal, idx: make([]int, 0, n), mean: make([]float64, n), sq: make([]float64, n), scale: scale, clip: clip, nu: nu}
 	for k, in := range cal {
 		if in {
 			nz.idx = append(nz.idx, k)
@@ -525,10 +577,15 @@ func newGibbsNoise(cal []bool, n int, scale float64, clip func(float64) float64)
 
 // step returns τ after burn-in sweep s, from the residuals res of its
 // draw (ratings vals minus their predictions), without the ratings T
-// has set aside (out).
+// has set aside (out). With t noise the calibration takes the t scale of
+// the calibration errors instead of their mean square; the draws before
+// it ignore the t weights (the scale mixture's conditional would weigh
+// each square by its w, which raises τ with the weights it sets: worse on
+// the ratings experiment, docs/cli.md).
 func (nz *gibbsNoise) step(s int, res, vals []float64, out []bool, rng *rand.Rand) float64 {
 	var mse, spread float64
 	var n int
+	nz.errs = nz.errs[:0]
 	for c, k := range nz.idx {
 		if out[k] {
 			continue
@@ -542,13 +599,18 @@ func (nz *gibbsNoise) step(s int, res, vals []float64, out []bool, rng *rand.Ran
 		nz.sq[c] = decay*nz.sq[c] + (1-decay)*v*v
 		if s >= gibbsCalibrationStart {
 			pm := nz.clip(nz.mean[c])
-			mse += (vals[k] - pm) * (vals[k] - pm)
+			e2 := (vals[k] - pm) * (vals[k] - pm)
+			mse += e2
 			spread += max(nz.sq[c]-nz.mean[c]*nz.mean[c], 0)
+			nz.errs = append(nz.errs, e2)
 			n++
 		}
 	}
 	if s >= gibbsCalibrationStart {
 		mse, spread = mse/float64(max(n, 1)), spread/float64(max(n, 1))
+		if nz.nu > 0 {
+			mse = tScale2(nz.errs, nz.nu, mse)
+		}
 		return 1 / math.Max(mse-spread, math.Max(mse/gibbsMaxCorrection, 1e-18*nz.scale*nz.scale))
 	}
 	var sse float64
@@ -559,6 +621,26 @@ func (nz *gibbsNoise) step(s int, res, vals []float64, out []bool, rng *rand.Ran
 		}
 	}
 	return distuv.Gamma{Alpha: 1 + float64(nTrain)/2, Beta: nz.scale*nz.scale + sse/2, Src: rng}.Rand() // a Gamma(1, scale²) prior
+}
+
+// tScale2 returns the squared scale s² of a Student-t distribution with
+// ν degrees of freedom fitted to the squared errors e2 by maximum
+// likelihood, starting from start (their mean): the fixed point of
+// s² = mean((ν+1)·e²/(ν + e²/s²)), the weighted mean square of the
+// scale-mixture's expectation step.
+func tScale2(e2 []float64, nu, start float64) float64 {
+	s2 := start
+	for range 30 {
+		if !(s2 > 0) || len(e2) == 0 {
+			return start
+		}
+		var t float64
+		for _, e := range e2 {
+			t += (nu + 1) * e / (nu + e/s2)
+		}
+		s2 = t / float64(len(e2))
+	}
+	return s2
 }
 
 // gibbsRecord is the progress record of sweep s: the sweep and the time.
@@ -669,7 +751,11 @@ func drawSide(pool *sync.Pool, workers int, s, o *gibbsSide, lines gibbsLines, s
 			if skipping {
 				skip = lines.skip[lo:hi]
 			}
-			if !ws.drawLine(s.f[l*k1:(l+1)*k1], o.f, k1, lines.other[lo:hi], lines.val[lo:hi], skip, s.prior, tau) {
+			var sw []float32
+			if lines.sw != nil {
+				sw = lines.sw[lo:hi]
+			}
+			if !ws.drawLine(s.f[l*k1:(l+1)*k1], o.f, k1, lines.other[lo:hi], lines.val[lo:hi], skip, sw, s.prior, tau) {
 				failed.Store(true)
 			}
 		}
@@ -678,9 +764,10 @@ func drawSide(pool *sync.Pool, workers int, s, o *gibbsSide, lines gibbsLines, s
 }
 
 // drawLine draws one row dst (see drawSide) from the ratings of its line
-// that skip does not mark (all of them when skip is nil); false when the
-// precision matrix is not positive definite in floating point.
-func (ws *gibbsWork) drawLine(dst, other []float64, k1 int, idx []int32, val []float64, skip []bool, prior gibbsPrior, tau float64) bool {
+// that skip does not mark (all of them when skip is nil), each with noise
+// precision τ·sw² (τ when sw is nil); false when the precision matrix is
+// not positive definite in floating point.
+func (ws *gibbsWork) drawLine(dst, other []float64, k1 int, idx []int32, val []float64, skip []bool, sw []float32, prior gibbsPrior, tau float64) bool {
 	// Each rating becomes a row [1, q_j, r − c_j] of width w = k1 + 1:
 	// the Gram matrix of these rows holds the normal equations' matrix and,
 	// in its last row, their right-hand side.
@@ -694,11 +781,20 @@ func (ws *gibbsWork) drawLine(dst, other []float64, k1 int, idx []int32, val []f
 		}
 		o := other[int(j)*k1:][:k1]
 		x := ws.rows[c*w:][:w]
-		x[0] = 1
-		for a := 1; a < k1; a++ { // a loop, not copy: memmove's call costs more for ten values
-			x[a] = o[a]
+		if sw == nil {
+			x[0] = 1
+			for a := 1; a < k1; a++ { // a loop, not copy: memmove's call costs more for ten values
+				x[a] = o[a]
+			}
+			x[k1] = val[e] - o[0]
+		} else { // the row times √w gives w·x·xᵀ in the Gram matrix
+			r := float64(sw[e])
+			x[0] = r
+			for a := 1; a < k1; a++ {
+				x[a] = r * o[a]
+			}
+			x[k1] = r * (val[e] - o[0])
 		}
-		x[k1] = val[e] - o[0]
 		c++
 	}
 	ws.rows = ws.rows[:c*w]

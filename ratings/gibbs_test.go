@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
@@ -19,8 +20,9 @@ import (
 // ratings than unknowns) and its n×n dual form (fewer), with two gross
 // ratings of the line marked to be skipped, against the normal it must
 // draw from, computed with gonum without them: precision
-// Λ = diag(prec) + τ·XᵀX and mean Λ⁻¹(prec∘m₀ + τ·Xᵀy) for X = [1, f_other]
-// and y the ratings less the other side's bias. Over N draws the sample
+// Λ = diag(prec) + τ·XᵀWX and mean Λ⁻¹(prec∘m₀ + τ·XᵀWy) for
+// X = [1, f_other], y the ratings less the other side's bias and W the
+// ratings' t-noise weights (the identity without weights). Over N draws the sample
 // mean must be within 5 standard errors (√(Σ_aa/N)) of the mean and each
 // sample covariance within 5 of its own (√((Σ_aa·Σ_bb + Σ_ab²)/N), exact
 // for normal draws); a draw with the wrong square root of Λ⁻¹ or a
@@ -38,12 +40,30 @@ func TestGibbsDrawMatchesPosterior(t *testing.T) {
 	for x := range other {
 		other[x] = rng.NormFloat64()
 	}
-	for _, n := range []int{7, 2} { // primal, dual
+	for _, tc := range []struct {
+		n        int
+		weighted bool
+	}{{7, false}, {2, false}, {7, true}, {2, true}} { // primal, dual
+		n := tc.n
 		idx := make([]int32, n)
 		val := make([]float64, n)
+		w := make([]float64, n)
 		for e := range n {
 			idx[e] = int32(e)
 			val[e] = rng.NormFloat64()
+			w[e] = 1
+			if tc.weighted {
+				r := float64(float32(math.Sqrt(0.1 + 2*rng.Float64()))) // √w, as drawLine reads it
+				w[e] = r * r
+			}
+		}
+		var sw []float32 // √w, with the two skipped ratings first and last
+		if tc.weighted {
+			sw = []float32{1}
+			for _, x := range w {
+				sw = append(sw, float32(math.Sqrt(x)))
+			}
+			sw = append(sw, 1)
 		}
 		// The exact posterior.
 		lam := mat.NewSymDense(k1, nil)
@@ -55,8 +75,8 @@ func TestGibbsDrawMatchesPosterior(t *testing.T) {
 		for e := range n {
 			o := other[e*k1 : (e+1)*k1]
 			x := mat.NewVecDense(k1, append([]float64{1}, o[1:]...))
-			lam.SymRankOne(lam, tau, x)
-			b.AddScaledVec(b, tau*(val[e]-o[0]), x)
+			lam.SymRankOne(lam, tau*w[e], x)
+			b.AddScaledVec(b, tau*w[e]*(val[e]-o[0]), x)
 		}
 		var chol mat.Cholesky
 		if !chol.Factorize(lam) {
@@ -75,6 +95,7 @@ func TestGibbsDrawMatchesPosterior(t *testing.T) {
 		val = append(append([]float64{50}, val...), -50)
 		skip := make([]bool, n+2)
 		skip[0], skip[n+1] = true, true
+
 		// The draws.
 		pcg := rand.NewPCG(0, 0)
 		ws := &gibbsWork{g: make([]float64, k1*k1), b: make([]float64, k1), x: make([]float64, k1), z: make([]float64, k1), gw: make([]float64, (k1+1)*(k1+1)), pcg: pcg, rng: rand.New(pcg)}
@@ -83,7 +104,7 @@ func TestGibbsDrawMatchesPosterior(t *testing.T) {
 		dst := make([]float64, k1)
 		for s := range draws {
 			pcg.Seed(3, uint64(s))
-			if !ws.drawLine(dst, other, k1, idx, val, skip, prior, tau) {
+			if !ws.drawLine(dst, other, k1, idx, val, skip, sw, prior, tau) {
 				t.Fatal("drawLine failed")
 			}
 			for a := range k1 {
@@ -96,13 +117,13 @@ func TestGibbsDrawMatchesPosterior(t *testing.T) {
 		for a := range k1 {
 			m := sum[a] / draws
 			if se := math.Sqrt(cov.At(a, a) / draws); math.Abs(m-mean.AtVec(a)) > 5*se {
-				t.Errorf("n=%d: mean[%d] = %.5f, want %.5f ± %.5f", n, a, m, mean.AtVec(a), 5*se)
+				t.Errorf("n=%d weighted %v: mean[%d] = %.5f, want %.5f ± %.5f", n, tc.weighted, a, m, mean.AtVec(a), 5*se)
 			}
 			for c := range k1 {
 				got := sq[a*k1+c]/draws - m*sum[c]/draws
 				want := cov.At(a, c)
 				if se := math.Sqrt((cov.At(a, a)*cov.At(c, c) + want*want) / draws); math.Abs(got-want) > 5*se {
-					t.Errorf("n=%d: cov[%d][%d] = %.5f, want %.5f ± %.5f", n, a, c, got, want, 5*se)
+					t.Errorf("n=%d weighted %v: cov[%d][%d] = %.5f, want %.5f ± %.5f", n, tc.weighted, a, c, got, want, 5*se)
 				}
 			}
 		}
@@ -295,6 +316,9 @@ func TestGibbsErrors(t *testing.T) {
 		{"keep too many", Options{Gibbs: &Gibbs{Samples: 50, BurnIn: 30, Keep: 21}}, ErrGibbs},
 		{"negative samples", Options{Gibbs: &Gibbs{Samples: -1}}, ErrGibbs},
 		{"calibration 0.5", Options{Gibbs: &Gibbs{Calibration: 0.5}}, ErrGibbs},
+		{"tail negative", Options{Gibbs: &Gibbs{Tail: -1}}, ErrGibbs},
+		{"tail NaN", Options{Gibbs: &Gibbs{Tail: math.NaN()}}, ErrGibbs},
+		{"tail -Inf", Options{Gibbs: &Gibbs{Tail: math.Inf(-1)}}, ErrGibbs},
 		{"calibration NaN", Options{Gibbs: &Gibbs{Calibration: math.NaN()}}, ErrGibbs},
 	}
 	for _, c := range cases {
@@ -419,5 +443,69 @@ func TestGibbsSweepsFollowData(t *testing.T) {
 		if err != nil || g.Samples != c.samples || g.BurnIn != c.burnI {
 			t.Errorf("%+v with %d ratings: %d sweeps, burn-in %d, %v; want %d, %d", c.g, c.n, g.Samples, g.BurnIn, err, c.samples, c.burnI)
 		}
+	}
+}
+
+// TestGibbsTailShortLines: with junk (5% of the training ratings moved by
+// ±3, σ = 0.1) on items of about nine ratings each, T's count per item is
+// ⌊0.05·9⌋ = 0, so T alone leaves the junk in; the Student-t noise of the
+// robust fit weighs it down instead. With α = 0.05, the default tail's
+// held-out RMSE must be below 0.6 of the normal-noise fit's (Tail =
+// +Inf), and within 3σ (three data seeds gave 0.20–0.23 against
+// 0.48–0.49). The summary reports the tail it used, and 0 for
+// the normal noise.
+func TestGibbsTailShortLines(t *testing.T) {
+	const sigma = 0.1
+	r := biasedRatings(60, 600, 0.15, sigma, 4)
+	held := HoldOut(r.Len(), 0.1, 5)
+	rng := rand.New(rand.NewPCG(8, 8))
+	for k := range r.Val {
+		if !held[k] && rng.Float64() < 0.05 {
+			r.Val[k] += float64(1-2*rng.IntN(2)) * 3
+		}
+	}
+	opt := Defaults()
+	opt.Alpha, opt.Settings.Seed = 0.05, 3
+	heavy, err := Fit(context.Background(), r, held, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Gibbs.Tail = math.Inf(1)
+	normal, err := Fit(context.Background(), r, held, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rmseT, _ := heldRMSE(heavy, r, held)
+	rmseN, _ := heldRMSE(normal, r, held)
+	if !(rmseT < 0.6*rmseN && rmseT < 3*sigma) {
+		t.Errorf("held-out RMSE %.4f with t noise, %.4f with normal noise (σ = %v)", rmseT, rmseN, sigma)
+	}
+	if pt, pn := heavy.Result.Params.(*GibbsParams).Tail, normal.Result.Params.(*GibbsParams).Tail; pt != DefaultGibbsTail || pn != 0 {
+		t.Errorf("reported tails %v and %v, want %v and 0", pt, pn, float64(DefaultGibbsTail))
+	}
+}
+
+// TestTScale2: the fixed point is the maximum-likelihood scale of a
+// Student-t. On 20,000 draws of a t with ν = 5 and scale 2 (gonum's
+// StudentsT, an independent sampler) it must give s² within 5% of 4:
+// the estimate's relative standard error is about √(2(ν+3)/(ν·n)) ≈ 1.3%.
+// The mean square of those draws is ν/(ν−2) = 5/3 times larger, which
+// the same bound rejects. A single error returns its start unchanged
+// when it is 0 (no scale to fit).
+func TestTScale2(t *testing.T) {
+	const n, nu, scale = 20000, 5.0, 2.0
+	d := distuv.StudentsT{Mu: 0, Sigma: scale, Nu: nu, Src: rand.NewPCG(9, 9)}
+	e2 := make([]float64, n)
+	var ms float64
+	for k := range e2 {
+		x := d.Rand()
+		e2[k] = x * x
+		ms += e2[k] / n
+	}
+	if got := tScale2(e2, nu, ms); math.Abs(got/(scale*scale)-1) > 0.05 {
+		t.Errorf("t scale² %.4f, want %v ± 5%% (mean square %.4f)", got, scale*scale, ms)
+	}
+	if got := tScale2([]float64{0}, nu, 0); got != 0 {
+		t.Errorf("t scale² of a zero error %v, want 0", got)
 	}
 }
