@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -41,7 +42,7 @@ type completeFlags struct {
 	outFlags
 	in, delim, predict, unknown, clip   string
 	header, ignoreExtra, center, biases bool
-	holdout                             float64
+	holdout, tail                       float64
 	clipRange                           *[2]float64
 }
 
@@ -51,7 +52,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
 	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
-	fs.Lookup("method").Usage = "method: gibbs (the default without --rank and the als flags: the biased low-rank model's posterior mean by Gibbs sampling, with T_α setting outliers aside), als (the default otherwise: alternating least squares with Algorithm 2's sparse estimator T), gd (Algorithm 2) or scaledgd (its scaled steps)"
+	fs.Lookup("method").Usage = "method: gibbs (the default without --rank and the als flags: the biased low-rank model's posterior mean by Gibbs sampling; with --alpha, T_α sets outliers aside and the noise is Student-t), als (the default otherwise: alternating least squares with Algorithm 2's sparse estimator T), gd (Algorithm 2) or scaledgd (its scaled steps)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")
@@ -59,6 +60,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs.BoolVar(&f.ignoreExtra, "ignore-extra", false, "ignore fields after the third (e.g. timestamps)")
 	fs.StringVar(&f.predict, "predict", "", "file of row col pairs (a third field is ignored) to predict into predictions.tsv")
 	cliflag.Var(fs, &f.unknown, "unknown", "error", cliflag.OneOf("error", "nan", "bias"), "error, nan or bias", "ids in --predict that have no training rating: error, nan, or bias (with --biases: the mean plus the known id's bias)")
+	cliflag.Var(fs, &f.tail, "tail", 0, func(x float64) bool { return x > 0 }, "positive, or inf", "degrees of freedom ν of the Student-t noise of --method gibbs with --alpha (default 5; inf: normal noise, which the shilling attack of docs/experiments.md moves less)")
 	cliflag.Var(fs, &f.holdout, "holdout", 0, cliflag.Fraction, "in [0, 1)", "fraction in [0, 1) of the ratings held out to measure the prediction error")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
 	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")
@@ -160,7 +162,7 @@ func (f *completeFlags) fitOptions(method rpca.Method, prog *progress.Printer) r
 	o := ratings.Options{Rank: f.rank, Alpha: f.alpha, Method: method, Settings: f.settings(), Baseline: ratings.BaselineMedian}
 	o.Settings.Callback = prog.Record
 	if f.method == methodGibbs {
-		o.Method, o.Gibbs, o.Baseline, o.Clip = nil, &ratings.Gibbs{}, ratings.BaselineBiases, f.clipRange
+		o.Method, o.Gibbs, o.Baseline, o.Clip = nil, &ratings.Gibbs{Tail: f.tail}, ratings.BaselineBiases, f.clipRange
 		return o
 	}
 	switch {
@@ -185,15 +187,12 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 		rule{f.method == methodGibbs && anySet(fs, gibbsIgnores), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores, ", --") + " (they tune als, gd and scaledgd)"},
 		rule{f.method == methodGibbs && !f.biases, "complete: --method gibbs fits the biases with the factors: drop --biases=false and --center"},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
+		rule{flagSet(fs, "tail") && (f.method != methodGibbs || f.alpha == 0), "complete: --tail sets the noise of --method gibbs with --alpha > 0"},
 	)
-	if err != nil {
-		return err
-	}
-	if err := f.outFlags.validate("complete"); err != nil {
+	if err = cmp.Or(err, f.outFlags.validate("complete")); err != nil { // the first that is not nil
 		return err
 	}
 	if f.clip != "" {
-		var err error
 		if f.clipRange, err = ratings.ParseClip(f.clip); err != nil {
 			return fmt.Errorf("--clip: %w: %w", err, errUsage)
 		}

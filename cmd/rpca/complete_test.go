@@ -277,8 +277,8 @@ func TestCompleteOutliers(t *testing.T) {
 	pairsPath := join(dir, "pairs.tsv")
 	pairs := rs.writePairs(t, pairsPath, 300)
 	for _, method := range []string{"als", "gibbs"} {
-		errOf := func(out string, alpha string) (float64, map[string]any) {
-			args := []string{"complete", "--in", in, "--header", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json", "--quiet"}
+		errOf := func(out string, alpha string, more ...string) (float64, map[string]any) {
+			args := append([]string{"complete", "--in", in, "--header", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json", "--quiet"}, more...)
 			if method == "als" {
 				args = append(args, "--rank", "4")
 			}
@@ -315,6 +315,13 @@ func TestCompleteOutliers(t *testing.T) {
 		}
 		if found < len(rs.outlier)*95/100 {
 			t.Errorf("%s: outliers.tsv holds %d of the %d true outliers", method, found, len(rs.outlier))
+		}
+		if method == "gibbs" { // α > 0 brings the t noise, and --tail inf takes it away
+			_, normal := errOf(join(dir, method+"-normal"), "0.15", "--tail", "inf")
+			tail := func(s map[string]any) any { return s["params"].(map[string]any)["tail"] }
+			if tail(sum) != 5.0 || tail(normal) != nil {
+				t.Errorf("summary tails %v (defaults) and %v (--tail inf), want 5 and none", tail(sum), tail(normal))
+			}
 		}
 	}
 }
