@@ -92,7 +92,7 @@ type Gibbs struct {
 	// Tail is the degrees of freedom ν of the Student-t noise of the
 	// robust fit (Options.Alpha > 0), as a scale mixture of normals: a
 	// rating's noise precision is τ·w with w ~ Gamma(ν/2, rate ν/2) a
-	// priori, and every sweep draws w from its conditional
+	// priori, and every second sweep draws w from its conditional
 	// Gamma((ν+1)/2, rate (ν + τe²)/2) given the rating's residual e, so a
 	// rating far from the fit weighs little however short its lines; τ is
 	// then calibrated as the scale of a t distribution. 0 means
