@@ -96,8 +96,9 @@ type Gibbs struct {
 	// Gamma((ν+1)/2, rate (ν + τe²)/2) given the rating's residual e, so a
 	// rating far from the fit weighs little however short its lines; τ is
 	// then calibrated as the scale of a t distribution. 0 means
-	// DefaultGibbsTail; math.Inf(1) keeps the noise normal. Unused with
-	// Alpha = 0.
+	// DefaultGibbsTail; math.Inf(1) keeps the noise normal; below 1 (tails
+	// heavier than Cauchy's) is an error, as a weight's mean (ν+1)/ν for a
+	// fitted rating has no bound there. Unused with Alpha = 0.
 	Tail float64
 }
 
@@ -167,8 +168,8 @@ func (g Gibbs) withDefaults(n int) (Gibbs, error) {
 		return g, fmt.Errorf("%w: Keep %d is more than the %d draws after the burn-in", ErrGibbs, g.Keep, g.Samples-g.BurnIn)
 	case !(g.Calibration > 0 && g.Calibration < 0.5):
 		return g, fmt.Errorf("%w: Calibration %v must be in (0, 0.5)", ErrGibbs, g.Calibration)
-	case !(g.Tail > 0):
-		return g, fmt.Errorf("%w: Tail %v must be positive (+Inf for normal noise)", ErrGibbs, g.Tail)
+	case !(g.Tail >= 1):
+		return g, fmt.Errorf("%w: Tail %v must be at least 1, the Cauchy distribution (+Inf for normal noise)", ErrGibbs, g.Tail)
 	}
 	return g, nil
 }
@@ -636,7 +637,7 @@ func tScale2(e2 []float64, nu, start float64) float64 {
 		}
 		var t float64
 		for _, e := range e2 {
-			t += (nu + 1) * e / (nu + e/s2)
+			t += e * ((nu + 1) / (nu + e/s2)) // the weight first: ν may be near the largest float64
 		}
 		s2 = t / float64(len(e2))
 	}

@@ -317,6 +317,7 @@ func TestGibbsErrors(t *testing.T) {
 		{"negative samples", Options{Gibbs: &Gibbs{Samples: -1}}, ErrGibbs},
 		{"calibration 0.5", Options{Gibbs: &Gibbs{Calibration: 0.5}}, ErrGibbs},
 		{"tail negative", Options{Gibbs: &Gibbs{Tail: -1}}, ErrGibbs},
+		{"tail below 1", Options{Gibbs: &Gibbs{Tail: 0.9}}, ErrGibbs},
 		{"tail NaN", Options{Gibbs: &Gibbs{Tail: math.NaN()}}, ErrGibbs},
 		{"tail -Inf", Options{Gibbs: &Gibbs{Tail: math.Inf(-1)}}, ErrGibbs},
 		{"calibration NaN", Options{Gibbs: &Gibbs{Calibration: math.NaN()}}, ErrGibbs},
@@ -482,6 +483,17 @@ func TestGibbsTailShortLines(t *testing.T) {
 	}
 	if pt, pn := heavy.Result.Params.(*GibbsParams).Tail, normal.Result.Params.(*GibbsParams).Tail; pt != DefaultGibbsTail || pn != 0 {
 		t.Errorf("reported tails %v and %v, want %v and 0", pt, pn, float64(DefaultGibbsTail))
+	}
+	// The largest tail is the normal noise: its weights are all exactly
+	// 1 and its t scale the mean square, so the fit is the normal one to
+	// the bit.
+	opt.Gibbs.Tail = math.MaxFloat64
+	huge, err := Fit(context.Background(), r, held, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(huge.U, normal.U) || !mat.Equal(huge.V, normal.V) {
+		t.Error("the fit with ν = math.MaxFloat64 differs from the normal-noise fit")
 	}
 }
 

@@ -74,7 +74,7 @@ func (t tNoise) draw(sw []float32, res []float64, tau float64, seed, sweep uint6
 		rng := rand.New(rand.NewPCG(seed^sweep<<32^0x7e11, uint64(c)))
 		for k := c * weightChunk; k < min(len(sw), (c+1)*weightChunk); k++ {
 			e := res[k]
-			sw[k] = float32(math.Sqrt(2 * t.gamma(rng) / (t.nu + tau*e*e)))
+			sw[k] = float32(math.Sqrt(t.gamma(rng) / (0.5*t.nu + 0.5*tau*e*e))) // halves first: ν may be near the largest float64
 		}
 	})
 }

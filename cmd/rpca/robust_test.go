@@ -210,7 +210,7 @@ func TestCompleteRobust(t *testing.T) {
 		{"gibbs with ridge", 2, []string{"--method gibbs takes none of", "--ridge"}, []string{"--in", writeRaw(t, dir, "gr.tsv", "a\tx\t1\n"), "--method", "gibbs", "--ridge", "0.1"}},
 		{"tail without alpha", 2, []string{"--tail sets the noise"}, []string{"--in", writeRaw(t, dir, "ta.tsv", "a\tx\t1\n"), "--tail", "3"}},
 		{"tail with als", 2, []string{"--tail sets the noise"}, []string{"--in", writeRaw(t, dir, "tl.tsv", "a\tx\t1\n"), "--rank", "1", "--alpha", "0.1", "--tail", "3"}},
-		{"tail negative", 2, []string{"flag -tail", "positive, or inf"}, []string{"--in", writeRaw(t, dir, "tn.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "-1"}},
+		{"tail below 1", 2, []string{"flag -tail", "at least 1, or inf"}, []string{"--in", writeRaw(t, dir, "tn.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "0.5"}},
 		{"tail NaN", 2, []string{"flag -tail"}, []string{"--in", writeRaw(t, dir, "tnan.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "NaN"}},
 		{"gibbs without biases", 2, []string{"--method gibbs fits the biases"}, []string{"--in", writeRaw(t, dir, "gb.tsv", "a\tx\t1\n"), "--method", "gibbs", "--center=false"}},
 		{"method altproj", 2, []string{"--method altproj"}, []string{"--in", writeRaw(t, dir, "m.tsv", "a\tx\t1\n"), "--rank", "1", "--method", "altproj"}},
