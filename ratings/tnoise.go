@@ -17,21 +17,14 @@ import (
 // cost here (BenchmarkGammaDraw).
 type tNoise struct {
 	nu   float64
-	d, c float64 // Marsaglia–Tsang's d = a − 1/3 and c = 1/√(9d), for a = shape or shape + 1
-	inv  float64 // 1/shape when shape < 1 (the draw is boosted by U^(1/shape)), else 0
+	d, c float64 // Marsaglia–Tsang's d = a − 1/3 and c = 1/√(9d) for the shape a
 }
 
-// newTNoise returns the weight sampler for ν > 0 degrees of freedom.
+// newTNoise returns the weight sampler for ν ≥ 1 degrees of freedom (so
+// the shape (ν+1)/2 is at least 1, as the method needs).
 func newTNoise(nu float64) tNoise {
-	a := (nu + 1) / 2
-	t := tNoise{nu: nu}
-	if a < 1 {
-		t.inv = 1 / a
-		a++
-	}
-	t.d = a - 1.0/3
-	t.c = 1 / math.Sqrt(9*t.d)
-	return t
+	d := (nu+1)/2 - 1.0/3
+	return tNoise{nu: nu, d: d, c: 1 / math.Sqrt(9*d)}
 }
 
 // gamma returns a Gamma((ν+1)/2, 1) variate.
@@ -45,11 +38,7 @@ func (t tNoise) gamma(rng *rand.Rand) float64 {
 		v = v * v * v
 		u := rng.Float64()
 		if u < 1-0.0331*(x*x)*(x*x) || math.Log(u) < 0.5*x*x+t.d*(1-v+math.Log(v)) {
-			g := t.d * v
-			if t.inv != 0 {
-				g *= math.Pow(rng.Float64(), t.inv)
-			}
-			return g
+			return t.d * v
 		}
 	}
 }
