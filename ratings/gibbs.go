@@ -333,13 +333,135 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 	if m.Train.Len() > observed.MaxEntries { // the lines index ratings by int32
 		return fmt.Errorf("%w: %d training ratings, more than the Gibbs fit's %d", rpca.ErrBadInput, m.Train.Len(), observed.MaxEntries)
 	}
+	c, err := newGibbsChain(m, opt, g)
+	if err != nil {
+		return err
+	}
+	for s := range c.g.Samples {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.sweep(s); err != nil {
+			return err
+		}
+		if cb := opt.Settings.Callback; cb != nil {
+			cb(gibbsRecord(s, start))
+		}
+	}
+	return c.finish(m, start)
+}
+
+// gibbsChain is the state of one Gibbs fit: the training ratings scaled
+// by unit, their lines, the two sides' draws, T's selection, the noise and
+// the kept draws.
+type gibbsChain struct {
+	g                  Gibbs
+	tr                 *formats.Triplets // the training ratings divided by unit
+	unit, mu, scale    float64           // unit (a power of two), μ/unit and the RMS deviation (see newGibbsChain)
+	rank, k1           int
+	seed               uint64
+	workers            int
+	nCal               int
+	cal, out           []bool // by training index: calibration ratings, and those T has set aside
+	rowLines, colLines gibbsLines
+	outl               *gibbsOutliers // nil with α = 0
+	rows, cols         *gibbsSide
+	workRows, workCols []float64 // the sides' buffers for draws that are not kept
+	keptRows, keptCols [][]float64
+	every              int // sweeps between kept draws
+	res, resSum        []float64
+	noise              *gibbsNoise
+	tau                float64
+	tn                 tNoise
+	sw                 []float32 // by training index, √w of the t noise's weights; nil: normal noise
+	rng                *rand.Rand
+	pool               sync.Pool
+}
+
+// newGibbsChain sets up the chain for m's training ratings: scaled,
+// grouped in lines, T's first selection with α > 0 (Algorithm 2, line 1),
+// and the start from the bias model.
+func newGibbsChain(m *Model, opt Options, g Gibbs) (*gibbsChain, error) {
 	// The chain runs on the ratings divided by unit, a power of two at
 	// or above their largest magnitude, so that no square or precision
 	// overflows or underflows however the ratings are scaled; the factors,
 	// the sparse part and τ are scaled back at the end (exactly: a power
 	// of two).
+	tr, unit := scaledByPowerOfTwo(m.Train)
+	c := &gibbsChain{tr: tr, unit: unit, mu: m.TrainMean / unit, rank: opt.Rank, k1: opt.Rank + 1,
+		seed: opt.Settings.Seed, workers: opt.Settings.Workers, res: make([]float64, tr.Len()), resSum: make([]float64, tr.Len())}
+	d1, d2, k1 := tr.D1, tr.D2, c.k1
+	if g.Keep == 0 {
+		g.Keep = max(1, min((g.Samples-g.BurnIn)/2, DefaultGibbsKeepBytes/(8*(d1+d2)*c.rank)))
+	}
+	c.g, c.every = g, (g.Samples-g.BurnIn)/g.Keep
+	c.nCal = max(gibbsMinCalibration, int(math.Round(g.Calibration*float64(tr.Len()))))
+	if 2*c.nCal > tr.Len() {
+		return nil, fmt.Errorf("%w: %d, and it sets %d aside to calibrate the noise (use alternating least squares with a given rank)", ErrTooFewRatings, tr.Len(), c.nCal)
+	}
+	c.cal = sample.Subset(rand.New(rand.NewPCG(c.seed, 0x61bb5)), tr.Len(), c.nCal)
+	var wg sync.WaitGroup
+	wg.Go(func() { c.rowLines = newGibbsLines(d1, tr.Row, tr.Col, tr.Val, c.mu) })
+	c.colLines = newGibbsLines(d2, tr.Col, tr.Row, tr.Val, c.mu)
+	wg.Wait()
+	// With α > 0, T_{γα} sets ratings aside, first on the residuals of
+	// the bias model (Algorithm 2, line 1), then after every sweep on
+	// those of its draw (line 6); they leave the lines of the next sweep
+	// and the noise estimates.
+	if opt.Alpha == 0 {
+		c.out = make([]bool, tr.Len())
+	} else {
+		var err error
+		if c.outl, err = newGibbsOutliers(&c.rowLines, &c.colLines, opt.Alpha, c.workers); err != nil {
+			return nil, err
+		}
+		c.out = c.outl.out
+		for k, v := range tr.Val {
+			c.res[k] = v - m.Biases.Predict(tr.Row[k], tr.Col[k])/unit
+		}
+		if err := c.outl.update(c.res); err != nil {
+			return nil, err
+		}
+	}
+	// scale is the root mean square rating deviation, the unit of the
+	// hyperpriors and of the start, so that the fit follows the ratings'
+	// scale (a factor coordinate has the unit √scale, a bias scale); the
+	// floor keeps ratings that are all equal finite.
+	for _, v := range tr.Val {
+		c.scale += (v - c.mu) * (v - c.mu)
+	}
+	c.scale = math.Max(math.Sqrt(c.scale/float64(tr.Len())), math.Max(1e-9*math.Abs(c.mu), 1e-150))
+	// The chain starts from the bias model and small random factors.
+	c.rng = rand.New(rand.NewPCG(c.seed, 0x9e3779b97f4a7c15))
+	c.rows = newGibbsSide(c.rng, m.Biases.Row, k1, unit, c.scale)
+	c.cols = newGibbsSide(c.rng, m.Biases.Col, k1, unit, c.scale)
+	c.workRows, c.workCols = c.rows.f, c.cols.f
+	c.pool.New = func() any {
+		pcg := rand.NewPCG(0, 0)
+		return &gibbsWork{g: make([]float64, k1*k1), b: make([]float64, k1), x: make([]float64, k1), z: make([]float64, k1),
+			gw: make([]float64, (k1+1)*(k1+1)), rows: make([]float64, 0, 256*(k1+1)), pcg: pcg, rng: rand.New(pcg)}
+	}
+	nu := 0.0 // the t noise's degrees of freedom; 0: normal noise
+	if opt.Alpha > 0 && !math.IsInf(g.Tail, 1) {
+		nu = g.Tail
+		c.tn = newTNoise(nu)
+		c.sw = make([]float32, tr.Len())
+		for k := range c.sw {
+			c.sw[k] = 1
+		}
+	}
+	clip := func(x float64) float64 { return m.Clip(x*unit) / unit }
+	c.noise = newGibbsNoise(c.cal, c.nCal, c.scale, clip, nu)
+	c.tau = 1 / (c.scale * c.scale)
+	return c, nil
+}
+
+// scaledByPowerOfTwo returns a copy of tr with its values divided by
+// unit, the least power of two at or above their largest magnitude (1
+// when they are all 0).
+func scaledByPowerOfTwo(tr *formats.Triplets) (*formats.Triplets, float64) {
 	var maxAbs float64
-	for _, v := range m.Train.Val {
+	for _, v := range tr.Val {
 		maxAbs = math.Max(maxAbs, math.Abs(v))
 	}
 	unit := 1.0
@@ -347,179 +469,102 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 		_, e := math.Frexp(maxAbs)
 		unit = math.Ldexp(1, e)
 	}
-	scaled := *m.Train
-	scaled.Val = make([]float64, len(m.Train.Val))
-	for k, v := range m.Train.Val {
+	scaled := *tr
+	scaled.Val = make([]float64, len(tr.Val))
+	for k, v := range tr.Val {
 		scaled.Val[k] = v / unit
 	}
-	tr := &scaled
-	clip := func(x float64) float64 { return m.Clip(x*unit) / unit }
-	d1, d2, rank := tr.D1, tr.D2, opt.Rank
-	if g.Keep == 0 {
-		g.Keep = max(1, min((g.Samples-g.BurnIn)/2, DefaultGibbsKeepBytes/(8*(d1+d2)*rank)))
+	return &scaled, unit
+}
+
+// newGibbsSide returns the start of one side: each line's bias (divided
+// by unit) and k1 − 1 factor coordinates of standard deviation 0.1·√scale
+// drawn from rng. Its prior is drawn before the first draw of the lines.
+func newGibbsSide(rng *rand.Rand, bias []float64, k1 int, unit, scale float64) *gibbsSide {
+	n := len(bias)
+	s := &gibbsSide{f: make([]float64, n*k1), prior: gibbsPrior{make([]float64, k1), make([]float64, k1), make([]float64, k1)}}
+	for l := range n {
+		s.f[l*k1] = bias[l] / unit
+		for a := 1; a < k1; a++ {
+			s.f[l*k1+a] = 0.1 * math.Sqrt(scale) * rng.NormFloat64()
+		}
 	}
-	k1 := rank + 1
-	mu := m.TrainMean / unit
-	seed, workers := opt.Settings.Seed, opt.Settings.Workers
-	nCal := max(gibbsMinCalibration, int(math.Round(g.Calibration*float64(tr.Len()))))
-	if 2*nCal > tr.Len() {
-		return fmt.Errorf("%w: %d, and it sets %d aside to calibrate the noise (use alternating least squares with a given rank)", ErrTooFewRatings, tr.Len(), nCal)
+	return s
+}
+
+// sweep runs sweep s: the priors, every row, every column, and after
+// them T's selection, the t weights and the noise as their schedules ask.
+func (c *gibbsChain) sweep(s int) error {
+	g, d1, d2, k1 := c.g, c.tr.D1, c.tr.D2, c.k1
+	if s == 0 || s == g.BurnIn || c.outl != nil {
+		// A sweep leaves out the ratings T has set aside and, during
+		// the burn-in, the calibration ratings; it takes the t weights
+		// when they are new.
+		var fresh []float32
+		if s%tNoiseEvery == 1 || s == 0 {
+			fresh = c.sw
+		}
+		c.rowLines.mark(c.out, c.cal, s < g.BurnIn, fresh, c.workers)
+		c.colLines.mark(c.out, c.cal, s < g.BurnIn, fresh, c.workers)
 	}
-	cal := sample.Subset(rand.New(rand.NewPCG(seed, 0x61bb5)), tr.Len(), nCal)
-	nu := 0.0 // the t noise's degrees of freedom; 0: normal noise
-	if opt.Alpha > 0 && !math.IsInf(g.Tail, 1) {
-		nu = g.Tail
+	drawPrior(c.rng, c.rows, c.scale)
+	drawPrior(c.rng, c.cols, c.scale)
+	// A row's draw does not depend on its previous value, so each
+	// sweep draws into a buffer of its own: a new one when the draw
+	// is kept, else the working one.
+	// (The columns' buffer changes only after the rows are drawn from
+	// the columns' last draw.)
+	keep := s >= g.BurnIn && (s-g.BurnIn)%c.every == c.every-1 && len(c.keptRows) < g.Keep
+	c.rows.f = c.workRows
+	if keep {
+		c.rows.f = make([]float64, d1*k1)
+		c.keptRows = append(c.keptRows, c.rows.f)
 	}
-	var rowLines, colLines gibbsLines
-	var wg sync.WaitGroup
-	wg.Go(func() { rowLines = newGibbsLines(d1, tr.Row, tr.Col, tr.Val, mu) })
-	colLines = newGibbsLines(d2, tr.Col, tr.Row, tr.Val, mu)
-	wg.Wait()
-	// With α > 0, T_{γα} sets ratings aside, first on the residuals of
-	// the bias model (Algorithm 2, line 1), then after every sweep on
-	// those of its draw (line 6); they leave the lines of the next sweep
-	// and the noise estimates.
-	var outl *gibbsOutliers
-	var out []bool // by training index: set aside by T
-	res := make([]float64, tr.Len())
-	if opt.Alpha == 0 {
-		out = make([]bool, tr.Len())
-	} else {
-		if outl, err = newGibbsOutliers(&rowLines, &colLines, opt.Alpha, workers); err != nil {
+	skipping := s < g.BurnIn || c.outl != nil // else nothing is left out
+	okRows := drawSide(&c.pool, c.workers, c.rows, c.cols, c.rowLines, skipping, k1, c.tau, c.seed, uint64(2*s))
+	c.cols.f = c.workCols
+	if keep {
+		c.cols.f = make([]float64, d2*k1)
+		c.keptCols = append(c.keptCols, c.cols.f)
+	}
+	if !okRows || !drawSide(&c.pool, c.workers, c.cols, c.rows, c.colLines, skipping, k1, c.tau, c.seed, uint64(2*s+1)) {
+		return fmt.Errorf("%w: Gibbs sweep %d met a posterior precision that is not positive definite in floating point (τ = %g)", rpca.ErrDiverged, s+1, c.tau)
+	}
+	moreT := c.outl != nil && s < g.Samples-1 // T for the next sweep
+	if s < g.BurnIn || keep || moreT {
+		gibbsResiduals(c.res, c.tr, c.mu, c.rows.f, c.cols.f, k1, c.workers)
+	}
+	if keep {
+		for k, e := range c.res {
+			c.resSum[k] += e
+		}
+	}
+	if moreT {
+		if err := c.outl.update(c.res); err != nil {
 			return err
 		}
-		out = outl.out
-		for k, v := range tr.Val {
-			res[k] = v - m.Biases.Predict(tr.Row[k], tr.Col[k])/unit
-		}
-		if err := outl.update(res); err != nil {
-			return err
+		if c.sw != nil && s%tNoiseEvery == 0 {
+			c.tn.draw(c.sw, c.res, c.tau, c.seed, uint64(s), c.workers)
 		}
 	}
+	if s < g.BurnIn { // the noise precision: drawn, then calibrated, then fixed
+		c.tau = c.noise.step(s, c.res, c.tr.Val, c.out, c.rng)
+	}
+	return nil
+}
 
-	// scale is the root mean square rating deviation, the unit of the
-	// hyperpriors and of the start, so that the fit follows the ratings'
-	// scale (a factor coordinate has the unit √scale, a bias scale); the
-	// floor keeps ratings that are all equal finite.
-	var scale float64
-	for _, v := range tr.Val {
-		scale += (v - mu) * (v - mu)
-	}
-	scale = math.Max(math.Sqrt(scale/float64(tr.Len())), math.Max(1e-9*math.Abs(mu), 1e-150))
-	// The chain starts from the bias model and small random factors.
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	newSide := func(n int, bias []float64) *gibbsSide {
-		s := &gibbsSide{f: make([]float64, n*k1), prior: gibbsPrior{make([]float64, k1), make([]float64, k1), make([]float64, k1)}}
-		for l := range n {
-			s.f[l*k1] = bias[l]
-			for a := 1; a < k1; a++ {
-				s.f[l*k1+a] = 0.1 * math.Sqrt(scale) * rng.NormFloat64()
-			}
-		}
-		return s // the prior is drawn before the first draw of the rows
-	}
-	rowBias, colBias := make([]float64, d1), make([]float64, d2)
-	for i, b := range m.Biases.Row {
-		rowBias[i] = b / unit
-	}
-	for j, c := range m.Biases.Col {
-		colBias[j] = c / unit
-	}
-	rows, cols := newSide(d1, rowBias), newSide(d2, colBias)
-
-	var pool sync.Pool
-	pool.New = func() any {
-		pcg := rand.NewPCG(0, 0)
-		return &gibbsWork{g: make([]float64, k1*k1), b: make([]float64, k1), x: make([]float64, k1), z: make([]float64, k1),
-			gw: make([]float64, (k1+1)*(k1+1)), rows: make([]float64, 0, 256*(k1+1)), pcg: pcg, rng: rand.New(pcg)}
-	}
-
-	noise := newGibbsNoise(cal, nCal, scale, clip, nu)
-	var tn tNoise
-	var sw []float32 // by training index, √w of the t noise's weights; nil: normal noise
-	if nu > 0 {
-		tn = newTNoise(nu)
-		sw = make([]float32, tr.Len())
-		for k := range sw {
-			sw[k] = 1
-		}
-	}
-	tau := 1 / (scale * scale)
-	postBurn := g.Samples - g.BurnIn
-	every := postBurn / g.Keep
-	var keptRows, keptCols [][]float64 // the kept draws
-	workRows, workCols := rows.f, cols.f
-	// resSum sums the residuals of the kept draws: their mean is the
-	// residual of the posterior mean (the model's residual, and with
-	// α > 0 what T gives the sparse part from).
-	resSum := make([]float64, tr.Len())
-	for s := range g.Samples {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if s == 0 || s == g.BurnIn || outl != nil {
-			// A sweep leaves out the ratings T has set aside and, during
-			// the burn-in, the calibration ratings; it takes the t weights
-			// when they are new.
-			var fresh []float32
-			if s%tNoiseEvery == 1 || s == 0 {
-				fresh = sw
-			}
-			rowLines.mark(out, cal, s < g.BurnIn, fresh, workers)
-			colLines.mark(out, cal, s < g.BurnIn, fresh, workers)
-		}
-		drawPrior(rng, rows, scale)
-		drawPrior(rng, cols, scale)
-		// A row's draw does not depend on its previous value, so each
-		// sweep draws into a buffer of its own: a new one when the draw
-		// is kept, else the working one.
-		keep := s >= g.BurnIn && (s-g.BurnIn)%every == every-1 && len(keptRows) < g.Keep
-		rows.f = workRows
-		if keep {
-			rows.f = make([]float64, d1*k1)
-			keptRows = append(keptRows, rows.f)
-		}
-		skipping := s < g.BurnIn || outl != nil // else nothing is left out
-		okRows := drawSide(&pool, workers, rows, cols, rowLines, skipping, k1, tau, seed, uint64(2*s))
-		cols.f = workCols
-		if keep {
-			cols.f = make([]float64, d2*k1)
-			keptCols = append(keptCols, cols.f)
-		}
-		if !okRows || !drawSide(&pool, workers, cols, rows, colLines, skipping, k1, tau, seed, uint64(2*s+1)) {
-			return fmt.Errorf("%w: Gibbs sweep %d met a posterior precision that is not positive definite in floating point (τ = %g)", rpca.ErrDiverged, s+1, tau)
-		}
-		moreT := outl != nil && s < g.Samples-1 // T for the next sweep
-		if s < g.BurnIn || keep || moreT {
-			gibbsResiduals(res, tr, mu, rows.f, cols.f, k1, workers)
-		}
-		if keep {
-			for k, e := range res {
-				resSum[k] += e
-			}
-		}
-		if moreT {
-			if err := outl.update(res); err != nil {
-				return err
-			}
-			if sw != nil && s%tNoiseEvery == 0 {
-				tn.draw(sw, res, tau, seed, uint64(s), workers)
-			}
-		}
-		if s < g.BurnIn { // the noise precision: drawn, then calibrated, then fixed
-			tau = noise.step(s, res, tr.Val, out, rng)
-		}
-		if cb := opt.Settings.Callback; cb != nil {
-			cb(gibbsRecord(s, start))
-		}
-	}
-	U := stackDraws(keptRows, rank, 1, mu, false, workers)
-	V := stackDraws(keptCols, rank, 1/float64(g.Keep), 0, true, workers)
+// finish sets m's factors, the posterior mean over the kept draws scaled
+// back to the ratings' units, and its result, with the sparse part T
+// gives on the posterior mean's residuals when α > 0.
+func (c *gibbsChain) finish(m *Model, start time.Time) error {
+	d1, d2, unit := c.tr.D1, c.tr.D2, c.unit
+	U := stackDraws(c.keptRows, c.rank, 1, c.mu, false, c.workers)
+	V := stackDraws(c.keptCols, c.rank, 1/float64(c.g.Keep), 0, true, c.workers)
 	if unit != 1 { // U = [unit·p…, unit·(μ + b̄), 1], V = [q…/K, 1, unit·c̄]
 		for i := range d1 {
 			u := U.RawRowView(i)
-			for c := range len(u) - 1 {
-				u[c] *= unit
+			for a := range len(u) - 1 {
+				u[a] *= unit
 			}
 		}
 		for j := range d2 {
@@ -527,28 +572,30 @@ func fitGibbs(ctx context.Context, m *Model, opt Options) error {
 			v[len(v)-1] *= unit
 		}
 	}
+	g := c.g
 	m.U, m.V = U, V
 	m.Result = &rpca.Result{
 		Method: "gibbs", U: U, V: V, S: &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
 		Iterations: g.Samples, Elapsed: time.Since(start), Stop: rpca.StopSchedule, DataScale: 1,
-		Params: &GibbsParams{Rank: rank, Samples: g.Samples, BurnIn: g.BurnIn, Keep: g.Keep, Calibration: g.Calibration,
-			CalibrationRatings: nCal, NoiseSD: unit / math.Sqrt(tau), Tail: nu},
+		Params: &GibbsParams{Rank: c.rank, Samples: g.Samples, BurnIn: g.BurnIn, Keep: g.Keep, Calibration: g.Calibration,
+			CalibrationRatings: c.nCal, NoiseSD: unit / math.Sqrt(c.tau), Tail: c.tn.nu},
 	}
 	// The residual of the posterior mean, in the ratings' units; with
 	// α > 0 the sparse part is T_{γα} on it.
 	var num, den float64
-	for k, e := range resSum {
-		e /= float64(len(keptRows))
+	res := c.res
+	for k, e := range c.resSum {
+		e /= float64(len(c.keptRows))
 		res[k] = e * unit
 		num += e * e
-		den += tr.Val[k] * tr.Val[k]
+		den += c.tr.Val[k] * c.tr.Val[k]
 	}
 	m.Result.Residual = math.Sqrt(num / den)
-	if outl != nil {
-		if err := outl.update(res); err != nil {
+	if c.outl != nil {
+		if err := c.outl.update(res); err != nil {
 			return err
 		}
-		m.Result.S = outl.sparse(res)
+		m.Result.S = c.outl.sparse(res)
 	}
 	return nil
 }
