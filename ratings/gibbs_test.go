@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -483,6 +484,9 @@ func TestGibbsTailShortLines(t *testing.T) {
 	}
 	if pt, pn := heavy.Result.Params.(*GibbsParams).Tail, normal.Result.Params.(*GibbsParams).Tail; pt != DefaultGibbsTail || pn != 0 {
 		t.Errorf("reported tails %v and %v, want %v and 0", pt, pn, float64(DefaultGibbsTail))
+	}
+	if st, sn := NewReport(r, held, 0.1, heavy).String(), NewReport(r, held, 0.1, normal).String(); !strings.Contains(st, "Student-t noise, ν = 5") || strings.Contains(sn, "Student-t") {
+		t.Errorf("summary lines %q and %q: only the first should name the t noise", st, sn)
 	}
 	// The largest tail is the normal noise: its weights are all exactly
 	// 1 and its t scale the mean square, so the fit is the normal one to

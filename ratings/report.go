@@ -125,6 +125,9 @@ func (rep *Report) String() string {
 	if rep.Outliers > 0 {
 		fmt.Fprintf(&b, "; %d ratings set aside as outliers (not in the training RMSE)", rep.Outliers)
 	}
+	if p, ok := rep.Params.(*GibbsParams); ok && p.Tail > 0 {
+		fmt.Fprintf(&b, "; Student-t noise, ν = %g", p.Tail)
+	}
 	if rep.PredictUnknownAs != "" {
 		fmt.Fprintf(&b, "; %d predictions", rep.Predictions)
 		if rep.PredictionsFromBiases > 0 {
