@@ -118,7 +118,7 @@ func Dense(cfg Config) (*Instance, error) {
 	nb := (d1 + denseRows - 1) / denseRows
 	parts := newSparseParts(d1, nb)
 	est := int(float64(denseRows)*float64(d2)*cfg.Alpha*1.1) + 16
-	forBlocks(nb, cfg.Workers, func(_, blk int) {
+	kernels.ForEach(nb, cfg.Workers, func(blk int) {
 		cols := make([]int32, 0, est)
 		vals := make([]float64, 0, est)
 		for i := blk * denseRows; i < min((blk+1)*denseRows, d1); i++ {
@@ -175,7 +175,7 @@ func Observed(cfg Config) (*Instance, error) {
 	val := make([]float64, n)
 	ar, br := a.RawMatrix(), b.RawMatrix()
 	parts := newSparseParts(d1, nb)
-	forBlocks(nb, cfg.Workers, func(_, blk int) {
+	kernels.ForEach(nb, cfg.Workers, func(blk int) {
 		lo, hi := blk*observedRows, min((blk+1)*observedRows, d1)
 		m := float64(rowPtr[hi]-rowPtr[lo])*cfg.Alpha*1.1 + 16
 		cols := make([]int32, 0, int(m))

@@ -4,12 +4,10 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/sample"
 )
 
@@ -36,38 +34,6 @@ var (
 // unit maps a 64-bit hash to [0, 1) with 53 random bits.
 func unit(h uint64) float64 { return float64(h>>11) * 0x1p-53 }
 
-// forBlocks calls fn(b) for b = 0, …, n−1 on up to workers goroutines
-// (GOMAXPROCS when workers ≤ 0), handing out blocks dynamically. fn gets a
-// worker-local index w ∈ [0, workers) for scratch space.
-func forBlocks(n, workers int, fn func(w, b int)) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, n)
-	if workers <= 1 {
-		for b := 0; b < n; b++ {
-			fn(0, b)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= n {
-					return
-				}
-				fn(w, b)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // gaussian returns a d×r matrix with i.i.d. N(0, sd²) entries; row i comes
 // from the PCG generator of (key, i).
 func gaussian(d, r int, sd float64, key uint64, workers int) *mat.Dense {
@@ -75,7 +41,7 @@ func gaussian(d, r int, sd float64, key uint64, workers int) *mat.Dense {
 	raw := m.RawMatrix()
 	const rowsPer = 4096
 	nb := (d + rowsPer - 1) / rowsPer
-	forBlocks(nb, workers, func(_, b int) {
+	kernels.ForEach(nb, workers, func(b int) {
 		pcg := new(rand.PCG)
 		rng := rand.New(pcg)
 		for i := b * rowsPer; i < min((b+1)*rowsPer, d); i++ {
