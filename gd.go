@@ -79,6 +79,16 @@ type GD struct {
 	// overfits them. 0 (the default) leaves it out.
 	Ridge float64
 
+	// RidgeDecay ρ ∈ (0, 1], with UpdateALS and Ridge > 0, makes the ridge
+	// a continuation: sweep t = 1, 2, … solves with λ·ρᵗ, so the penalty
+	// steadies the first sweeps, while the fit is far from the data, and
+	// vanishes from the solution. With Huber it lets partial observations
+	// of a badly conditioned M converge at the paper's rate, where the
+	// Huber weights alone diverge and a fixed ridge stalls (the recipe and
+	// its measurements are in docs/performance.md). 0 means 1, a fixed λ.
+	// It is not in the paper.
+	RidgeDecay float64
+
 	// SVDTol is the relative accuracy of the initial truncated SVD (line 2
 	// of Algorithms 1 and 2); 0 means DefaultSVDTol for Algorithm 1 and
 	// DefaultSVDTolPartial for Algorithm 2.
@@ -297,6 +307,7 @@ type gdParams struct {
 	gamma, c, mu  float64
 	balance, p    float64
 	ridge         float64
+	ridgeDecay    float64 // GD.RidgeDecay: ρ of the ridge λ·ρᵗ of ALS sweep t, 1 for a fixed λ
 	project       bool
 	rank, workers int
 	alpha         float64
@@ -325,7 +336,7 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 	q := gdParams{
 		rank: s.Rank, alpha: s.Alpha, workers: kernels.Workers(s.Workers), seed: s.Seed,
 		gamma: g.Gamma, c: g.StepConst, mu: g.Mu, balance: g.Balance, project: !g.NoProjection,
-		svdTol: g.SVDTol, d1: d1, d2: d2, p: 1, ridge: g.Ridge,
+		svdTol: g.SVDTol, d1: d1, d2: d2, p: 1, ridge: g.Ridge, ridgeDecay: 1,
 	}
 	for _, f := range []struct {
 		name string
@@ -375,6 +386,14 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		return q, fmt.Errorf("rpca: GD.Implicit needs GD.Update = %q without GD.Huber", UpdateALS)
 	}
 	q.implicit = g.Implicit
+	switch {
+	case !(g.RidgeDecay >= 0 && g.RidgeDecay <= 1):
+		return q, fmt.Errorf("rpca: GD.RidgeDecay must be in [0, 1] (0: a fixed ridge), got %v", g.RidgeDecay)
+	case g.RidgeDecay > 0 && g.RidgeDecay < 1 && (!q.als || g.Ridge == 0):
+		return q, fmt.Errorf("rpca: GD.RidgeDecay needs GD.Update = %q and GD.Ridge > 0 (it shrinks the ridge of the least-squares sweeps)", UpdateALS)
+	case g.RidgeDecay > 0:
+		q.ridgeDecay = g.RidgeDecay
+	}
 	if q.als {
 		q.partial = true  // every entry of a dense Y counts as observed
 		q.project = false // no step to project, nor a step constant
@@ -446,6 +465,7 @@ type GDParams struct {
 	Balance      float64 `json:"balance"`       // weight of the balancing term ‖UᵀU − VᵀV‖²_F
 	P            float64 `json:"p"`             // the sampling rate
 	Ridge        float64 `json:"ridge"`         // λ of the ridge penalty
+	RidgeDecay   float64 `json:"ridge_decay"`   // ρ of the ridge λ·ρᵗ of ALS sweep t (1: fixed)
 	KRow         int     `json:"k_row"`         // entries T_γα keeps per row
 	KCol         int     `json:"k_col"`         // entries T_γα keeps per column
 	PerLine      bool    `json:"per_line"`      // GD.PerLine: T keeps ⌊γα·n⌋ of a line's n observed entries instead of KRow, KCol
@@ -462,7 +482,7 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 	}
 	return &GDParams{Algorithm: alg, Scaled: q.scaled, ALS: q.als, Biases: q.biases, Backtracking: q.backtrack, Projection: q.project,
 		Gamma: q.gamma, StepConst: q.c, Step: eta, Sigma1: sigma1, Mu: q.mu, Balance: q.balance, P: q.p,
-		Ridge: q.ridge, KRow: q.kRow, KCol: q.kCol, PerLine: q.frac > 0, Huber: q.huber, Implicit: q.implicit, InitLocation: loc}
+		Ridge: q.ridge, RidgeDecay: q.ridgeDecay, KRow: q.kRow, KCol: q.kCol, PerLine: q.frac > 0, Huber: q.huber, Implicit: q.implicit, InitLocation: loc}
 }
 
 // Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.

@@ -144,6 +144,7 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 // U_{t+1}), so that each half-step minimises a quadratic that majorises
 // the Huber loss at the current point and touches it there.
 func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
+	a.ridge *= a.st.q.ridgeDecay // GD.RidgeDecay: λ·ρᵗ in sweep t
 	m, keep := a.st.m, a.st.keep
 	tau := 0.0
 	curU, curV := blas64.General{}, blas64.General{}

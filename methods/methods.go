@@ -20,12 +20,13 @@ type Options struct {
 	// Mu is the incoherence μ: GD's row-norm constraints, AltProj's and
 	// AccAltProj's threshold.
 	Mu float64
-	// Gamma, StepConst, NoProjection, Step, Ridge, Huber and Implicit are
-	// rpca.GD's.
+	// Gamma, StepConst, NoProjection, Step, Ridge, RidgeDecay, Huber and
+	// Implicit are rpca.GD's.
 	Gamma, StepConst float64
 	NoProjection     bool
 	Step             rpca.StepRule
 	Ridge            float64
+	RidgeDecay       float64
 	Huber            float64
 	Implicit         float64
 	// Lambda is IALM's weight of ‖S‖₁.
@@ -56,7 +57,7 @@ var Table = []Entry{
 }
 
 func gd(o Options, u rpca.UpdateRule) *rpca.GD {
-	return &rpca.GD{Update: u, Gamma: o.Gamma, StepConst: o.StepConst, Mu: o.Mu, NoProjection: o.NoProjection, Step: o.Step, Ridge: o.Ridge, Huber: o.Huber, Implicit: o.Implicit}
+	return &rpca.GD{Update: u, Gamma: o.Gamma, StepConst: o.StepConst, Mu: o.Mu, NoProjection: o.NoProjection, Step: o.Step, Ridge: o.Ridge, RidgeDecay: o.RidgeDecay, Huber: o.Huber, Implicit: o.Implicit}
 }
 
 // AutoName is the name that picks the method by the data (Auto).

@@ -93,29 +93,28 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 // the go command does with its build flags). The values set before
 // register are the defaults.
 type solveFlags struct {
-	method     string
-	rank       int // 0: not given, or auto (--rank auto, where allowed)
-	rankAuto   bool
-	alpha      float64
-	gamma      float64
-	step       float64
-	mu         float64
-	noProj     bool
-	stepRule   string
-	ridge      float64
-	huber      float64
-	implicit   float64
-	p          float64
-	tol        float64
-	factorTol  float64
-	maxIter    int
-	seed       uint64
-	workers    int
-	quiet      bool
-	verbose    bool
-	jsonOut    bool
-	ialmLambda float64
-	allowAuto  bool // --method auto is accepted (and the default)
+	method             string
+	rank               int // 0: not given, or auto (--rank auto, where allowed)
+	rankAuto           bool
+	alpha              float64
+	gamma              float64
+	step               float64
+	mu                 float64
+	noProj             bool
+	stepRule           string
+	ridge              float64
+	ridgeDecay         float64
+	huber, implicit, p float64
+	tol                float64
+	factorTol          float64
+	maxIter            int
+	seed               uint64
+	workers            int
+	quiet              bool
+	verbose            bool
+	jsonOut            bool
+	ialmLambda         float64
+	allowAuto          bool // --method auto is accepted (and the default)
 }
 
 // flagMask selects shared flags.
@@ -171,7 +170,8 @@ func (f *solveFlags) defs() []flagDef {
 		{flagStep, "step", cliflag.Checked(&f.step, cliflag.OrDefault, orDef), fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial)},
 		{flagGDModel, "mu", cliflag.Checked(&f.mu, cliflag.OrDefault, orDef), "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)"},
 		{flagGDModel, "no-projection", &f.noProj, "gd: switch off the row-norm projections"},
-		{flagGDModel, "ridge", cliflag.Checked(&f.ridge, cliflag.OrDefault, orDef), "gd, scaledgd: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
+		{flagGDModel, "ridge", cliflag.Checked(&f.ridge, cliflag.OrDefault, orDef), "gd, scaledgd, als: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
+		{flagGDModel, "ridge-decay", cliflag.Checked(&f.ridgeDecay, func(x float64) bool { return x >= 0 && x <= 1 }, "in [0, 1] (0: fixed)"), "als with --ridge: ρ, the ridge of sweep t is λ·ρᵗ (0 or 1: fixed); with --huber 3, --ridge 0.01 --ridge-decay 0.8 converges on partial observations of an ill-conditioned M (docs/performance.md)"},
 		{flagGDModel, "huber", cliflag.Checked(&f.huber, cliflag.OrDefault, orDef), "als: Huber weights at this multiple of the median absolute residual in place of the count-based sparse estimator (0: off; 3 is sound); converges at any conditioning on data observed well above the paper's rate"},
 		{flagGDModel, "implicit", cliflag.Checked(&f.implicit, cliflag.OrDefault, orDef), "als: λ_y of SVD++'s implicit factors (which columns a row has observed, e.g. which movies a user rated, shape its factor; 0: off)"},
 		{flagGDModel, "step-rule", cliflag.Checked(&f.stepRule, cliflag.OneOf("", string(rpca.StepFixed), string(rpca.StepBacktracking)), "fixed or backtracking"), "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix"},
@@ -287,7 +287,7 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 		return nil, fmt.Errorf("unknown --method %q (want %s): %w", f.method, strings.Join(names, ", "), errUsage)
 	}
 	m, err := methods.New(f.method, part, methods.Options{Mu: f.mu, Gamma: f.gamma, StepConst: f.step,
-		NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge, Huber: f.huber, Implicit: f.implicit, Lambda: f.ialmLambda})
+		NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge, RidgeDecay: f.ridgeDecay, Huber: f.huber, Implicit: f.implicit, Lambda: f.ialmLambda})
 	switch {
 	case errors.Is(err, methods.ErrNeedsFull) && f.p < 1:
 		return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only: %w", f.method, errUsage)

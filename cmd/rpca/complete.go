@@ -29,7 +29,7 @@ func init() {
 const methodGibbs = "gibbs"
 
 // gibbsIgnores are the flags of complete that --method gibbs does not use.
-var gibbsIgnores = []string{"factor-tol", "gamma", "huber", "implicit", "max-iter", "mu", "no-projection", "ridge", "step", "step-rule", "tol"}
+var gibbsIgnores = []string{"factor-tol", "gamma", "huber", "implicit", "max-iter", "mu", "no-projection", "ridge", "ridge-decay", "step", "step-rule", "tol"}
 
 // anySet reports whether the command line set any of the flags names.
 func anySet(fs *flag.FlagSet, names []string) bool {
