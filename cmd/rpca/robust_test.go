@@ -242,6 +242,10 @@ func TestSynthRobust(t *testing.T) {
 	checkRobust(t, "synth", []robustCase{
 		{"negative size", 2, []string{"-5×-5", "positive"}, []string{"--d", "-5", "--quiet"}},
 		{"rank 0", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--d", "10", "--rank", "0"}},
+		{"ridge-decay above 1", 2, []string{"flag -ridge-decay", "in [0, 1]"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge", "0.01", "--ridge-decay", "1.5"}},
+		{"ridge-decay NaN", 2, []string{"flag -ridge-decay"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge", "0.01", "--ridge-decay", "NaN"}},
+		{"ridge-decay without --ridge", 1, []string{"RidgeDecay needs", "Ridge > 0"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge-decay", "0.8", "--quiet"}},
+		{"ridge-decay with gd", 1, []string{"RidgeDecay needs", "als"}, []string{"--d", "40", "--p", "0.5", "--ridge", "0.01", "--ridge-decay", "0.8", "--quiet"}},
 		{"rank auto", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--d", "10", "--rank", "auto"}},
 		{"p 0", 2, []string{"flag -p: must be in (0, 1]"}, []string{"--d", "10", "--rank", "1", "--p", "0"}},
 		{"huge dense", 1, []string{"10000000×10000000", "GB", "free"}, []string{"--d", "10000000", "--rank", "1", "--quiet"}},
