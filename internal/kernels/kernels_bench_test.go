@@ -64,17 +64,22 @@ func runAll(b *testing.B, fmas float64, fns ...namedFunc) {
 	}
 }
 
-func BenchmarkMulABt(b *testing.B) {
+// eachShape runs setup's benchmark at every shape of benchShapes, with a
+// generator seeded the same way for each.
+func eachShape(b *testing.B, setup func(b *testing.B, rng *rand.Rand, s benchShape)) {
 	for _, s := range benchShapes {
-		b.Run(s.String(), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			u, v := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
-			dst := benchMatrix(rng, s.m, s.n)
-			runPair(b, float64(s.m*s.n*s.k),
-				func(w int) { MulABt(dst, u, v, w) },
-				func() { blas64.Gemm(blas.NoTrans, blas.Trans, 1, u, v, 0, dst) })
-		})
+		b.Run(s.String(), func(b *testing.B) { setup(b, rand.New(rand.NewPCG(1, 2)), s) })
 	}
+}
+
+func BenchmarkMulABt(b *testing.B) {
+	eachShape(b, func(b *testing.B, rng *rand.Rand, s benchShape) {
+		u, v := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
+		dst := benchMatrix(rng, s.m, s.n)
+		runPair(b, float64(s.m*s.n*s.k),
+			func(w int) { MulABt(dst, u, v, w) },
+			func() { blas64.Gemm(blas.NoTrans, blas.Trans, 1, u, v, 0, dst) })
+	})
 }
 
 // BenchmarkSubMulABt computes the residual into a separate matrix, as the
@@ -82,62 +87,48 @@ func BenchmarkMulABt(b *testing.B) {
 // variant is Gemm with α = −1, β = 1 in place; it does not compute the
 // Frobenius norm, so it does slightly less work.
 func BenchmarkSubMulABt(b *testing.B) {
-	for _, s := range benchShapes {
-		b.Run(s.String(), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			u, v := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
-			y, r := benchMatrix(rng, s.m, s.n), benchMatrix(rng, s.m, s.n)
-			runAll(b, float64(s.m*s.n*s.k),
-				namedFunc{"kernels", func() { SubMulABt(r, y, u, v, 0) }},
-				namedFunc{"kernels_1w", func() { SubMulABt(r, y, u, v, 1) }},
-				namedFunc{"kernels_inplace", func() { SubMulABt(y, y, u, v, 0) }},
-				namedFunc{"gonum", func() { blas64.Gemm(blas.NoTrans, blas.Trans, -1, u, v, 1, y) }})
-		})
-	}
+	eachShape(b, func(b *testing.B, rng *rand.Rand, s benchShape) {
+		u, v := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
+		y, r := benchMatrix(rng, s.m, s.n), benchMatrix(rng, s.m, s.n)
+		runAll(b, float64(s.m*s.n*s.k),
+			namedFunc{"kernels", func() { SubMulABt(r, y, u, v, 0) }},
+			namedFunc{"kernels_1w", func() { SubMulABt(r, y, u, v, 1) }},
+			namedFunc{"kernels_inplace", func() { SubMulABt(y, y, u, v, 0) }},
+			namedFunc{"gonum", func() { blas64.Gemm(blas.NoTrans, blas.Trans, -1, u, v, 1, y) }})
+	})
 }
 
-func BenchmarkMulAX(b *testing.B) {
-	for _, s := range benchShapes {
-		b.Run(s.String(), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			a := benchMatrix(rng, s.m, s.n)
-			x, dst := benchMatrix(rng, s.n, s.k), benchMatrix(rng, s.m, s.k)
-			runPair(b, float64(s.m*s.n*s.k),
-				func(w int) { MulAX(dst, a, x, w) },
-				func() { blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, x, 0, dst) })
-		})
-	}
-}
+// BenchmarkMulAX and BenchmarkMulAtX multiply by A and by Aᵀ.
+func BenchmarkMulAX(b *testing.B)  { benchMulA(b, false) }
+func BenchmarkMulAtX(b *testing.B) { benchMulA(b, true) }
 
-func BenchmarkMulAtX(b *testing.B) {
-	for _, s := range benchShapes {
-		b.Run(s.String(), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			a := benchMatrix(rng, s.m, s.n)
-			x, dst := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
-			runPair(b, float64(s.m*s.n*s.k),
-				func(w int) { MulAtX(dst, a, x, w) },
-				func() { blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, x, 0, dst) })
-		})
-	}
+func benchMulA(b *testing.B, trans bool) {
+	eachShape(b, func(b *testing.B, rng *rand.Rand, s benchShape) {
+		a := benchMatrix(rng, s.m, s.n)
+		in, out, kernel, tA := s.n, s.m, MulAX, blas.NoTrans
+		if trans {
+			in, out, kernel, tA = s.m, s.n, MulAtX, blas.Trans
+		}
+		x, dst := benchMatrix(rng, in, s.k), benchMatrix(rng, out, s.k)
+		runPair(b, float64(s.m*s.n*s.k),
+			func(w int) { kernel(dst, a, x, w) },
+			func() { blas64.Gemm(tA, blas.NoTrans, 1, a, x, 0, dst) })
+	})
 }
 
 // BenchmarkMulAXAtY compares the fused kernel with two gonum Gemm calls.
 func BenchmarkMulAXAtY(b *testing.B) {
-	for _, s := range benchShapes {
-		b.Run(s.String(), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			a := benchMatrix(rng, s.m, s.n)
-			x, ax := benchMatrix(rng, s.n, s.k), benchMatrix(rng, s.m, s.k)
-			y, aty := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
-			runPair(b, 2*float64(s.m*s.n*s.k),
-				func(w int) { MulAXAtY(ax, aty, a, x, y, w) },
-				func() {
-					blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, x, 0, ax)
-					blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, y, 0, aty)
-				})
-		})
-	}
+	eachShape(b, func(b *testing.B, rng *rand.Rand, s benchShape) {
+		a := benchMatrix(rng, s.m, s.n)
+		x, ax := benchMatrix(rng, s.n, s.k), benchMatrix(rng, s.m, s.k)
+		y, aty := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
+		runPair(b, 2*float64(s.m*s.n*s.k),
+			func(w int) { MulAXAtY(ax, aty, a, x, y, w) },
+			func() {
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, x, 0, ax)
+				blas64.Gemm(blas.Trans, blas.NoTrans, 1, a, y, 0, aty)
+			})
+	})
 }
 
 // BenchmarkGram adds the Gram matrix of 144 rows of width 12 (a line of

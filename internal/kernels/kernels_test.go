@@ -131,90 +131,96 @@ func testShapes(rng *rand.Rand) []shape {
 	return s
 }
 
-func TestMulABt(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
+// eachCase calls run for every kernel set, every test shape and every
+// value of vary (a worker count or a variant), with one generator seeded
+// (1, seed) for the whole test. name says which case it is.
+func eachCase(t *testing.T, seed uint64, vary []int, run func(rng *rand.Rand, name string, s shape, v int)) {
+	rng := rand.New(rand.NewPCG(1, seed))
 	for _, level := range impls(t) {
 		isa = level
 		for _, s := range testShapes(rng) {
-			for _, w := range []int{1, 3} {
-				a, b := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
-				dst := randView(rng, s.m, s.n)
-				MulABt(dst, a, b, w)
-				name := fmt.Sprintf("%s %v w=%d", implName(level), s, w)
-				checkPadding(t, name, dst)
-				for i := range s.m {
-					for j := range s.n {
-						want, abs := refMul(s.k, func(c int) float64 { return at(a, i, c) }, func(c int) float64 { return at(b, j, c) })
-						if got := at(dst, i, j); math.Abs(got-want) > tol(s.k, abs) {
-							t.Fatalf("%s: dst[%d,%d] = %v, want %v", name, i, j, got, want)
-						}
-					}
-				}
+			for _, v := range vary {
+				run(rng, fmt.Sprintf("%s %v", implName(level), s), s, v)
 			}
 		}
 	}
+}
+
+func TestMulABt(t *testing.T) {
+	eachCase(t, 1, []int{1, 3}, func(rng *rand.Rand, name string, s shape, w int) {
+		a, b := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
+		dst := randView(rng, s.m, s.n)
+		MulABt(dst, a, b, w)
+		name = fmt.Sprintf("%s w=%d", name, w)
+		checkPadding(t, name, dst)
+		checkProduct(t, name+": A·Bᵀ", dst, s.k,
+			func(i, c int) float64 { return at(a, i, c) }, func(c, j int) float64 { return at(b, j, c) })
+	})
 }
 
 func TestSubMulABt(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, level := range impls(t) {
-		isa = level
-		for _, s := range testShapes(rng) {
-			for _, alias := range []bool{false, true} {
-				w := 1 + rng.IntN(3)
-				a, b := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
-				y := randView(rng, s.m, s.n)
-				y0 := cloneGeneral(y)
-				dst := y
-				if !alias {
-					dst = randView(rng, s.m, s.n)
+	eachCase(t, 2, []int{0, 1}, func(rng *rand.Rand, name string, s shape, aliased int) {
+		alias := aliased == 1
+		w := 1 + rng.IntN(3)
+		a, b := randView(rng, s.m, s.k), randView(rng, s.n, s.k)
+		y := randView(rng, s.m, s.n)
+		y0 := cloneGeneral(y)
+		dst := y
+		if !alias {
+			dst = randView(rng, s.m, s.n)
+		}
+		got := SubMulABt(dst, y, a, b, w)
+		name = fmt.Sprintf("%s w=%d alias=%v", name, w, alias)
+		checkPadding(t, name, dst)
+		if !alias && !sameBits(y.Data, y0.Data) {
+			t.Fatalf("%s: y modified", name)
+		}
+		want, errNorm, sq := 0.0, 0.0, 0.0
+		for i := range s.m {
+			for j := range s.n {
+				p, abs := refMul(s.k, func(c int) float64 { return at(a, i, c) }, func(c int) float64 { return at(b, j, c) })
+				yij := at(y0, i, j)
+				r := yij - p
+				e := tol(s.k+1, abs+math.Abs(yij))
+				d := at(dst, i, j)
+				if math.Abs(d-r) > e {
+					t.Fatalf("%s: dst[%d,%d] = %v, want %v", name, i, j, d, r)
 				}
-				got := SubMulABt(dst, y, a, b, w)
-				name := fmt.Sprintf("%s %v w=%d alias=%v", implName(level), s, w, alias)
-				checkPadding(t, name, dst)
-				if !alias && !sameBits(y.Data, y0.Data) {
-					t.Fatalf("%s: y modified", name)
-				}
-				want, errNorm, sq := 0.0, 0.0, 0.0
-				for i := range s.m {
-					for j := range s.n {
-						p, abs := refMul(s.k, func(c int) float64 { return at(a, i, c) }, func(c int) float64 { return at(b, j, c) })
-						yij := at(y0, i, j)
-						r := yij - p
-						e := tol(s.k+1, abs+math.Abs(yij))
-						d := at(dst, i, j)
-						if math.Abs(d-r) > e {
-							t.Fatalf("%s: dst[%d,%d] = %v, want %v", name, i, j, d, r)
-						}
-						want += r * r
-						sq += d * d
-						errNorm += (2*math.Abs(r) + e) * e
-					}
-				}
-				// The norm: each square is off by at most (2|r|+e)e, and
-				// summing N non-negative values in any order adds γ_N of
-				// the total for each of the two sums.
-				n := float64(s.m * s.n)
-				if math.Abs(got-want) > errNorm+2*(n+2)*unit*(want+sq) {
-					t.Fatalf("%s: ‖dst‖² = %v, want %v", name, got, want)
-				}
+				want += r * r
+				sq += d * d
+				errNorm += (2*math.Abs(r) + e) * e
 			}
 		}
-	}
+		// The norm: each square is off by at most (2|r|+e)e, and
+		// summing N non-negative values in any order adds γ_N of
+		// the total for each of the two sums.
+		n := float64(s.m * s.n)
+		if math.Abs(got-want) > errNorm+2*(n+2)*unit*(want+sq) {
+			t.Fatalf("%s: ‖dst‖² = %v, want %v", name, got, want)
+		}
+	})
 }
 
 func TestMulAX(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 3))
-	for _, level := range impls(t) {
-		isa = level
-		for _, s := range testShapes(rng) {
-			for _, w := range []int{1, 3} {
-				a, x := randView(rng, s.m, s.n), randView(rng, s.n, s.k)
-				dst := randView(rng, s.m, s.k)
-				MulAX(dst, a, x, w)
-				name := fmt.Sprintf("%s %v w=%d", implName(level), s, w)
-				checkPadding(t, name, dst)
-				checkAX(t, name, dst, a, x)
+	eachCase(t, 3, []int{1, 3}, func(rng *rand.Rand, name string, s shape, w int) {
+		a, x := randView(rng, s.m, s.n), randView(rng, s.n, s.k)
+		dst := randView(rng, s.m, s.k)
+		MulAX(dst, a, x, w)
+		name = fmt.Sprintf("%s w=%d", name, w)
+		checkPadding(t, name, dst)
+		checkAX(t, name, dst, a, x)
+	})
+}
+
+// checkProduct checks dst against the reference product of two k-wide
+// operands, entry (i, j) being Σ_c lhs(i, c)·rhs(c, j).
+func checkProduct(t *testing.T, name string, dst blas64.General, k int, lhs, rhs func(i, j int) float64) {
+	t.Helper()
+	for i := range dst.Rows {
+		for j := range dst.Cols {
+			want, abs := refMul(k, func(c int) float64 { return lhs(i, c) }, func(c int) float64 { return rhs(c, j) })
+			if got := at(dst, i, j); math.Abs(got-want) > tol(k, abs) {
+				t.Fatalf("%s [%d,%d] = %v, want %v", name, i, j, got, want)
 			}
 		}
 	}
@@ -222,63 +228,39 @@ func TestMulAX(t *testing.T) {
 
 func checkAX(t *testing.T, name string, dst, a, x blas64.General) {
 	t.Helper()
-	for i := range a.Rows {
-		for c := range x.Cols {
-			want, abs := refMul(a.Cols, func(j int) float64 { return at(a, i, j) }, func(j int) float64 { return at(x, j, c) })
-			if got := at(dst, i, c); math.Abs(got-want) > tol(a.Cols, abs) {
-				t.Fatalf("%s: (A·X)[%d,%d] = %v, want %v", name, i, c, got, want)
-			}
-		}
-	}
+	checkProduct(t, name+": A·X", dst, a.Cols,
+		func(i, j int) float64 { return at(a, i, j) }, func(j, c int) float64 { return at(x, j, c) })
 }
 
 func checkAtY(t *testing.T, name string, dst, a, y blas64.General) {
 	t.Helper()
-	for j := range a.Cols {
-		for c := range y.Cols {
-			want, abs := refMul(a.Rows, func(i int) float64 { return at(a, i, j) }, func(i int) float64 { return at(y, i, c) })
-			if got := at(dst, j, c); math.Abs(got-want) > tol(a.Rows, abs) {
-				t.Fatalf("%s: (Aᵀ·Y)[%d,%d] = %v, want %v", name, j, c, got, want)
-			}
-		}
-	}
+	checkProduct(t, name+": Aᵀ·Y", dst, a.Rows,
+		func(j, i int) float64 { return at(a, i, j) }, func(i, c int) float64 { return at(y, i, c) })
 }
 
 func TestMulAtX(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 4))
-	for _, level := range impls(t) {
-		isa = level
-		for _, s := range testShapes(rng) {
-			for _, w := range []int{1, 3} {
-				a, x := randView(rng, s.m, s.n), randView(rng, s.m, s.k)
-				dst := randView(rng, s.n, s.k)
-				MulAtX(dst, a, x, w)
-				name := fmt.Sprintf("%s %v w=%d", implName(level), s, w)
-				checkPadding(t, name, dst)
-				checkAtY(t, name, dst, a, x)
-			}
-		}
-	}
+	eachCase(t, 4, []int{1, 3}, func(rng *rand.Rand, name string, s shape, w int) {
+		a, x := randView(rng, s.m, s.n), randView(rng, s.m, s.k)
+		dst := randView(rng, s.n, s.k)
+		MulAtX(dst, a, x, w)
+		name = fmt.Sprintf("%s w=%d", name, w)
+		checkPadding(t, name, dst)
+		checkAtY(t, name, dst, a, x)
+	})
 }
 
 func TestMulAXAtY(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 5))
-	for _, level := range impls(t) {
-		isa = level
-		for _, s := range testShapes(rng) {
-			for _, w := range []int{1, 2, 5} {
-				a := randView(rng, s.m, s.n)
-				x, y := randView(rng, s.n, s.k), randView(rng, s.m, s.l)
-				ax, aty := randView(rng, s.m, s.k), randView(rng, s.n, s.l)
-				MulAXAtY(ax, aty, a, x, y, w)
-				name := fmt.Sprintf("%s %v w=%d", implName(level), s, w)
-				checkPadding(t, name+" ax", ax)
-				checkPadding(t, name+" aty", aty)
-				checkAX(t, name, ax, a, x)
-				checkAtY(t, name, aty, a, y)
-			}
-		}
-	}
+	eachCase(t, 5, []int{1, 2, 5}, func(rng *rand.Rand, name string, s shape, w int) {
+		a := randView(rng, s.m, s.n)
+		x, y := randView(rng, s.n, s.k), randView(rng, s.m, s.l)
+		ax, aty := randView(rng, s.m, s.k), randView(rng, s.n, s.l)
+		MulAXAtY(ax, aty, a, x, y, w)
+		name = fmt.Sprintf("%s w=%d", name, w)
+		checkPadding(t, name+" ax", ax)
+		checkPadding(t, name+" aty", aty)
+		checkAX(t, name, ax, a, x)
+		checkAtY(t, name, aty, a, y)
+	})
 }
 
 // TestAsmMatchesGo runs each assembly micro-kernel set and the portable one
