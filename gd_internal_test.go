@@ -12,6 +12,7 @@ import (
 
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // TestAlgorithm2MatchesAlgorithm1 runs Phase II of Algorithm 2 with every
@@ -25,7 +26,7 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 	const d1, d2, r = 150, 120, 3
 	rng := rand.New(rand.NewPCG(1, 1))
 	y := blas64.General{Rows: d1, Cols: d2, Stride: d2, Data: make([]float64, d1*d2)}
-	a, b := randG(rng, d1, r), randG(rng, d2, r)
+	a, b := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 	for i := 0; i < d1; i++ {
 		for j := 0; j < d2; j++ {
 			s := 0.0
@@ -88,14 +89,6 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 	}
 }
 
-func randG(rng *rand.Rand, r, c int) blas64.General {
-	g := kernels.NewGeneral(r, c)
-	for k := range g.Data {
-		g.Data[k] = rng.NormFloat64()
-	}
-	return g
-}
-
 func cloneG(a blas64.General) blas64.General {
 	g := kernels.NewGeneral(a.Rows, a.Cols)
 	kernels.Copy(g, a)
@@ -123,7 +116,7 @@ func TestProjectRows(t *testing.T) {
 func TestScaledProbe(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 5))
 	const d1, d2, r = 400, 300, 3
-	u, v, gu, gv := randG(rng, d1, r), randG(rng, d2, r), randG(rng, d1, r), randG(rng, d2, r)
+	u, v, gu, gv := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r), testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 	const ridge, p = 0.3, 0.4
 	want := 0.0
 	for _, side := range [][3]blas64.General{{u, gu, v}, {v, gv, u}} {

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 func denseOf(g blas64.General) *mat.Dense { return mat.DenseCopyOf(kernels.Dense(g)) }
@@ -19,7 +20,7 @@ func denseOf(g blas64.General) *mat.Dense { return mat.DenseCopyOf(kernels.Dense
 func TestUpdateRulesOneStep(t *testing.T) {
 	const d1, d2, r = 30, 20, 3
 	rng := rand.New(rand.NewPCG(5, 6))
-	u, v, gu, gv := randG(rng, d1, r), randG(rng, d2, r), randG(rng, d1, r), randG(rng, d2, r)
+	u, v, gu, gv := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r), testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 	U, V, GU, GV := denseOf(u), denseOf(v), denseOf(gu), denseOf(gv)
 	q := gdParams{d1: d1, d2: d2, rank: r, p: 0.4, c: 0.3, balance: 0.25}
 	const sigma1 = 2.0
@@ -113,7 +114,7 @@ func kappaInstance(t *testing.T, d, r int, kappa float64) *Problem {
 	rng := rand.New(rand.NewPCG(11, uint64(kappa)))
 	orth := func() *mat.Dense {
 		var qr mat.QR
-		qr.Factorize(denseOf(randG(rng, d, r)))
+		qr.Factorize(denseOf(testmat.NormalGeneral(rng, d, r)))
 		var q mat.Dense
 		qr.QTo(&q)
 		return mat.DenseCopyOf(q.Slice(0, d, 0, r))
@@ -144,7 +145,7 @@ func kappaInstance(t *testing.T, d, r int, kappa float64) *Problem {
 func TestRidgeOneStep(t *testing.T) {
 	const d1, d2, r = 25, 18, 3
 	rng := rand.New(rand.NewPCG(7, 8))
-	u, v, gu, gv := randG(rng, d1, r), randG(rng, d2, r), randG(rng, d1, r), randG(rng, d2, r)
+	u, v, gu, gv := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r), testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 	const sigma1, lambda = 2.0, 0.7
 	q := gdParams{d1: d1, d2: d2, rank: r, p: 0.3, c: 0.4, balance: 0.25}
 	un0, vn0 := kernels.NewGeneral(d1, r), kernels.NewGeneral(d2, r)

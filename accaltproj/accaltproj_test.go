@@ -6,22 +6,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/methodtest"
+	"github.com/rpca-gd/rpca/internal/testmat"
 	"github.com/rpca-gd/rpca/synth"
 )
-
-func randG(rng *rand.Rand, r, c int) blas64.General {
-	g := kernels.NewGeneral(r, c)
-	for i := range g.Data {
-		g.Data[i] = rng.NormFloat64()
-	}
-	return g
-}
 
 // TestTangentStepMatchesDense checks one low-rank step (lines 6–8) against
 // the obvious dense computation: form P_T(Z) = UUᵀZ + ZVVᵀ − UUᵀZVVᵀ
@@ -32,8 +24,8 @@ func TestTangentStepMatchesDense(t *testing.T) {
 	const d1, d2, r = 40, 30, 3
 	rng := rand.New(rand.NewPCG(3, 4))
 	var qu, qv mat.QR
-	qu.Factorize(mat.NewDense(d1, r, randG(rng, d1, r).Data))
-	qv.Factorize(mat.NewDense(d2, r, randG(rng, d2, r).Data))
+	qu.Factorize(mat.NewDense(d1, r, testmat.NormalGeneral(rng, d1, r).Data))
+	qv.Factorize(mat.NewDense(d2, r, testmat.NormalGeneral(rng, d2, r).Data))
 	var uq, vq mat.Dense
 	qu.QTo(&uq)
 	qv.QTo(&vq)
@@ -42,7 +34,7 @@ func TestTangentStepMatchesDense(t *testing.T) {
 	var us, l mat.Dense
 	us.Mul(u, mat.NewDiagDense(r, sv.sig))
 	l.Mul(&us, v.T())
-	z := mat.NewDense(d1, d2, randG(rng, d1, d2).Data)
+	z := mat.NewDense(d1, d2, testmat.NormalGeneral(rng, d1, d2).Data)
 	z.Scale(0.3, z)
 	z.Add(z, &l)
 
@@ -128,7 +120,7 @@ func TestRecoveryAnyConditioning(t *testing.T) {
 		if err != nil {
 			t.Fatalf("κ=%g: %v", kappa, err)
 		}
-		e := methodtest.RelErr(res.U, res.V, in.A, in.B)
+		e := testmat.RelErr(res.U, res.V, in.A, in.B)
 		t.Logf("κ=%g: %d iterations, stop %s, error %.3g", kappa, res.Iterations, res.Stop, e)
 		if e > 1e-6 {
 			t.Errorf("κ=%g: relative error %.3g > 1e-6", kappa, e)

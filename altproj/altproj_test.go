@@ -9,6 +9,7 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/methodtest"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // sparseErr is ‖S − S*‖_F/‖S*‖_F.
@@ -32,7 +33,7 @@ func TestRecoverPaperModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := methodtest.RelErr(res.U, res.V, in.A, in.B)
+	e := testmat.RelErr(res.U, res.V, in.A, in.B)
 	t.Logf("iters %d stop %s residual %.3g error %.3g params %v", res.Iterations, res.Stop, res.Residual, e, res.Params)
 	if e > 1e-4 {
 		t.Errorf("relative error %.3g > 1e-4", e)
@@ -96,7 +97,7 @@ func TestRectangular(t *testing.T) {
 			t.Fatalf("%v: factors %d×%d and %d×%d", dims, u1, k, v1, k)
 		}
 		// Same justification as TestRecoverPaperModel.
-		if e := methodtest.RelErr(res.U, res.V, in.A, in.B); e > 1e-4 {
+		if e := testmat.RelErr(res.U, res.V, in.A, in.B); e > 1e-4 {
 			t.Errorf("%v: relative error %.3g > 1e-4", dims, e)
 		}
 		checkResult(t, res, in.Y)
@@ -116,7 +117,7 @@ func TestEarlyExitAtTrueRank(t *testing.T) {
 	if res.Stop != rpca.StopExact || res.Params.(*Params).FinalRank != 2 {
 		t.Fatalf("stop %s, params %v; want exact stop at rank 2", res.Stop, res.Params)
 	}
-	if e := methodtest.RelErr(res.U, res.V, in.A, in.B); e > 1e-8 {
+	if e := testmat.RelErr(res.U, res.V, in.A, in.B); e > 1e-8 {
 		t.Errorf("relative error %.3g", e)
 	}
 	// Two full stages of T+1 iterations each, T from line 6.
@@ -195,16 +196,7 @@ func TestMatchesReference(t *testing.T) {
 	if res.Params.(*Params).Beta != beta {
 		t.Errorf("beta %v, want %v", res.Params.(*Params).Beta, beta)
 	}
-	l := res.LowRank()
-	l.Sub(l, lr)
-	if e := mat.Norm(l, 2) / mat.Norm(lr, 2); e > 1e-8 {
-		t.Errorf("L differs from the reference by %.3g", e)
-	}
-	sd := res.S.ToDense()
-	sd.Sub(sd, sr)
-	if e := mat.Norm(sd, 2) / mat.Norm(sr, 2); e > 1e-8 {
-		t.Errorf("S differs from the reference by %.3g", e)
-	}
+	methodtest.MatchesReference(t, res, lr, sr, 1e-8)
 }
 
 func TestInnerIters(t *testing.T) {

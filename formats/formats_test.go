@@ -9,16 +9,16 @@ import (
 
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/delim"
-	"github.com/rpca-gd/rpca/formats/internal/formattest"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/internal/testmat"
 	"gonum.org/v1/gonum/mat"
 )
 
 func TestWriteRowsMatchesWhole(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := formattest.RandomDense(rng, 7, 5)
+	m := testmat.Normal(rng, 7, 5)
 	row := func(i int, dst []float64) error { copy(dst, m.RawRowView(i)); return nil }
 	var a, b bytes.Buffer
 	if err := npy.WriteRows(&a, 7, 5, row); err != nil {

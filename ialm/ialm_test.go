@@ -9,6 +9,7 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/methodtest"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 func TestRecoverPaperModel(t *testing.T) {
@@ -21,7 +22,7 @@ func TestRecoverPaperModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := methodtest.RelErr(res.U, res.V, in.A, in.B)
+	e := testmat.RelErr(res.U, res.V, in.A, in.B)
 	t.Logf("iters %d stop %s residual %.3g error %.3g params %v", res.Iterations, res.Stop, res.Residual, e, res.Params)
 	if e > 1e-4 {
 		t.Errorf("relative error %.3g > 1e-4", e)
@@ -173,7 +174,7 @@ func TestRectangular(t *testing.T) {
 		if u1 != c.d1 || v1 != c.d2 {
 			t.Fatalf("%+v: factors with %d and %d rows", c, u1, v1)
 		}
-		if e := methodtest.RelErr(res.U, res.V, in.A, in.B); e > 1e-4 {
+		if e := testmat.RelErr(res.U, res.V, in.A, in.B); e > 1e-4 {
 			t.Errorf("%+v: relative error %.3g > 1e-4", c, e)
 		}
 		checkResult(t, res, in.Y)
@@ -269,16 +270,7 @@ func TestMatchesReference(t *testing.T) {
 	if res.Iterations != iters || res.Stop != rpca.StopMaxIter {
 		t.Fatalf("%d iterations, stop %s", res.Iterations, res.Stop)
 	}
-	l := res.LowRank()
-	l.Sub(l, ar)
-	if e := mat.Norm(l, 2) / mat.Norm(ar, 2); e > 1e-8 {
-		t.Errorf("M differs from the reference by %.3g", e)
-	}
-	sd := res.S.ToDense()
-	sd.Sub(sd, er)
-	if e := mat.Norm(sd, 2) / mat.Norm(er, 2); e > 1e-8 {
-		t.Errorf("S differs from the reference by %.3g", e)
-	}
+	methodtest.MatchesReference(t, res, ar, er, 1e-8)
 }
 
 func TestZeroMatrix(t *testing.T) { methodtest.ZeroMatrix(t, &Method{}) }

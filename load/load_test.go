@@ -15,17 +15,11 @@ import (
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 func randomMatrix(seed uint64, r, c int) *mat.Dense {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	m := mat.NewDense(r, c, nil)
-	for i := range r {
-		for j := range c {
-			m.Set(i, j, rng.NormFloat64())
-		}
-	}
-	return m
+	return testmat.Normal(rand.New(rand.NewPCG(seed, 1)), r, c)
 }
 
 func writeNpy(t *testing.T, path string, m *mat.Dense, opt npy.Options) string {

@@ -6,28 +6,9 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/rpca-gd/rpca/internal/testmat"
 	"gonum.org/v1/gonum/mat"
 )
-
-func randDense(rng *rand.Rand, r, c int) *mat.Dense {
-	m := mat.NewDense(r, c, nil)
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			m.Set(i, j, rng.NormFloat64())
-		}
-	}
-	return m
-}
-
-// denseRelError is the obvious reference: form both products.
-func denseRelError(u, v, a, b *mat.Dense) float64 {
-	var x, y mat.Dense
-	x.Mul(u, v.T())
-	y.Mul(a, b.T())
-	n := mat.Norm(&y, 2)
-	x.Sub(&x, &y)
-	return mat.Norm(&x, 2) / n
-}
 
 func TestRelErrorMatchesDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -41,10 +22,10 @@ func TestRelErrorMatchesDense(t *testing.T) {
 		{1, 1, 1, 1},
 	}
 	for _, c := range cases {
-		u, v := randDense(rng, c.d1, c.k), randDense(rng, c.d2, c.k)
-		a, b := randDense(rng, c.d1, c.r), randDense(rng, c.d2, c.r)
+		u, v := testmat.Normal(rng, c.d1, c.k), testmat.Normal(rng, c.d2, c.k)
+		a, b := testmat.Normal(rng, c.d1, c.r), testmat.Normal(rng, c.d2, c.r)
 		got := RelError(u, v, a, b)
-		want := denseRelError(u, v, a, b)
+		want := testmat.RelErr(u, v, a, b)
 		// Both are backward stable evaluations of an O(1) quantity
 		// from O(1) data: agreement to ~1e-14 relative is expected.
 		if math.Abs(got-want) > 1e-12*want {
@@ -69,11 +50,11 @@ func TestRelErrorMatchesDense(t *testing.T) {
 func TestRelErrorTiny(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const d1, d2, r = 200, 150, 4
-	a, b := randDense(rng, d1, r), randDense(rng, d2, r)
+	a, b := testmat.Normal(rng, d1, r), testmat.Normal(rng, d2, r)
 	a.Scale(1/math.Sqrt(d1), a)
 	b.Scale(1/math.Sqrt(d2), b)
 	for _, eps := range []float64{1e-4, 1e-8, 1e-10, 1e-12} {
-		u, v := randDense(rng, d1, r), randDense(rng, d2, r)
+		u, v := testmat.Normal(rng, d1, r), testmat.Normal(rng, d2, r)
 		u.Scale(eps/math.Sqrt(d1), u)
 		v.Scale(eps/math.Sqrt(d2), v)
 		u.Add(u, a)
@@ -99,8 +80,8 @@ func TestRelErrorTiny(t *testing.T) {
 
 func TestRelErrorWorkerIndependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	u, v := randDense(rng, 10000, 3), randDense(rng, 300, 3)
-	a, b := randDense(rng, 10000, 2), randDense(rng, 300, 2)
+	u, v := testmat.Normal(rng, 10000, 3), testmat.Normal(rng, 300, 3)
+	a, b := testmat.Normal(rng, 10000, 2), testmat.Normal(rng, 300, 2)
 	old := runtime.GOMAXPROCS(1)
 	e1 := RelError(u, v, a, b)
 	runtime.GOMAXPROCS(4)
@@ -117,14 +98,14 @@ func TestRelErrorZeroTruth(t *testing.T) {
 	if e := RelError(z, z, z, z); e != 0 {
 		t.Errorf("0 vs 0: %g, want 0", e)
 	}
-	if e := RelError(randDense(rng, 3, 2), randDense(rng, 3, 2), z, z); !math.IsInf(e, 1) {
+	if e := RelError(testmat.Normal(rng, 3, 2), testmat.Normal(rng, 3, 2), z, z); !math.IsInf(e, 1) {
 		t.Errorf("x vs 0: %g, want +Inf", e)
 	}
 }
 
 func randOrth(rng *rand.Rand, n int) *mat.Dense {
 	var qr mat.QR
-	qr.Factorize(randDense(rng, n, n))
+	qr.Factorize(testmat.Normal(rng, n, n))
 	var q mat.Dense
 	qr.QTo(&q)
 	return &q
@@ -133,7 +114,7 @@ func randOrth(rng *rand.Rand, n int) *mat.Dense {
 func TestFactorDistanceRotationInvariant(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, r := range []int{1, 2, 5} {
-		us, vs := randDense(rng, 40, r), randDense(rng, 30, r)
+		us, vs := testmat.Normal(rng, 40, r), testmat.Normal(rng, 30, r)
 		q := randOrth(rng, r)
 		var u, v mat.Dense
 		u.Mul(us, q)
@@ -144,7 +125,7 @@ func TestFactorDistanceRotationInvariant(t *testing.T) {
 			t.Errorf("r = %d: distance of a rotated truth = %g", r, d)
 		}
 		// The distance is invariant under rotating the estimate.
-		u2, v2 := randDense(rng, 40, r), randDense(rng, 30, r)
+		u2, v2 := testmat.Normal(rng, 40, r), testmat.Normal(rng, 30, r)
 		d0 := FactorDistance(u2, v2, us, vs)
 		var u3, v3 mat.Dense
 		u3.Mul(u2, q)
@@ -184,8 +165,8 @@ func TestFactorDistanceBruteForce(t *testing.T) {
 		if trial >= 4 {
 			k = 1 // padded case: U has fewer columns than U*
 		}
-		u, v := randDense(rng, 7, k), randDense(rng, 5, k)
-		us, vs := randDense(rng, 7, 2), randDense(rng, 5, 2)
+		u, v := testmat.Normal(rng, 7, k), testmat.Normal(rng, 5, k)
+		us, vs := testmat.Normal(rng, 7, 2), testmat.Normal(rng, 5, 2)
 		if trial%2 == 1 {
 			// An estimate near a rotation of the truth.
 			q := randOrth(rng, 2)
@@ -194,8 +175,8 @@ func TestFactorDistanceBruteForce(t *testing.T) {
 			b.Mul(vs, q)
 			u = mat.DenseCopyOf(a.Slice(0, 7, 0, k))
 			v = mat.DenseCopyOf(b.Slice(0, 5, 0, k))
-			u.Add(u, scaled(randDense(rng, 7, k), 0.01))
-			v.Add(v, scaled(randDense(rng, 5, k), 0.01))
+			u.Add(u, scaled(testmat.Normal(rng, 7, k), 0.01))
+			v.Add(v, scaled(testmat.Normal(rng, 5, k), 0.01))
 		}
 		best := math.Inf(1)
 		for _, refl := range []float64{1, -1} {
@@ -240,8 +221,8 @@ func scaled(m *mat.Dense, s float64) *mat.Dense { m.Scale(s, m); return m }
 func TestFactorDistanceNuclear(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, c := range []struct{ d1, d2, k, r int }{{30, 20, 4, 4}, {30, 20, 2, 5}, {25, 40, 6, 3}} {
-		u, v := randDense(rng, c.d1, c.k), randDense(rng, c.d2, c.k)
-		us, vs := randDense(rng, c.d1, c.r), randDense(rng, c.d2, c.r)
+		u, v := testmat.Normal(rng, c.d1, c.k), testmat.Normal(rng, c.d2, c.k)
+		us, vs := testmat.Normal(rng, c.d1, c.r), testmat.Normal(rng, c.d2, c.r)
 		var cm, cv mat.Dense
 		cm.Mul(us.T(), u)
 		cv.Mul(vs.T(), v)
@@ -264,7 +245,7 @@ func TestFactorDistanceNuclear(t *testing.T) {
 func TestBalance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, c := range []struct{ d1, d2, r int }{{40, 30, 3}, {10, 60, 5}, {3, 8, 4}} {
-		a, b := randDense(rng, c.d1, c.r), randDense(rng, c.d2, c.r)
+		a, b := testmat.Normal(rng, c.d1, c.r), testmat.Normal(rng, c.d2, c.r)
 		us, vs := Balance(a, b)
 		var m, mb mat.Dense
 		m.Mul(a, b.T())
@@ -347,8 +328,8 @@ func TestThreshold(t *testing.T) {
 func BenchmarkRelError(b *testing.B) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	const d, r = 1_000_000, 10
-	u, v := randDense(rng, d, r), randDense(rng, d, r)
-	a, bb := randDense(rng, d, r), randDense(rng, d, r)
+	u, v := testmat.Normal(rng, d, r), testmat.Normal(rng, d, r)
+	a, bb := testmat.Normal(rng, d, r), testmat.Normal(rng, d, r)
 	b.ResetTimer()
 	for b.Loop() {
 		RelError(u, v, a, bb)
@@ -358,8 +339,8 @@ func BenchmarkRelError(b *testing.B) {
 func BenchmarkFactorDistance(b *testing.B) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	const d, r = 1_000_000, 10
-	u, v := randDense(rng, d, r), randDense(rng, d, r)
-	a, bb := randDense(rng, d, r), randDense(rng, d, r)
+	u, v := testmat.Normal(rng, d, r), testmat.Normal(rng, d, r)
+	a, bb := testmat.Normal(rng, d, r), testmat.Normal(rng, d, r)
 	b.ResetTimer()
 	for b.Loop() {
 		FactorDistance(u, v, a, bb)

@@ -5,13 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/rpca-gd/rpca/formats/internal/formattest"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // BenchmarkReadCSV reads a 1000×200 CSV of full-precision numbers.
 func BenchmarkReadCSV(b *testing.B) {
 	var buf bytes.Buffer
-	Write(&buf, formattest.RandomDense(rand.New(rand.NewPCG(9, 9)), 1000, 200), ",")
+	Write(&buf, testmat.Normal(rand.New(rand.NewPCG(9, 9)), 1000, 200), ",")
 	raw := buf.Bytes()
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {

@@ -5,13 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/rpca-gd/rpca/formats/internal/formattest"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // BenchmarkReadNpy reads a 1000×1000 float64 array (8 MB) from memory.
 func BenchmarkReadNpy(b *testing.B) {
 	var buf bytes.Buffer
-	Write(&buf, formattest.RandomDense(rand.New(rand.NewPCG(9, 9)), 1000, 1000))
+	Write(&buf, testmat.Normal(rand.New(rand.NewPCG(9, 9)), 1000, 1000))
 	raw := buf.Bytes()
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
@@ -23,7 +23,7 @@ func BenchmarkReadNpy(b *testing.B) {
 
 // BenchmarkWriteNpy writes a 1000×1000 float64 array to memory.
 func BenchmarkWriteNpy(b *testing.B) {
-	m := formattest.RandomDense(rand.New(rand.NewPCG(9, 9)), 1000, 1000)
+	m := testmat.Normal(rand.New(rand.NewPCG(9, 9)), 1000, 1000)
 	var buf bytes.Buffer
 	b.SetBytes(8e6)
 	for b.Loop() {

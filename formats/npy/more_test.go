@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rpca-gd/rpca/formats/internal/formattest"
+	"github.com/rpca-gd/rpca/internal/testmat"
 	"github.com/rpca-gd/rpca/outdir"
 	"gonum.org/v1/gonum/mat"
 )
 
 func TestWriteNpyWith(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	m := formattest.RandomDense(rng, 4, 3)
+	m := testmat.Normal(rng, 4, 3)
 	for _, opt := range []Options{{}, {Float32: true}, {FortranOrder: true}, {Float32: true, FortranOrder: true}} {
 		var buf bytes.Buffer
 		if err := WriteWith(&buf, m, opt); err != nil {
@@ -47,7 +47,7 @@ func TestWriteNpyWith(t *testing.T) {
 
 func TestNpyScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	m := formattest.RandomDense(rng, 5, 4)
+	m := testmat.Normal(rng, 5, 4)
 	for _, opt := range []Options{{}, {FortranOrder: true}, {Float32: true}} {
 		p := filepath.Join(t.TempDir(), "m.npy")
 		if err := outdir.WriteFile(p, func(w io.Writer) error { return WriteWith(w, m, opt) }); err != nil {

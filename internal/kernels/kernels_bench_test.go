@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rpca-gd/rpca/internal/testmat"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -28,14 +29,6 @@ var benchShapes = []benchShape{
 }
 
 func (s benchShape) String() string { return fmt.Sprintf("%dx%d_k%d", s.m, s.n, s.k) }
-
-func benchMatrix(rng *rand.Rand, r, c int) blas64.General {
-	m := blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
-	for i := range m.Data {
-		m.Data[i] = rng.NormFloat64()
-	}
-	return m
-}
 
 type namedFunc struct {
 	name string
@@ -74,8 +67,8 @@ func eachShape(b *testing.B, setup func(b *testing.B, rng *rand.Rand, s benchSha
 
 func BenchmarkMulABt(b *testing.B) {
 	eachShape(b, func(b *testing.B, rng *rand.Rand, s benchShape) {
-		u, v := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
-		dst := benchMatrix(rng, s.m, s.n)
+		u, v := testmat.NormalGeneral(rng, s.m, s.k), testmat.NormalGeneral(rng, s.n, s.k)
+		dst := testmat.NormalGeneral(rng, s.m, s.n)
 		runPair(b, float64(s.m*s.n*s.k),
 			func(w int) { MulABt(dst, u, v, w) },
 			func() { blas64.Gemm(blas.NoTrans, blas.Trans, 1, u, v, 0, dst) })
@@ -88,8 +81,8 @@ func BenchmarkMulABt(b *testing.B) {
 // Frobenius norm, so it does slightly less work.
 func BenchmarkSubMulABt(b *testing.B) {
 	eachShape(b, func(b *testing.B, rng *rand.Rand, s benchShape) {
-		u, v := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
-		y, r := benchMatrix(rng, s.m, s.n), benchMatrix(rng, s.m, s.n)
+		u, v := testmat.NormalGeneral(rng, s.m, s.k), testmat.NormalGeneral(rng, s.n, s.k)
+		y, r := testmat.NormalGeneral(rng, s.m, s.n), testmat.NormalGeneral(rng, s.m, s.n)
 		runAll(b, float64(s.m*s.n*s.k),
 			namedFunc{"kernels", func() { SubMulABt(r, y, u, v, 0) }},
 			namedFunc{"kernels_1w", func() { SubMulABt(r, y, u, v, 1) }},
@@ -104,12 +97,12 @@ func BenchmarkMulAtX(b *testing.B) { benchMulA(b, true) }
 
 func benchMulA(b *testing.B, trans bool) {
 	eachShape(b, func(b *testing.B, rng *rand.Rand, s benchShape) {
-		a := benchMatrix(rng, s.m, s.n)
+		a := testmat.NormalGeneral(rng, s.m, s.n)
 		in, out, kernel, tA := s.n, s.m, MulAX, blas.NoTrans
 		if trans {
 			in, out, kernel, tA = s.m, s.n, MulAtX, blas.Trans
 		}
-		x, dst := benchMatrix(rng, in, s.k), benchMatrix(rng, out, s.k)
+		x, dst := testmat.NormalGeneral(rng, in, s.k), testmat.NormalGeneral(rng, out, s.k)
 		runPair(b, float64(s.m*s.n*s.k),
 			func(w int) { kernel(dst, a, x, w) },
 			func() { blas64.Gemm(tA, blas.NoTrans, 1, a, x, 0, dst) })
@@ -119,9 +112,9 @@ func benchMulA(b *testing.B, trans bool) {
 // BenchmarkMulAXAtY compares the fused kernel with two gonum Gemm calls.
 func BenchmarkMulAXAtY(b *testing.B) {
 	eachShape(b, func(b *testing.B, rng *rand.Rand, s benchShape) {
-		a := benchMatrix(rng, s.m, s.n)
-		x, ax := benchMatrix(rng, s.n, s.k), benchMatrix(rng, s.m, s.k)
-		y, aty := benchMatrix(rng, s.m, s.k), benchMatrix(rng, s.n, s.k)
+		a := testmat.NormalGeneral(rng, s.m, s.n)
+		x, ax := testmat.NormalGeneral(rng, s.n, s.k), testmat.NormalGeneral(rng, s.m, s.k)
+		y, aty := testmat.NormalGeneral(rng, s.m, s.k), testmat.NormalGeneral(rng, s.n, s.k)
 		runPair(b, 2*float64(s.m*s.n*s.k),
 			func(w int) { MulAXAtY(ax, aty, a, x, y, w) },
 			func() {

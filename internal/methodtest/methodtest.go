@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/testmat"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -30,15 +31,21 @@ func Instance(t testing.TB, d1, d2, r int, alpha float64, seed uint64) *synth.In
 	return in
 }
 
-// RelErr is ‖UVᵀ − ABᵀ‖_F/‖ABᵀ‖_F computed densely with gonum (an
-// independent check of the tracker's metric).
-func RelErr(u, v, a, b *mat.Dense) float64 {
-	var m, ms mat.Dense
-	m.Mul(u, v.T())
-	ms.Mul(a, b.T())
-	n := mat.Norm(&ms, 2)
-	m.Sub(&m, &ms)
-	return mat.Norm(&m, 2) / n
+// MatchesReference checks a result against a literal transcription of the
+// method's algorithm: M and S must each be within tol of the reference in
+// relative Frobenius norm.
+func MatchesReference(t *testing.T, res *rpca.Result, lowRank, sparse *mat.Dense, tol float64) {
+	t.Helper()
+	for _, c := range []struct {
+		name      string
+		got, want *mat.Dense
+	}{{"M", res.LowRank(), lowRank}, {"S", res.S.ToDense(), sparse}} {
+		var d mat.Dense
+		d.Sub(c.got, c.want)
+		if e := mat.Norm(&d, 2) / mat.Norm(c.want, 2); e > tol {
+			t.Errorf("%s differs from the reference by %.3g", c.name, e)
+		}
+	}
 }
 
 // ZeroMatrix checks that Y = 0 gives M = 0, S = 0 and the stop reason
@@ -128,7 +135,7 @@ func BenchPaper(b *testing.B, d int, m rpca.Method, tol float64) *rpca.Result {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(RelErr(res.U, res.V, in.A, in.B), "relerr")
+	b.ReportMetric(testmat.RelErr(res.U, res.V, in.A, in.B), "relerr")
 	b.ReportMetric(float64(res.Iterations), "iters")
 	return res
 }

@@ -7,16 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/blas/blas64"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
-
-func randGeneral(rng *rand.Rand, r, c int) blas64.General {
-	g := blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
-	for k := range g.Data {
-		g.Data[k] = rng.NormFloat64()
-	}
-	return g
-}
 
 // randomObserved returns a d1×d2 matrix observed with probability p and
 // its dense form (missing entries NaN).
@@ -127,7 +119,7 @@ func TestFromTripletsErrors(t *testing.T) {
 
 func TestSampleDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	y := randGeneral(rng, 300, 200)
+	y := testmat.NormalGeneral(rng, 300, 200)
 	y.Data[0] = 0 // a zero value must be kept if sampled
 	for _, p := range []float64{1, 0.3, 0.02} {
 		m, err := SampleDense(y, p, 7, false)
@@ -183,7 +175,7 @@ func TestProducts(t *testing.T) {
 func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p *Plan, r, workers int) {
 	t.Helper()
 	d1, d2 := m.Rows, m.Cols
-	u, v := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
+	u, v := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 	e := make([]float64, m.NNZ())
 	ss := p.Residual(e, u, v, workers)
 	wantSS := 0.0
@@ -216,8 +208,8 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 		keep[k] = rng.IntN(5) == 0
 	}
 	ez := slices.Clone(e)
-	x1 := randGeneral(rng, d1, r)
-	gu, gv := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
+	x1 := testmat.NormalGeneral(rng, d1, r)
+	gu, gv := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 	ssz := p.ZeroMulBoth(gu, gv, ez, keep, x1, v, workers)
 	wantZ := 0.0
 	for k := range e {
@@ -234,9 +226,9 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 		t.Errorf("r=%d: ZeroMulBoth sum of squares %v, want %v", r, ssz, wantZ)
 	}
 
-	x2 := randGeneral(rng, d2, r)
-	ev := randGeneral(rng, d1, r) // garbage: must be overwritten
-	etu := randGeneral(rng, d2, r)
+	x2 := testmat.NormalGeneral(rng, d2, r)
+	ev := testmat.NormalGeneral(rng, d1, r) // garbage: must be overwritten
+	etu := testmat.NormalGeneral(rng, d2, r)
 	p.MulVals(ev, ez, x2, workers)
 	p.MulTransVals(etu, ez, x1, workers)
 	wantEV := make([]float64, d1*r)
@@ -279,7 +271,7 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 		tp := newPlan(m, 1<<20)
 		tp.tile = 8 * r * 7 // blocks of 7 columns
 		e3 := slices.Clone(e)
-		gu3, gv3 := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
+		gu3, gv3 := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 		if ss3 := tp.ZeroMulBothTiled(gu3, gv3, e3, keep, x1, v, workers); math.Abs(ss3-wantZ) > 1e-10*wantZ {
 			t.Errorf("ZeroMulBothTiled sum of squares %v, want %v", ss3, wantZ)
 		}
@@ -302,7 +294,7 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 	{
 		tp := newPlan(m, 1<<20)
 		tp.tile = 8 * r * 5 // blocks of 5 columns
-		got := randGeneral(rng, d2, r)
+		got := testmat.NormalGeneral(rng, d2, r)
 		tp.MulTransVals(got, ez, x1, workers)
 		if len(tp.tileCols) < 2 {
 			t.Fatalf("r=%d: tiling not used", r)
@@ -316,7 +308,7 @@ func checkProducts(t *testing.T, rng *rand.Rand, m *Matrix, dense [][]float64, p
 
 	// The operator scales both products.
 	op := NewOperator(p, ez, 0.5, workers)
-	ov, ot := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
+	ov, ot := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 	op.MulTo(ov, x2)
 	op.MulTransTo(ot, x1)
 	for k := range wantEV {
@@ -376,7 +368,7 @@ func TestReductionsIgnoreWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, v, x := randGeneral(rng, d1, r), randGeneral(rng, d2, r), randGeneral(rng, d1, r)
+	u, v, x := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r), testmat.NormalGeneral(rng, d1, r)
 	keep := make([]bool, m.NNZ())
 	for k := range keep {
 		keep[k] = rng.Float64() < 0.1
@@ -391,7 +383,7 @@ func TestReductionsIgnoreWorkers(t *testing.T) {
 			p.tile = 8 * r * 9 // blocks of 9 columns
 		}
 		e := slices.Clone(m.Val)
-		gu, gv := randGeneral(rng, d1, r), randGeneral(rng, d2, r)
+		gu, gv := testmat.NormalGeneral(rng, d1, r), testmat.NormalGeneral(rng, d2, r)
 		var ss float64
 		if tiled {
 			ss = p.ZeroMulBothTiled(gu, gv, e, keep, u, v, workers)

@@ -2,6 +2,7 @@ package observed
 
 import (
 	"github.com/rpca-gd/rpca/internal/sample"
+	"github.com/rpca-gd/rpca/internal/testmat"
 
 	"fmt"
 	"math"
@@ -46,10 +47,10 @@ func BenchmarkKernels(b *testing.B) {
 	for _, d := range benchSizes() {
 		m := benchMatrix(b, d)
 		rng := rand.New(rand.NewPCG(2, 3))
-		u, v := randGeneral(rng, d, 10), randGeneral(rng, d, 10)
-		gu, gv := randGeneral(rng, d, 10), randGeneral(rng, d, 10)
-		x12 := randGeneral(rng, d, 12)
-		d12 := randGeneral(rng, d, 12)
+		u, v := testmat.NormalGeneral(rng, d, 10), testmat.NormalGeneral(rng, d, 10)
+		gu, gv := testmat.NormalGeneral(rng, d, 10), testmat.NormalGeneral(rng, d, 10)
+		x12 := testmat.NormalGeneral(rng, d, 12)
+		d12 := testmat.NormalGeneral(rng, d, 12)
 		n := m.NNZ()
 		e := make([]float64, n)
 		keep := make([]bool, n)

@@ -36,39 +36,32 @@ func refRanks(a blas64.General, obs [][]bool) *refRank {
 			r.nonzero[i][j] = at(i, j) != 0
 		}
 	}
-	for i := 0; i < a.Rows; i++ {
+	// rankLine ranks the candidates k < n of one line by |value(k)|,
+	// largest first, ties to the smaller index, and records each rank.
+	rankLine := func(n int, isCand func(k int) bool, value func(k int) float64, record func(k, rank int)) {
 		var idx []int
-		for j := 0; j < a.Cols; j++ {
-			if cand(i, j) {
-				idx = append(idx, j)
+		for k := 0; k < n; k++ {
+			if isCand(k) {
+				idx = append(idx, k)
 			}
 		}
 		slices.SortFunc(idx, func(x, y int) int {
-			if c := cmp.Compare(at(i, y), at(i, x)); c != 0 {
+			if c := cmp.Compare(value(y), value(x)); c != 0 {
 				return c
 			}
 			return cmp.Compare(x, y)
 		})
-		for rank, j := range idx {
-			r.row[i][j] = rank
+		for rank, k := range idx {
+			record(k, rank)
 		}
 	}
+	for i := 0; i < a.Rows; i++ {
+		rankLine(a.Cols, func(j int) bool { return cand(i, j) }, func(j int) float64 { return at(i, j) },
+			func(j, rank int) { r.row[i][j] = rank })
+	}
 	for j := 0; j < a.Cols; j++ {
-		var idx []int
-		for i := 0; i < a.Rows; i++ {
-			if cand(i, j) {
-				idx = append(idx, i)
-			}
-		}
-		slices.SortFunc(idx, func(x, y int) int {
-			if c := cmp.Compare(at(y, j), at(x, j)); c != 0 {
-				return c
-			}
-			return cmp.Compare(x, y)
-		})
-		for rank, i := range idx {
-			r.col[i][j] = rank
-		}
+		rankLine(a.Rows, func(i int) bool { return cand(i, j) }, func(i int) float64 { return at(i, j) },
+			func(i, rank int) { r.col[i][j] = rank })
 	}
 	return r
 }

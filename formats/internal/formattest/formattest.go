@@ -3,7 +3,6 @@ package formattest
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -25,15 +24,4 @@ func CheckMatrix(t *testing.T, what string, got *mat.Dense, want [][]float64) {
 			}
 		}
 	}
-}
-
-// RandomDense returns an r×c matrix of N(0, 1) entries from rng.
-func RandomDense(rng *rand.Rand, r, c int) *mat.Dense {
-	m := mat.NewDense(r, c, nil)
-	for i := range r {
-		for j := range c {
-			m.Set(i, j, rng.NormFloat64())
-		}
-	}
-	return m
 }
