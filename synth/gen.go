@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -122,24 +123,34 @@ func Dense(cfg Config) (*Instance, error) {
 		cols := make([]int32, 0, est)
 		vals := make([]float64, 0, est)
 		for i := blk * denseRows; i < min((blk+1)*denseRows, d1); i++ {
-			ai := ar.Data[i*ar.Stride : i*ar.Stride+ar.Cols]
-			yi := ya.Data[i*ya.Stride : i*ya.Stride+d2]
-			rc := cr.row(i)
 			before := len(vals)
-			for j := range yi {
-				v := kernels.Dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
-				if s, ok := rc.at(j); ok {
-					v += s
-					cols = append(cols, int32(j))
-					vals = append(vals, s)
-				}
-				yi[j] = v
-			}
+			cols, vals = evalRow(ar, br, cr.row(i), i, nil, ya.Data[i*ya.Stride:i*ya.Stride+d2], cols, vals)
 			parts.rowPtr[i+1] = len(vals) - before
 		}
 		parts.cols[blk], parts.vals[blk] = cols, vals
 	})
 	return &Instance{Config: cfg, A: a, B: b, Y: y, S: parts.assemble(d1, d2)}, nil
+}
+
+// evalRow writes row i of A·Bᵀ + S* into out, at the columns js, or at
+// every column when js is nil, and appends the row's corruptions at those
+// columns to cols and vals.
+func evalRow(ar, br blas64.General, rc rowCorr, i int, js []int32, out []float64, cols []int32, vals []float64) ([]int32, []float64) {
+	ai := ar.Data[i*ar.Stride : i*ar.Stride+ar.Cols]
+	for q := range out {
+		j := q
+		if js != nil {
+			j = int(js[q])
+		}
+		v := kernels.Dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
+		if s, ok := rc.at(j); ok {
+			v += s
+			cols = append(cols, int32(j))
+			vals = append(vals, s)
+		}
+		out[q] = v
+	}
+	return cols, vals
 }
 
 // observedRows is the number of rows of Φ generated per block.
@@ -181,19 +192,8 @@ func Observed(cfg Config) (*Instance, error) {
 		cols := make([]int32, 0, int(m))
 		vals := make([]float64, 0, int(m))
 		for i := lo; i < hi; i++ {
-			ai := ar.Data[i*ar.Stride : i*ar.Stride+ar.Cols]
-			rc := cr.row(i)
 			before := len(vals)
-			for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
-				j := int(colIdx[q])
-				v := kernels.Dot(ai, br.Data[j*br.Stride:j*br.Stride+br.Cols])
-				if s, ok := rc.at(j); ok {
-					v += s
-					cols = append(cols, int32(j))
-					vals = append(vals, s)
-				}
-				val[q] = v
-			}
+			cols, vals = evalRow(ar, br, cr.row(i), i, colIdx[rowPtr[i]:rowPtr[i+1]], val[rowPtr[i]:rowPtr[i+1]], cols, vals)
 			parts.rowPtr[i+1] = len(vals) - before
 		}
 		parts.cols[blk], parts.vals[blk] = cols, vals
