@@ -15,6 +15,7 @@ import (
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
@@ -30,14 +31,6 @@ func writeNpy(t *testing.T, path string, m *mat.Dense, opt npy.Options) string {
 	}
 	defer f.Close()
 	if err := npy.WriteWith(f, m, opt); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func writeText(t *testing.T, path, text string) string {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -103,7 +96,7 @@ func TestSampledLikeEverywhere(t *testing.T) {
 	files := []string{
 		writeNpy(t, filepath.Join(dir, "c.npy"), y, npy.Options{}),
 		writeNpy(t, filepath.Join(dir, "f.npy"), y, npy.Options{FortranOrder: true}),
-		writeText(t, filepath.Join(dir, "y.csv"), csv.String()),
+		testfile.Write(t, dir, "y.csv", csv.String()),
 	}
 	for _, f := range files {
 		m, err := File(f, Options{Sample: s})
@@ -128,7 +121,7 @@ func TestSampledLikeEverywhere(t *testing.T) {
 // missing entries with MissingNaN; Inf is always an error.
 func TestMissingNaN(t *testing.T) {
 	dir := t.TempDir()
-	path := writeText(t, filepath.Join(dir, "y.csv"), "1,2,NaN\n4,NaN,6\n7,8,9\n")
+	path := testfile.Write(t, dir, "y.csv", "1,2,NaN\n4,NaN,6\n7,8,9\n")
 	_, err := File(path, Options{})
 	if !errors.Is(err, formats.ErrNonFinite) {
 		t.Fatalf("NaN without MissingNaN: %v", err)
@@ -162,12 +155,12 @@ func TestMissingNaN(t *testing.T) {
 func TestMatrixMarket(t *testing.T) {
 	dir := t.TempDir()
 	const hdr = "%%MatrixMarket matrix coordinate real general\n"
-	part := writeText(t, filepath.Join(dir, "p.mtx"), hdr+"2 3 4\n1 1 5\n2 2 6\n1 3 7\n2 1 8\n")
+	part := testfile.Write(t, dir, "p.mtx", hdr+"2 3 4\n1 1 5\n2 2 6\n1 3 7\n2 1 8\n")
 	m, err := File(part, Options{})
 	if err != nil || m.Observed == nil || m.Observed.Len() != 4 {
 		t.Fatalf("partial: %v", err)
 	}
-	full := writeText(t, filepath.Join(dir, "f.mtx"), hdr+"1 2 2\n1 2 3\n1 1 4\n")
+	full := testfile.Write(t, dir, "f.mtx", hdr+"1 2 2\n1 2 3\n1 1 4\n")
 	m, err = File(full, Options{})
 	if err != nil || m.Dense == nil || m.Dense.At(0, 0) != 4 || m.Dense.At(0, 1) != 3 {
 		t.Fatalf("full: %v", err)
@@ -182,7 +175,7 @@ func TestMatrixMarket(t *testing.T) {
 func TestChecksBeforeReading(t *testing.T) {
 	dir := t.TempDir()
 	// A Matrix Market array header for 100000×100000 with one value.
-	path := writeText(t, filepath.Join(dir, "big.mtx"), "%%MatrixMarket matrix array real general\n100000 100000\n1\n")
+	path := testfile.Write(t, dir, "big.mtx", "%%MatrixMarket matrix array real general\n100000 100000\n1\n")
 	sentinel := errors.New("dims seen")
 	_, err := File(path, Options{CheckDims: func(d1, d2 int) error {
 		if d1 != 100000 || d2 != 100000 {

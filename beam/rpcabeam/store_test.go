@@ -17,6 +17,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/mtx"
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -149,10 +150,10 @@ func TestShardedInput(t *testing.T) {
 		{filepath.Join(dir, "size", "*.mtx"), ErrPipeline, "is 121×90"},
 		{filepath.Join(dir, "empty.mtx"), ErrInput, "1 rows and 1 columns have no observed entry"},
 		{filepath.Join(dir, "none-*.mtx"), ErrInput, "no file matches"},
-		{writeRaw(t, dir, "size2.mtx", "%%MatrixMarket matrix coordinate real general\n3 3\n1 1 1\n"), ErrInput, "size line"},
-		{writeRaw(t, dir, "size4.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1 7\n1 1 1\n"), ErrInput, "size line"},
-		{writeRaw(t, dir, "nosize.mtx", "%%MatrixMarket matrix coordinate real general\n% only comments\n"), ErrInput, "no size line"},
-		{writeRaw(t, dir, "badentry.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n9 1 1\n"), ErrPipeline, "badentry.mtx"},
+		{testfile.Write(t, dir, "size2.mtx", "%%MatrixMarket matrix coordinate real general\n3 3\n1 1 1\n"), ErrInput, "size line"},
+		{testfile.Write(t, dir, "size4.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1 7\n1 1 1\n"), ErrInput, "size line"},
+		{testfile.Write(t, dir, "nosize.mtx", "%%MatrixMarket matrix coordinate real general\n% only comments\n"), ErrInput, "no size line"},
+		{testfile.Write(t, dir, "badentry.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n9 1 1\n"), ErrPipeline, "badentry.mtx"},
 	} {
 		_, err := Load(ctx, c.in, filepath.Join(t.TempDir(), "w"), Options{Shards: 2})
 		if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.want) {
@@ -164,15 +165,6 @@ func TestShardedInput(t *testing.T) {
 	if _, err := Load(cctx, file, filepath.Join(t.TempDir(), "w"), Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
-}
-
-func writeRaw(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func writeTriplets(t *testing.T, name string, p *formats.Triplets) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -431,8 +432,8 @@ func TestCompleteBiases(t *testing.T) {
 // counts them; --unknown bias without --biases is a usage error.
 func TestCompleteUnknownFallsBackToBiases(t *testing.T) {
 	dir := t.TempDir()
-	in := writeRaw(t, dir, "r.tsv", "a\tx\t5\na\ty\t3\nb\tx\t4\nb\ty\t2\nc\tx\t5\nc\ty\t3\nc\tz\t1\na\tz\t2\n")
-	pairs := writeRaw(t, dir, "p.tsv", "newuser\tx\na\tnewitem\nnewuser\tnewitem\na\ty\n")
+	in := testfile.Write(t, dir, "r.tsv", "a\tx\t5\na\ty\t3\nb\tx\t4\nb\ty\t2\nc\tx\t5\nc\ty\t3\nc\tz\t1\na\tz\t2\n")
+	pairs := testfile.Write(t, dir, "p.tsv", "newuser\tx\na\tnewitem\nnewuser\tnewitem\na\ty\n")
 	out := join(dir, "out")
 	r := mustRun(t, "complete", "--in", in, "--rank", "1", "--biases", "--unknown", "bias", "--predict", pairs, "--out", out, "--json")
 	sum := readJSON(t, r.stdout)

@@ -17,6 +17,7 @@ import (
 	"github.com/rpca-gd/rpca/accaltproj"
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/ialm"
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -71,16 +72,6 @@ func snapshotInputs(args []string) map[string][]byte {
 	return m
 }
 
-// writeRaw writes text into a new file of dir and returns its path.
-func writeRaw(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // npyFile returns the bytes of a version 1.0 .npy file of float64 with the
 // given shape text, e.g. "(0, 0)", followed by data.
 func npyFile(shape string, data ...float64) string {
@@ -103,23 +94,23 @@ func TestDecomposeRobust(t *testing.T) {
 	y := filepath.Join(dir, "Y.npy")
 	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
 	checkRobust(t, "decompose", []robustCase{
-		{"empty npy", 1, []string{"empty file"}, []string{"--in", writeRaw(t, dir, "empty.npy", ""), "--rank", "1"}},
-		{"0×0 npy", 1, []string{"empty", "(0, 0)"}, []string{"--in", writeRaw(t, dir, "zero.npy", npyFile("(0, 0)")), "--rank", "1"}},
-		{"1×1 npy", 2, []string{"--rank 1", "1×1"}, []string{"--in", writeRaw(t, dir, "one.npy", npyFile("(1, 1)", 1)), "--rank", "1"}},
-		{"truncated npy", 1, []string{"truncated"}, []string{"--in", writeRaw(t, dir, "trunc.npy", npyFile("(10, 10)", 1, 2, 3)), "--rank", "1"}},
-		{"negative npy shape", 1, []string{"-3"}, []string{"--in", writeRaw(t, dir, "neg.npy", npyFile("(-3, 4)")), "--rank", "1"}},
-		{"empty csv", 1, []string{"no data rows"}, []string{"--in", writeRaw(t, dir, "empty.csv", ""), "--rank", "1"}},
-		{"header-only csv", 1, []string{"no data rows"}, []string{"--in", writeRaw(t, dir, "hdr.csv", "a,b,c\n"), "--header", "--rank", "1"}},
-		{"ragged csv", 1, []string{"line 2", "2 fields", "3"}, []string{"--in", writeRaw(t, dir, "ragged.csv", "1,2,3\n4,5\n6,7,8\n"), "--rank", "1"}},
-		{"empty mtx", 1, []string{"empty file"}, []string{"--in", writeRaw(t, dir, "empty.mtx", ""), "--rank", "1"}},
-		{"mtx index 0", 1, []string{"line 3", "row index 0"}, []string{"--in", writeRaw(t, dir, "zero.mtx", mm+"3 3 3\n0 1 1\n2 2 1\n3 3 1\n"), "--rank", "1"}},
-		{"mtx negative size", 1, []string{`"-3"`}, []string{"--in", writeRaw(t, dir, "neg.mtx", mm+"-3 3 1\n1 1 1\n"), "--rank", "1"}},
-		{"mtx size overflow", 1, []string{"overflows"}, []string{"--in", writeRaw(t, dir, "over.mtx", mm+"3000000000000 3000000000000 3\n1 1 1\n"), "--rank", "1"}},
+		{"empty npy", 1, []string{"empty file"}, []string{"--in", testfile.Write(t, dir, "empty.npy", ""), "--rank", "1"}},
+		{"0×0 npy", 1, []string{"empty", "(0, 0)"}, []string{"--in", testfile.Write(t, dir, "zero.npy", npyFile("(0, 0)")), "--rank", "1"}},
+		{"1×1 npy", 2, []string{"--rank 1", "1×1"}, []string{"--in", testfile.Write(t, dir, "one.npy", npyFile("(1, 1)", 1)), "--rank", "1"}},
+		{"truncated npy", 1, []string{"truncated"}, []string{"--in", testfile.Write(t, dir, "trunc.npy", npyFile("(10, 10)", 1, 2, 3)), "--rank", "1"}},
+		{"negative npy shape", 1, []string{"-3"}, []string{"--in", testfile.Write(t, dir, "neg.npy", npyFile("(-3, 4)")), "--rank", "1"}},
+		{"empty csv", 1, []string{"no data rows"}, []string{"--in", testfile.Write(t, dir, "empty.csv", ""), "--rank", "1"}},
+		{"header-only csv", 1, []string{"no data rows"}, []string{"--in", testfile.Write(t, dir, "hdr.csv", "a,b,c\n"), "--header", "--rank", "1"}},
+		{"ragged csv", 1, []string{"line 2", "2 fields", "3"}, []string{"--in", testfile.Write(t, dir, "ragged.csv", "1,2,3\n4,5\n6,7,8\n"), "--rank", "1"}},
+		{"empty mtx", 1, []string{"empty file"}, []string{"--in", testfile.Write(t, dir, "empty.mtx", ""), "--rank", "1"}},
+		{"mtx index 0", 1, []string{"line 3", "row index 0"}, []string{"--in", testfile.Write(t, dir, "zero.mtx", mm+"3 3 3\n0 1 1\n2 2 1\n3 3 1\n"), "--rank", "1"}},
+		{"mtx negative size", 1, []string{`"-3"`}, []string{"--in", testfile.Write(t, dir, "neg.mtx", mm+"-3 3 1\n1 1 1\n"), "--rank", "1"}},
+		{"mtx size overflow", 1, []string{"overflows"}, []string{"--in", testfile.Write(t, dir, "over.mtx", mm+"3000000000000 3000000000000 3\n1 1 1\n"), "--rank", "1"}},
 		// Huge dimensions with few entries: refused from the size line,
 		// before any per-row or per-column array is allocated.
 		{"mtx huge dimensions", 1, []string{"3 entries cannot cover", "20000000 rows", "every row and column"},
-			[]string{"--in", writeRaw(t, dir, "huge.mtx", mm+"20000000 20000000 3\n1 1 1\n2 2 1\n1 2 3\n"), "--rank", "1"}},
-		{"mtx huge entry count", 1, []string{"GB"}, []string{"--in", writeRaw(t, dir, "nnz.mtx", mm+"3 3 99999999999\n1 1 1\n"), "--rank", "1"}},
+			[]string{"--in", testfile.Write(t, dir, "huge.mtx", mm+"20000000 20000000 3\n1 1 1\n2 2 1\n1 2 3\n"), "--rank", "1"}},
+		{"mtx huge entry count", 1, []string{"GB"}, []string{"--in", testfile.Write(t, dir, "nnz.mtx", mm+"3 3 99999999999\n1 1 1\n"), "--rank", "1"}},
 		{"directory as --in", 1, []string{"is a directory"}, []string{"--in", t.TempDir(), "--in-format", "npy", "--rank", "1"}},
 		{"rank 0", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--in", y, "--rank", "0"}},
 		{"rank not a number", 2, []string{"flag -rank", "must be a positive integer", "ten"}, []string{"--in", y, "--rank", "ten"}},
@@ -133,23 +124,23 @@ func TestDecomposeRobust(t *testing.T) {
 		{"tol NaN", 2, []string{"flag -tol", "NaN"}, []string{"--in", y, "--rank", "1", "--tol", "NaN"}},
 		{"max-iter negative", 2, []string{"flag -max-iter", "-1"}, []string{"--in", y, "--rank", "1", "--max-iter", "-1"}},
 		{"lambda negative", 2, []string{"flag -lambda"}, []string{"--in", y, "--rank", "1", "--method", "ialm", "--lambda", "-2"}},
-		{"mtx row index out of range", 1, []string{"line 3", "row index 4", "out of range 1..3"}, []string{"--in", writeRaw(t, dir, "oob.mtx", mm+"3 3 2\n4 1 1\n1 1 2\n"), "--rank", "1"}},
-		{"mtx row index 0, few entries", 1, []string{"line 3", "row index 0"}, []string{"--in", writeRaw(t, dir, "zero2.mtx", mm+"3 3 2\n0 1 1\n1 1 2\n"), "--rank", "1"}},
-		{"mtx negative index", 1, []string{"line 3", "row index -1"}, []string{"--in", writeRaw(t, dir, "negidx.mtx", mm+"3 3 2\n-1 1 1\n1 1 2\n"), "--rank", "1"}},
-		{"mtx column out of range", 1, []string{"column index 9"}, []string{"--in", writeRaw(t, dir, "coloob.mtx", mm+"3 3 3\n1 9 1\n2 2 1\n3 3 1\n"), "--rank", "1"}},
-		{"mtx duplicate entry", 1, []string{"duplicate"}, []string{"--in", writeRaw(t, dir, "dup.mtx", mm+"3 3 4\n1 1 1\n1 1 2\n2 2 1\n3 3 1\n"), "--rank", "1"}},
-		{"mtx NaN value", 1, []string{"NaN"}, []string{"--in", writeRaw(t, dir, "nan.mtx", mm+"3 3 3\n1 1 NaN\n2 2 1\n3 3 1\n"), "--rank", "1"}},
-		{"mtx bad header", 1, []string{"MatrixMarket"}, []string{"--in", writeRaw(t, dir, "hdr.mtx", "%%MatrixMarket matrix pattern\n3 3 1\n1 1\n"), "--rank", "1"}},
-		{"npy object dtype", 1, []string{"dtype", "Python objects", "numeric dtype"}, []string{"--in", writeRaw(t, dir, "obj.npy", npyDescr("|O", "(2, 2)")), "--rank", "1"}},
-		{"npy 3-d", 1, []string{"3 dimensions"}, []string{"--in", writeRaw(t, dir, "3d.npy", npyFile("(2, 2, 2)", 1, 2, 3, 4, 5, 6, 7, 8)), "--rank", "1"}},
-		{"csv with text", 1, []string{"line 1"}, []string{"--in", writeRaw(t, dir, "text.csv", "1,abc,3\n4,5,6\n"), "--rank", "1"}},
-		{"csv Inf", 1, []string{"non-finite", "Inf"}, []string{"--in", writeRaw(t, dir, "inf.csv", "1,2,3\n4,Inf,6\n7,8,9\n1,2,2\n"), "--rank", "1"}},
+		{"mtx row index out of range", 1, []string{"line 3", "row index 4", "out of range 1..3"}, []string{"--in", testfile.Write(t, dir, "oob.mtx", mm+"3 3 2\n4 1 1\n1 1 2\n"), "--rank", "1"}},
+		{"mtx row index 0, few entries", 1, []string{"line 3", "row index 0"}, []string{"--in", testfile.Write(t, dir, "zero2.mtx", mm+"3 3 2\n0 1 1\n1 1 2\n"), "--rank", "1"}},
+		{"mtx negative index", 1, []string{"line 3", "row index -1"}, []string{"--in", testfile.Write(t, dir, "negidx.mtx", mm+"3 3 2\n-1 1 1\n1 1 2\n"), "--rank", "1"}},
+		{"mtx column out of range", 1, []string{"column index 9"}, []string{"--in", testfile.Write(t, dir, "coloob.mtx", mm+"3 3 3\n1 9 1\n2 2 1\n3 3 1\n"), "--rank", "1"}},
+		{"mtx duplicate entry", 1, []string{"duplicate"}, []string{"--in", testfile.Write(t, dir, "dup.mtx", mm+"3 3 4\n1 1 1\n1 1 2\n2 2 1\n3 3 1\n"), "--rank", "1"}},
+		{"mtx NaN value", 1, []string{"NaN"}, []string{"--in", testfile.Write(t, dir, "nan.mtx", mm+"3 3 3\n1 1 NaN\n2 2 1\n3 3 1\n"), "--rank", "1"}},
+		{"mtx bad header", 1, []string{"MatrixMarket"}, []string{"--in", testfile.Write(t, dir, "hdr.mtx", "%%MatrixMarket matrix pattern\n3 3 1\n1 1\n"), "--rank", "1"}},
+		{"npy object dtype", 1, []string{"dtype", "Python objects", "numeric dtype"}, []string{"--in", testfile.Write(t, dir, "obj.npy", npyDescr("|O", "(2, 2)")), "--rank", "1"}},
+		{"npy 3-d", 1, []string{"3 dimensions"}, []string{"--in", testfile.Write(t, dir, "3d.npy", npyFile("(2, 2, 2)", 1, 2, 3, 4, 5, 6, 7, 8)), "--rank", "1"}},
+		{"csv with text", 1, []string{"line 1"}, []string{"--in", testfile.Write(t, dir, "text.csv", "1,abc,3\n4,5,6\n"), "--rank", "1"}},
+		{"csv Inf", 1, []string{"non-finite", "Inf"}, []string{"--in", testfile.Write(t, dir, "inf.csv", "1,2,3\n4,Inf,6\n7,8,9\n1,2,2\n"), "--rank", "1"}},
 		{"missing --in", 2, []string{"--in"}, []string{"--rank", "1"}},
 		{"missing file", 1, []string{"no-such-file"}, []string{"--in", filepath.Join(dir, "no-such-file.npy"), "--rank", "1"}},
 		{"rank too large", 2, []string{"--rank 20"}, []string{"--in", y, "--rank", "20"}},
 		{"unknown method", 2, []string{"unknown --method", "accaltproj"}, []string{"--in", y, "--rank", "1", "--method", "svd"}},
 		{"dense-only method with --p", 2, []string{"accaltproj", "--p"}, []string{"--in", y, "--rank", "1", "--method", "accaltproj", "--p", "0.5"}},
-		{"dense-only method on partial data", 2, []string{"partially observed", "ialm"}, []string{"--in", writeRaw(t, dir, "part.mtx", mm+"3 3 4\n1 1 1\n2 2 1\n3 3 1\n1 2 1\n"), "--rank", "1", "--method", "ialm"}},
+		{"dense-only method on partial data", 2, []string{"partially observed", "ialm"}, []string{"--in", testfile.Write(t, dir, "part.mtx", mm+"3 3 4\n1 1 1\n2 2 1\n3 3 1\n1 2 1\n"), "--rank", "1", "--method", "ialm"}},
 		{"unknown format", 2, []string{"flag -format"}, []string{"--in", y, "--rank", "1", "--format", "xls"}},
 		{"unknown flag", 2, []string{"flag provided but not defined"}, []string{"--in", y, "--rank", "1", "--bogus"}},
 		{"stray argument", 2, []string{"unexpected argument"}, []string{"--in", y, "--rank", "1", "extra"}},
@@ -164,10 +155,10 @@ func TestDecomposeRobust(t *testing.T) {
 		{"huber with gd", 1, []string{"GD.Huber", "als"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--huber", "3"}},
 		{"implicit Inf", 2, []string{"flag -implicit"}, []string{"--in", y, "--rank", "1", "--method", "als", "--implicit", "Inf"}},
 		{"implicit with gd", 1, []string{"GD.Implicit", "als"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--implicit", "5"}},
-		{"too small for the model", 1, []string{"too small to separate"}, []string{"--in", writeRaw(t, dir, "tiny.csv", "1,2\n3,4\n"), "--rank", "1"}},
+		{"too small for the model", 1, []string{"too small to separate"}, []string{"--in", testfile.Write(t, dir, "tiny.csv", "1,2\n3,4\n"), "--rank", "1"}},
 		{"truth dir missing", 1, []string{"--truth: input file", "A.npy", "does not exist"}, []string{"--in", y, "--rank", "1", "--truth", t.TempDir()}},
-		{"mtx NaN entry", 1, []string{"line 3", "leave missing entries out"}, []string{"--in", writeRaw(t, dir, "nan.mtx", mm+"2 2 2\n1 1 nan\n2 2 1\n"), "--rank", "1"}},
-		{"csv Inf", 1, []string{"line 2", "non-finite"}, []string{"--in", writeRaw(t, dir, "inf.csv", "1,2\n3,inf\n"), "--rank", "1"}},
+		{"mtx NaN entry", 1, []string{"line 3", "leave missing entries out"}, []string{"--in", testfile.Write(t, dir, "nan.mtx", mm+"2 2 2\n1 1 nan\n2 2 1\n"), "--rank", "1"}},
+		{"csv Inf", 1, []string{"line 2", "non-finite"}, []string{"--in", testfile.Write(t, dir, "inf.csv", "1,2\n3,inf\n"), "--rank", "1"}},
 		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", y, "--rank", "1", "--force", "--out", dir}},
 	})
 }
@@ -185,48 +176,48 @@ func npyDescr(descr, shape string) string {
 func TestCompleteRobust(t *testing.T) {
 	dir := t.TempDir()
 	checkRobust(t, "complete", []robustCase{
-		{"empty file", 1, []string{"no entries"}, []string{"--in", writeRaw(t, dir, "empty.tsv", ""), "--rank", "1"}},
-		{"header only", 1, []string{"no entries"}, []string{"--in", writeRaw(t, dir, "hdr.tsv", "user\titem\trating\n"), "--header", "--rank", "1"}},
-		{"header without --header", 1, []string{"line 1", `"rating"`, "header"}, []string{"--in", writeRaw(t, dir, "hdr2.tsv", "user\titem\trating\n"), "--rank", "1"}},
-		{"ragged rows", 1, []string{"line 2", "2 fields"}, []string{"--in", writeRaw(t, dir, "ragged.tsv", "u1\tm1\t3\nu1\tm2\n"), "--rank", "1"}},
-		{"extra fields", 1, []string{"line 1", "4 fields", "use --ignore-extra"}, []string{"--in", writeRaw(t, dir, "ml.dat", "1::2::5::978300760\n"), "--delim", "::", "--rank", "1"}},
+		{"empty file", 1, []string{"no entries"}, []string{"--in", testfile.Write(t, dir, "empty.tsv", ""), "--rank", "1"}},
+		{"header only", 1, []string{"no entries"}, []string{"--in", testfile.Write(t, dir, "hdr.tsv", "user\titem\trating\n"), "--header", "--rank", "1"}},
+		{"header without --header", 1, []string{"line 1", `"rating"`, "header"}, []string{"--in", testfile.Write(t, dir, "hdr2.tsv", "user\titem\trating\n"), "--rank", "1"}},
+		{"ragged rows", 1, []string{"line 2", "2 fields"}, []string{"--in", testfile.Write(t, dir, "ragged.tsv", "u1\tm1\t3\nu1\tm2\n"), "--rank", "1"}},
+		{"extra fields", 1, []string{"line 1", "4 fields", "use --ignore-extra"}, []string{"--in", testfile.Write(t, dir, "ml.dat", "1::2::5::978300760\n"), "--delim", "::", "--rank", "1"}},
 		{"extra fields in --predict", 1, []string{"p.tsv", "line 1", "5 fields", "use --ignore-extra"},
-			[]string{"--in", writeRaw(t, dir, "ok.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--predict", writeRaw(t, dir, "p.tsv", "a\tx\t1\t2\t3\n"), "--rank", "1"}},
-		{"one rating", 2, []string{"--rank 1", "1 distinct rows"}, []string{"--in", writeRaw(t, dir, "one.tsv", "u1\tm1\t3\n"), "--rank", "1"}},
+			[]string{"--in", testfile.Write(t, dir, "ok.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--predict", testfile.Write(t, dir, "p.tsv", "a\tx\t1\t2\t3\n"), "--rank", "1"}},
+		{"one rating", 2, []string{"--rank 1", "1 distinct rows"}, []string{"--in", testfile.Write(t, dir, "one.tsv", "u1\tm1\t3\n"), "--rank", "1"}},
 		{"directory as --in", 1, []string{"is a directory"}, []string{"--in", t.TempDir(), "--rank", "1"}},
-		{"rank auto, one rating", 1, []string{"cannot choose the rank by validation", "too few"}, []string{"--in", writeRaw(t, dir, "r.tsv", "a\tb\t1\n"), "--rank", "auto"}},
-		{"rank negative", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--in", writeRaw(t, dir, "rn.tsv", "a\tb\t1\n"), "--rank", "-2"}},
-		{"holdout 1", 2, []string{"flag -holdout"}, []string{"--in", writeRaw(t, dir, "h.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "1"}},
-		{"NaN rating", 1, []string{"line 2"}, []string{"--in", writeRaw(t, dir, "nan.tsv", "a\tx\t1\na\ty\tNaN\nb\tx\t3\n"), "--rank", "1"}},
-		{"Inf rating", 1, []string{"line 1"}, []string{"--in", writeRaw(t, dir, "inf.tsv", "a\tx\tInf\na\ty\t2\nb\tx\t3\n"), "--rank", "1"}},
-		{"duplicate pair", 1, []string{"duplicate"}, []string{"--in", writeRaw(t, dir, "dup.tsv", "a\tx\t1\na\tx\t2\nb\ty\t3\nb\tx\t3\n"), "--rank", "1"}},
-		{"text rating", 1, []string{"line 1"}, []string{"--in", writeRaw(t, dir, "txt.tsv", "a\tx\tgood\n"), "--rank", "1"}},
+		{"rank auto, one rating", 1, []string{"cannot choose the rank by validation", "too few"}, []string{"--in", testfile.Write(t, dir, "r.tsv", "a\tb\t1\n"), "--rank", "auto"}},
+		{"rank negative", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--in", testfile.Write(t, dir, "rn.tsv", "a\tb\t1\n"), "--rank", "-2"}},
+		{"holdout 1", 2, []string{"flag -holdout"}, []string{"--in", testfile.Write(t, dir, "h.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "1"}},
+		{"NaN rating", 1, []string{"line 2"}, []string{"--in", testfile.Write(t, dir, "nan.tsv", "a\tx\t1\na\ty\tNaN\nb\tx\t3\n"), "--rank", "1"}},
+		{"Inf rating", 1, []string{"line 1"}, []string{"--in", testfile.Write(t, dir, "inf.tsv", "a\tx\tInf\na\ty\t2\nb\tx\t3\n"), "--rank", "1"}},
+		{"duplicate pair", 1, []string{"duplicate"}, []string{"--in", testfile.Write(t, dir, "dup.tsv", "a\tx\t1\na\tx\t2\nb\ty\t3\nb\tx\t3\n"), "--rank", "1"}},
+		{"text rating", 1, []string{"line 1"}, []string{"--in", testfile.Write(t, dir, "txt.tsv", "a\tx\tgood\n"), "--rank", "1"}},
 		{"missing --in", 2, []string{"--in"}, []string{"--rank", "1"}},
 		{"missing --in file", 1, []string{"no-such.tsv", "does not exist"}, []string{"--in", filepath.Join(dir, "no-such.tsv"), "--rank", "1"}},
-		{"lambda, an ialm flag", 2, []string{"not defined: -lambda"}, []string{"--in", writeRaw(t, dir, "l.tsv", "a\tx\t1\n"), "--rank", "1", "--lambda", "0.1"}},
-		{"no --rank (auto), two ratings", 1, []string{"cannot choose the rank by validation", "1 distinct rows"}, []string{"--in", writeRaw(t, dir, "nr.tsv", "a\tx\t1\nb\ty\t2\n"), "--rank", "auto"}},
-		{"defaults (gibbs), two ratings", 1, []string{"too few training ratings for the Gibbs fit", "2, and it sets 10 aside"}, []string{"--in", writeRaw(t, dir, "ng.tsv", "a\tx\t1\nb\ty\t2\n")}},
-		{"defaults (gibbs), one user", 1, []string{"too few training ratings for the Gibbs fit", "two distinct rows"}, []string{"--in", writeRaw(t, dir, "nu.tsv", "a\tx\t1\na\ty\t2\na\tz\t3\n")}},
-		{"gibbs with ridge", 2, []string{"--method gibbs takes none of", "--ridge"}, []string{"--in", writeRaw(t, dir, "gr.tsv", "a\tx\t1\n"), "--method", "gibbs", "--ridge", "0.1"}},
-		{"tail without alpha", 2, []string{"--tail sets the noise"}, []string{"--in", writeRaw(t, dir, "ta.tsv", "a\tx\t1\n"), "--tail", "3"}},
-		{"tail with als", 2, []string{"--tail sets the noise"}, []string{"--in", writeRaw(t, dir, "tl.tsv", "a\tx\t1\n"), "--rank", "1", "--alpha", "0.1", "--tail", "3"}},
-		{"tail below 1", 2, []string{"flag -tail", "at least 1, or inf"}, []string{"--in", writeRaw(t, dir, "tn.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "0.5"}},
-		{"tail NaN", 2, []string{"flag -tail"}, []string{"--in", writeRaw(t, dir, "tnan.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "NaN"}},
-		{"gibbs without biases", 2, []string{"--method gibbs fits the biases"}, []string{"--in", writeRaw(t, dir, "gb.tsv", "a\tx\t1\n"), "--method", "gibbs", "--center=false"}},
-		{"method altproj", 2, []string{"--method altproj"}, []string{"--in", writeRaw(t, dir, "m.tsv", "a\tx\t1\n"), "--rank", "1", "--method", "altproj"}},
-		{"p given", 2, []string{"not defined: -p"}, []string{"--in", writeRaw(t, dir, "pgiven.tsv", "a\tx\t1\n"), "--rank", "1", "--p", "0.5"}},
-		{"unknown policy bias without biases", 2, []string{"--unknown bias needs --biases"}, []string{"--in", writeRaw(t, dir, "ub.tsv", "a\tx\t1\n"), "--rank", "1", "--unknown", "bias"}},
-		{"ridge Inf", 2, []string{"flag -ridge"}, []string{"--in", writeRaw(t, dir, "ri.tsv", "a\tx\t1\n"), "--rank", "1", "--ridge", "Inf"}},
-		{"implicit negative", 2, []string{"flag -implicit"}, []string{"--in", writeRaw(t, dir, "im.tsv", "a\tx\t1\n"), "--rank", "1", "--implicit", "-1"}},
-		{"holdout negative", 2, []string{"flag -holdout"}, []string{"--in", writeRaw(t, dir, "hn.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "-0.1"}},
-		{"clip reversed", 2, []string{"--clip"}, []string{"--in", writeRaw(t, dir, "c.tsv", "a\tb\t1\n"), "--rank", "1", "--clip", "5:1"}},
-		{"missing --predict file", 1, []string{"no-such"}, []string{"--in", writeRaw(t, dir, "pp.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--predict", filepath.Join(dir, "no-such.tsv")}},
-		{"alpha leaves nothing", 1, []string{"γ·α", "keep every entry"}, []string{"--in", writeRaw(t, dir, "al.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t4\n"), "--rank", "1", "--alpha", "0.99"}},
-		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", writeRaw(t, dir, "own.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--force", "--out", dir}},
+		{"lambda, an ialm flag", 2, []string{"not defined: -lambda"}, []string{"--in", testfile.Write(t, dir, "l.tsv", "a\tx\t1\n"), "--rank", "1", "--lambda", "0.1"}},
+		{"no --rank (auto), two ratings", 1, []string{"cannot choose the rank by validation", "1 distinct rows"}, []string{"--in", testfile.Write(t, dir, "nr.tsv", "a\tx\t1\nb\ty\t2\n"), "--rank", "auto"}},
+		{"defaults (gibbs), two ratings", 1, []string{"too few training ratings for the Gibbs fit", "2, and it sets 10 aside"}, []string{"--in", testfile.Write(t, dir, "ng.tsv", "a\tx\t1\nb\ty\t2\n")}},
+		{"defaults (gibbs), one user", 1, []string{"too few training ratings for the Gibbs fit", "two distinct rows"}, []string{"--in", testfile.Write(t, dir, "nu.tsv", "a\tx\t1\na\ty\t2\na\tz\t3\n")}},
+		{"gibbs with ridge", 2, []string{"--method gibbs takes none of", "--ridge"}, []string{"--in", testfile.Write(t, dir, "gr.tsv", "a\tx\t1\n"), "--method", "gibbs", "--ridge", "0.1"}},
+		{"tail without alpha", 2, []string{"--tail sets the noise"}, []string{"--in", testfile.Write(t, dir, "ta.tsv", "a\tx\t1\n"), "--tail", "3"}},
+		{"tail with als", 2, []string{"--tail sets the noise"}, []string{"--in", testfile.Write(t, dir, "tl.tsv", "a\tx\t1\n"), "--rank", "1", "--alpha", "0.1", "--tail", "3"}},
+		{"tail below 1", 2, []string{"flag -tail", "at least 1, or inf"}, []string{"--in", testfile.Write(t, dir, "tn.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "0.5"}},
+		{"tail NaN", 2, []string{"flag -tail"}, []string{"--in", testfile.Write(t, dir, "tnan.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "NaN"}},
+		{"gibbs without biases", 2, []string{"--method gibbs fits the biases"}, []string{"--in", testfile.Write(t, dir, "gb.tsv", "a\tx\t1\n"), "--method", "gibbs", "--center=false"}},
+		{"method altproj", 2, []string{"--method altproj"}, []string{"--in", testfile.Write(t, dir, "m.tsv", "a\tx\t1\n"), "--rank", "1", "--method", "altproj"}},
+		{"p given", 2, []string{"not defined: -p"}, []string{"--in", testfile.Write(t, dir, "pgiven.tsv", "a\tx\t1\n"), "--rank", "1", "--p", "0.5"}},
+		{"unknown policy bias without biases", 2, []string{"--unknown bias needs --biases"}, []string{"--in", testfile.Write(t, dir, "ub.tsv", "a\tx\t1\n"), "--rank", "1", "--unknown", "bias"}},
+		{"ridge Inf", 2, []string{"flag -ridge"}, []string{"--in", testfile.Write(t, dir, "ri.tsv", "a\tx\t1\n"), "--rank", "1", "--ridge", "Inf"}},
+		{"implicit negative", 2, []string{"flag -implicit"}, []string{"--in", testfile.Write(t, dir, "im.tsv", "a\tx\t1\n"), "--rank", "1", "--implicit", "-1"}},
+		{"holdout negative", 2, []string{"flag -holdout"}, []string{"--in", testfile.Write(t, dir, "hn.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "-0.1"}},
+		{"clip reversed", 2, []string{"--clip"}, []string{"--in", testfile.Write(t, dir, "c.tsv", "a\tb\t1\n"), "--rank", "1", "--clip", "5:1"}},
+		{"missing --predict file", 1, []string{"no-such"}, []string{"--in", testfile.Write(t, dir, "pp.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--predict", filepath.Join(dir, "no-such.tsv")}},
+		{"alpha leaves nothing", 1, []string{"γ·α", "keep every entry"}, []string{"--in", testfile.Write(t, dir, "al.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t4\n"), "--rank", "1", "--alpha", "0.99"}},
+		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", testfile.Write(t, dir, "own.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--force", "--out", dir}},
 	})
 	// Ids are arbitrary bytes, not necessarily UTF-8: they are kept as
 	// given and written back unchanged.
-	in := writeRaw(t, dir, "bytes.tsv", "\xff\xfe\tm1\t3\nu2\t\xc3\x28\t4\nu3\tm2\t5\nu2\tm1\t4\n")
+	in := testfile.Write(t, dir, "bytes.tsv", "\xff\xfe\tm1\t3\nu2\t\xc3\x28\t4\nu3\tm2\t5\nu2\tm1\t4\n")
 	out := filepath.Join(t.TempDir(), "out")
 	mustRun(t, "complete", "--in", in, "--rank", "1", "--out", out)
 	rows, err := os.ReadFile(filepath.Join(out, "rows.txt"))
@@ -299,7 +290,7 @@ func TestOutputNotCreatable(t *testing.T) {
 	dir := t.TempDir()
 	y := filepath.Join(dir, "Y.npy")
 	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
-	ratings := writeRaw(t, dir, "r.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t5\n")
+	ratings := testfile.Write(t, dir, "r.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t5\n")
 	out := filepath.Join(ro, "rpca-out")
 	for _, args := range [][]string{
 		{"decompose", "--in", y, "--rank", "2"},
@@ -325,7 +316,7 @@ func TestVideoRobust(t *testing.T) {
 		{"alpha 1", 2, []string{"flag -alpha"}, []string{"--in", in, "--alpha", "1"}},
 		{"p 1.5", 2, []string{"flag -p: must be in (0, 1]"}, []string{"--in", in, "--p", "1.5"}},
 		{"step NaN", 2, []string{"flag -step", "NaN"}, []string{"--in", in, "--step", "NaN"}},
-		{"a file that is no video", 1, []string{"empty.npy"}, []string{"--in", writeRaw(t, t.TempDir(), "empty.npy", "")}},
+		{"a file that is no video", 1, []string{"empty.npy"}, []string{"--in", testfile.Write(t, t.TempDir(), "empty.npy", "")}},
 		{"missing --in", 2, []string{"--in"}, nil},
 		{"no such directory", 1, []string{"no-such"}, []string{"--in", filepath.Join(t.TempDir(), "no-such")}},
 		{"empty directory", 1, []string{"no frame"}, []string{"--in", t.TempDir()}},
