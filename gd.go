@@ -1,6 +1,7 @@
 package rpca
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -415,9 +416,7 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 	case q.c == 0:
 		q.c = DefaultStepDense
 	}
-	if q.mu == 0 {
-		q.mu = 10
-	}
+	q.mu = cmp.Or(q.mu, 10)
 	if q.svdTol == 0 {
 		q.svdTol = DefaultSVDTol
 		if q.partial {

@@ -1,6 +1,7 @@
 package rpca
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -126,9 +127,7 @@ func (st Stop) withDefaults(def Stop) Stop {
 		Validation:  st.Validation,
 		Patience:    st.Patience,
 	}
-	if out.Patience == 0 {
-		out.Patience = DefaultPatience
-	}
+	out.Patience = cmp.Or(out.Patience, DefaultPatience)
 	switch {
 	case st.MaxIter < 0:
 		out.MaxIter = math.MaxInt

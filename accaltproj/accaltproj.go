@@ -16,6 +16,7 @@
 package accaltproj
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,20 +123,12 @@ func (m *Method) params(d1, d2, r int) (params, error) {
 	q := params{beta: m.Beta, betaInit: m.BetaInit, gamma: m.Gamma, svdTol: m.SVDTol}
 	if q.beta == 0 {
 		mu := m.Mu
-		if mu == 0 {
-			mu = DefaultMu
-		}
+		mu = cmp.Or(mu, DefaultMu)
 		q.beta = mu * float64(r) / (2 * math.Sqrt(float64(d1)*float64(d2)))
 	}
-	if q.betaInit == 0 {
-		q.betaInit = 4 * q.beta
-	}
-	if q.gamma == 0 {
-		q.gamma = DefaultGamma
-	}
-	if q.svdTol == 0 {
-		q.svdTol = DefaultSVDTol
-	}
+	q.betaInit = cmp.Or(q.betaInit, 4*q.beta)
+	q.gamma = cmp.Or(q.gamma, DefaultGamma)
+	q.svdTol = cmp.Or(q.svdTol, DefaultSVDTol)
 	return q, nil
 }
 

@@ -10,6 +10,7 @@
 package altproj
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -194,26 +195,11 @@ type solver struct {
 // setParams fills in the effective parameters.
 func (sv *solver) setParams(m *Method, rules rpca.Stop) {
 	d1, d2 := sv.y.Rows, sv.y.Cols
-	sv.mu = m.Mu
-	if sv.mu == 0 {
-		sv.mu = DefaultMu
-	}
-	sv.beta = m.Beta
-	if sv.beta == 0 {
-		sv.beta = 4 * sv.mu * sv.mu * float64(sv.r) / math.Sqrt(float64(d1)*float64(d2))
-	}
-	sv.eps = m.Eps
-	if sv.eps == 0 {
-		sv.eps = rules.ResidualTol
-		if sv.eps == 0 {
-			sv.eps = DefaultResidualTol
-		}
-	}
+	sv.mu = cmp.Or(m.Mu, DefaultMu)
+	sv.beta = cmp.Or(m.Beta, 4*sv.mu*sv.mu*float64(sv.r)/math.Sqrt(float64(d1)*float64(d2)))
+	sv.eps = cmp.Or(m.Eps, rules.ResidualTol, DefaultResidualTol)
 	sv.fixedT = m.InnerIters
-	sv.stallTol = m.StallTol
-	if sv.stallTol == 0 {
-		sv.stallTol = DefaultStallTol
-	}
+	sv.stallTol = cmp.Or(m.StallTol, DefaultStallTol)
 }
 
 // svdTol is the relative accuracy asked of each truncated SVD: well below

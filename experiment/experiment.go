@@ -22,6 +22,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -176,9 +177,7 @@ func Run(ctx context.Context, name string, o Options) (*Report, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
+	o.Seed = cmp.Or(o.Seed, 1)
 	if o.Log == nil {
 		o.Log = io.Discard
 	}

@@ -21,6 +21,7 @@
 package ialm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -140,19 +141,10 @@ func (m *Method) solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 		ctx:     ctx,
 		sv:      s.Rank + 1,
 	}
-	sv.lambda = m.Lambda
-	if sv.lambda == 0 {
-		sv.lambda = 1 / math.Sqrt(float64(d1))
-	}
-	sv.rho = m.Rho
-	if sv.rho == 0 {
-		sv.rho = DefaultRho
-	}
+	sv.lambda = cmp.Or(m.Lambda, 1/math.Sqrt(float64(d1)))
+	sv.rho = cmp.Or(m.Rho, DefaultRho)
 	sv.mu0 = m.Mu0
-	sv.muMax = m.MuMax
-	if sv.muMax == 0 {
-		sv.muMax = DefaultMuMax
-	}
+	sv.muMax = cmp.Or(m.MuMax, DefaultMuMax)
 	sv.tol = tr.Rules().ResidualTol
 	res, err := sv.run()
 	return res, sv, err
@@ -184,9 +176,7 @@ type solver struct {
 // the residual tolerance so that SVD errors do not stall convergence.
 func (sv *solver) svdTol() float64 {
 	t := sv.tol
-	if t == 0 {
-		t = DefaultResidualTol
-	}
+	t = cmp.Or(t, DefaultResidualTol)
 	return min(max(t*1e-3, 1e-12), 1e-6)
 }
 
@@ -237,9 +227,7 @@ func (sv *solver) run() (*rpca.Result, error) {
 			}
 		}
 	})
-	if sv.mu0 == 0 {
-		sv.mu0 = DefaultMu0Scale / norm2
-	}
+	sv.mu0 = cmp.Or(sv.mu0, DefaultMu0Scale/norm2)
 	sv.muMax *= sv.mu0
 	sv.mu = sv.mu0
 

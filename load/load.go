@@ -11,6 +11,7 @@
 package load
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -155,9 +156,7 @@ func File(path string, opt Options) (*Matrix, error) {
 	if err := CheckReadable(path); err != nil {
 		return nil, err
 	}
-	if opt.BytesPerEntry == 0 {
-		opt.BytesPerEntry = DenseBytesPerEntry
-	}
+	opt.BytesPerEntry = cmp.Or(opt.BytesPerEntry, DenseBytesPerEntry)
 	if opt.Available == 0 {
 		opt.Available = AvailableMemory()
 	}

@@ -121,9 +121,7 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 		ridges = DefaultRidges
 	}
 	frac := sel.Fraction
-	if frac == 0 {
-		frac = DefaultValidationFraction
-	}
+	frac = cmp.Or(frac, DefaultValidationFraction)
 	patience, err := sel.patience(opt, gd)
 	if err != nil {
 		return nil, err

@@ -120,18 +120,10 @@ const (
 
 func (s Shape) withDefaults() Shape {
 	d := MovieLens20M
-	if s.Users == 0 {
-		s.Users = d.Users
-	}
-	if s.Items == 0 {
-		s.Items = d.Items
-	}
-	if s.Ratings == 0 {
-		s.Ratings = d.Ratings
-	}
-	if s.Rank == 0 {
-		s.Rank = d.Rank
-	}
+	s.Users = cmp.Or(s.Users, d.Users)
+	s.Items = cmp.Or(s.Items, d.Items)
+	s.Ratings = cmp.Or(s.Ratings, d.Ratings)
+	s.Rank = cmp.Or(s.Rank, d.Rank)
 	return s
 }
 

@@ -1,6 +1,7 @@
 package ratings
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -148,15 +149,9 @@ func (g Gibbs) withDefaults(n int) (Gibbs, error) {
 			g.Samples = max(DefaultGibbsMinSamples, int(DefaultGibbsWork/float64(n)))
 		}
 	}
-	if g.BurnIn == 0 {
-		g.BurnIn = min(DefaultGibbsBurnIn, gibbsCalibrationStart+max(0, g.Samples-gibbsCalibrationStart)/3)
-	}
-	if g.Calibration == 0 {
-		g.Calibration = DefaultGibbsCalibration
-	}
-	if g.Tail == 0 {
-		g.Tail = DefaultGibbsTail
-	}
+	g.BurnIn = cmp.Or(g.BurnIn, min(DefaultGibbsBurnIn, gibbsCalibrationStart+max(0, g.Samples-gibbsCalibrationStart)/3))
+	g.Calibration = cmp.Or(g.Calibration, DefaultGibbsCalibration)
+	g.Tail = cmp.Or(g.Tail, DefaultGibbsTail)
 	switch {
 	case g.Samples < 0 || g.BurnIn < 0 || g.Keep < 0:
 		return g, fmt.Errorf("%w: Samples %d, BurnIn %d and Keep %d must be positive", ErrGibbs, g.Samples, g.BurnIn, g.Keep)

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -54,9 +55,7 @@ func (in *Instance) Info() *InstanceInfo {
 		Magnitude: cfg.Magnitude, MagnitudeUsed: cfg.magnitude(), P: cfg.P, Seed: cfg.Seed,
 		Corrupted: in.S.NNZ(), Observed: cfg.D1 * cfg.D2,
 	}
-	if inf.P == 0 {
-		inf.P = 1
-	}
+	inf.P = cmp.Or(inf.P, 1)
 	if in.Obs != nil {
 		inf.Observed = in.Obs.Len()
 	}

@@ -1,6 +1,7 @@
 package video
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -97,9 +98,7 @@ func (o MaskOptions) withDefaults() MaskOptions {
 	o.Smooth = max(o.Smooth, 0)
 	def(&o.Filter, DefaultMaskFilter)
 	def(&o.MinObject, DefaultMinObject)
-	if o.NoiseFactor == 0 {
-		o.NoiseFactor = DefaultNoiseFactor
-	}
+	o.NoiseFactor = cmp.Or(o.NoiseFactor, DefaultNoiseFactor)
 	return o
 }
 

@@ -1,6 +1,7 @@
 package video
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -87,9 +88,7 @@ func Generate(scene Scene, o GenerateOptions) (*Clip, error) {
 	if w == 0 && h == 0 {
 		w, h = 96, 72
 	}
-	if n == 0 {
-		n = 120
-	}
+	n = cmp.Or(n, 120)
 	if w < 32 || h < 24 || n < 10 {
 		return nil, fmt.Errorf("video: generated clips need at least 32×24 pixels and 10 frames, got %d×%d and %d", w, h, n)
 	}

@@ -15,6 +15,7 @@
 package rpcabeam
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,9 +94,7 @@ func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
 		st.run = Prism
 	}
 	shards := o.Shards
-	if shards == 0 {
-		shards = 8
-	}
+	shards = cmp.Or(shards, 8)
 	if shards < 1 {
 		return nil, fmt.Errorf("%w: %d shards", ErrInput, shards)
 	}

@@ -3,6 +3,7 @@
 package delim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -77,9 +78,7 @@ func Read(r io.Reader, name string, opt Options) (*mat.Dense, error) {
 			break
 		}
 		if textio.IsBlank(b) {
-			if blankLine == 0 {
-				blankLine = lr.Line
-			}
+			blankLine = cmp.Or(blankLine, lr.Line)
 			continue
 		}
 		line := string(b)

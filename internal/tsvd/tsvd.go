@@ -21,6 +21,7 @@
 package tsvd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -171,12 +172,8 @@ func newSettings(m, n int, opt Options) (settings, error) {
 	// (one when b ≤ Rank) stay random so that directions missing from the
 	// warm start are still found.
 	s.maxStart = s.b - max(1, min(2, s.b-s.rank))
-	if s.maxIter == 0 {
-		s.maxIter = DefaultMaxIter
-	}
-	if s.tol == 0 {
-		s.tol = DefaultTol
-	}
+	s.maxIter = cmp.Or(s.maxIter, DefaultMaxIter)
+	s.tol = cmp.Or(s.tol, DefaultTol)
 	s.maxBasis = opt.MaxBasis
 	if s.maxBasis == 0 {
 		s.maxBasis = DefaultMaxBasis(m, n, s.rank, s.b)
