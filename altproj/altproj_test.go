@@ -9,7 +9,6 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/methodtest"
-	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // sparseErr is ‖S − S*‖_F/‖S*‖_F.
@@ -33,11 +32,7 @@ func TestRecoverPaperModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := testmat.RelErr(res.U, res.V, in.A, in.B)
-	t.Logf("iters %d stop %s residual %.3g error %.3g params %v", res.Iterations, res.Stop, res.Residual, e, res.Params)
-	if e > 1e-4 {
-		t.Errorf("relative error %.3g > 1e-4", e)
-	}
+	methodtest.Recovered(t, res, in, 1e-4)
 	if res.Stop != rpca.StopResidualTol || res.Residual > 1e-7 {
 		t.Errorf("stop %s with residual %.3g, want residual-tol ≤ 1e-7", res.Stop, res.Residual)
 	}
@@ -97,9 +92,7 @@ func TestRectangular(t *testing.T) {
 			t.Fatalf("%v: factors %d×%d and %d×%d", dims, u1, k, v1, k)
 		}
 		// Same justification as TestRecoverPaperModel.
-		if e := testmat.RelErr(res.U, res.V, in.A, in.B); e > 1e-4 {
-			t.Errorf("%v: relative error %.3g > 1e-4", dims, e)
-		}
+		methodtest.Recovered(t, res, in, 1e-4)
 		checkResult(t, res, in.Y)
 	}
 }
@@ -117,9 +110,7 @@ func TestEarlyExitAtTrueRank(t *testing.T) {
 	if res.Stop != rpca.StopExact || res.Params.(*Params).FinalRank != 2 {
 		t.Fatalf("stop %s, params %v; want exact stop at rank 2", res.Stop, res.Params)
 	}
-	if e := testmat.RelErr(res.U, res.V, in.A, in.B); e > 1e-8 {
-		t.Errorf("relative error %.3g", e)
-	}
+	methodtest.Recovered(t, res, in, 1e-8)
 	// Two full stages of T+1 iterations each, T from line 6.
 	if want := 2 * (res.Params.(*Params).InnerIters + 1); res.Iterations > want {
 		t.Errorf("%d iterations, want at most %d", res.Iterations, want)

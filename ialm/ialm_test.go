@@ -9,7 +9,6 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/methodtest"
-	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 func TestRecoverPaperModel(t *testing.T) {
@@ -22,11 +21,7 @@ func TestRecoverPaperModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := testmat.RelErr(res.U, res.V, in.A, in.B)
-	t.Logf("iters %d stop %s residual %.3g error %.3g params %v", res.Iterations, res.Stop, res.Residual, e, res.Params)
-	if e > 1e-4 {
-		t.Errorf("relative error %.3g > 1e-4", e)
-	}
+	methodtest.Recovered(t, res, in, 1e-4)
 	if res.Stop != rpca.StopResidualTol || res.Residual > DefaultResidualTol {
 		t.Errorf("stop %s, residual %.3g", res.Stop, res.Residual)
 	}
@@ -174,9 +169,7 @@ func TestRectangular(t *testing.T) {
 		if u1 != c.d1 || v1 != c.d2 {
 			t.Fatalf("%+v: factors with %d and %d rows", c, u1, v1)
 		}
-		if e := testmat.RelErr(res.U, res.V, in.A, in.B); e > 1e-4 {
-			t.Errorf("%+v: relative error %.3g > 1e-4", c, e)
-		}
+		methodtest.Recovered(t, res, in, 1e-4)
 		checkResult(t, res, in.Y)
 	}
 }

@@ -130,10 +130,7 @@ func BenchmarkMulAXAtY(b *testing.B) {
 func BenchmarkGram(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const w, n = 12, 144
-	z := make([]float64, n*w)
-	for i := range z {
-		z[i] = rng.NormFloat64()
-	}
+	z := testmat.NormalGeneral(rng, n, w).Data
 	g := make([]float64, w*w)
 	b.Cleanup(func() { isa = maxISA })
 	for level := maxISA; level >= isaGo; level-- {

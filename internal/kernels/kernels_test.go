@@ -201,14 +201,22 @@ func TestSubMulABt(t *testing.T) {
 	})
 }
 
-func TestMulAX(t *testing.T) {
-	eachCase(t, 3, []int{1, 3}, func(rng *rand.Rand, name string, s shape, w int) {
-		a, x := randView(rng, s.m, s.n), randView(rng, s.n, s.k)
-		dst := randView(rng, s.m, s.k)
-		MulAX(dst, a, x, w)
+// TestMulAX and TestMulAtX multiply by A and by Aᵀ.
+func TestMulAX(t *testing.T)  { testMulA(t, 3, false) }
+func TestMulAtX(t *testing.T) { testMulA(t, 4, true) }
+
+func testMulA(t *testing.T, seed uint64, trans bool) {
+	eachCase(t, seed, []int{1, 3}, func(rng *rand.Rand, name string, s shape, w int) {
+		in, out, kernel, check := s.n, s.m, MulAX, checkAX
+		if trans {
+			in, out, kernel, check = s.m, s.n, MulAtX, checkAtY
+		}
+		a, x := randView(rng, s.m, s.n), randView(rng, in, s.k)
+		dst := randView(rng, out, s.k)
+		kernel(dst, a, x, w)
 		name = fmt.Sprintf("%s w=%d", name, w)
 		checkPadding(t, name, dst)
-		checkAX(t, name, dst, a, x)
+		check(t, name, dst, a, x)
 	})
 }
 
@@ -236,17 +244,6 @@ func checkAtY(t *testing.T, name string, dst, a, y blas64.General) {
 	t.Helper()
 	checkProduct(t, name+": Aᵀ·Y", dst, a.Rows,
 		func(j, i int) float64 { return at(a, i, j) }, func(i, c int) float64 { return at(y, i, c) })
-}
-
-func TestMulAtX(t *testing.T) {
-	eachCase(t, 4, []int{1, 3}, func(rng *rand.Rand, name string, s shape, w int) {
-		a, x := randView(rng, s.m, s.n), randView(rng, s.m, s.k)
-		dst := randView(rng, s.n, s.k)
-		MulAtX(dst, a, x, w)
-		name = fmt.Sprintf("%s w=%d", name, w)
-		checkPadding(t, name, dst)
-		checkAtY(t, name, dst, a, x)
-	})
 }
 
 func TestMulAXAtY(t *testing.T) {

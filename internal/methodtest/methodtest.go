@@ -31,6 +31,20 @@ func Instance(t testing.TB, d1, d2, r int, alpha float64, seed uint64) *synth.In
 	return in
 }
 
+// Recovered checks that res recovers the instance's low-rank part:
+// ‖UVᵀ − ABᵀ‖_F/‖ABᵀ‖_F (dense, with gonum) at most maxErr. It logs the
+// run's figures and returns the error.
+func Recovered(t *testing.T, res *rpca.Result, in *synth.Instance, maxErr float64) float64 {
+	t.Helper()
+	e := testmat.RelErr(res.U, res.V, in.A, in.B)
+	d1, d2 := in.Y.Dims()
+	t.Logf("%d×%d: %d iterations, stop %s, residual %.3g, error %.3g, params %v", d1, d2, res.Iterations, res.Stop, res.Residual, e, res.Params)
+	if e > maxErr {
+		t.Errorf("%d×%d, params %v: relative error %.3g > %g", d1, d2, res.Params, e, maxErr)
+	}
+	return e
+}
+
 // MatchesReference checks a result against a literal transcription of the
 // method's algorithm: M and S must each be within tol of the reference in
 // relative Frobenius norm.
