@@ -329,19 +329,10 @@ func TestCompleteOutliers(t *testing.T) {
 
 func TestCompleteErrors(t *testing.T) {
 	dir := t.TempDir()
-	dup := join(dir, "dup.csv")
-	os.WriteFile(dup, []byte("# ratings\nu1,m1,4\nu2,m1,3\n\nu1,m1,5\n"), 0o644)
-	bad := join(dir, "bad.txt")
-	os.WriteFile(bad, []byte("u1 m1 4\nu2 m1 three\n"), 0o644)
-	small := join(dir, "small.tsv")
-	os.WriteFile(small, []byte("a\tx\t1\nb\ty\t2\nc\tx\t3\n"), 0o644)
-	out := join(dir, "out")
-	cases := []struct {
-		name string
-		code int
-		keys []string
-		args []string
-	}{
+	dup := testfile.Write(t, dir, "dup.csv", "# ratings\nu1,m1,4\nu2,m1,3\n\nu1,m1,5\n")
+	bad := testfile.Write(t, dir, "bad.txt", "u1 m1 4\nu2 m1 three\n")
+	small := testfile.Write(t, dir, "small.tsv", "a\tx\t1\nb\ty\t2\nc\tx\t3\n")
+	cases := []robustCase{
 		{"duplicate", 1, []string{"dup.csv", "line 5", `duplicate rating for row "u1", column "m1"`, "line 2"}, []string{"--in", dup, "--rank", "1"}},
 		{"bad value", 1, []string{"bad.txt", "line 2, column 3", `invalid number "three"`}, []string{"--in", bad, "--rank", "1"}},
 		{"missing file", 1, []string{"none.tsv", "does not exist"}, []string{"--in", join(dir, "none.tsv"), "--rank", "1"}},
@@ -354,14 +345,7 @@ func TestCompleteErrors(t *testing.T) {
 		{"p", 2, []string{"not defined: -p"}, []string{"--in", small, "--rank", "1", "--p", "0.5"}},
 		{"missing predict file", 1, []string{"--predict", "nopairs.tsv", "does not exist"}, []string{"--in", small, "--rank", "1", "--predict", join(dir, "nopairs.tsv")}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			wantError(t, c.code, c.keys, append([]string{"complete", "--out", out}, c.args...)...)
-			if _, err := os.Stat(out); !os.IsNotExist(err) {
-				t.Errorf("output directory exists after a failed run")
-			}
-		})
-	}
+	checkRobust(t, "complete", cases)
 }
 
 // TestCompleteCancel interrupts a fit after its second iteration: exit

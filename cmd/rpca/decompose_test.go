@@ -15,6 +15,7 @@ import (
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/synth"
@@ -255,26 +256,16 @@ func TestDecomposeErrors(t *testing.T) {
 	in := testInstance(t, 20, 15, 2, 0.05, 15)
 	ynpy := join(dir, "Y.npy")
 	writeFile(t, ynpy, func(w io.Writer) error { return npy.Write(w, in.Y) })
-	bad := join(dir, "bad.csv")
-	os.WriteFile(bad, []byte("1,2,3\n4,5,6\n7,8.5.1,9\n"), 0o644)
+	bad := testfile.Write(t, dir, "bad.csv", "1,2,3\n4,5,6\n7,8.5.1,9\n")
 	nanY := mat.DenseCopyOf(in.Y)
 	nanY.Set(3, 4, math.NaN())
 	ynan := join(dir, "nan.npy")
 	writeFile(t, ynan, func(w io.Writer) error { return npy.Write(w, nanY) })
-	dup := join(dir, "dup.mtx")
-	os.WriteFile(dup, []byte("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n1 1 2\n"), 0o644)
-	part := join(dir, "part.mtx")
-	os.WriteFile(part, []byte("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n1 2 1\n2 1 1\n"), 0o644)
-	odd := join(dir, "Y.xyz")
-	os.WriteFile(odd, []byte("1 2\n3 4\n"), 0o644)
-	outDir := join(dir, "out")
+	dup := testfile.Write(t, dir, "dup.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n1 1 2\n")
+	part := testfile.Write(t, dir, "part.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n1 2 1\n2 1 1\n")
+	odd := testfile.Write(t, dir, "Y.xyz", "1 2\n3 4\n")
 
-	cases := []struct {
-		name string
-		code int
-		keys []string
-		args []string
-	}{
+	cases := []robustCase{
 		{"missing file", 1, []string{"nothere.npy", "does not exist"}, []string{"--in", join(dir, "nothere.npy"), "--rank", "2"}},
 		{"bad number", 1, []string{"bad.csv", "line 3, column 2", `invalid number "8.5.1"`}, []string{"--in", bad, "--rank", "1"}},
 		{"NaN in npy", 1, []string{"nan.npy", "NaN", "row 4, column 5", "--missing-nan"}, []string{"--in", ynan, "--rank", "2"}},
@@ -291,15 +282,7 @@ func TestDecomposeErrors(t *testing.T) {
 		{"altproj on partial", 2, []string{"altproj", "--method gd"}, []string{"--in", part, "--rank", "1", "--method", "altproj"}},
 		{"unknown flag", 2, []string{"-rnak", "not defined"}, []string{"--rnak", "2"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"decompose", "--out", outDir}, c.args...)
-			wantError(t, c.code, c.keys, args...)
-			if _, err := os.Stat(outDir); !os.IsNotExist(err) {
-				t.Errorf("output directory exists after a failed run: %v", err)
-			}
-		})
-	}
+	checkRobust(t, "decompose", cases)
 	// The .xyz file reads as white-space text with --in-format txt.
 	mustRun(t, "decompose", "--in", odd, "--in-format", "txt", "--rank", "1", "--alpha", "0", "--out", join(dir, "xyz"))
 }
