@@ -46,38 +46,10 @@ func TestRecoverPaperModel(t *testing.T) {
 	if se := sparseErr(res.S, in.S); se > 1e-3 {
 		t.Errorf("‖S − S*‖_F/‖S*‖_F = %.3g > 1e-3", se)
 	}
-	checkResult(t, res, in.Y)
+	methodtest.CheckResult(t, res, in.Y)
 }
 
 // checkResult checks the bookkeeping of a result against Y.
-func checkResult(t *testing.T, res *rpca.Result, y *mat.Dense) {
-	t.Helper()
-	if len(res.History) != res.Iterations+1 {
-		t.Errorf("history has %d records for %d iterations", len(res.History), res.Iterations)
-	}
-	for i, rec := range res.History {
-		if rec.Iter != i {
-			t.Fatalf("record %d has Iter %d", i, rec.Iter)
-		}
-	}
-	// The reported residual is ‖Y − UVᵀ − S‖_F/‖Y‖_F recomputed densely.
-	l := res.LowRank()
-	l.Add(l, res.S.ToDense())
-	l.Sub(y, l)
-	got := mat.Norm(l, 2) / mat.Norm(y, 2)
-	if math.Abs(got-res.Residual) > 1e-9+1e-6*res.Residual {
-		t.Errorf("residual %.6g, recomputed %.6g", res.Residual, got)
-	}
-	// S is stored without zeros, columns increasing.
-	for i := 0; i < res.S.Rows; i++ {
-		for k := res.S.RowPtr[i]; k < res.S.RowPtr[i+1]; k++ {
-			if res.S.Val[k] == 0 || (k > res.S.RowPtr[i] && res.S.ColIdx[k] <= res.S.ColIdx[k-1]) {
-				t.Fatalf("bad CSR entry in row %d", i)
-			}
-		}
-	}
-}
-
 func TestRectangular(t *testing.T) {
 	for _, dims := range [][2]int{{180, 300}, {300, 180}} {
 		in := methodtest.Instance(t, dims[0], dims[1], 4, 0.05, 7)
@@ -93,7 +65,7 @@ func TestRectangular(t *testing.T) {
 		}
 		// Same justification as TestRecoverPaperModel.
 		methodtest.Recovered(t, res, in, 1e-4)
-		checkResult(t, res, in.Y)
+		methodtest.CheckResult(t, res, in.Y)
 	}
 }
 

@@ -31,25 +31,11 @@ func TestRecoverPaperModel(t *testing.T) {
 	if res.Params.(*Params).Lambda != 1/math.Sqrt(300) {
 		t.Errorf("lambda %v", res.Params.(*Params).Lambda)
 	}
-	checkResult(t, res, in.Y)
+	methodtest.CheckResult(t, res, in.Y)
 	checkOptimality(t, res, st, in.Y)
 }
 
 // checkResult checks the bookkeeping of a result against Y.
-func checkResult(t *testing.T, res *rpca.Result, y *mat.Dense) {
-	t.Helper()
-	if len(res.History) != res.Iterations+1 {
-		t.Errorf("history has %d records for %d iterations", len(res.History), res.Iterations)
-	}
-	l := res.LowRank()
-	l.Add(l, res.S.ToDense())
-	l.Sub(y, l)
-	got := mat.Norm(l, 2) / mat.Norm(y, 2)
-	if math.Abs(got-res.Residual) > 1e-12+1e-6*res.Residual {
-		t.Errorf("residual %.6g, recomputed %.6g", res.Residual, got)
-	}
-}
-
 // checkOptimality checks the optimality conditions of principal component
 // pursuit at the returned iterate (M, S) = (M_{k+1}, S_{k+1}).
 //
@@ -170,7 +156,7 @@ func TestRectangular(t *testing.T) {
 			t.Fatalf("%+v: factors with %d and %d rows", c, u1, v1)
 		}
 		methodtest.Recovered(t, res, in, 1e-4)
-		checkResult(t, res, in.Y)
+		methodtest.CheckResult(t, res, in.Y)
 	}
 }
 
