@@ -8,25 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// listDir returns the sorted names in dir.
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		if e.Name() == OwnerMarker { // checked by TestOwnership
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	slices.Sort(names)
-	return names
-}
+	"github.com/rpca-gd/rpca/internal/testfile"
+)
 
 func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
@@ -57,7 +41,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != "first" {
 		t.Fatalf("old file changed to %d bytes", len(b))
 	}
-	if got := listDir(t, dir); !slices.Equal(got, []string{"out.txt"}) {
+	if got := testfile.List(t, dir, OwnerMarker); !slices.Equal(got, []string{"out.txt"}) {
 		t.Fatalf("directory holds %v after a failed write", got)
 	}
 	// A failed first write creates nothing.
@@ -65,7 +49,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
-	if got := listDir(t, dir); !slices.Equal(got, []string{"out.txt"}) {
+	if got := testfile.List(t, dir, OwnerMarker); !slices.Equal(got, []string{"out.txt"}) {
 		t.Fatalf("directory holds %v after a failed first write", got)
 	}
 	// Missing parent directory: an error, not a panic.
@@ -111,7 +95,7 @@ func TestAtomicDirNew(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "a.txt")); string(b) != "A" {
 		t.Fatalf("committed content %q", b)
 	}
-	if got := listDir(t, filepath.Dir(out)); !slices.Equal(got, []string{"out"}) {
+	if got := testfile.List(t, filepath.Dir(out), OwnerMarker); !slices.Equal(got, []string{"out"}) {
 		t.Fatalf("siblings after commit: %v", got)
 	}
 	if err := d.Abort(); err != nil {
@@ -135,7 +119,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	if _, err := New(out, false); !errors.Is(err, ErrExists) {
 		t.Fatalf("error %v, want ErrExists", err)
 	}
-	if got := listDir(t, parent); !slices.Equal(got, []string{"out"}) {
+	if got := testfile.List(t, parent, OwnerMarker); !slices.Equal(got, []string{"out"}) {
 		t.Fatalf("refused New left %v", got)
 	}
 	// With force too, as long as the directory is not marked as rpca's.
@@ -153,10 +137,10 @@ func TestAtomicDirExisting(t *testing.T) {
 	if err := d.Abort(); err != nil {
 		t.Fatal(err)
 	}
-	if got := listDir(t, out); !slices.Equal(got, []string{"old.txt"}) {
+	if got := testfile.List(t, out, OwnerMarker); !slices.Equal(got, []string{"old.txt"}) {
 		t.Fatalf("old dir after abort: %v", got)
 	}
-	if got := listDir(t, parent); !slices.Equal(got, []string{"out"}) {
+	if got := testfile.List(t, parent, OwnerMarker); !slices.Equal(got, []string{"out"}) {
 		t.Fatalf("siblings after abort: %v", got)
 	}
 
@@ -166,16 +150,16 @@ func TestAtomicDirExisting(t *testing.T) {
 		t.Fatal(err)
 	}
 	fill(t, d, "new.txt", "new")
-	if got := listDir(t, out); !slices.Equal(got, []string{"old.txt"}) {
+	if got := testfile.List(t, out, OwnerMarker); !slices.Equal(got, []string{"old.txt"}) {
 		t.Fatalf("old dir changed before commit: %v", got)
 	}
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := listDir(t, out); !slices.Equal(got, []string{"new.txt"}) {
+	if got := testfile.List(t, out, OwnerMarker); !slices.Equal(got, []string{"new.txt"}) {
 		t.Fatalf("dir after forced commit: %v", got)
 	}
-	if got := listDir(t, parent); !slices.Equal(got, []string{"out"}) {
+	if got := testfile.List(t, parent, OwnerMarker); !slices.Equal(got, []string{"out"}) {
 		t.Fatalf("siblings after forced commit: %v", got)
 	}
 
@@ -190,7 +174,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := listDir(t, empty); !slices.Equal(got, []string{"x"}) {
+	if got := testfile.List(t, empty, OwnerMarker); !slices.Equal(got, []string{"x"}) {
 		t.Fatalf("empty dir after commit: %v", got)
 	}
 
@@ -208,7 +192,7 @@ func TestAtomicDirExisting(t *testing.T) {
 		t.Fatalf("Commit over a new non-empty dir: %v", err)
 	}
 	d.Abort()
-	if got := listDir(t, late); !slices.Equal(got, []string{"other"}) {
+	if got := testfile.List(t, late, OwnerMarker); !slices.Equal(got, []string{"other"}) {
 		t.Fatalf("late dir: %v", got)
 	}
 
@@ -220,7 +204,7 @@ func TestAtomicDirExisting(t *testing.T) {
 			t.Fatalf("force=%v over a file: %v", force, err)
 		}
 	}
-	if got := listDir(t, parent); !slices.Equal(got, []string{"empty", "file", "late", "out"}) {
+	if got := testfile.List(t, parent, OwnerMarker); !slices.Equal(got, []string{"empty", "file", "late", "out"}) {
 		t.Fatalf("leftovers in parent: %v", got)
 	}
 }

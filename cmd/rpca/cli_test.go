@@ -108,23 +108,6 @@ func truthM(in *synth.Instance) *mat.Dense {
 	return &m
 }
 
-// listDir returns the names in dir.
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		if e.Name() == outdir.OwnerMarker { // checked by TestForceOwnership
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // cancelOnWrite is a stderr that cancels a context once a given text has
 // been written to it (e.g. the progress line of an iteration), so that a
 // test can interrupt a run at a known point.

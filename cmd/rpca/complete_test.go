@@ -15,6 +15,7 @@ import (
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/testfile"
+	"github.com/rpca-gd/rpca/outdir"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -149,8 +150,8 @@ func TestCompleteHoldout(t *testing.T) {
 	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
 		"--predict", pairsPath, "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
-	if fmt.Sprint(listDir(t, out)) != "[U.npy V.npy cols.txt predictions.tsv rows.txt summary.json]" {
-		t.Fatalf("files %v", listDir(t, out))
+	if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[U.npy V.npy cols.txt predictions.tsv rows.txt summary.json]" {
+		t.Fatalf("files %v", testfile.List(t, out, outdir.OwnerMarker))
 	}
 	n := float64(len(rs.observed))
 	if sum["ratings"] != n || sum["holdout_ratings"] != math.Round(0.1*n) || sum["observed_entries"] != n-math.Round(0.1*n) || sum["alpha"] != 0.0 {
@@ -361,7 +362,7 @@ func TestCompleteCancel(t *testing.T) {
 	if code != 130 {
 		t.Errorf("exit %d, stderr %q", code, stderr.buf.String())
 	}
-	if got := fmt.Sprint(listDir(t, dir)); got != "[ratings.tsv]" {
+	if got := fmt.Sprint(testfile.List(t, dir, outdir.OwnerMarker)); got != "[ratings.tsv]" {
 		t.Errorf("files left after the interrupt: %v", got)
 	}
 	// The same in the Gibbs fit (the defaults) at its second sweep, and
@@ -375,7 +376,7 @@ func TestCompleteCancel(t *testing.T) {
 		if code != 130 {
 			t.Errorf("%s: exit %d, stderr %q", c.name, code, stderr.buf.String())
 		}
-		if got := fmt.Sprint(listDir(t, dir)); got != "[ratings.tsv]" {
+		if got := fmt.Sprint(testfile.List(t, dir, outdir.OwnerMarker)); got != "[ratings.tsv]" {
 			t.Errorf("%s: files left after the interrupt: %v", c.name, got)
 		}
 	}

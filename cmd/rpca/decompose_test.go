@@ -81,8 +81,8 @@ func TestDecomposeNpy(t *testing.T) {
 			out := join(dir, "out")
 			r := mustRun(t, "decompose", "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--json")
 			sum := readJSON(t, r.stdout)
-			if fmt.Sprint(listDir(t, out)) != "[lowrank.npy sparse.mtx summary.json]" {
-				t.Fatalf("output files %v", listDir(t, out))
+			if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[lowrank.npy sparse.mtx summary.json]" {
+				t.Fatalf("output files %v", testfile.List(t, out, outdir.OwnerMarker))
 			}
 			if file := readJSONFile(t, join(out, "summary.json")); fmt.Sprint(file) != fmt.Sprint(sum) {
 				t.Errorf("summary.json %v differs from --json output %v", file, sum)
@@ -124,8 +124,8 @@ func TestDecomposeCSVHeader(t *testing.T) {
 		"decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--out", join(dir, "bad"))
 	out := join(dir, "out")
 	mustRun(t, "decompose", "--in", y, "--header", "--rank", "2", "--alpha", "0.05", "--out", out, "--format", "csv", "--quiet")
-	if fmt.Sprint(listDir(t, out)) != "[lowrank.csv sparse.mtx summary.json]" {
-		t.Fatalf("output files %v", listDir(t, out))
+	if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[lowrank.csv sparse.mtx summary.json]" {
+		t.Fatalf("output files %v", testfile.List(t, out, outdir.OwnerMarker))
 	}
 	low, err := delim.ReadFile(join(out, "lowrank.csv"), delim.Options{})
 	if err != nil {
@@ -149,8 +149,8 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 	out := join(dir, "out")
 	r := mustRun(t, "decompose", "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--factors", "--json")
 	sum := readJSON(t, r.stdout)
-	if fmt.Sprint(listDir(t, out)) != "[U.npy V.npy sparse.mtx summary.json]" {
-		t.Fatalf("output files %v", listDir(t, out))
+	if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[U.npy V.npy sparse.mtx summary.json]" {
+		t.Fatalf("output files %v", testfile.List(t, out, outdir.OwnerMarker))
 	}
 	if sum["partial"] != true || sum["observed_entries"] != float64(in.Obs.Len()) || sum["params"].(map[string]any)["algorithm"] != 2.0 {
 		t.Errorf("summary %v", sum)
@@ -307,11 +307,11 @@ func TestDecomposeOutputDir(t *testing.T) {
 	os.Remove(join(out, "keep.txt"))
 	mustRun(t, "decompose", "--in", y, "--rank", "2", "--out", out)
 	mustRun(t, "decompose", "--in", y, "--rank", "2", "--out", out, "--force")
-	if fmt.Sprint(listDir(t, out)) != "[lowrank.npy sparse.mtx summary.json]" {
-		t.Fatalf("--force: files %v", listDir(t, out))
+	if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[lowrank.npy sparse.mtx summary.json]" {
+		t.Fatalf("--force: files %v", testfile.List(t, out, outdir.OwnerMarker))
 	}
 	// Nothing but the input and the output directory is left in dir.
-	if got := fmt.Sprint(listDir(t, dir)); got != "[Y.npy out]" {
+	if got := fmt.Sprint(testfile.List(t, dir, outdir.OwnerMarker)); got != "[Y.npy out]" {
 		t.Errorf("leftovers in the parent directory: %v", got)
 	}
 }
@@ -334,7 +334,7 @@ func TestDecomposeCancel(t *testing.T) {
 	if code != 130 || !strings.Contains(stderr.buf.String(), "interrupted") {
 		t.Errorf("exit %d, stderr %q; want 130 and 'interrupted'", code, stderr.buf.String())
 	}
-	if got := fmt.Sprint(listDir(t, dir)); got != "[Y.npy]" {
+	if got := fmt.Sprint(testfile.List(t, dir, outdir.OwnerMarker)); got != "[Y.npy]" {
 		t.Errorf("files left after the interrupt: %v", got)
 	}
 
@@ -344,7 +344,7 @@ func TestDecomposeCancel(t *testing.T) {
 	if r := runCLI(t, ctx2, "decompose", "--in", y, "--rank", "2", "--out", out); r.code != 130 {
 		t.Errorf("pre-cancelled: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if got := fmt.Sprint(listDir(t, dir)); got != "[Y.npy]" {
+	if got := fmt.Sprint(testfile.List(t, dir, outdir.OwnerMarker)); got != "[Y.npy]" {
 		t.Errorf("files left after the interrupt: %v", got)
 	}
 }

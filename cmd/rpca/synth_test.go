@@ -9,6 +9,8 @@ import (
 
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/testfile"
+	"github.com/rpca-gd/rpca/outdir"
 )
 
 // TestSynthSaveDecompose saves a generated instance, checks the files
@@ -31,7 +33,7 @@ func TestSynthSaveDecompose(t *testing.T) {
 			if sum["saved"] != inst {
 				t.Errorf("summary saved = %v", sum["saved"])
 			}
-			if got := fmt.Sprint(listDir(t, inst)); got != fmt.Sprintf("[A.npy B.npy S.mtx %s instance.json]", c.data) {
+			if got := fmt.Sprint(testfile.List(t, inst, outdir.OwnerMarker)); got != fmt.Sprintf("[A.npy B.npy S.mtx %s instance.json]", c.data) {
 				t.Fatalf("saved files %s", got)
 			}
 			info := readJSONFile(t, join(inst, "instance.json"))
@@ -74,7 +76,7 @@ func TestSynthSaveOnlyAndErrors(t *testing.T) {
 	if !strings.Contains(r.stdout, "wrote "+inst) || strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("stdout %q", r.stdout)
 	}
-	if got := fmt.Sprint(listDir(t, inst)); got != "[A.npy B.npy S.mtx Y.npy instance.json]" {
+	if got := fmt.Sprint(testfile.List(t, inst, outdir.OwnerMarker)); got != "[A.npy B.npy S.mtx Y.npy instance.json]" {
 		t.Fatalf("saved files %s", got)
 	}
 	wantError(t, 1, []string{"inst", "exists and is not empty", "--force"}, "synth", "--d", "60", "--rank", "2", "--out", inst, "--no-solve")
@@ -83,7 +85,7 @@ func TestSynthSaveOnlyAndErrors(t *testing.T) {
 		t.Errorf("--force did not replace the instance: seed %v", info["seed"])
 	}
 	wantError(t, 2, []string{"--no-solve", "--out"}, "synth", "--d", "60", "--no-solve")
-	if got := fmt.Sprint(listDir(t, dir)); got != "[inst]" {
+	if got := fmt.Sprint(testfile.List(t, dir, outdir.OwnerMarker)); got != "[inst]" {
 		t.Errorf("leftovers %v", got)
 	}
 }

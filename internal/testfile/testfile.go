@@ -5,6 +5,7 @@ package testfile
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -17,4 +18,22 @@ func Write(t testing.TB, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// List returns the names in dir, sorted, without those in skip, failing
+// the test if dir cannot be read.
+func List(t testing.TB, dir string, skip ...string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if !slices.Contains(skip, e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	return names
 }

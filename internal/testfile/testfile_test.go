@@ -3,6 +3,7 @@ package testfile
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -14,5 +15,18 @@ func TestWrite(t *testing.T) {
 	}
 	if b, err := os.ReadFile(p); err != nil || string(b) != "1 2\n" {
 		t.Errorf("read %q, %v", b, err)
+	}
+}
+
+func TestList(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"c", "a", ".marker", "b"} {
+		Write(t, dir, n, "")
+	}
+	if got := List(t, dir, ".marker"); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("List = %q", got)
+	}
+	if got := List(t, dir); len(got) != 4 {
+		t.Errorf("List without skip = %q", got)
 	}
 }
