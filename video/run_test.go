@@ -21,14 +21,7 @@ import (
 // the written mask; a truth frame that is not in the clip is
 // ErrTruthFrame.
 func TestRun(t *testing.T) {
-	c, err := Generate(SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 50, Gray: true, Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := t.TempDir()
-	if err := WriteFrames(in, c.Names, c.Y, c.Geometry); err != nil {
-		t.Fatal(err)
-	}
+	c, in := writeClip(t, SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 50, Gray: true, Seed: 4})
 	k := 33
 	job := Job{Input: in, Window: 25, Separate: DefaultOptions(), Dir: t.TempDir(), Preview: true,
 		Truth:  &Truth{Path: "truth.png", Frame: c.Names[k], Mask: c.Truth[k], W: 32, H: 24},
@@ -116,14 +109,7 @@ func checkPreview(t *testing.T, path, in, out string, names []string) {
 // new directory, refuses one that exists, and leaves nothing when the
 // run fails.
 func TestRunDir(t *testing.T) {
-	c, err := Generate(SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 20, Gray: true, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := t.TempDir()
-	if err := WriteFrames(in, c.Names, c.Y, c.Geometry); err != nil {
-		t.Fatal(err)
-	}
+	c, in := writeClip(t, SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 20, Gray: true, Seed: 5})
 	out := filepath.Join(t.TempDir(), "out")
 	job := Job{Input: in, Separate: DefaultOptions()}
 	rep, err := RunDir(context.Background(), job, out, false, in)
@@ -145,4 +131,19 @@ func TestRunDir(t *testing.T) {
 	if _, err := os.Stat(out2); !os.IsNotExist(err) {
 		t.Errorf("output after a failed run: %v", err)
 	}
+}
+
+// writeClip generates a clip and writes its frames into a new temporary
+// directory, returning both.
+func writeClip(t *testing.T, scene Scene, o GenerateOptions) (*Clip, string) {
+	t.Helper()
+	c, err := Generate(scene, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteFrames(dir, c.Names, c.Y, c.Geometry); err != nil {
+		t.Fatal(err)
+	}
+	return c, dir
 }

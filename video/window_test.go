@@ -45,17 +45,10 @@ func TestWindowSizes(t *testing.T) {
 // window separated on its own; a video file through the stand-in ffmpeg
 // gives windows of 30 and 40 as well.
 func TestSeparateWindowsDir(t *testing.T) {
-	c, err := Generate(SceneIllumination, GenerateOptions{Width: 32, Height: 24, Frames: 70, Gray: true, Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := WriteFrames(dir, c.Names, c.Y, c.Geometry); err != nil {
-		t.Fatal(err)
-	}
+	c, dir := writeClip(t, SceneIllumination, GenerateOptions{Width: 32, Height: 24, Frames: 70, Gray: true, Seed: 2})
 	var names []string
 	var sizes []int
-	err = SeparateWindows(context.Background(), dir, Options{}, 30, DefaultOptions(), func(w Window) error {
+	err := SeparateWindows(context.Background(), dir, Options{}, 30, DefaultOptions(), func(w Window) error {
 		if w.First != len(names) || w.Index != len(sizes) {
 			t.Errorf("window %d starts at %d after %d frames", w.Index, w.First, len(names))
 		}
