@@ -47,20 +47,26 @@ func helpText(name string, vars map[string]string) string {
 
 // newFlagSet returns a flag set whose errors are returned, not printed
 // with os.Exit, and whose usage text starts with the command's help text
-// (help/NAME.txt, with vars filled in).
-func newFlagSet(e *env, name, synopsis string, vars ...map[string]string) *flag.FlagSet {
+// (help/NAME.txt, with vars, which may be nil, filled in).
+func newFlagSet(e *env, name, synopsis string, vars map[string]string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	var v map[string]string
-	if len(vars) > 0 {
-		v = vars[0]
-	}
 	fs.Usage = func() {
 		w := e.stdout
-		fmt.Fprintf(w, "Usage: rpca %s %s\n\n%s\n\nFlags:\n", name, synopsis, helpText(name, v))
+		fmt.Fprintf(w, "Usage: rpca %s %s\n\n%s\n\nFlags:\n", name, synopsis, helpText(name, vars))
 		cliflag.PrintDefaults(w, fs)
 	}
 	return fs
+}
+
+// parseCommand registers a command's flags (F's register method) on a new flag set and parses args.
+func parseCommand[F any, P interface {
+	*F
+	register(*env) *flag.FlagSet
+}](e *env, args []string) (P, *flag.FlagSet, error) {
+	f := P(new(F))
+	fs := f.register(e)
+	return f, fs, parse(fs, args)
 }
 
 // parse parses args and turns flag errors into usage errors.

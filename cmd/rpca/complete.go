@@ -47,7 +47,7 @@ type completeFlags struct {
 }
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
-	fs := newFlagSet(e, "complete", "--in RATINGS --out DIR [--rank R|auto] [flags]")
+	fs := newFlagSet(e, "complete", "--in RATINGS --out DIR [--rank R|auto] [flags]", nil)
 	f.rankAuto = true
 	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
 	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
@@ -69,9 +69,8 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 }
 
 func runComplete(ctx context.Context, e *env, args []string) error {
-	var f completeFlags
-	fs := f.register(e)
-	if err := parse(fs, args); err != nil {
+	f, fs, err := parseCommand[completeFlags](e, args)
+	if err != nil {
 		return err
 	}
 	method, err := f.resolve(fs)

@@ -34,7 +34,7 @@ type decomposeFlags struct {
 }
 
 func (f *decomposeFlags) register(e *env) *flag.FlagSet {
-	fs := newFlagSet(e, "decompose", "--in FILE --rank R --out DIR [flags]")
+	fs := newFlagSet(e, "decompose", "--in FILE --rank R --out DIR [flags]", nil)
 	f.allowAuto, f.alpha = true, 0.1
 	f.solveFlags.register(fs, flagsSolve)
 	fs.Lookup("rank").Usage = "rank `r` of the low-rank part, a positive integer (required)"
@@ -49,9 +49,8 @@ func (f *decomposeFlags) register(e *env) *flag.FlagSet {
 }
 
 func runDecompose(ctx context.Context, e *env, args []string) error {
-	var f decomposeFlags
-	fs := f.register(e)
-	if err := parse(fs, args); err != nil {
+	f, fs, err := parseCommand[decomposeFlags](e, args)
+	if err != nil {
 		return err
 	}
 	if err := f.validate(fs); err != nil {

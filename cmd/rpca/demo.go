@@ -18,7 +18,7 @@ func init() {
 
 func runDemo(ctx context.Context, e *env, args []string) error {
 	var f solveFlags
-	fs := newFlagSet(e, "demo", "[flags]")
+	fs := newFlagSet(e, "demo", "[flags]", nil)
 	// Only the flags the demo honours.
 	var d int
 	cliflag.Var(fs, &d, "d", 2000, cliflag.Between(1, 20000), "in [1, 20000] for the demo (use 'rpca synth' for other sizes)", "matrix size d (d×d)")

@@ -68,13 +68,12 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 }
 
 func runExperiment(ctx context.Context, e *env, args []string) error {
-	var f experimentFlags
-	fs := f.register(e)
 	name := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
-	if err := parse(fs, args); err != nil {
+	f, _, err := parseCommand[experimentFlags](e, args)
+	if err != nil {
 		return err
 	}
 	if name == "" {

@@ -14,7 +14,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 	sets := map[string]*flag.FlagSet{
 		"decompose": (&decomposeFlags{}).register(e),
 		"complete":  (&completeFlags{}).register(e),
-		"synth":     (&synthFlags{}).register(e, "synth"),
+		"synth":     (&synthFlags{}).register(e),
 	}
 	overview := mustRun(t, "help").stdout
 	for name, fs := range sets {

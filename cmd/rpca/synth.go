@@ -32,8 +32,8 @@ type synthFlags struct {
 	kappa       float64
 }
 
-func (f *synthFlags) register(e *env, name string) *flag.FlagSet {
-	fs := newFlagSet(e, name, "[flags]")
+func (f *synthFlags) register(e *env) *flag.FlagSet {
+	fs := newFlagSet(e, "synth", "[flags]", nil)
 	f.allowAuto, f.rank, f.alpha = true, 10, 0.1
 	f.solveFlags.register(fs, flagsSolve)
 	fs.IntVar(&f.d, "d", 2000, "size of a square problem (d1 = d2 = d)")
@@ -66,9 +66,8 @@ func (f *synthFlags) config() synth.Config {
 }
 
 func runSynth(ctx context.Context, e *env, args []string) error {
-	var f synthFlags
-	fs := f.register(e, "synth")
-	if err := parse(fs, args); err != nil {
+	f, _, err := parseCommand[synthFlags](e, args)
+	if err != nil {
 		return err
 	}
 	cfg := f.config()

@@ -55,7 +55,7 @@ type videoFlags struct {
 }
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
-	fs := newFlagSet(e, "video", "--in FRAMES_DIR_OR_VIDEO --out DIR [flags]")
+	fs := newFlagSet(e, "video", "--in FRAMES_DIR_OR_VIDEO --out DIR [flags]", nil)
 	f.allowAuto, f.rankAuto, f.alpha = true, true, video.Presets[""].Alpha
 	f.solveFlags.register(fs, flagsSolve)
 	// The shared flags, with what they mean for this command.
@@ -97,9 +97,8 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 }
 
 func runVideo(ctx context.Context, e *env, args []string) error {
-	var f videoFlags
-	fs := f.register(e)
-	if err := parse(fs, args); err != nil {
+	f, fs, err := parseCommand[videoFlags](e, args)
+	if err != nil {
 		return err
 	}
 	set := map[string]bool{}
