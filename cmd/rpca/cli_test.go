@@ -13,6 +13,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -179,4 +180,14 @@ func TestDemo(t *testing.T) {
 	if r.code != 130 || r.stdout != "" || !strings.Contains(r.stderr, "interrupted") {
 		t.Errorf("interrupted demo: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// readNpy reads a .npy file that a run wrote, failing the test if it cannot.
+func readNpy(t *testing.T, path string) *mat.Dense {
+	t.Helper()
+	m, err := npy.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

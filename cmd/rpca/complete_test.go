@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/outdir"
@@ -33,6 +32,20 @@ type ratingSet struct {
 
 func rowID(i int) string { return fmt.Sprintf("user-%03d", i) }
 func colID(j int) string { return fmt.Sprintf("item_%d", j) }
+
+// fixtureSigma is the noise of ratingFixture's ratings.
+const fixtureSigma = 0.05
+
+// ratingFixture writes the ratings that the bias, auto-rank and implicit
+// tests share (150 users, 100 items, 40% rated, rank 3, noise
+// fixtureSigma, seed 23) into a new directory, and returns both paths.
+func ratingFixture(t *testing.T) (dir, in string) {
+	t.Helper()
+	dir = t.TempDir()
+	in = join(dir, "ratings.tsv")
+	newRatingSet(t, in, 150, 100, 0.4, fixtureSigma, 0, 23)
+	return dir, in
+}
 
 // newRatingSet writes the observed ratings to path as "row col value"
 // lines in random order, with a header line.
@@ -187,14 +200,8 @@ func TestCompleteHoldout(t *testing.T) {
 	// Predictions: in the order of pairs.tsv, equal to U[row]·V[col] of
 	// the written factors, and close to the noiseless truth (estimation
 	// error ≈ 0.45σ, see above; 1σ bound).
-	u, err := npy.ReadFile(join(out, "U.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := npy.ReadFile(join(out, "V.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := readNpy(t, join(out, "U.npy"))
+	v := readNpy(t, join(out, "V.npy"))
 	rows, cols := index(readLines(t, join(out, "rows.txt"))), index(readLines(t, join(out, "cols.txt")))
 	if ur, _ := u.Dims(); ur != len(rows) || ur != 150 {
 		t.Fatalf("U has %d rows, rows.txt %d ids", ur, len(rows))
@@ -391,10 +398,8 @@ func TestCompleteCancel(t *testing.T) {
 // about 5,400 noisy ratings, raise the held-out error above σ (measured
 // 1.7σ), hence the bound 2σ, against 1.6σ for the plain rank-4 fit.
 func TestCompleteBiases(t *testing.T) {
-	dir := t.TempDir()
-	in := join(dir, "ratings.tsv")
-	const sigma = 0.05
-	newRatingSet(t, in, 150, 100, 0.4, sigma, 0, 23)
+	dir, in := ratingFixture(t)
+	const sigma = fixtureSigma
 	out := join(dir, "model")
 	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "6", "--biases", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
@@ -402,10 +407,7 @@ func TestCompleteBiases(t *testing.T) {
 	if rmse > 2*sigma || bias < 3*rmse {
 		t.Errorf("held-out RMSE %.4g, biases alone %.4g", rmse, bias)
 	}
-	u, err := npy.ReadFile(join(out, "U.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := readNpy(t, join(out, "U.npy"))
 	if _, c := u.Dims(); c != 8 {
 		t.Errorf("U has %d columns, want rank 6 + 2", c)
 	}
@@ -458,10 +460,8 @@ func TestCompleteUnknownFallsBackToBiases(t *testing.T) {
 // predicts the held-out ratings of rank-3 data to within 2× the noise.
 // --ridge with auto fixes the ridge: every candidate has it.
 func TestCompleteAutoRank(t *testing.T) {
-	dir := t.TempDir()
-	in := join(dir, "ratings.tsv")
-	const sigma = 0.05
-	newRatingSet(t, in, 150, 100, 0.4, sigma, 0, 23)
+	dir, in := ratingFixture(t)
+	const sigma = fixtureSigma
 	out := join(dir, "model")
 	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "auto", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
@@ -477,10 +477,7 @@ func TestCompleteAutoRank(t *testing.T) {
 	if rank < 3 || int(sum["rank"].(float64)) != rank || sum["method"] != "als" {
 		t.Errorf("chose rank %d, summary rank %v, method %v", rank, sum["rank"], sum["method"])
 	}
-	u, err := npy.ReadFile(join(out, "U.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := readNpy(t, join(out, "U.npy"))
 	if _, c := u.Dims(); c != rank+2 {
 		t.Errorf("U has %d columns, want rank %d + 2 bias columns", c, rank)
 	}
@@ -498,10 +495,8 @@ func TestCompleteAutoRank(t *testing.T) {
 // implicit factors neither break nor degrade a model that does not need
 // them. --implicit with --huber is refused (exit 1).
 func TestCompleteImplicit(t *testing.T) {
-	dir := t.TempDir()
-	in := join(dir, "ratings.tsv")
-	const sigma = 0.05
-	newRatingSet(t, in, 150, 100, 0.4, sigma, 0, 23)
+	dir, in := ratingFixture(t)
+	const sigma = fixtureSigma
 	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "6", "--biases", "--implicit", "5", "--holdout", "0.1", "--seed", "7",
 		"--out", join(dir, "model"), "--json", "--quiet")
 	sum := readJSON(t, r.stdout)

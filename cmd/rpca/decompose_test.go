@@ -93,10 +93,7 @@ func TestDecomposeNpy(t *testing.T) {
 			if it := sum["iterations"].(float64); it < 1 {
 				t.Errorf("iterations %v", it)
 			}
-			low, err := npy.ReadFile(join(out, "lowrank.npy"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			low := readNpy(t, join(out, "lowrank.npy"))
 			if e := relDiff(low, m); e > c.tol {
 				t.Errorf("low-rank part: relative error %.3g, want ≤ %g", e, c.tol)
 			}
@@ -155,14 +152,8 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 	if sum["partial"] != true || sum["observed_entries"] != float64(in.Obs.Len()) || sum["params"].(map[string]any)["algorithm"] != 2.0 {
 		t.Errorf("summary %v", sum)
 	}
-	u, err := npy.ReadFile(join(out, "U.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := npy.ReadFile(join(out, "V.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := readNpy(t, join(out, "U.npy"))
+	v := readNpy(t, join(out, "V.npy"))
 	if e := metrics.RelError(u, v, in.A, in.B); e > tolFloat64 {
 		t.Errorf("partial input: relative error %.3g, want ≤ %g", e, tolFloat64)
 	}
@@ -217,10 +208,7 @@ func TestDecomposeSubsampled(t *testing.T) {
 	if n := sum["observed_entries"].(float64); sum["partial"] != true || math.Abs(n-20000) > 600 || sum["params"].(map[string]any)["p"] != n/40000 {
 		t.Errorf("summary %v", sum)
 	}
-	low, err := npy.ReadFile(join(out, "lowrank.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	low := readNpy(t, join(out, "lowrank.npy"))
 	e := relDiff(low, truthM(in))
 	if e > tolFloat64 {
 		t.Errorf("--p 0.5: relative error %.3g, want ≤ %g", e, tolFloat64)
@@ -394,10 +382,7 @@ func TestDecomposeMatrixMarketArray(t *testing.T) {
 		if sum := readJSON(t, r.stdout); sum["partial"] != false || sum["method"] != "accaltproj" {
 			t.Errorf("%s: summary %v", y, sum)
 		}
-		low, err := npy.ReadFile(join(out, "lowrank.npy"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		low := readNpy(t, join(out, "lowrank.npy"))
 		if e := relDiff(low, truthM(in)); e > tolFloat64 {
 			t.Errorf("%s: relative error %.3g, want ≤ %g", y, e, tolFloat64)
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/rpca-gd/rpca/formats/mtx"
-	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/outdir"
 )
@@ -40,10 +39,7 @@ func TestSynthSaveDecompose(t *testing.T) {
 			if info["seed"] != 5.0 || info["d1"] != 150.0 || info["rank"] != 3.0 || info["corruption"] != "deterministic" || !strings.Contains(info["command"].(string), "--seed 5") {
 				t.Errorf("instance.json %v", info)
 			}
-			a, err := npy.ReadFile(join(inst, "A.npy"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := readNpy(t, join(inst, "A.npy"))
 			if r, k := a.Dims(); r != 150 || k != 3 {
 				t.Errorf("A is %d×%d", r, k)
 			}
