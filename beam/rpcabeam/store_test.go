@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,17 +170,5 @@ func TestShardedInput(t *testing.T) {
 
 func writeTriplets(t *testing.T, name string, p *formats.Triplets) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mtx.WriteTriplets(f, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testfile.WriteWith(t, name, func(w io.Writer) error { return mtx.WriteTriplets(w, p) })
 }

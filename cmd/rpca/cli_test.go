@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/formats/npy"
-	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -86,13 +85,6 @@ func readJSONFile(t *testing.T, path string) map[string]any {
 		t.Fatal(err)
 	}
 	return readJSON(t, string(b))
-}
-
-func writeFile(t *testing.T, path string, write func(w io.Writer) error) {
-	t.Helper()
-	if err := outdir.WriteFile(path, write); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // relDiff returns ‖X − Y‖_F/‖Y‖_F.

@@ -81,7 +81,7 @@ func newRatingSet(t *testing.T, path string, d1, d2 int, p, sigma, outliers floa
 		}
 	}
 	rng.Shuffle(len(lines), func(x, y int) { lines[x], lines[y] = lines[y], lines[x] })
-	writeFile(t, path, func(w io.Writer) error {
+	testfile.WriteWith(t, path, func(w io.Writer) error {
 		_, err := io.WriteString(w, "user\titem\trating\n"+strings.Join(lines, "\n")+"\n")
 		return err
 	})
@@ -107,7 +107,7 @@ func (rs *ratingSet) writePairs(t *testing.T, path string, n int, extra ...strin
 	for _, l := range extra {
 		b.WriteString(l + "\n")
 	}
-	writeFile(t, path, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err })
+	testfile.WriteWith(t, path, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err })
 	return pairs
 }
 

@@ -77,7 +77,7 @@ func TestDecomposeNpy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			y := join(dir, "Y.npy")
-			writeFile(t, y, func(w io.Writer) error { return npy.WriteWith(w, in.Y, c.opt) })
+			testfile.WriteWith(t, y, func(w io.Writer) error { return npy.WriteWith(w, in.Y, c.opt) })
 			out := join(dir, "out")
 			r := mustRun(t, "decompose", "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--json")
 			sum := readJSON(t, r.stdout)
@@ -106,7 +106,7 @@ func TestDecomposeCSVHeader(t *testing.T) {
 	in := testInstance(t, 90, 110, 2, 0.05, 12)
 	dir := t.TempDir()
 	y := join(dir, "Y.csv")
-	writeFile(t, y, func(w io.Writer) error {
+	testfile.WriteWith(t, y, func(w io.Writer) error {
 		var names []string
 		for j := 0; j < 110; j++ {
 			names = append(names, fmt.Sprintf("col%d", j))
@@ -142,7 +142,7 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 	}
 	dir := t.TempDir()
 	y := join(dir, "Y.mtx")
-	writeFile(t, y, func(w io.Writer) error { return mtx.WriteSparse(w, in.Obs) })
+	testfile.WriteWith(t, y, func(w io.Writer) error { return mtx.WriteSparse(w, in.Obs) })
 	out := join(dir, "out")
 	r := mustRun(t, "decompose", "--in", y, "--rank", "3", "--alpha", "0.05", "--out", out, "--factors", "--json")
 	sum := readJSON(t, r.stdout)
@@ -186,7 +186,7 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 	}
 	in.Obs.Do(func(i, j int, v float64) { full.Set(i, j, v) })
 	ycsv := join(dir, "Y.csv")
-	writeFile(t, ycsv, func(w io.Writer) error { return delim.Write(w, full, ",") })
+	testfile.WriteWith(t, ycsv, func(w io.Writer) error { return delim.Write(w, full, ",") })
 	wantError(t, 1, []string{"Y.csv", "line 1, column", "non-finite", "--missing-nan"}, "decompose", "--in", ycsv, "--rank", "3", "--out", join(dir, "nan"))
 	r2 := mustRun(t, "decompose", "--in", ycsv, "--missing-nan", "--rank", "3", "--alpha", "0.05", "--out", join(dir, "nan"), "--json", "--factors")
 	if s2 := readJSON(t, r2.stdout); s2["residual"] != sum["residual"] || s2["iterations"] != sum["iterations"] {
@@ -198,10 +198,10 @@ func TestDecomposeSubsampled(t *testing.T) {
 	in := testInstance(t, 200, 200, 2, 0.05, 14)
 	dir := t.TempDir()
 	y := join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	out := join(dir, "out")
-	writeFile(t, join(dir, "A.npy"), func(w io.Writer) error { return npy.Write(w, in.A) })
-	writeFile(t, join(dir, "B.npy"), func(w io.Writer) error { return npy.Write(w, in.B) })
+	testfile.WriteWith(t, join(dir, "A.npy"), func(w io.Writer) error { return npy.Write(w, in.A) })
+	testfile.WriteWith(t, join(dir, "B.npy"), func(w io.Writer) error { return npy.Write(w, in.B) })
 	r := mustRun(t, "decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--p", "0.5", "--out", out, "--truth", dir, "--json")
 	sum := readJSON(t, r.stdout)
 	// |Φ| ~ Binomial(40000, 0.5): mean 20000, standard deviation 100.
@@ -221,9 +221,9 @@ func TestDecomposeSubsampled(t *testing.T) {
 	// matrix as a Fortran-order .npy (sampled while read) and as CSV (read,
 	// then sampled) gives the same run.
 	yf := join(dir, "Yf.npy")
-	writeFile(t, yf, func(w io.Writer) error { return npy.WriteWith(w, in.Y, npy.Options{FortranOrder: true}) })
+	testfile.WriteWith(t, yf, func(w io.Writer) error { return npy.WriteWith(w, in.Y, npy.Options{FortranOrder: true}) })
 	yc := join(dir, "Y.csv")
-	writeFile(t, yc, func(w io.Writer) error { return delim.Write(w, in.Y, ",") })
+	testfile.WriteWith(t, yc, func(w io.Writer) error { return delim.Write(w, in.Y, ",") })
 	for _, other := range []string{yf, yc} {
 		r2 := mustRun(t, "decompose", "--in", other, "--rank", "2", "--alpha", "0.05", "--p", "0.5", "--out", join(dir, "o2"), "--force", "--json")
 		s2 := readJSON(t, r2.stdout)
@@ -243,12 +243,12 @@ func TestDecomposeErrors(t *testing.T) {
 	dir := t.TempDir()
 	in := testInstance(t, 20, 15, 2, 0.05, 15)
 	ynpy := join(dir, "Y.npy")
-	writeFile(t, ynpy, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	testfile.WriteWith(t, ynpy, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	bad := testfile.Write(t, dir, "bad.csv", "1,2,3\n4,5,6\n7,8.5.1,9\n")
 	nanY := mat.DenseCopyOf(in.Y)
 	nanY.Set(3, 4, math.NaN())
 	ynan := join(dir, "nan.npy")
-	writeFile(t, ynan, func(w io.Writer) error { return npy.Write(w, nanY) })
+	testfile.WriteWith(t, ynan, func(w io.Writer) error { return npy.Write(w, nanY) })
 	dup := testfile.Write(t, dir, "dup.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n1 1 2\n")
 	part := testfile.Write(t, dir, "part.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n1 2 1\n2 1 1\n")
 	odd := testfile.Write(t, dir, "Y.xyz", "1 2\n3 4\n")
@@ -279,7 +279,7 @@ func TestDecomposeOutputDir(t *testing.T) {
 	dir := t.TempDir()
 	in := testInstance(t, 30, 25, 2, 0.05, 16)
 	y := join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	out := join(dir, "out")
 	os.Mkdir(out, 0o755)
 	os.WriteFile(join(out, "keep.txt"), []byte("mine"), 0o644)
@@ -311,7 +311,7 @@ func TestDecomposeCancel(t *testing.T) {
 	dir := t.TempDir()
 	in := testInstance(t, 60, 50, 2, 0.05, 17)
 	y := join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	out := join(dir, "out")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -371,9 +371,9 @@ func TestDecomposeMatrixMarketArray(t *testing.T) {
 	in := testInstance(t, 70, 60, 2, 0.05, 18)
 	dir := t.TempDir()
 	arr := join(dir, "array.mtx")
-	writeFile(t, arr, func(w io.Writer) error { return mtx.WriteDense(w, in.Y) })
+	testfile.WriteWith(t, arr, func(w io.Writer) error { return mtx.WriteDense(w, in.Y) })
 	coo := join(dir, "coord.mtx")
-	writeFile(t, coo, func(w io.Writer) error { return mtx.WriteSparse(w, denseEntries{in.Y}) })
+	testfile.WriteWith(t, coo, func(w io.Writer) error { return mtx.WriteSparse(w, denseEntries{in.Y}) })
 	for _, y := range []string{arr, coo} {
 		out := join(dir, "out")
 		r := mustRun(t, "decompose", "--in", y, "--rank", "2", "--alpha", "0.05", "--out", out, "--force", "--json")
@@ -450,7 +450,7 @@ func TestDecomposeReportsRankUsed(t *testing.T) {
 	dir := t.TempDir()
 	in := testInstance(t, 60, 50, 3, 0.05, 21)
 	y := join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
 	r := mustRun(t, "decompose", "--in", y, "--rank", "1", "--method", "ialm", "--out", join(dir, "out"), "--json")
 	sum := readJSON(t, r.stdout)
 	if sum["rank"] != 3.0 || sum["rank_requested"] != 1.0 {
@@ -470,7 +470,7 @@ func TestDecomposeWarnsWhenNotConverged(t *testing.T) {
 	var y mat.Dense
 	y.Apply(func(_, _ int, v float64) float64 { return v + 1e3 }, truthM(in))
 	path := join(dir, "Y.csv")
-	writeFile(t, path, func(w io.Writer) error { return delim.Write(w, &y, ",") })
+	testfile.WriteWith(t, path, func(w io.Writer) error { return delim.Write(w, &y, ",") })
 	r := runCLI(t, context.Background(), "decompose", "--in", path, "--rank", "4", "--method", "gd", "--max-iter", "200", "--out", join(dir, "gd"))
 	if r.code != 0 || !strings.Contains(r.stdout, "(max-iter)") {
 		t.Fatalf("gd: exit %d, stdout %q", r.code, r.stdout)
@@ -498,7 +498,7 @@ func TestDecomposeDataScale(t *testing.T) {
 		var y mat.Dense
 		y.Scale(c, in.Y)
 		path := join(dir, fmt.Sprintf("Y%g.csv", c))
-		writeFile(t, path, func(w io.Writer) error { return delim.Write(w, &y, ",") })
+		testfile.WriteWith(t, path, func(w io.Writer) error { return delim.Write(w, &y, ",") })
 		sum := readJSON(t, mustRun(t, "decompose", "--in", path, "--rank", "2", "--out", join(dir, fmt.Sprintf("out%g", c)), "--json").stdout)
 		s, ok := sum["data_scale"].(float64)
 		if c == 1 && ok {

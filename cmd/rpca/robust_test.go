@@ -92,7 +92,7 @@ func TestDecomposeRobust(t *testing.T) {
 	dir := t.TempDir()
 	const mm = "%%MatrixMarket matrix coordinate real general\n"
 	y := filepath.Join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
+	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
 	checkRobust(t, "decompose", []robustCase{
 		{"empty npy", 1, []string{"empty file"}, []string{"--in", testfile.Write(t, dir, "empty.npy", ""), "--rank", "1"}},
 		{"0×0 npy", 1, []string{"empty", "(0, 0)"}, []string{"--in", testfile.Write(t, dir, "zero.npy", npyFile("(0, 0)")), "--rank", "1"}},
@@ -289,7 +289,7 @@ func TestOutputNotCreatable(t *testing.T) {
 	ro := readOnlyParent(t)
 	dir := t.TempDir()
 	y := filepath.Join(dir, "Y.npy")
-	writeFile(t, y, func(w io.Writer) error { return npy.Write(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
+	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, testInstance(t, 20, 15, 2, 0.05, 3).Y) })
 	ratings := testfile.Write(t, dir, "r.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t5\n")
 	out := filepath.Join(ro, "rpca-out")
 	for _, args := range [][]string{

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/video"
 )
@@ -69,16 +71,7 @@ func newClip(t *testing.T) (*clip, string) {
 
 func writeTestPNG(t *testing.T, path string, img image.Image) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testfile.WriteWith(t, path, func(w io.Writer) error { return png.Encode(w, img) })
 }
 
 // runVideoCmd runs "rpca video args..." with a fake environment.

@@ -3,6 +3,7 @@
 package testfile
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,26 @@ func Write(t testing.TB, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// WriteWith creates the file path, and its parent directories, and fills
+// it with write, failing the test on any error.
+func WriteWith(t testing.TB, path string, write func(w io.Writer) error) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // List returns the names in dir, sorted, without those in skip, failing

@@ -1,6 +1,7 @@
 package testfile
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,5 +29,13 @@ func TestList(t *testing.T) {
 	}
 	if got := List(t, dir); len(got) != 4 {
 		t.Errorf("List without skip = %q", got)
+	}
+}
+
+func TestWriteWith(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sub", "x.txt")
+	WriteWith(t, p, func(w io.Writer) error { _, err := io.WriteString(w, "abc"); return err })
+	if b, err := os.ReadFile(p); err != nil || string(b) != "abc" {
+		t.Errorf("read %q, %v", b, err)
 	}
 }
