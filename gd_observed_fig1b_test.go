@@ -57,10 +57,7 @@ func TestFig1bSweep(t *testing.T) {
 			debug.FreeOSMemory()
 			methodtest.ResetPeakRSS()
 			start := time.Now()
-			in, err := synth.Observed(synth.Config{D1: d, D2: d, Rank: r, Alpha: alpha, P: synth.PaperRate(d, r), Seed: uint64(seed)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			in := genObserved(t, synth.Config{D1: d, D2: d, Rank: r, Alpha: alpha, P: synth.PaperRate(d, r), Seed: uint64(seed)})
 			gen := time.Since(start).Seconds()
 			genRSS := methodtest.PeakRSS()
 			for _, c := range cs {
@@ -126,17 +123,13 @@ func slope(x []int, y []float64) float64 {
 }
 
 func envInts(t *testing.T, name string, def []int) []int {
-	s := os.Getenv(name)
-	if s == "" {
+	fs := envFloats(t, name, nil)
+	if fs == nil {
 		return def
 	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out = append(out, int(v))
+	out := make([]int, len(fs))
+	for i, f := range fs {
+		out[i] = int(f)
 	}
 	return out
 }

@@ -16,10 +16,7 @@ import (
 
 func denseInstance(t *testing.T, cfg synth.Config) *synth.Instance {
 	t.Helper()
-	in, err := synth.Dense(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := genDense(t, cfg)
 	return in
 }
 
@@ -30,6 +27,26 @@ func solve(t *testing.T, p *rpca.Problem, s rpca.Settings, m rpca.Method) *rpca.
 		t.Fatal(err)
 	}
 	return res
+}
+
+// genObserved and genDense generate a synthetic instance, failing the
+// test if the configuration is rejected.
+func genObserved(t testing.TB, cfg synth.Config) *synth.Instance {
+	t.Helper()
+	in, err := synth.Observed(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func genDense(t testing.TB, cfg synth.Config) *synth.Instance {
+	t.Helper()
+	in, err := synth.Dense(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
 
 // relErr is the true relative error computed densely (independent of the
@@ -144,10 +161,7 @@ func TestGDDeterministic(t *testing.T) {
 // TestGDPartialRecovery is Algorithm 2 on the paper's model with 30% of
 // the entries observed.
 func TestGDPartialRecovery(t *testing.T) {
-	in, err := synth.Observed(synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3, Seed: 21})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := genObserved(t, synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3, Seed: 21})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &rpca.GD{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g after %d iterations (%s), want ≤ 1e-5", e, res.Iterations, res.Stop)
@@ -167,10 +181,7 @@ func TestGDPartialRecovery(t *testing.T) {
 }
 
 func TestGDPartialRectangular(t *testing.T) {
-	in, err := synth.Observed(synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := genObserved(t, synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 2})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05}, &rpca.GD{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-5", e)
@@ -179,10 +190,7 @@ func TestGDPartialRectangular(t *testing.T) {
 
 // TestGDMatrixCompletion: S* = 0 and α = 0 skips the sparse step.
 func TestGDMatrixCompletion(t *testing.T) {
-	in, err := synth.Observed(synth.Config{D1: 600, D2: 500, Rank: 4, Alpha: 0, P: 0.2, Seed: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := genObserved(t, synth.Config{D1: 600, D2: 500, Rank: 4, Alpha: 0, P: 0.2, Seed: 6})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 4, Alpha: 0}, &rpca.GD{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-5", e)
@@ -381,10 +389,7 @@ func gdParams(t *testing.T, res *rpca.Result) *rpca.GDParams {
 // recovers M* (with the paper's counts the same run ends at the iteration
 // cap with relative error 0.04); SolveDistributed refuses it.
 func TestGDPerLine(t *testing.T) {
-	in, err := synth.Observed(synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.05, P: 1, Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := genObserved(t, synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.05, P: 1, Seed: 4})
 	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}
 	plain := solve(t, in.Problem(), s, &rpca.GD{})
 	line := solve(t, in.Problem(), s, &rpca.GD{PerLine: true})
@@ -395,10 +400,7 @@ func TestGDPerLine(t *testing.T) {
 		t.Errorf("PerLine not reported: %+v, %+v", line.Params, plain.Params)
 	}
 
-	in, err = synth.Observed(synth.Config{D1: 1200, D2: 800, Rank: 3, Alpha: 0.05, P: 0.6, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in = genObserved(t, synth.Config{D1: 1200, D2: 800, Rank: 3, Alpha: 0.05, P: 0.6, Seed: 5})
 	var rows, cols []int
 	var vals []float64
 	keepRate := func(i int) float64 { return 0.15 + 0.85*float64(i%10)/9 }
