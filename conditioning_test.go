@@ -28,7 +28,7 @@ func TestConditioningAllMethods(t *testing.T) {
 		t.Skip("15 solves")
 	}
 	for _, kappa := range []float64{1, 10, 100} {
-		in := genDense(t, synth.Config{D1: 600, D2: 480, Rank: 3, Alpha: 0.05, Kappa: kappa, Seed: 11})
+		in := instance(t, synth.Config{D1: 600, D2: 480, Rank: 3, Alpha: 0.05, Kappa: kappa, Seed: 11})
 		var truth mat.Dense
 		truth.Mul(in.A, in.B.T())
 		for _, m := range allMethods() {

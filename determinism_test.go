@@ -17,7 +17,7 @@ func TestWorkerDeterminism(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	in := genDense(t, synth.Config{D1: 900, D2: 700, Rank: 5, Alpha: 0.1, Seed: 3})
+	in := instance(t, synth.Config{D1: 900, D2: 700, Rank: 5, Alpha: 0.1, Seed: 3})
 	methods := append(allMethods(), &rpca.GD{SampleRate: 0.3})
 	for _, m := range methods {
 		var ref *rpca.Result

@@ -178,7 +178,7 @@ func (r *refDistributed) Trial(_ context.Context, u, v *mat.Dense) (float64, err
 // same steps, so they differ only by the order of floating-point sums
 // (the data are continuous, so T's ties never occur).
 func TestSolveDistributed(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 400, D2: 300, Rank: 3, Alpha: 0.05, P: 0.5, Seed: 11})
+	in := instance(t, synth.Config{D1: 400, D2: 300, Rank: 3, Alpha: 0.05, P: 0.5, Seed: 11})
 	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}
 	rules := []rpca.GD{{}, {Step: rpca.StepFixed}, {Update: rpca.UpdateScaled}}
 	if testing.Short() {
@@ -213,7 +213,7 @@ func TestSolveDistributed(t *testing.T) {
 // initialization's products, an evaluation or a trial) is returned as is,
 // cancellation is honoured, and bad settings are refused before any pass.
 func TestSolveDistributedErrors(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 120, D2: 100, Rank: 2, Alpha: 0.05, P: 0.4, Seed: 5})
+	in := instance(t, synth.Config{D1: 120, D2: 100, Rank: 2, Alpha: 0.05, P: 0.4, Seed: 5})
 	s := rpca.Settings{Rank: 2, Alpha: 0.05, Seed: 1}
 	for _, failAt := range []int{1, 2, 3, 8, 40} {
 		r := newRefDistributed(in.Obs)

@@ -19,7 +19,7 @@ import (
 // iterations (each sweep is an exact minimisation; the paper's update
 // took 86 iterations here).
 func TestALSRecovers(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 400, D2: 300, Rank: 4, Alpha: 0.05, P: 0.3, Seed: 8})
+	in := instance(t, synth.Config{D1: 400, D2: 300, Rank: 4, Alpha: 0.05, P: 0.3, Seed: 8})
 	s := rpca.Settings{Rank: 4, Alpha: 0.05, Seed: 1}
 	gd := solve(t, in.Problem(), s, &rpca.GD{})
 	for _, perLine := range []bool{false, true} {
@@ -41,7 +41,7 @@ func TestALSRecovers(t *testing.T) {
 // TestALSDistributedRefused: SolveDistributed has no column access to Φ,
 // so it refuses UpdateALS as bad input.
 func TestALSDistributedRefused(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
+	in := instance(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
 	_, err := (&rpca.GD{Update: rpca.UpdateALS}).SolveDistributed(context.Background(), newRefDistributed(in.Obs), rpca.Settings{Rank: 2, Alpha: 0.05})
 	if !errors.Is(err, rpca.ErrBadInput) {
 		t.Errorf("SolveDistributed with UpdateALS: %v, want ErrBadInput", err)
@@ -56,7 +56,7 @@ func TestALSDistributedRefused(t *testing.T) {
 // hold the two extra directions and stays far off (above 1e-2).
 func TestALSBiasesRecovers(t *testing.T) {
 	const d1, d2, r = 400, 300, 4
-	in := genObserved(t, synth.Config{D1: d1, D2: d2, Rank: r, Alpha: 0.05, P: 0.3, Seed: 8})
+	in := instance(t, synth.Config{D1: d1, D2: d2, Rank: r, Alpha: 0.05, P: 0.3, Seed: 8})
 	rng := rand.New(rand.NewPCG(4, 5))
 	b, c := make([]float64, d1), make([]float64, d2)
 	for i := range b {
@@ -104,7 +104,7 @@ func TestALSBiasesRecovers(t *testing.T) {
 
 // TestBiasesNeedALS: GD.Biases is fitted by the least-squares steps only.
 func TestBiasesNeedALS(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
+	in := instance(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
 	_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.05}, &rpca.GD{Biases: true})
 	if !errors.Is(err, rpca.ErrBadInput) {
 		t.Errorf("Biases with the paper's update: %v, want ErrBadInput", err)

@@ -23,7 +23,7 @@ import (
 // asserted: it is the reason for the option, not its contract).
 func TestHuberRecoversIllConditioned(t *testing.T) {
 	for _, kappa := range []float64{1, 10, 100} {
-		in := genObserved(t, synth.Config{D1: 500, D2: 400, Rank: 4, Alpha: 0.1, Kappa: kappa, P: 0.6, Seed: 5})
+		in := instance(t, synth.Config{D1: 500, D2: 400, Rank: 4, Alpha: 0.1, Kappa: kappa, P: 0.6, Seed: 5})
 		s := rpca.Settings{Rank: 4, Alpha: 0.1, Seed: 1}
 		res := solve(t, in.Problem(), s, &rpca.GD{Update: rpca.UpdateALS, Huber: 3})
 		e := relErr(res, in)
@@ -58,7 +58,7 @@ func TestHuberRecoversIllConditioned(t *testing.T) {
 // StopSparseExcess, which is not Converged: the answer contradicts the
 // model the caller gave.
 func TestHuberSparseExcess(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.3, P: 0.5, Seed: 3})
+	in := instance(t, synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.3, P: 0.5, Seed: 3})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}, &rpca.GD{Update: rpca.UpdateALS, Huber: 3})
 	frac := float64(res.S.NNZ()) / float64(in.Obs.NNZ())
 	t.Logf("%d sweeps, stop %s, S holds %.3f of the entries", res.Iterations, res.Stop, frac)
@@ -78,7 +78,7 @@ func TestHuberSparseExcess(t *testing.T) {
 // GD.RidgeDecay is in [0, 1] and below 1 needs UpdateALS and a ridge;
 // anything else is ErrBadInput.
 func TestHuberBadSettings(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
+	in := instance(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
 	for _, c := range []struct {
 		name  string
 		g     *rpca.GD
@@ -110,7 +110,7 @@ func TestHuberBadSettings(t *testing.T) {
 // context.Canceled when its context is cancelled between sweeps (from the
 // callback after the first one), as every method does.
 func TestHuberImplicitCancel(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.1, P: 0.5, Seed: 4})
+	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.1, P: 0.5, Seed: 4})
 	for name, g := range map[string]*rpca.GD{
 		"huber":    {Update: rpca.UpdateALS, Huber: 3},
 		"implicit": {Update: rpca.UpdateALS, Implicit: 5},
@@ -138,7 +138,7 @@ func TestHuberImplicitCancel(t *testing.T) {
 // same ridge held fixed it must not (it stalled at 0.44), which is what
 // makes the decay the part that matters. The decay is reported.
 func TestRidgeDecayIllConditioned(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 2000, D2: 2000, Rank: 5, Alpha: 0.1, Kappa: 100, P: 0.03, Seed: 1})
+	in := instance(t, synth.Config{D1: 2000, D2: 2000, Rank: 5, Alpha: 0.1, Kappa: 100, P: 0.03, Seed: 1})
 	s := rpca.Settings{Rank: 5, Alpha: 0.1, Seed: 1, Stop: rpca.Stop{MaxIter: 200, ResidualTol: 1e-12, FactorTol: 1e-14}}
 	decay := solve(t, in.Problem(), s, &rpca.GD{Update: rpca.UpdateALS, Huber: 3, Ridge: 0.01, RidgeDecay: 0.8})
 	fixed := solve(t, in.Problem(), s, &rpca.GD{Update: rpca.UpdateALS, Huber: 3, Ridge: 0.01})

@@ -20,7 +20,7 @@ import (
 // starts of the two runs below differ by more than 1e-2).
 func TestGDInitializeIsPhaseI(t *testing.T) {
 	ctx := context.Background()
-	in := genObserved(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 3})
+	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 3})
 	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 2, Stop: rpca.Stop{MaxIter: 30, FactorTol: -1, ResidualTol: -1}}
 	cases := map[string]struct {
 		p *rpca.Problem
@@ -57,7 +57,7 @@ func TestGDInitializeIsPhaseI(t *testing.T) {
 // scaling is exact).
 func TestGDInitializePrefix(t *testing.T) {
 	ctx := context.Background()
-	in := genObserved(t, synth.Config{D1: 200, D2: 150, Rank: 5, Alpha: 0.05, P: 0.4, Seed: 4})
+	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 5, Alpha: 0.05, P: 0.4, Seed: 4})
 	g := &rpca.GD{SVDTol: 1e-10}
 	big, err := g.Initialize(ctx, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05})
 	if err != nil {

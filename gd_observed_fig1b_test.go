@@ -57,7 +57,7 @@ func TestFig1bSweep(t *testing.T) {
 			debug.FreeOSMemory()
 			methodtest.ResetPeakRSS()
 			start := time.Now()
-			in := genObserved(t, synth.Config{D1: d, D2: d, Rank: r, Alpha: alpha, P: synth.PaperRate(d, r), Seed: uint64(seed)})
+			in := instance(t, synth.Config{D1: d, D2: d, Rank: r, Alpha: alpha, P: synth.PaperRate(d, r), Seed: uint64(seed)})
 			gen := time.Since(start).Seconds()
 			genRSS := methodtest.PeakRSS()
 			for _, c := range cs {

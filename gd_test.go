@@ -10,15 +10,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/testmat"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
-
-func denseInstance(t *testing.T, cfg synth.Config) *synth.Instance {
-	t.Helper()
-	in := genDense(t, cfg)
-	return in
-}
 
 func solve(t *testing.T, p *rpca.Problem, s rpca.Settings, m rpca.Method) *rpca.Result {
 	t.Helper()
@@ -29,20 +24,16 @@ func solve(t *testing.T, p *rpca.Problem, s rpca.Settings, m rpca.Method) *rpca.
 	return res
 }
 
-// genObserved and genDense generate a synthetic instance, failing the
-// test if the configuration is rejected.
-func genObserved(t testing.TB, cfg synth.Config) *synth.Instance {
+// instance generates a synthetic instance, failing the test if the
+// configuration is rejected: cfg.P = 0 gives the fully observed Y
+// (synth.Dense), cfg.P > 0 the partially observed one (synth.Observed).
+func instance(t testing.TB, cfg synth.Config) *synth.Instance {
 	t.Helper()
-	in, err := synth.Observed(cfg)
-	if err != nil {
-		t.Fatal(err)
+	generate := synth.Dense
+	if cfg.P > 0 {
+		generate = synth.Observed
 	}
-	return in
-}
-
-func genDense(t testing.TB, cfg synth.Config) *synth.Instance {
-	t.Helper()
-	in, err := synth.Dense(cfg)
+	in, err := generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,18 +43,13 @@ func genDense(t testing.TB, cfg synth.Config) *synth.Instance {
 // relErr is the true relative error computed densely (independent of the
 // factor-based metric the history uses).
 func relErr(res *rpca.Result, in *synth.Instance) float64 {
-	m := res.LowRank()
-	var ms mat.Dense
-	ms.Mul(in.A, in.B.T())
-	n := mat.Norm(&ms, 2)
-	m.Sub(m, &ms)
-	return mat.Norm(m, 2) / n
+	return testmat.RelErr(res.U, res.V, in.A, in.B)
 }
 
 // TestGDRecoversPaperModel runs Algorithm 1 with its default parameters
 // and stopping rules on the paper's model (Section 5.1).
 func TestGDRecoversPaperModel(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 500, D2: 500, Rank: 5, Alpha: 0.1, Seed: 11})
+	in := instance(t, synth.Config{D1: 500, D2: 500, Rank: 5, Alpha: 0.1, Seed: 11})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &rpca.GD{})
 	if e := relErr(res, in); e > 1e-6 {
 		t.Fatalf("relative error %.3g after %d iterations (%s), want ≤ 1e-6", e, res.Iterations, res.Stop)
@@ -96,7 +82,7 @@ func TestGDRecoversPaperModel(t *testing.T) {
 // TestGDGeometricConvergence checks the linear rate of Theorem 2: the
 // error shrinks by a constant factor every few iterations.
 func TestGDGeometricConvergence(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 400, D2: 400, Rank: 4, Alpha: 0.1, Seed: 5})
+	in := instance(t, synth.Config{D1: 400, D2: 400, Rank: 4, Alpha: 0.1, Seed: 5})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 4, Alpha: 0.1, Stop: rpca.Stop{TargetError: 1e-9, ResidualTol: -1, FactorTol: -1}}, &rpca.GD{})
 	h := res.History
 	if res.Stop != rpca.StopTargetError {
@@ -115,7 +101,7 @@ func TestGDGeometricConvergence(t *testing.T) {
 
 func TestGDRectangular(t *testing.T) {
 	for _, sz := range [][2]int{{300, 700}, {700, 300}} {
-		in := denseInstance(t, synth.Config{D1: sz[0], D2: sz[1], Rank: 5, Alpha: 0.08, Seed: 3})
+		in := instance(t, synth.Config{D1: sz[0], D2: sz[1], Rank: 5, Alpha: 0.08, Seed: 3})
 		res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.08}, &rpca.GD{})
 		if e := relErr(res, in); e > 1e-6 {
 			t.Errorf("%d×%d: relative error %.3g, want ≤ 1e-6", sz[0], sz[1], e)
@@ -129,7 +115,7 @@ func TestGDRectangular(t *testing.T) {
 // TestGDDeterministicCorruptions uses the model of the theory: exactly
 // ⌊αd⌋ large corruptions in every row and column.
 func TestGDDeterministicCorruptions(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 500, D2: 500, Rank: 5, Alpha: 0.1, Seed: 8, Corruption: synth.Deterministic})
+	in := instance(t, synth.Config{D1: 500, D2: 500, Rank: 5, Alpha: 0.1, Seed: 8, Corruption: synth.Deterministic})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &rpca.GD{})
 	if e := relErr(res, in); e > 1e-6 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-6", e)
@@ -137,7 +123,7 @@ func TestGDDeterministicCorruptions(t *testing.T) {
 }
 
 func TestGDDeterministic(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.1, Seed: 4})
+	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.1, Seed: 4})
 	s := rpca.Settings{Rank: 3, Alpha: 0.1, Workers: 2, Stop: rpca.Stop{MaxIter: 15}}
 	a := solve(t, in.Problem(), s, &rpca.GD{})
 	b := solve(t, in.Problem(), s, &rpca.GD{})
@@ -161,7 +147,7 @@ func TestGDDeterministic(t *testing.T) {
 // TestGDPartialRecovery is Algorithm 2 on the paper's model with 30% of
 // the entries observed.
 func TestGDPartialRecovery(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3, Seed: 21})
+	in := instance(t, synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3, Seed: 21})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &rpca.GD{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g after %d iterations (%s), want ≤ 1e-5", e, res.Iterations, res.Stop)
@@ -181,7 +167,7 @@ func TestGDPartialRecovery(t *testing.T) {
 }
 
 func TestGDPartialRectangular(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 2})
+	in := instance(t, synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 2})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05}, &rpca.GD{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-5", e)
@@ -190,7 +176,7 @@ func TestGDPartialRectangular(t *testing.T) {
 
 // TestGDMatrixCompletion: S* = 0 and α = 0 skips the sparse step.
 func TestGDMatrixCompletion(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 600, D2: 500, Rank: 4, Alpha: 0, P: 0.2, Seed: 6})
+	in := instance(t, synth.Config{D1: 600, D2: 500, Rank: 4, Alpha: 0, P: 0.2, Seed: 6})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 4, Alpha: 0}, &rpca.GD{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-5", e)
@@ -202,7 +188,7 @@ func TestGDMatrixCompletion(t *testing.T) {
 
 // TestGDSubsampling runs Algorithm 2 on a random half of a dense Y.
 func TestGDSubsampling(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05, Seed: 13})
+	in := instance(t, synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05, Seed: 13})
 	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &rpca.GD{SampleRate: 0.5})
 	if gdParams(t, res).Algorithm != 2 || math.Abs(gdParams(t, res).P-0.5) > 1e-12 {
 		t.Fatalf("effective parameters %v, want Algorithm 2 with p = 0.5", res.Params)
@@ -254,7 +240,7 @@ func TestGDObservedZeros(t *testing.T) {
 }
 
 func TestGDBadInput(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 50, D2: 40, Rank: 2, Alpha: 0.1, Seed: 1})
+	in := instance(t, synth.Config{D1: 50, D2: 40, Rank: 2, Alpha: 0.1, Seed: 1})
 	good := rpca.Settings{Rank: 2, Alpha: 0.1}
 	nanY := mat.DenseCopyOf(in.Y)
 	nanY.Set(3, 4, math.NaN())
@@ -295,7 +281,7 @@ func TestGDBadInput(t *testing.T) {
 }
 
 func TestGDDivergenceDetected(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 300, D2: 300, Rank: 5, Alpha: 0.1, Seed: 2})
+	in := instance(t, synth.Config{D1: 300, D2: 300, Rank: 5, Alpha: 0.1, Seed: 2})
 	_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &rpca.GD{StepConst: 3})
 	if !errors.Is(err, rpca.ErrDiverged) || !strings.Contains(err.Error(), "step") {
 		t.Fatalf("error %v, want ErrDiverged naming the step size", err)
@@ -311,7 +297,7 @@ func TestGDDivergenceDetected(t *testing.T) {
 }
 
 func TestGDCancelAndCallback(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 300, D2: 300, Rank: 5, Alpha: 0.1, Seed: 2})
+	in := instance(t, synth.Config{D1: 300, D2: 300, Rank: 5, Alpha: 0.1, Seed: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var seen []int
@@ -335,7 +321,7 @@ func TestGDCancelAndCallback(t *testing.T) {
 
 // TestStopRules checks that each rule fires and is reported.
 func TestStopRules(t *testing.T) {
-	in := denseInstance(t, synth.Config{D1: 300, D2: 300, Rank: 5, Alpha: 0.1, Seed: 2})
+	in := instance(t, synth.Config{D1: 300, D2: 300, Rank: 5, Alpha: 0.1, Seed: 2})
 	cases := []struct {
 		stop rpca.Stop
 		want rpca.StopReason
@@ -389,7 +375,7 @@ func gdParams(t *testing.T, res *rpca.Result) *rpca.GDParams {
 // recovers M* (with the paper's counts the same run ends at the iteration
 // cap with relative error 0.04); SolveDistributed refuses it.
 func TestGDPerLine(t *testing.T) {
-	in := genObserved(t, synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.05, P: 1, Seed: 4})
+	in := instance(t, synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.05, P: 1, Seed: 4})
 	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}
 	plain := solve(t, in.Problem(), s, &rpca.GD{})
 	line := solve(t, in.Problem(), s, &rpca.GD{PerLine: true})
@@ -400,7 +386,7 @@ func TestGDPerLine(t *testing.T) {
 		t.Errorf("PerLine not reported: %+v, %+v", line.Params, plain.Params)
 	}
 
-	in = genObserved(t, synth.Config{D1: 1200, D2: 800, Rank: 3, Alpha: 0.05, P: 0.6, Seed: 5})
+	in = instance(t, synth.Config{D1: 1200, D2: 800, Rank: 3, Alpha: 0.05, P: 0.6, Seed: 5})
 	var rows, cols []int
 	var vals []float64
 	keepRate := func(i int) float64 { return 0.15 + 0.85*float64(i%10)/9 }

@@ -18,7 +18,7 @@ import (
 // floor, 1e-5 of the rms of M (3e-8 here, against magnitudes uniform up
 // to 5e-2: a fraction of about 1e-6).
 func TestSparseSupportHonest(t *testing.T) {
-	in := genDense(t, synth.Config{D1: 600, D2: 500, Rank: 5, Alpha: 0.1, Seed: 4})
+	in := instance(t, synth.Config{D1: 600, D2: 500, Rank: 5, Alpha: 0.1, Seed: 4})
 	truth := map[[2]int]bool{}
 	for i := 0; i < in.S.Rows; i++ {
 		for q := in.S.RowPtr[i]; q < in.S.RowPtr[i+1]; q++ {
