@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -132,6 +133,18 @@ func testInstance(t *testing.T, d1, d2, r int, alpha float64, seed uint64) *synt
 		t.Fatal(err)
 	}
 	return in
+}
+
+// writeInstance writes the Y of testInstance(t, d1, d2, r, alpha, seed)
+// to Y.npy in a new directory and returns the directory, the instance and
+// the file's path.
+func writeInstance(t *testing.T, d1, d2, r int, alpha float64, seed uint64) (dir string, in *synth.Instance, y string) {
+	t.Helper()
+	in = testInstance(t, d1, d2, r, alpha, seed)
+	dir = t.TempDir()
+	y = join(dir, "Y.npy")
+	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	return dir, in, y
 }
 
 func join(elem ...string) string { return filepath.Join(elem...) }

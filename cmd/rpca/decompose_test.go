@@ -195,10 +195,7 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 }
 
 func TestDecomposeSubsampled(t *testing.T) {
-	in := testInstance(t, 200, 200, 2, 0.05, 14)
-	dir := t.TempDir()
-	y := join(dir, "Y.npy")
-	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	dir, in, y := writeInstance(t, 200, 200, 2, 0.05, 14)
 	out := join(dir, "out")
 	testfile.WriteWith(t, join(dir, "A.npy"), func(w io.Writer) error { return npy.Write(w, in.A) })
 	testfile.WriteWith(t, join(dir, "B.npy"), func(w io.Writer) error { return npy.Write(w, in.B) })
@@ -240,10 +237,7 @@ func TestDecomposeSubsampled(t *testing.T) {
 }
 
 func TestDecomposeErrors(t *testing.T) {
-	dir := t.TempDir()
-	in := testInstance(t, 20, 15, 2, 0.05, 15)
-	ynpy := join(dir, "Y.npy")
-	testfile.WriteWith(t, ynpy, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	dir, in, ynpy := writeInstance(t, 20, 15, 2, 0.05, 15)
 	bad := testfile.Write(t, dir, "bad.csv", "1,2,3\n4,5,6\n7,8.5.1,9\n")
 	nanY := mat.DenseCopyOf(in.Y)
 	nanY.Set(3, 4, math.NaN())
@@ -276,10 +270,7 @@ func TestDecomposeErrors(t *testing.T) {
 }
 
 func TestDecomposeOutputDir(t *testing.T) {
-	dir := t.TempDir()
-	in := testInstance(t, 30, 25, 2, 0.05, 16)
-	y := join(dir, "Y.npy")
-	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	dir, _, y := writeInstance(t, 30, 25, 2, 0.05, 16)
 	out := join(dir, "out")
 	os.Mkdir(out, 0o755)
 	os.WriteFile(join(out, "keep.txt"), []byte("mine"), 0o644)
@@ -308,10 +299,7 @@ func TestDecomposeOutputDir(t *testing.T) {
 // context is cancelled by the progress output, as Ctrl-C would) and after
 // the solve: no output directory and no temporary files may remain.
 func TestDecomposeCancel(t *testing.T) {
-	dir := t.TempDir()
-	in := testInstance(t, 60, 50, 2, 0.05, 17)
-	y := join(dir, "Y.npy")
-	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	dir, _, y := writeInstance(t, 60, 50, 2, 0.05, 17)
 	out := join(dir, "out")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -447,10 +435,7 @@ func TestForceOwnership(t *testing.T) {
 // its own rank; the summary reports the rank of the result (3 here, the
 // rank of M*) next to the one requested.
 func TestDecomposeReportsRankUsed(t *testing.T) {
-	dir := t.TempDir()
-	in := testInstance(t, 60, 50, 3, 0.05, 21)
-	y := join(dir, "Y.npy")
-	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	dir, _, y := writeInstance(t, 60, 50, 3, 0.05, 21)
 	r := mustRun(t, "decompose", "--in", y, "--rank", "1", "--method", "ialm", "--out", join(dir, "out"), "--json")
 	sum := readJSON(t, r.stdout)
 	if sum["rank"] != 3.0 || sum["rank_requested"] != 1.0 {
