@@ -121,16 +121,7 @@ func TestScaledProbe(t *testing.T) {
 	want := 0.0
 	for _, side := range [][3]blas64.General{{u, gu, v}, {v, gv, u}} {
 		f, g, o := kernels.Dense(side[0]), kernels.Dense(side[1]), kernels.Dense(side[2])
-		var gram, inv, rhs, step mat.Dense
-		gram.Mul(o.T(), o)
-		if err := inv.Inverse(&gram); err != nil {
-			t.Fatal(err)
-		}
-		rhs.Scale(-ridge, f)
-		rhs.Add(&rhs, g)
-		step.Mul(&rhs, &inv)
-		step.Scale(DefaultStepScaled/p, &step)
-		n := mat.Norm(&step, 2)
+		n := mat.Norm(refScaledStep(t, f, g, o, ridge, DefaultStepScaled/p), 2)
 		want += n * n
 	}
 	want /= kernels.SumSq(u, 1) + kernels.SumSq(v, 1)

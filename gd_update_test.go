@@ -166,19 +166,28 @@ func TestRidgeOneStep(t *testing.T) {
 	checkClose(t, "paper U⁺ with ridge", denseOf(un), &wantU, 1e-13)
 	checkClose(t, "paper V⁺ with ridge", denseOf(vn), &wantV, 1e-13)
 
-	U, V, GU := denseOf(u), denseOf(v), denseOf(gu)
-	var vtv, ivtv, g, sU mat.Dense
-	vtv.Mul(V.T(), V)
-	if err := ivtv.Inverse(&vtv); err != nil {
-		t.Fatal(err)
-	}
-	g.Scale(-lambda, U)
-	g.Add(&g, GU)
-	sU.Mul(&g, &ivtv)
-	sU.Scale(q.c/q.p, &sU)
-	sU.Add(&sU, U)
+	U := denseOf(u)
+	sU := refScaledStep(t, U, denseOf(gu), denseOf(v), lambda, q.c/q.p)
+	sU.Add(sU, U)
 	if err := newScaledUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
 		t.Fatal(err)
 	}
-	checkClose(t, "scaled U⁺ with ridge", denseOf(un), &sU, 1e-11)
+	checkClose(t, "scaled U⁺ with ridge", denseOf(un), sU, 1e-11)
+}
+
+// refScaledStep is the scaled step of one factor F written densely with
+// gonum, scale·(G − λF)(OᵀO)⁻¹, where G is F's gradient and O the other
+// factor (ScaledGD's preconditioned step, with the ridge λ).
+func refScaledStep(t *testing.T, f, g, o *mat.Dense, ridge, scale float64) *mat.Dense {
+	t.Helper()
+	var gram, inv, rhs, step mat.Dense
+	gram.Mul(o.T(), o)
+	if err := inv.Inverse(&gram); err != nil {
+		t.Fatal(err)
+	}
+	rhs.Scale(-ridge, f)
+	rhs.Add(&rhs, g)
+	step.Mul(&rhs, &inv)
+	step.Scale(scale, &step)
+	return &step
 }
