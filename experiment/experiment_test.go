@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
 )
@@ -24,11 +26,7 @@ import (
 // from column name to value.
 func readTable(t *testing.T, path string, want []string) []map[string]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := bytes.NewReader(testfile.Read(t, path))
 	recs, err := csv.NewReader(f).ReadAll()
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -64,11 +62,7 @@ func fnum(t *testing.T, s string) float64 {
 // not of a single color.
 func checkPNG(t *testing.T, path string, w, h int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := bytes.NewReader(testfile.Read(t, path))
 	img, err := png.Decode(f)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)

@@ -1,14 +1,15 @@
 package video
 
 import (
+	"bytes"
 	"context"
 	"image"
 	"image/color"
 	"image/gif"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/rpca-gd/rpca/internal/testfile"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -61,11 +62,7 @@ func TestWritePreview(t *testing.T) {
 // readGIF decodes the animated GIF at path.
 func readGIF(t *testing.T, path string) *gif.GIF {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := bytes.NewReader(testfile.Read(t, path))
 	anim, err := gif.DecodeAll(f)
 	if err != nil {
 		t.Fatal(err)

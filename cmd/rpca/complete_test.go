@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -123,11 +124,7 @@ func readPredictions(t *testing.T, path string) *triples.Ratings {
 
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := bytes.NewReader(testfile.Read(t, path))
 	var out []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {

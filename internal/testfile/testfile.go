@@ -41,6 +41,17 @@ func WriteWith(t testing.TB, path string, write func(w io.Writer) error) {
 	}
 }
 
+// Read returns the contents of the file path, failing the test if it
+// cannot be read.
+func Read(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // List returns the names in dir, sorted, without those in skip, failing
 // the test if dir cannot be read.
 func List(t testing.TB, dir string, skip ...string) []string {

@@ -14,8 +14,8 @@ func TestWrite(t *testing.T) {
 	if p != filepath.Join(dir, "a.txt") {
 		t.Errorf("path %q", p)
 	}
-	if b, err := os.ReadFile(p); err != nil || string(b) != "1 2\n" {
-		t.Errorf("read %q, %v", b, err)
+	if b := Read(t, p); string(b) != "1 2\n" {
+		t.Errorf("read %q", b)
 	}
 }
 
