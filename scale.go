@@ -1,6 +1,7 @@
 package rpca
 
 import (
+	"iter"
 	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -22,16 +23,8 @@ const safeExp = 64
 // e = ⌊log₂ m⌋ the scaled data have largest magnitude in [1, 2).
 func dataScale(p *Problem) (scale, maxAbs float64) {
 	m := 0.0
-	switch {
-	case p.Dense != nil:
-		raw := p.Dense.RawMatrix()
-		for i := 0; i < raw.Rows; i++ {
-			for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
-				m = math.Max(m, math.Abs(v))
-			}
-		}
-	case p.Observed != nil:
-		for _, v := range p.Observed.m.Val {
+	for vals := range observedValues(p) {
+		for _, v := range vals {
 			m = math.Max(m, math.Abs(v))
 		}
 	}
@@ -213,18 +206,28 @@ func rmsLowRank(u, v blas64.General) float64 {
 // observedSumSq returns the sum of squares of the observed entries of p.
 func observedSumSq(p *Problem) float64 {
 	ss := 0.0
-	switch {
-	case p.Dense != nil:
-		raw := p.Dense.RawMatrix()
-		for i := 0; i < raw.Rows; i++ {
-			for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
-				ss += v * v
-			}
-		}
-	case p.Observed != nil:
-		for _, v := range p.Observed.m.Val {
+	for vals := range observedValues(p) {
+		for _, v := range vals {
 			ss += v * v
 		}
 	}
 	return ss
+}
+
+// observedValues yields the observed entries of p: a row at a time for a
+// dense Y, all at once for a partially observed one.
+func observedValues(p *Problem) iter.Seq[[]float64] {
+	return func(yield func([]float64) bool) {
+		switch {
+		case p.Dense != nil:
+			raw := p.Dense.RawMatrix()
+			for i := 0; i < raw.Rows; i++ {
+				if !yield(raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]) {
+					return
+				}
+			}
+		case p.Observed != nil:
+			yield(p.Observed.m.Val)
+		}
+	}
 }

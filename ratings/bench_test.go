@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/methodtest"
 )
 
@@ -113,14 +112,7 @@ func b2i(b bool) int {
 //
 //	RPCA_MOVIELENS=$PWD/../shared/data/ratings/ml-latest-small/ratings.csv go test -run x -bench FitMovieLens -count 5 ./ratings
 func BenchmarkFitMovieLens(b *testing.B) {
-	path := os.Getenv("RPCA_MOVIELENS")
-	if path == "" {
-		b.Skip("set RPCA_MOVIELENS to a MovieLens ratings.csv")
-	}
-	r, err := ReadFile(path, triples.Options{Header: true, IgnoreExtra: true}, 1e10)
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := movieLens(b)
 	held := HoldOut(r.Len(), 0.2, 1)
 	clip := &[2]float64{0.5, 5}
 	for _, c := range []struct {
@@ -130,6 +122,7 @@ func BenchmarkFitMovieLens(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			c.opt.Clip = clip
 			var m *Model
+			var err error
 			for b.Loop() {
 				if m, err = Fit(context.Background(), r, held, c.opt); err != nil {
 					b.Fatal(err)

@@ -48,14 +48,7 @@ import (
 // Select's own).
 // It prints the RMSE per fold and the means.
 func TestMovieLensCV(t *testing.T) {
-	path := os.Getenv("RPCA_MOVIELENS")
-	if path == "" {
-		t.Skip("set RPCA_MOVIELENS to a MovieLens ratings.csv to run the cross-validation")
-	}
-	r, err := ReadFile(path, triples.Options{Header: true, IgnoreExtra: true}, 1e10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := movieLens(t)
 	refRank, refLambda, refBias := 50, 14.0, 3.0
 	if s := os.Getenv("RPCA_MOVIELENS_REF"); s != "" {
 		v := envFloatList(t, s, 3)
@@ -107,6 +100,7 @@ func TestMovieLensCV(t *testing.T) {
 		}
 		opt.Clip = clip
 		if s := os.Getenv("RPCA_MOVIELENS_SEED"); s != "" {
+			var err error
 			if opt.Settings.Seed, err = strconv.ParseUint(s, 10, 64); err != nil {
 				t.Fatalf("RPCA_MOVIELENS_SEED=%q: %v", s, err)
 			}
@@ -273,4 +267,19 @@ func refALS(r *triples.Ratings, held []bool, rank int, lambda, lambdaBias float6
 		}
 		return s
 	}
+}
+
+// movieLens reads the MovieLens ratings.csv named by RPCA_MOVIELENS, and
+// skips the test or benchmark when the variable is not set.
+func movieLens(tb testing.TB) *triples.Ratings {
+	tb.Helper()
+	path := os.Getenv("RPCA_MOVIELENS")
+	if path == "" {
+		tb.Skip("set RPCA_MOVIELENS to a MovieLens ratings.csv")
+	}
+	r, err := ReadFile(path, triples.Options{Header: true, IgnoreExtra: true}, 1e10)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
 }

@@ -10,18 +10,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func mustDense(t *testing.T, cfg Config) *Instance {
+// mustGen generates cfg's instance with gen (Dense or Observed), failing
+// the test if the configuration is rejected.
+func mustGen(t *testing.T, gen func(Config) (*Instance, error), cfg Config) *Instance {
 	t.Helper()
-	in, err := Dense(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
-}
-
-func mustObserved(t *testing.T, cfg Config) *Instance {
-	t.Helper()
-	in, err := Observed(cfg)
+	in, err := gen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,20 +46,20 @@ func TestReproducible(t *testing.T) {
 		base := Config{D1: 700, D2: 90, Rank: 3, Alpha: 0.2, Corruption: kind, P: 0.3, Seed: 42}
 		for _, gen := range []struct {
 			name string
-			fn   func(*testing.T, Config) *Instance
-		}{{"dense", mustDense}, {"observed", mustObserved}} {
+			fn   func(Config) (*Instance, error)
+		}{{"dense", Dense}, {"observed", Observed}} {
 			c1, c3 := base, base
 			c1.Workers, c3.Workers = 1, 3
-			x1, x3 := gen.fn(t, c1), gen.fn(t, c3)
+			x1, x3 := mustGen(t, gen.fn, c1), mustGen(t, gen.fn, c3)
 			if !sameInstance(x1, x3) {
 				t.Errorf("%v %s: output depends on the number of workers", kind, gen.name)
 			}
-			if !sameInstance(x1, gen.fn(t, c1)) {
+			if !sameInstance(x1, mustGen(t, gen.fn, c1)) {
 				t.Errorf("%v %s: two runs differ", kind, gen.name)
 			}
 			c2 := c1
 			c2.Seed++
-			y := gen.fn(t, c2)
+			y := mustGen(t, gen.fn, c2)
 			if mat.Equal(x1.A, y.A) || mat.Equal(x1.B, y.B) || slices.Equal(x1.S.ColIdx, y.S.ColIdx) {
 				t.Errorf("%v %s: seeds %d and %d give equal factors or supports", kind, gen.name, c1.Seed, c2.Seed)
 			}
@@ -79,7 +72,7 @@ func TestReproducible(t *testing.T) {
 func TestLowRankPart(t *testing.T) {
 	for _, kind := range []Corruption{Random, Deterministic} {
 		const d1, d2, r = 80, 60, 4
-		in := mustDense(t, Config{D1: d1, D2: d2, Rank: r, Alpha: 0.1, Corruption: kind, Seed: 7})
+		in := mustGen(t, Dense, Config{D1: d1, D2: d2, Rank: r, Alpha: 0.1, Corruption: kind, Seed: 7})
 		var m mat.Dense
 		m.Mul(in.A, in.B.T())
 		diff := mat.DenseCopyOf(in.Y)
@@ -103,7 +96,7 @@ func TestLowRankPart(t *testing.T) {
 // The sample variance of n i.i.d. normals has relative standard deviation
 // √(2/n); the tolerance is 6 of those, and the mean is within 6/√n·sd.
 func TestFactorVariance(t *testing.T) {
-	in := mustDense(t, Config{D1: 3000, D2: 500, Rank: 6, Seed: 3, Alpha: 0})
+	in := mustGen(t, Dense, Config{D1: 3000, D2: 500, Rank: 6, Seed: 3, Alpha: 0})
 	for _, f := range []struct {
 		name string
 		m    *mat.Dense
@@ -136,7 +129,7 @@ func TestFactorVariance(t *testing.T) {
 // (mean 1/2, sd 1/√(12n); tolerance 6 sd) and both signs equally likely.
 func TestRandomCorruptions(t *testing.T) {
 	const d1, d2, r, alpha = 1000, 700, 5, 0.13
-	in := mustDense(t, Config{D1: d1, D2: d2, Rank: r, Alpha: alpha, Seed: 11})
+	in := mustGen(t, Dense, Config{D1: d1, D2: d2, Rank: r, Alpha: alpha, Seed: 11})
 	c := 5 * r / math.Sqrt(d1*d2)
 	n := float64(d1 * d2)
 	cnt := float64(in.S.NNZ())
@@ -172,7 +165,7 @@ func TestRandomCorruptions(t *testing.T) {
 		t.Errorf("%d positive of %v corruptions", pos, cnt)
 	}
 	// A custom magnitude scales the values.
-	in2 := mustDense(t, Config{D1: 50, D2: 40, Rank: 2, Alpha: 0.3, Seed: 1, Magnitude: 100})
+	in2 := mustGen(t, Dense, Config{D1: 50, D2: 40, Rank: 2, Alpha: 0.3, Seed: 1, Magnitude: 100})
 	big := 0
 	for _, x := range in2.S.Val {
 		if math.Abs(x) > 100 {
@@ -214,7 +207,7 @@ func TestDeterministicCounts(t *testing.T) {
 		{50, 60, 0.01}, // ⌊α·d1⌋ = 0: no corruption at all
 	}
 	for _, c := range cases {
-		in := mustDense(t, Config{D1: c.d1, D2: c.d2, Rank: 3, Alpha: c.alpha, Corruption: Deterministic, Seed: 5})
+		in := mustGen(t, Dense, Config{D1: c.d1, D2: c.d2, Rank: 3, Alpha: c.alpha, Corruption: Deterministic, Seed: 5})
 		mr, mc := int(math.Floor(c.alpha*float64(c.d2))), int(math.Floor(c.alpha*float64(c.d1)))
 		total := min(c.d1*mr, c.d2*mc)
 		rows, cols := lineCounts(in)
@@ -253,7 +246,7 @@ func TestDeterministicCounts(t *testing.T) {
 func TestObservedMatchesDense(t *testing.T) {
 	for _, kind := range []Corruption{Random, Deterministic} {
 		cfg := Config{D1: 600, D2: 250, Rank: 3, Alpha: 0.15, Corruption: kind, P: 0.2, Seed: 9}
-		dn, ob := mustDense(t, cfg), mustObserved(t, cfg)
+		dn, ob := mustGen(t, Dense, cfg), mustGen(t, Observed, cfg)
 		if !mat.Equal(dn.A, ob.A) || !mat.Equal(dn.B, ob.B) {
 			t.Fatalf("%v: factors differ", kind)
 		}
@@ -286,7 +279,7 @@ func TestSamplingRate(t *testing.T) {
 		d1, d2 int
 		p      float64
 	}{{2000, 1500, 0.01}, {400, 300, 0.7}, {3000, 3000, PaperRate(3000, 2)}} {
-		in := mustObserved(t, Config{D1: c.d1, D2: c.d2, Rank: 2, Alpha: 0.1, P: c.p, Seed: 21})
+		in := mustGen(t, Observed, Config{D1: c.d1, D2: c.d2, Rank: 2, Alpha: 0.1, P: c.p, Seed: 21})
 		n := float64(c.d1) * float64(c.d2)
 		got := float64(in.Obs.Len())
 		if sd := math.Sqrt(n * c.p * (1 - c.p)); math.Abs(got-n*c.p) > 6*sd {
@@ -308,7 +301,7 @@ func TestSamplingRate(t *testing.T) {
 			t.Errorf("%+v: %d corruptions on %v observed entries", c, in.S.NNZ(), got)
 		}
 	}
-	in := mustObserved(t, Config{D1: 30, D2: 20, Rank: 2, Alpha: 0.1, P: 1, Seed: 1})
+	in := mustGen(t, Observed, Config{D1: 30, D2: 20, Rank: 2, Alpha: 0.1, P: 1, Seed: 1})
 	if in.Obs.Len() != 600 {
 		t.Errorf("p = 1 observed %d of 600 entries", in.Obs.Len())
 	}
@@ -316,7 +309,7 @@ func TestSamplingRate(t *testing.T) {
 
 func TestProblem(t *testing.T) {
 	cfg := Config{D1: 40, D2: 30, Rank: 2, Alpha: 0.1, P: 0.5, Seed: 1}
-	for _, in := range []*Instance{mustDense(t, cfg), mustObserved(t, cfg)} {
+	for _, in := range []*Instance{mustGen(t, Dense, cfg), mustGen(t, Observed, cfg)} {
 		p := in.Problem()
 		if err := p.Validate(); err != nil {
 			t.Error(err)
