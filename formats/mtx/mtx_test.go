@@ -114,32 +114,27 @@ func TestMatrixMarketRoundTrip(t *testing.T) {
 }
 
 func TestMatrixMarketVariants(t *testing.T) {
-	coord := func(text string) *formats.Triplets {
-		t.Helper()
-		mm, err := Read(strings.NewReader(text), "v.mtx")
+	for _, c := range []struct {
+		name, text string
+		want       [][]float64
+	}{
+		{"general", "%%MatrixMarket matrix coordinate real general\n% comment\n%\n\n  2 3 2\n% mid comment\n1 3 -1.5\n\n2 1 4e2\n", [][]float64{{0, 0, -1.5}, {400, 0, 0}}},
+		{"symmetric", "%%MatrixMarket Matrix Coordinate Integer Symmetric\n3 3 3\n1 1 5\n3 1 -2\n2 3 7\n", [][]float64{{5, 0, -2}, {0, 0, 7}, {-2, 7, 0}}},
+		{"skew", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3\n", [][]float64{{0, -3}, {3, 0}}},
+		{"array", "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3 4\n5\n6\n", [][]float64{{1, 3, 5}, {2, 4, 6}}},
+		{"array symmetric", "%%MatrixMarket matrix array integer symmetric\n2 2\n1\n2\n3\n", [][]float64{{1, 2}, {2, 3}}},
+		{"array skew", "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n", [][]float64{{0, -1, -2}, {1, 0, -3}, {2, 3, 0}}},
+	} {
+		mm, err := Read(strings.NewReader(c.text), "v.mtx")
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", c.name, err)
 		}
-		return mm.Coord
-	}
-	tr := coord("%%MatrixMarket matrix coordinate real general\n% comment\n%\n\n  2 3 2\n% mid comment\n1 3 -1.5\n\n2 1 4e2\n")
-	formattest.CheckMatrix(t, "general", tripletsDense(t, tr), [][]float64{{0, 0, -1.5}, {400, 0, 0}})
-	tr = coord("%%MatrixMarket Matrix Coordinate Integer Symmetric\n3 3 3\n1 1 5\n3 1 -2\n2 3 7\n")
-	formattest.CheckMatrix(t, "symmetric", tripletsDense(t, tr), [][]float64{{5, 0, -2}, {0, 0, 7}, {-2, 7, 0}})
-	tr = coord("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3\n")
-	formattest.CheckMatrix(t, "skew", tripletsDense(t, tr), [][]float64{{0, -3}, {3, 0}})
-
-	arr := func(text string) *mat.Dense {
-		t.Helper()
-		mm, err := Read(strings.NewReader(text), "v.mtx")
-		if err != nil {
-			t.Fatal(err)
+		got := mm.Dense
+		if mm.Coord != nil {
+			got = tripletsDense(t, mm.Coord)
 		}
-		return mm.Dense
+		formattest.CheckMatrix(t, c.name, got, c.want)
 	}
-	formattest.CheckMatrix(t, "array", arr("%%MatrixMarket matrix array real general\n2 3\n1\n2\n3 4\n5\n6\n"), [][]float64{{1, 3, 5}, {2, 4, 6}})
-	formattest.CheckMatrix(t, "array symmetric", arr("%%MatrixMarket matrix array integer symmetric\n2 2\n1\n2\n3\n"), [][]float64{{1, 2}, {2, 3}})
-	formattest.CheckMatrix(t, "array skew", arr("%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n"), [][]float64{{0, -1, -2}, {1, 0, -3}, {2, 3, 0}})
 }
 
 func TestMatrixMarketErrors(t *testing.T) {
