@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/rpca-gd/rpca/formats"
@@ -174,15 +173,14 @@ func WriteRows(w io.Writer, rows, cols int, delim string, row func(i int, dst []
 		if err := row(i, vals); err != nil {
 			return err
 		}
-		buf = buf[:0]
 		for j, v := range vals {
 			if j > 0 {
 				buf = append(buf, delim...)
 			}
-			buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+			buf = textio.AppendValue(buf, v)
 		}
-		buf = append(buf, '\n')
-		if _, err := w.Write(buf); err != nil {
+		var err error
+		if buf, err = textio.WriteLine(w, buf); err != nil {
 			return err
 		}
 	}

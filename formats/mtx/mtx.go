@@ -429,7 +429,7 @@ func appendEntry(buf []byte, i, j int, v float64) []byte {
 	buf = append(buf, ' ')
 	buf = strconv.AppendInt(buf, int64(j)+1, 10)
 	buf = append(buf, ' ')
-	buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+	buf = textio.AppendValue(buf, v)
 	return append(buf, '\n')
 }
 
@@ -463,7 +463,7 @@ func WriteDense(w io.Writer, m mat.Matrix) error {
 	buf := make([]byte, 0, 64<<10)
 	for j := 0; j < cols; j++ {
 		for i := 0; i < rows; i++ {
-			buf = strconv.AppendFloat(buf, m.At(i, j), 'g', -1, 64)
+			buf = textio.AppendValue(buf, m.At(i, j))
 			buf = append(buf, '\n')
 			if len(buf) > cap(buf)-32 {
 				if _, err := w.Write(buf); err != nil {

@@ -134,13 +134,12 @@ func Write(w io.Writer, delim string, rows, cols []string, vals []float64) error
 	}
 	var buf []byte
 	for k, v := range vals {
-		buf = append(buf[:0], rows[k]...)
+		buf = append(buf, rows[k]...)
 		buf = append(buf, delim...)
 		buf = append(buf, cols[k]...)
 		buf = append(buf, delim...)
-		buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
-		buf = append(buf, '\n')
-		if _, err := w.Write(buf); err != nil {
+		var err error
+		if buf, err = textio.WriteLine(w, textio.AppendValue(buf, v)); err != nil {
 			return err
 		}
 	}

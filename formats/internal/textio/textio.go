@@ -120,3 +120,17 @@ func ParseNumber(field string, allowNonFinite bool) (float64, error) {
 
 // Whitespace is formats.Whitespace.
 const Whitespace = formats.Whitespace
+
+// AppendValue appends v to buf in the shortest form that reads back as
+// the same float64, the number format of every text writer.
+func AppendValue(buf []byte, v float64) []byte {
+	return strconv.AppendFloat(buf, v, 'g', -1, 64)
+}
+
+// WriteLine ends the line in buf with a newline and writes it to w,
+// returning buf emptied for the next line.
+func WriteLine(w io.Writer, buf []byte) ([]byte, error) {
+	buf = append(buf, '\n')
+	_, err := w.Write(buf)
+	return buf[:0], err
+}
