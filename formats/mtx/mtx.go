@@ -5,6 +5,7 @@ package mtx
 import (
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"strconv"
@@ -106,6 +107,23 @@ func nextMMLine(lr *textio.LineReader) (s string, ok bool, err error) {
 		}
 		if s := strings.TrimSpace(string(b)); s != "" && s[0] != '%' {
 			return s, true, nil
+		}
+	}
+}
+
+// mmLines yields the remaining data lines of lr as nextMMLine returns
+// them, or a read error, after which it stops.
+func mmLines(lr *textio.LineReader) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for {
+			s, ok, err := nextMMLine(lr)
+			if err != nil {
+				yield("", err)
+				return
+			}
+			if !ok || !yield(s, nil) {
+				return
+			}
 		}
 	}
 }
@@ -256,13 +274,9 @@ func readMMCoordinate(lr *textio.LineReader, h Header, size []string) (*formats.
 	}
 	t := &formats.Triplets{D1: d1, D2: d2, Row: make([]int, 0, c), Col: make([]int, 0, c), Val: make([]float64, 0, c), Line: make([]int, 0, c)}
 	read := 0
-	for {
-		s, ok, err := nextMMLine(lr)
+	for s, err := range mmLines(lr) {
 		if err != nil {
 			return nil, err
-		}
-		if !ok {
-			break
 		}
 		if read == nnz {
 			return nil, textio.ErrAt(name, lr.Line, 0, "more entries than the %d declared on the size line", nnz)
@@ -329,13 +343,9 @@ func readMMArray(lr *textio.LineReader, h Header, size []string) (*mat.Dense, er
 		want = d1 * (d1 - 1) / 2
 	}
 	vals := make([]float64, 0, min(want, initialCap))
-	for {
-		s, ok, err := nextMMLine(lr)
+	for s, err := range mmLines(lr) {
 		if err != nil {
 			return nil, err
-		}
-		if !ok {
-			break
 		}
 		for k, f := range strings.Fields(s) {
 			if len(vals) == want {
