@@ -92,13 +92,7 @@ func Generate(scene Scene, o GenerateOptions) (*Clip, error) {
 	if w < 32 || h < 24 || n < 10 {
 		return nil, fmt.Errorf("video: generated clips need at least 32×24 pixels and 10 frames, got %d×%d and %d", w, h, n)
 	}
-	noise := o.Noise
-	switch {
-	case noise == 0:
-		noise = 0.02
-	case noise < 0:
-		noise = 0
-	}
+	noise := zeroMeansDefault(o.Noise, 0.02)
 	switch scene {
 	case SceneStatic, SceneIllumination, SceneLightSwitch, SceneWaving, SceneShadows, SceneSmallSlow:
 	default:

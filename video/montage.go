@@ -43,13 +43,7 @@ const (
 // as a box.
 func Montage(rows [][]Panel, opts MontageOptions) *image.RGBA {
 	zoom := max(opts.Zoom, 1)
-	gap := opts.Gap
-	switch {
-	case gap == 0:
-		gap = 4
-	case gap < 0:
-		gap = 0
-	}
+	gap := zeroMeansDefault(opts.Gap, 4)
 	cw, ch, ncols := 0, 0, 0
 	for _, row := range rows {
 		ncols = max(ncols, len(row))
@@ -149,4 +143,17 @@ func drawLabel(dst *image.RGBA, r image.Rectangle, text string) {
 			return
 		}
 	}
+}
+
+// zeroMeansDefault reads an option whose zero value means the default def
+// and whose negative values mean none: it returns def for 0, 0 for v < 0
+// and v otherwise.
+func zeroMeansDefault[T int | float64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

@@ -95,3 +95,16 @@ func TestQuantizer(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroMeansDefault checks the option convention of Montage's Gap and
+// Generate's Noise: 0 is the default, a negative value none.
+func TestZeroMeansDefault(t *testing.T) {
+	for _, c := range []struct{ v, want float64 }{{0, 0.02}, {-1, 0}, {-0.5, 0}, {0.3, 0.3}} {
+		if got := zeroMeansDefault(c.v, 0.02); got != c.want {
+			t.Errorf("zeroMeansDefault(%v, 0.02) = %v, want %v", c.v, got, c.want)
+		}
+	}
+	if got := zeroMeansDefault(0, 4) + zeroMeansDefault(-3, 4) + zeroMeansDefault(7, 4); got != 4+0+7 {
+		t.Errorf("int cases sum to %d, want 11", got)
+	}
+}
