@@ -16,6 +16,16 @@ import (
 // sampleObserved draws Φ with rate p from the rows×cols matrix a and
 // returns the observed matrix, the values of a at Φ in CSR order, the mask
 // of Φ and Π_Φ(A) as a dense matrix.
+// observedCase draws a kind matrix of rows×cols (generator seeded (seed,
+// seed+1)), observes it with probability p and returns the observed
+// matrix, its values, the estimator for it and a keep mask to fill.
+func observedCase(t *testing.T, seed uint64, kind string, rows, cols int, p float64) (*observed.Matrix, []float64, *Observed, []bool) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	m, vals, _, _ := sampleObserved(t, rng, gen(rng, kind, rows, cols), p)
+	return m, vals, NewObserved(m, 2), make([]bool, m.NNZ())
+}
+
 func sampleObserved(t *testing.T, rng *rand.Rand, a blas64.General, p float64) (*observed.Matrix, []float64, [][]bool, blas64.General) {
 	t.Helper()
 	var ri, ci []int
@@ -278,11 +288,7 @@ func TestLineCutoff(t *testing.T) {
 }
 
 func TestObservedNaN(t *testing.T) {
-	rng := rand.New(rand.NewPCG(26, 27))
-	a := gen(rng, "gauss", 20, 30)
-	m, vals, _, _ := sampleObserved(t, rng, a, 0.5)
-	o := NewObserved(m, 2)
-	keep := make([]bool, m.NNZ())
+	m, vals, o, keep := observedCase(t, 26, "gauss", 20, 30, 0.5)
 	for _, q := range []int{0, m.NNZ() - 1, m.NNZ() / 2} {
 		v := slices.Clone(vals)
 		v[q] = math.NaN()
@@ -301,11 +307,7 @@ func TestObservedNaN(t *testing.T) {
 }
 
 func TestObservedAllocs(t *testing.T) {
-	rng := rand.New(rand.NewPCG(28, 29))
-	a := gen(rng, "lowrank+corrupt", 60, 50)
-	m, vals, _, _ := sampleObserved(t, rng, a, 0.3)
-	o := NewObserved(m, 2)
-	keep := make([]bool, m.NNZ())
+	_, vals, o, keep := observedCase(t, 28, "lowrank+corrupt", 60, 50, 0.3)
 	allocs := testing.AllocsPerRun(10, func() {
 		if err := o.Apply(vals, 3, 3, keep); err != nil {
 			t.Fatal(err)
