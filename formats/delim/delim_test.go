@@ -2,7 +2,7 @@ package delim
 
 import (
 	"bytes"
-	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/internal/formattest"
 	"gonum.org/v1/gonum/mat"
 )
@@ -99,37 +98,24 @@ func TestDelimitedVariants(t *testing.T) {
 }
 
 func TestDelimitedErrors(t *testing.T) {
-	cases := []struct {
-		name, text string
-		opt        Options
-		line, col  int
-		contains   string
-	}{
-		{"malformed", "1,2,3\n4,x5,6\n", Options{}, 2, 2, `invalid number "x5"`},
-		{"malformed after comment", "# c\n1,2,3\n4,5,1.2.3\n", Options{}, 3, 3, `"1.2.3"`},
-		{"header hint", "a,b\n1,2\n", Options{}, 1, 1, "header option"},
-		{"empty field", "1,,3\n", Options{}, 1, 2, "empty field"},
-		{"trailing comma", "1,2,\n", Options{}, 1, 3, "empty field"},
-		{"field count", "1,2,3\n4,5,6\n7,8\n", Options{}, 3, 0, "2 fields, but the first row (line 1) has 3"},
-		{"nan", "1,2\n3,nan\n", Options{}, 2, 2, "non-finite"},
-		{"inf", "1,-Inf\n", Options{}, 1, 2, "non-finite"},
-		{"range", "1e999,1\n", Options{}, 1, 1, "out of the float64 range"},
-		{"interior blank", "1,2\n\n3,4\n", Options{}, 2, 0, "blank line inside"},
-		{"wrong delimiter", "1\t2\n", Options{}, 1, 1, `"1\t2"`},
+	bad := formattest.Bad[Options]
+	cases := []formattest.ErrorCase[Options]{
+		bad("malformed", "1,2,3\n4,x5,6\n", Options{}, 2, 2, `invalid number "x5"`),
+		bad("malformed after comment", "# c\n1,2,3\n4,5,1.2.3\n", Options{}, 3, 3, `"1.2.3"`),
+		bad("header hint", "a,b\n1,2\n", Options{}, 1, 1, "header option"),
+		bad("empty field", "1,,3\n", Options{}, 1, 2, "empty field"),
+		bad("trailing comma", "1,2,\n", Options{}, 1, 3, "empty field"),
+		bad("field count", "1,2,3\n4,5,6\n7,8\n", Options{}, 3, 0, "2 fields, but the first row (line 1) has 3"),
+		bad("nan", "1,2\n3,nan\n", Options{}, 2, 2, "non-finite"),
+		bad("inf", "1,-Inf\n", Options{}, 1, 2, "non-finite"),
+		bad("range", "1e999,1\n", Options{}, 1, 1, "out of the float64 range"),
+		bad("interior blank", "1,2\n\n3,4\n", Options{}, 2, 0, "blank line inside"),
+		bad("wrong delimiter", "1\t2\n", Options{}, 1, 1, `"1\t2"`),
 	}
-	for _, c := range cases {
-		_, err := Read(strings.NewReader(c.text), "in.csv", c.opt)
-		var fe *formats.Error
-		if !errors.As(err, &fe) {
-			t.Fatalf("%s: error %v is not a *formats.Error", c.name, err)
-		}
-		if fe.Line != c.line || fe.Column != c.col || fe.File != "in.csv" {
-			t.Errorf("%s: error at %s line %d column %d, want line %d column %d", c.name, fe.File, fe.Line, fe.Column, c.line, c.col)
-		}
-		if !strings.Contains(err.Error(), c.contains) {
-			t.Errorf("%s: error %q does not contain %q", c.name, err, c.contains)
-		}
-	}
+	formattest.CheckErrors(t, "in.csv", cases, func(r io.Reader, name string, opt Options) error {
+		_, err := Read(r, name, opt)
+		return err
+	})
 	_, err := Read(strings.NewReader("1,2\n4,x\n"), "in.csv", Options{})
 	if want := `in.csv: line 2, column 2: invalid number "x"`; err == nil || err.Error() != want {
 		t.Fatalf("error %q, want %q", err, want)

@@ -2,7 +2,6 @@ package triples
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/formats/internal/formattest"
 	"github.com/rpca-gd/rpca/outdir"
 )
 
@@ -53,31 +53,21 @@ func TestReadRatings(t *testing.T) {
 }
 
 func TestRatingsErrors(t *testing.T) {
-	cases := []struct {
-		name, text string
-		opt        Options
-		line, col  int
-		contains   string
-	}{
-		{"two fields", "a\tb\t1\nc\td\n", Options{}, 2, 0, "2 fields, want 3"},
-		{"four fields", "a,b,1,2\n", Options{}, 1, 0, "4 fields, want 3 (row col value) separated by commas (to ignore further fields, enable the ignore-extra option)"},
-		{"bad value", "a b 1\nc d five\n", Options{}, 2, 3, `invalid number "five"`},
-		{"header hint", "user\titem\trating\n", Options{}, 1, 3, "header option"},
-		{"empty row id", " ,b,1\n", Options{}, 1, 1, "empty row id"},
-		{"empty col id", "a,,1\n", Options{}, 1, 2, "empty column id"},
-		{"nan", "a,b,NaN\n", Options{}, 1, 3, "non-finite"},
-		{"no entries", "# nothing\n\n", Options{}, 0, 0, "no entries"},
+	bad := formattest.Bad[Options]
+	cases := []formattest.ErrorCase[Options]{
+		bad("two fields", "a\tb\t1\nc\td\n", Options{}, 2, 0, "2 fields, want 3"),
+		bad("four fields", "a,b,1,2\n", Options{}, 1, 0, "4 fields, want 3 (row col value) separated by commas (to ignore further fields, enable the ignore-extra option)"),
+		bad("bad value", "a b 1\nc d five\n", Options{}, 2, 3, `invalid number "five"`),
+		bad("header hint", "user\titem\trating\n", Options{}, 1, 3, "header option"),
+		bad("empty row id", " ,b,1\n", Options{}, 1, 1, "empty row id"),
+		bad("empty col id", "a,,1\n", Options{}, 1, 2, "empty column id"),
+		bad("nan", "a,b,NaN\n", Options{}, 1, 3, "non-finite"),
+		bad("no entries", "# nothing\n\n", Options{}, 0, 0, "no entries"),
 	}
-	for _, c := range cases {
-		_, err := Read(strings.NewReader(c.text), "r.tsv", c.opt)
-		var fe *formats.Error
-		if !errors.As(err, &fe) {
-			t.Fatalf("%s: error %v is not a *formats.Error", c.name, err)
-		}
-		if fe.Line != c.line || fe.Column != c.col || !strings.Contains(err.Error(), c.contains) {
-			t.Errorf("%s: error %q at line %d column %d, want line %d column %d containing %q", c.name, err, fe.Line, fe.Column, c.line, c.col, c.contains)
-		}
-	}
+	formattest.CheckErrors(t, "r.tsv", cases, func(r io.Reader, name string, opt Options) error {
+		_, err := Read(r, name, opt)
+		return err
+	})
 	// Too few fields: the ignore-extra hint would be wrong.
 	if _, err := Read(strings.NewReader("a\tb\n"), "r.tsv", Options{}); err == nil || strings.Contains(err.Error(), "ignore-extra") {
 		t.Errorf("two fields: error %v", err)

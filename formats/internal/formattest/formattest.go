@@ -2,9 +2,13 @@
 package formattest
 
 import (
+	"errors"
+	"io"
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/rpca-gd/rpca/formats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -22,6 +26,38 @@ func CheckMatrix(t *testing.T, what string, got *mat.Dense, want [][]float64) {
 			if g != w && !(math.IsNaN(g) && math.IsNaN(w)) {
 				t.Fatalf("%s: (%d,%d) = %v, want %v", what, i, j, g, w)
 			}
+		}
+	}
+}
+
+// ErrorCase is a bad input for a reader with options O, and where the
+// *formats.Error it gives must point: Line and Col (0: none) and a
+// fragment of its message.
+type ErrorCase[O any] struct {
+	Name, Text string
+	Opt        O
+	Line, Col  int
+	Contains   string
+}
+
+// Bad builds an ErrorCase from its fields in order.
+func Bad[O any](name, text string, opt O, line, col int, contains string) ErrorCase[O] {
+	return ErrorCase[O]{Name: name, Text: text, Opt: opt, Line: line, Col: col, Contains: contains}
+}
+
+// CheckErrors reads each case's text with read, under the file name file,
+// and fails t unless the error is a *formats.Error naming file at the
+// case's line and column and containing its fragment.
+func CheckErrors[O any](t *testing.T, file string, cases []ErrorCase[O], read func(r io.Reader, name string, opt O) error) {
+	t.Helper()
+	for _, c := range cases {
+		err := read(strings.NewReader(c.Text), file, c.Opt)
+		var fe *formats.Error
+		if !errors.As(err, &fe) {
+			t.Fatalf("%s: error %v is not a *formats.Error", c.Name, err)
+		}
+		if fe.File != file || fe.Line != c.Line || fe.Column != c.Col || !strings.Contains(err.Error(), c.Contains) {
+			t.Errorf("%s: error %q at %s line %d column %d, want line %d column %d containing %q", c.Name, err, fe.File, fe.Line, fe.Column, c.Line, c.Col, c.Contains)
 		}
 	}
 }
