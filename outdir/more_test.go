@@ -64,10 +64,7 @@ func TestWriteJSON(t *testing.T) {
 func TestDirCreate(t *testing.T) {
 	base := t.TempDir()
 	out := filepath.Join(base, "out")
-	d, err := New(out, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustNew(t, out, false)
 	defer d.Abort()
 	if err := os.MkdirAll(d.Join("sub"), 0o755); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,16 @@ import (
 	"github.com/rpca-gd/rpca/internal/testfile"
 )
 
+// mustNew is New for a test: it fails the test on an error.
+func mustNew(t *testing.T, path string, force bool, inputs ...string) *Dir {
+	t.Helper()
+	d, err := New(path, force, inputs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.txt")
@@ -77,10 +87,7 @@ func fill(t *testing.T, d *Dir, name, content string) {
 func TestAtomicDirNew(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "sub", "out") // parent created as needed
-	d, err := New(out, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustNew(t, out, false)
 	defer d.Abort()
 	if !strings.HasPrefix(filepath.Base(d.Path()), "out.tmp-") || filepath.Dir(d.Path()) != filepath.Dir(out) {
 		t.Fatalf("temporary dir %s is not a sibling DIR.tmp-XXXX", d.Path())
@@ -129,10 +136,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	os.WriteFile(filepath.Join(out, OwnerMarker), nil, 0o644)
 
 	// With force, an aborted run leaves the old directory intact.
-	d, err := New(out, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustNew(t, out, true)
 	fill(t, d, "new.txt", "new")
 	if err := d.Abort(); err != nil {
 		t.Fatal(err)
@@ -145,10 +149,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	}
 
 	// With force, Commit replaces the directory whole.
-	d, err = New(out, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = mustNew(t, out, true)
 	fill(t, d, "new.txt", "new")
 	if got := testfile.List(t, out, OwnerMarker); !slices.Equal(got, []string{"old.txt"}) {
 		t.Fatalf("old dir changed before commit: %v", got)
@@ -166,10 +167,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	// An existing empty directory is replaced without force.
 	empty := filepath.Join(parent, "empty")
 	os.Mkdir(empty, 0o755)
-	d, err = New(empty, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = mustNew(t, empty, false)
 	fill(t, d, "x", "x")
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
@@ -182,10 +180,7 @@ func TestAtomicDirExisting(t *testing.T) {
 	// fail without force, and leaves both the newcomer and the temp dir
 	// for Abort.
 	late := filepath.Join(parent, "late")
-	d, err = New(late, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = mustNew(t, late, false)
 	os.Mkdir(late, 0o755)
 	os.WriteFile(filepath.Join(late, "other"), nil, 0o644)
 	if err := d.Commit(); !errors.Is(err, ErrExists) {
@@ -215,10 +210,7 @@ func TestAtomicDirExisting(t *testing.T) {
 func TestOwnership(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
-	d, err := New(out, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustNew(t, out, false)
 	fill(t, d, "Y.npy", "data")
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
