@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -139,12 +138,7 @@ func ReadFile(path string, opt Options) (*mat.Dense, error) {
 		}
 		opt.Delimiter = d
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Read(f, path, opt)
+	return textio.FromFile(path, func(r io.Reader, name string) (*mat.Dense, error) { return Read(r, name, opt) })
 }
 
 // Write writes m, one row per line, with fields separated by

@@ -167,12 +167,7 @@ func ReadSize(path string) (h Header, d1, d2, entries int, err error) {
 
 // ReadFile reads a Matrix Market file; see [Read].
 func ReadFile(path string) (*Matrix, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Read(f, path)
+	return textio.FromFile(path, Read)
 }
 
 func parseMMBanner(line string) (Header, error) {

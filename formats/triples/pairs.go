@@ -2,7 +2,6 @@ package triples
 
 import (
 	"io"
-	"os"
 	"strings"
 
 	"github.com/rpca-gd/rpca/formats"
@@ -40,12 +39,7 @@ func ReadPairs(r io.Reader, name string, opt Options) (*Pairs, error) {
 
 // ReadPairsFile reads a pairs file; see [ReadPairs].
 func ReadPairsFile(path string, opt Options) (*Pairs, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadPairs(f, path, opt)
+	return textio.FromFile(path, func(r io.Reader, name string) (*Pairs, error) { return ReadPairs(r, name, opt) })
 }
 
 // idLines reads the data lines of a "row col [value]" file for

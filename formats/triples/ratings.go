@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/rpca-gd/rpca/formats"
@@ -114,12 +113,7 @@ func (r *Ratings) index(rowID, colID string) (i, j int) {
 
 // ReadFile reads a ratings file; see [Read].
 func ReadFile(path string, opt Options) (*Ratings, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Read(f, path, opt)
+	return textio.FromFile(path, func(r io.Reader, name string) (*Ratings, error) { return Read(r, name, opt) })
 }
 
 // Write writes "row col value" lines separated by delim ("" means

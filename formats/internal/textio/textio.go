@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -133,4 +134,16 @@ func WriteLine(w io.Writer, buf []byte) ([]byte, error) {
 	buf = append(buf, '\n')
 	_, err := w.Write(buf)
 	return buf[:0], err
+}
+
+// FromFile opens path and reads it with read, which names the path in its
+// errors. It is the ReadFile of every format.
+func FromFile[T any](path string, read func(r io.Reader, name string) (T, error)) (T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	return read(f, path)
 }
