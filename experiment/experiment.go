@@ -367,6 +367,30 @@ func (t *trace) callback(r rpca.Record) {
 	}
 }
 
+// runSummary is what the figures keep of one solver run.
+type runSummary struct {
+	recs       []rpca.Record
+	iterations int
+	seconds    float64
+	stop       string
+}
+
+// summary returns the traced records with the iterations, time and stop
+// reason of res, or, for a run the time cap cut (capped, res nil), those
+// of its last record and the stop "time-cap".
+func (t *trace) summary(res *rpca.Result, capped bool) runSummary {
+	r := runSummary{recs: t.recs}
+	if !capped {
+		r.iterations, r.seconds, r.stop = res.Iterations, res.Elapsed.Seconds(), string(res.Stop)
+		return r
+	}
+	r.iterations, r.stop = len(t.recs)-1, "time-cap"
+	if len(t.recs) > 0 {
+		r.seconds = t.recs[len(t.recs)-1].Elapsed.Seconds()
+	}
+	return r
+}
+
 // solveCapped runs rpca.Solve with an optional time cap. When the cap (and
 // not the parent context) ends the run, it returns a nil result, capped
 // true and no error; the trace keeps the history.

@@ -22,14 +22,11 @@ const (
 
 // fig1aRun is one curve of Figure 1(a).
 type fig1aRun struct {
-	p          float64
-	entries    int
-	recs       []rpca.Record
-	iterations int
-	seconds    float64
-	stop       string
-	rate       float64
-	fitPoints  int
+	runSummary
+	p         float64
+	entries   int
+	rate      float64
+	fitPoints int
 }
 
 // runFig1a runs the gradient method on one synthetic instance (d×d, rank
@@ -76,7 +73,7 @@ func runFig1a(ctx context.Context, w *writer, o *Options) error {
 		if err != nil {
 			return fmt.Errorf("fig1a: %s: %w", label, err)
 		}
-		run := &fig1aRun{p: p, recs: t.recs, iterations: res.Iterations, seconds: res.Elapsed.Seconds(), stop: string(res.Stop)}
+		run := &fig1aRun{runSummary: t.summary(res, false), p: p}
 		if prob.Observed != nil {
 			run.entries = prob.Observed.Len()
 		} else {

@@ -25,11 +25,8 @@ var fig1cLevels = []float64{1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7}
 
 // fig1cRun is one curve of Figure 1(c).
 type fig1cRun struct {
-	label      string
-	recs       []rpca.Record
-	iterations int
-	seconds    float64
-	stop       string
+	runSummary
+	label string
 }
 
 // runFig1c solves one dense d×d instance with GD (p = 1), GD on a
@@ -82,15 +79,7 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		if err != nil {
 			return fmt.Errorf("fig1c: %s: %w", me.label, err)
 		}
-		run := &fig1cRun{label: me.label, recs: t.recs}
-		if capped {
-			run.iterations, run.stop = len(t.recs)-1, "time-cap"
-			if len(t.recs) > 0 {
-				run.seconds = t.recs[len(t.recs)-1].Elapsed.Seconds()
-			}
-		} else {
-			run.iterations, run.seconds, run.stop = res.Iterations, res.Elapsed.Seconds(), string(res.Stop)
-		}
+		run := &fig1cRun{runSummary: t.summary(res, capped), label: me.label}
 		w.logf("fig1c: %s: %d iterations, %.2fs, error %.3g (%s)", me.label, run.iterations, run.seconds, lastError(run.recs), run.stop)
 		runs = append(runs, run)
 	}
