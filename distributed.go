@@ -79,14 +79,14 @@ func (g *GD) SolveDistributed(ctx context.Context, d Distributed, s Settings) (*
 		return nil, err
 	}
 	if g.PerLine {
-		return nil, fmt.Errorf("%w: GD.PerLine is not available with SolveDistributed", ErrBadInput)
+		return nil, BadSettings(errors.New("rpca: GD.PerLine is not available with SolveDistributed"))
 	}
 	if g.Update == UpdateALS {
-		return nil, fmt.Errorf("%w: GD.Update %q is not available with SolveDistributed", ErrBadInput, UpdateALS)
+		return nil, BadSettings(fmt.Errorf("rpca: GD.Update %q is not available with SolveDistributed", UpdateALS))
 	}
 	q, err := g.paramsFor(d1, d2, float64(nnz)/(float64(d1)*float64(d2)), s)
 	if err != nil {
-		return nil, badInput(err)
+		return nil, BadSettings(err)
 	}
 	st := &distState{ctx: ctx, d: d, q: &q, ynorm: d.NormY()}
 	res, err := g.run(ctx, NewTracker(ctx, &Problem{}, s, DefaultGDStop, gdDivergenceHint), st, &q)

@@ -488,7 +488,7 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
 	q, err := g.params(p, s)
 	if err != nil {
-		return nil, badInput(err)
+		return nil, BadSettings(err)
 	}
 	def := DefaultGDStop
 	if q.als {
@@ -542,7 +542,7 @@ func (g *GD) Initialize(ctx context.Context, p *Problem, s Settings) (*Start, er
 	}
 	q, err := g.params(p, s)
 	if err != nil {
-		return nil, badInput(err)
+		return nil, BadSettings(err)
 	}
 	st, err := g.state(p, s, &q)
 	if err != nil {

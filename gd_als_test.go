@@ -43,8 +43,8 @@ func TestALSRecovers(t *testing.T) {
 func TestALSDistributedRefused(t *testing.T) {
 	in := instance(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
 	_, err := (&rpca.GD{Update: rpca.UpdateALS}).SolveDistributed(context.Background(), newRefDistributed(in.Obs), rpca.Settings{Rank: 2, Alpha: 0.05})
-	if !errors.Is(err, rpca.ErrBadInput) {
-		t.Errorf("SolveDistributed with UpdateALS: %v, want ErrBadInput", err)
+	if !errors.Is(err, rpca.ErrBadSettings) {
+		t.Errorf("SolveDistributed with UpdateALS: %v, want ErrBadSettings", err)
 	}
 }
 
@@ -106,7 +106,7 @@ func TestALSBiasesRecovers(t *testing.T) {
 func TestBiasesNeedALS(t *testing.T) {
 	in := instance(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
 	_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.05}, &rpca.GD{Biases: true})
-	if !errors.Is(err, rpca.ErrBadInput) {
-		t.Errorf("Biases with the paper's update: %v, want ErrBadInput", err)
+	if !errors.Is(err, rpca.ErrBadSettings) {
+		t.Errorf("Biases with the paper's update: %v, want ErrBadSettings", err)
 	}
 }

@@ -100,8 +100,8 @@ func TestHuberBadSettings(t *testing.T) {
 		{"RidgeDecay with the paper's update", &rpca.GD{Ridge: 0.01, RidgeDecay: 0.8}, 0.05},
 	} {
 		_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: c.alpha}, c.g)
-		if !errors.Is(err, rpca.ErrBadInput) {
-			t.Errorf("%s: %v, want ErrBadInput", c.name, err)
+		if !errors.Is(err, rpca.ErrBadInput) || !errors.Is(err, rpca.ErrBadSettings) {
+			t.Errorf("%s: %v, want ErrBadSettings and ErrBadInput", c.name, err)
 		}
 	}
 }

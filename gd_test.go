@@ -407,7 +407,7 @@ func TestGDPerLine(t *testing.T) {
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-4 {
 		t.Errorf("non-uniform Φ: relative error %.3g after %d iterations (%s)", e, res.Iterations, res.Stop)
 	}
-	if _, err := (&rpca.GD{PerLine: true}).SolveDistributed(context.Background(), newRefDistributed(in.Obs), s); !errors.Is(err, rpca.ErrBadInput) {
+	if _, err := (&rpca.GD{PerLine: true}).SolveDistributed(context.Background(), newRefDistributed(in.Obs), s); !errors.Is(err, rpca.ErrBadSettings) {
 		t.Errorf("SolveDistributed with PerLine: %v", err)
 	}
 }

@@ -171,17 +171,43 @@ func zeroResult(ctx context.Context, p *Problem, s Settings, m Method) (*Result,
 // (ErrDiverged, context.Canceled, …).
 var ErrBadInput = errors.New("rpca: bad input")
 
-// inputError marks err as a bad-input error without changing its text.
-type inputError struct{ err error }
+// ErrBadSettings is wrapped, with ErrBadInput, by every error about a
+// method's own parameters or their combination (GD.Huber without
+// UpdateALS, a negative altproj.Method.Mu, …) as distinct from the data:
+// a program whose settings come from its user, such as a command line,
+// can report it as a usage error.
+var ErrBadSettings = errors.New("rpca: bad method settings")
 
-func (e inputError) Error() string   { return e.err.Error() }
-func (e inputError) Unwrap() []error { return []error{e.err, ErrBadInput} }
+// BadSettings marks err, the error of a method's parameter check, as
+// ErrBadSettings and ErrBadInput without changing its text. Methods
+// outside this package return their parameter errors through it.
+func BadSettings(err error) error {
+	if err == nil || errors.Is(err, ErrBadSettings) {
+		return err
+	}
+	return inputError{err: err, settings: true}
+}
+
+// inputError marks err as a bad-input error, and with settings also as a
+// bad-settings error, without changing its text.
+type inputError struct {
+	err      error
+	settings bool
+}
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() []error {
+	if e.settings {
+		return []error{e.err, ErrBadSettings, ErrBadInput}
+	}
+	return []error{e.err, ErrBadInput}
+}
 
 func badInput(err error) error {
 	if err == nil || errors.Is(err, ErrBadInput) {
 		return err
 	}
-	return inputError{err}
+	return inputError{err: err}
 }
 
 // identifiable refuses a dense problem with α > 0 in which the rank-r

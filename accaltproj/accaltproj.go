@@ -122,8 +122,7 @@ func (m *Method) params(d1, d2, r int) (params, error) {
 	}
 	q := params{beta: m.Beta, betaInit: m.BetaInit, gamma: m.Gamma, svdTol: m.SVDTol}
 	if q.beta == 0 {
-		mu := m.Mu
-		mu = cmp.Or(mu, DefaultMu)
+		mu := cmp.Or(m.Mu, DefaultMu)
 		q.beta = mu * float64(r) / (2 * math.Sqrt(float64(d1)*float64(d2)))
 	}
 	q.betaInit = cmp.Or(q.betaInit, 4*q.beta)
@@ -148,7 +147,7 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 	}
 	q, err := m.params(d1, d2, r)
 	if err != nil {
-		return nil, err
+		return nil, rpca.BadSettings(err)
 	}
 	if ctx == nil {
 		ctx = context.Background()

@@ -141,7 +141,7 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 		return nil, fmt.Errorf("altproj: %w", rpca.ErrDenseOnly)
 	}
 	if err := m.validate(); err != nil {
-		return nil, err
+		return nil, rpca.BadSettings(err)
 	}
 	d1, d2 := p.Dense.Dims()
 	r := s.Rank

@@ -122,7 +122,7 @@ func (m *Method) solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 		return nil, nil, fmt.Errorf("ialm: %w", rpca.ErrDenseOnly)
 	}
 	if err := m.validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, rpca.BadSettings(err)
 	}
 	d1, d2 := p.Dense.Dims()
 	if s.Rank < 1 || s.Rank >= min(d1, d2) {
@@ -175,8 +175,7 @@ type solver struct {
 // svdTol is the relative accuracy asked of each truncated SVD, well below
 // the residual tolerance so that SVD errors do not stall convergence.
 func (sv *solver) svdTol() float64 {
-	t := sv.tol
-	t = cmp.Or(t, DefaultResidualTol)
+	t := cmp.Or(sv.tol, DefaultResidualTol)
 	return min(max(t*1e-3, 1e-12), 1e-6)
 }
 

@@ -120,8 +120,7 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 	if ridges == nil {
 		ridges = DefaultRidges
 	}
-	frac := sel.Fraction
-	frac = cmp.Or(frac, DefaultValidationFraction)
+	frac := cmp.Or(sel.Fraction, DefaultValidationFraction)
 	patience, err := sel.patience(opt, gd)
 	if err != nil {
 		return nil, err

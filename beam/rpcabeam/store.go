@@ -93,8 +93,7 @@ func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
 	if st.run == nil {
 		st.run = Prism
 	}
-	shards := o.Shards
-	shards = cmp.Or(shards, 8)
+	shards := cmp.Or(o.Shards, 8)
 	if shards < 1 {
 		return nil, fmt.Errorf("%w: %d shards", ErrInput, shards)
 	}

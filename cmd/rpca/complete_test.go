@@ -504,7 +504,7 @@ func TestCompleteImplicit(t *testing.T) {
 	if rmse := sum["holdout_rmse"].(float64); !(rmse <= 2*sigma) {
 		t.Errorf("held-out RMSE %.4g with --implicit 5, want at most %g", rmse, 2*sigma)
 	}
-	wantError(t, 1, []string{"GD.Implicit"}, "complete", "--in", in, "--header", "--rank", "6", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
+	wantError(t, 2, []string{"GD.Implicit"}, "complete", "--in", in, "--header", "--rank", "6", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
 		"--out", join(dir, "model2"))
 }
 

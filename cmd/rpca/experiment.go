@@ -97,9 +97,6 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprint(e.stdout, rep.Summary); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(e.stdout, "wrote %s: %s\n", rep.Dir, strings.Join(rep.Files, ", "))
+	_, err = fmt.Fprintf(e.stdout, "%swrote %s: %s\n", rep.Summary, rep.Dir, strings.Join(rep.Files, ", "))
 	return err
 }

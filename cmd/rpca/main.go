@@ -127,6 +127,9 @@ func exitCode(e *env, err error) int {
 		msg += " [on the command line, for --method gd and scaledgd: --step lowers the step, --step-rule backtracking makes every step lower the objective]"
 	}
 	fmt.Fprintf(e.stderr, "rpca: %v\n", msg)
+	if errors.Is(err, rpca.ErrBadSettings) { // a method's settings come from its flags
+		return 2
+	}
 	return 1
 }
 

@@ -114,5 +114,5 @@ func TestSynthHuber(t *testing.T) {
 		strings.Count(r.stderr, "rpca: warning:") != 1 || !strings.Contains(r.stderr, "not to be trusted") {
 		t.Errorf("30%% corruptions, --alpha 0.05: stop %v, stderr %q", sum["stop_reason"], r.stderr)
 	}
-	wantError(t, 1, []string{"GD.Huber"}, "synth", "--d", "60", "--rank", "2", "--method", "gd", "--huber", "3")
+	wantError(t, 2, []string{"GD.Huber"}, "synth", "--d", "60", "--rank", "2", "--method", "gd", "--huber", "3")
 }

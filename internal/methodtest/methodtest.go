@@ -134,23 +134,19 @@ func Cancel(t *testing.T, m rpca.Method) {
 }
 
 // BadSettings checks that rpca.Solve refuses each of the methods bad
-// (one method with one bad setting each) on a 30×30 matrix, and that
+// (one method with one bad setting each) on a 30×30 matrix with an error
+// that is ErrBadSettings (and so ErrBadInput), and that
 // good, a dense-only method, refuses partial observations with
 // rpca.ErrDenseOnly. It returns the matrix for further checks.
 func BadSettings[M rpca.Method](t *testing.T, good M, bad []M) *mat.Dense {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
-	y := mat.NewDense(30, 30, nil)
-	for i := 0; i < 30; i++ {
-		for j := 0; j < 30; j++ {
-			y.Set(i, j, rng.NormFloat64())
-		}
-	}
+	y := testmat.Normal(rng, 30, 30)
 	p := &rpca.Problem{Dense: y}
 	s := rpca.Settings{Rank: 2}
 	for _, m := range bad {
-		if _, err := rpca.Solve(context.Background(), p, s, m); err == nil {
-			t.Errorf("%+v: no error", m)
+		if _, err := rpca.Solve(context.Background(), p, s, m); !errors.Is(err, rpca.ErrBadSettings) || !errors.Is(err, rpca.ErrBadInput) {
+			t.Errorf("%+v: got %v, want ErrBadSettings and ErrBadInput", m, err)
 		}
 	}
 	obs, err := rpca.SampleDense(y, 0.5, 1)

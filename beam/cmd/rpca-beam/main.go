@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errUsage):
+	case errors.Is(err, errUsage), errors.Is(err, rpca.ErrBadSettings): // the method's settings come from the flags
 		fmt.Fprintf(stderr, "rpca-beam: %v (run 'rpca-beam -h' for help)\n", err)
 		return 2
 	case errors.Is(err, context.Canceled):

@@ -70,6 +70,7 @@ func TestCommand(t *testing.T) {
 	}{
 		{2, "--rank", []string{"--in", y, "--out", filepath.Join(dir, "o2")}},
 		{2, "flag -alpha", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--alpha", "1"}},
+		{2, "γ·α", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--alpha", "0.5"}},
 		{2, "not defined", []string{"--bogus"}},
 		{2, "flag -shards", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--shards", "0"}},
 		{2, "flag -max-iter", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--max-iter", "-1"}},
