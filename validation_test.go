@@ -2,6 +2,7 @@ package rpca_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -79,5 +80,22 @@ func TestValidationUnits(t *testing.T) {
 	_, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 3, Stop: rpca.Stop{Patience: -1}}, &rpca.GD{})
 	if err == nil {
 		t.Error("a negative Patience was accepted")
+	}
+}
+
+// TestBadDataIsNotBadSettings: a problem refused for its data (a NaN
+// entry, a rank the data cannot hold) is ErrBadInput but not
+// ErrBadSettings, which a command line reports as a usage error.
+func TestBadDataIsNotBadSettings(t *testing.T) {
+	y := mat.NewDense(4, 5, nil)
+	y.Set(1, 2, math.NaN())
+	_, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{})
+	if !errors.Is(err, rpca.ErrBadInput) || errors.Is(err, rpca.ErrBadSettings) {
+		t.Errorf("NaN entry: %v, want ErrBadInput only", err)
+	}
+	y.Set(1, 2, 1)
+	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Huber: 3})
+	if !errors.Is(err, rpca.ErrBadSettings) {
+		t.Errorf("GD.Huber with the paper's update: %v, want ErrBadSettings", err)
 	}
 }
