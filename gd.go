@@ -322,6 +322,13 @@ type gdParams struct {
 	d1, d2        int
 }
 
+// CheckParams checks g's fields and their combination for p and s
+// ([ParamChecker]).
+func (g *GD) CheckParams(p *Problem, s Settings) error {
+	_, err := g.params(p, s)
+	return err
+}
+
 func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 	d1, d2 := p.Dims()
 	rate := 0.0 // a dense Y

@@ -26,6 +26,15 @@ type Method interface {
 	Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 }
 
+// ParamChecker is implemented by methods that can check their own
+// parameters against a problem's shape and the settings without solving.
+// [Solve] calls it before anything else is done with the data, so that a
+// bad parameter is an error ([ErrBadSettings]) whatever Y is, even the
+// Y = 0 that Solve answers without the method.
+type ParamChecker interface {
+	CheckParams(p *Problem, s Settings) error
+}
+
 // Capabilities describe a method's needs and how it reads the shared
 // settings.
 type Capabilities struct {
@@ -73,6 +82,11 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	}
 	if m.Capabilities().DenseOnly && p.Dense == nil {
 		return nil, fmt.Errorf("rpca: method %s: %w", m.Name(), ErrDenseOnly)
+	}
+	if c, ok := m.(ParamChecker); ok {
+		if err := c.CheckParams(p, s); err != nil {
+			return nil, BadSettings(err)
+		}
 	}
 	ctx, err := liveContext(ctx)
 	if err != nil {

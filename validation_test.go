@@ -98,4 +98,9 @@ func TestBadDataIsNotBadSettings(t *testing.T) {
 	if !errors.Is(err, rpca.ErrBadSettings) {
 		t.Errorf("GD.Huber with the paper's update: %v, want ErrBadSettings", err)
 	}
+	// Y = 0 has one answer, but the settings are still checked.
+	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: mat.NewDense(4, 5, nil)}, rpca.Settings{Rank: 1}, &rpca.GD{Huber: 3})
+	if !errors.Is(err, rpca.ErrBadSettings) {
+		t.Errorf("GD.Huber on Y = 0: %v, want ErrBadSettings", err)
+	}
 }

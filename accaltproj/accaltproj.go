@@ -100,6 +100,13 @@ func (m *Method) Capabilities() rpca.Capabilities {
 // Name returns "accaltproj".
 func (m *Method) Name() string { return "accaltproj" }
 
+// CheckParams checks m's fields for p and s ([rpca.ParamChecker]).
+func (m *Method) CheckParams(p *rpca.Problem, s rpca.Settings) error {
+	d1, d2 := p.Dims()
+	_, err := m.params(d1, d2, s.Rank)
+	return err
+}
+
 // params are the effective parameters of one run.
 type params struct {
 	beta, betaInit, gamma, svdTol float64

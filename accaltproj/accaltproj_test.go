@@ -144,8 +144,10 @@ func TestBadInput(t *testing.T) {
 	y := mat.NewDense(20, 30, nil) // not zero: rpca.Solve answers Y = 0 itself
 	y.Set(1, 2, 1)
 	for _, m := range []*Method{{Mu: -1}, {Gamma: 1}, {Gamma: math.NaN()}, {Beta: math.Inf(1)}, {SVDTol: 2}} {
-		if _, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 2}, m); !errors.Is(err, rpca.ErrBadSettings) {
-			t.Errorf("%+v: got %v, want ErrBadSettings", *m, err)
+		for _, y := range []*mat.Dense{y, mat.NewDense(20, 30, nil)} { // Y = 0 too: Solve still checks the settings
+			if _, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 2}, m); !errors.Is(err, rpca.ErrBadSettings) {
+				t.Errorf("%+v: got %v, want ErrBadSettings", *m, err)
+			}
 		}
 	}
 	obs, err := rpca.NewObserved(3, 3, []int{0, 1, 2}, []int{0, 1, 2}, []float64{1, 2, 3})

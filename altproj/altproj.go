@@ -103,6 +103,10 @@ func (m *Method) Capabilities() rpca.Capabilities {
 // Name returns "altproj".
 func (m *Method) Name() string { return "altproj" }
 
+// CheckParams checks m's fields ([rpca.ParamChecker]); they do not
+// depend on the problem.
+func (m *Method) CheckParams(*rpca.Problem, rpca.Settings) error { return m.validate() }
+
 // validate checks the method's own parameters.
 func (m *Method) validate() error {
 	bad := func(name string, v float64) error {

@@ -87,6 +87,10 @@ func (m *Method) Capabilities() rpca.Capabilities {
 // Name returns "ialm".
 func (m *Method) Name() string { return "ialm" }
 
+// CheckParams checks m's fields ([rpca.ParamChecker]); they do not
+// depend on the problem.
+func (m *Method) CheckParams(*rpca.Problem, rpca.Settings) error { return m.validate() }
+
 // validate checks the method's own parameters.
 func (m *Method) validate() error {
 	for _, f := range []struct {

@@ -134,8 +134,9 @@ func Cancel(t *testing.T, m rpca.Method) {
 }
 
 // BadSettings checks that rpca.Solve refuses each of the methods bad
-// (one method with one bad setting each) on a 30×30 matrix with an error
-// that is ErrBadSettings (and so ErrBadInput), and that
+// (one method with one bad setting each) on a random 30×30 matrix and on
+// a zero one with an error that is ErrBadSettings (and so ErrBadInput),
+// and that
 // good, a dense-only method, refuses partial observations with
 // rpca.ErrDenseOnly. It returns the matrix for further checks.
 func BadSettings[M rpca.Method](t *testing.T, good M, bad []M) *mat.Dense {
@@ -144,9 +145,12 @@ func BadSettings[M rpca.Method](t *testing.T, good M, bad []M) *mat.Dense {
 	y := testmat.Normal(rng, 30, 30)
 	p := &rpca.Problem{Dense: y}
 	s := rpca.Settings{Rank: 2}
+	zero := &rpca.Problem{Dense: mat.NewDense(30, 30, nil)} // answered by Solve, but the settings are still checked
 	for _, m := range bad {
-		if _, err := rpca.Solve(context.Background(), p, s, m); !errors.Is(err, rpca.ErrBadSettings) || !errors.Is(err, rpca.ErrBadInput) {
-			t.Errorf("%+v: got %v, want ErrBadSettings and ErrBadInput", m, err)
+		for _, p := range []*rpca.Problem{p, zero} {
+			if _, err := rpca.Solve(context.Background(), p, s, m); !errors.Is(err, rpca.ErrBadSettings) || !errors.Is(err, rpca.ErrBadInput) {
+				t.Errorf("%+v: got %v, want ErrBadSettings and ErrBadInput", m, err)
+			}
 		}
 	}
 	obs, err := rpca.SampleDense(y, 0.5, 1)
