@@ -23,9 +23,6 @@ import (
 	"github.com/rpca-gd/rpca/outdir"
 )
 
-// errHelp is returned when -h was asked for; the usage was printed.
-var errHelp = flag.ErrHelp
-
 // helpTexts are the descriptions of the commands, help/NAME.txt.
 //
 //go:embed help/*.txt
@@ -69,27 +66,14 @@ func parseCommand[F any, P interface {
 	return f, fs, parse(fs, args)
 }
 
-// parse parses args and turns flag errors into usage errors.
+// parse parses args with cliflag.Parse; a usage error names the command
+// and its help.
 func parse(fs *flag.FlagSet, args []string) error {
-	fs.SetOutput(io.Discard) // we print our own one-line error
-	// The flag package prints the usage on every parse error; keep it for
-	// -h only, so that a mistyped flag gives one line, not the whole help.
-	usage := fs.Usage
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	fs.Usage = usage
-	fs.SetOutput(os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
-		return errHelp
+	err := cliflag.Parse(fs, args)
+	if errors.Is(err, cliflag.ErrUsage) {
+		return cliflag.Usagef("%s: %w (run 'rpca %s -h' for help)", fs.Name(), err, fs.Name())
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %v (run 'rpca %s -h' for help): %w", fs.Name(), err, fs.Name(), errUsage)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%s: unexpected argument %q (run 'rpca %s -h' for help): %w", fs.Name(), fs.Arg(0), fs.Name(), errUsage)
-	}
-	return nil
+	return err
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
@@ -290,15 +274,15 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 		names = append([]string{methodAuto}, names...)
 	}
 	if !slices.Contains(names, f.method) {
-		return nil, fmt.Errorf("unknown --method %q (want %s): %w", f.method, strings.Join(names, ", "), errUsage)
+		return nil, cliflag.Usagef("unknown --method %q (want %s)", f.method, strings.Join(names, ", "))
 	}
 	m, err := methods.New(f.method, part, methods.Options{Mu: f.mu, Gamma: f.gamma, StepConst: f.step,
 		NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge, RidgeDecay: f.ridgeDecay, Huber: f.huber, Implicit: f.implicit, Lambda: f.ialmLambda})
 	switch {
 	case errors.Is(err, methods.ErrNeedsFull) && f.p < 1:
-		return nil, fmt.Errorf("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only: %w", f.method, errUsage)
+		return nil, cliflag.Usagef("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only", f.method)
 	case errors.Is(err, methods.ErrNeedsFull):
-		return nil, fmt.Errorf("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd: %w", f.method, errUsage)
+		return nil, cliflag.Usagef("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd", f.method)
 	}
 	return m, err
 }
@@ -371,7 +355,7 @@ func (o *outFlags) register(fs *flag.FlagSet) {
 // validate checks the output flags of command cmd.
 func (o *outFlags) validate(cmd string) error {
 	if o.out == "" {
-		return fmt.Errorf("%s: --out DIR is required (run 'rpca %s -h' for help): %w", cmd, cmd, errUsage)
+		return cliflag.Usagef("%s: --out DIR is required (run 'rpca %s -h' for help)", cmd, cmd)
 	}
 	return nil
 }
@@ -410,7 +394,7 @@ type rule struct {
 func firstBroken(rules ...rule) error {
 	for _, r := range rules {
 		if r.bad {
-			return fmt.Errorf("%s: %w", r.msg, errUsage)
+			return cliflag.Usagef("%s", r.msg)
 		}
 	}
 	return nil

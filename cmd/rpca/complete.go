@@ -133,8 +133,8 @@ func (f *completeFlags) runError(err error) error {
 	var idErr *ratings.UnknownIDError
 	switch {
 	case errors.As(err, &rankErr):
-		return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns: %w",
-			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2, errUsage)
+		return cliflag.Usagef("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns",
+			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2)
 	case errors.As(err, &idErr):
 		return fmt.Errorf("%w (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)", err)
 	}
@@ -193,7 +193,7 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 	}
 	if f.clip != "" {
 		if f.clipRange, err = ratings.ParseClip(f.clip); err != nil {
-			return fmt.Errorf("--clip: %w: %w", err, errUsage)
+			return cliflag.Usagef("--clip: %w", err)
 		}
 	}
 	return nil

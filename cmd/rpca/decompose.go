@@ -10,6 +10,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/decompose"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/load"
 )
 
@@ -99,13 +100,13 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 // validate checks the flags that do not need the data.
 func (f *decomposeFlags) validate(fs *flag.FlagSet) error {
 	if f.in == "" {
-		return fmt.Errorf("decompose: --in FILE is required (run 'rpca decompose -h' for help): %w", errUsage)
+		return cliflag.Usagef("decompose: --in FILE is required (run 'rpca decompose -h' for help)")
 	}
 	if err := f.outFlags.validate("decompose"); err != nil {
 		return err
 	}
 	if !flagSet(fs, "rank") {
-		return fmt.Errorf("decompose: --rank R is required, the rank of the low-rank part (run 'rpca decompose -h' for help): %w", errUsage)
+		return cliflag.Usagef("decompose: --rank R is required, the rank of the low-rank part (run 'rpca decompose -h' for help)")
 	}
 	return nil
 }
@@ -119,7 +120,7 @@ func (f *decomposeFlags) load(method rpca.Method) (*load.Matrix, error) {
 		BytesPerEntry: method.Capabilities().BytesPerEntry,
 		CheckDims: func(d1, d2 int) error {
 			if f.rank >= min(d1, d2) {
-				return fmt.Errorf("--rank %d must be smaller than min(d1, d2) = %d for the %d×%d matrix in %s: %w", f.rank, min(d1, d2), d1, d2, f.in, errUsage)
+				return cliflag.Usagef("--rank %d must be smaller than min(d1, d2) = %d for the %d×%d matrix in %s", f.rank, min(d1, d2), d1, d2, f.in)
 			}
 			return nil
 		},
@@ -137,9 +138,9 @@ func (f *decomposeFlags) loadError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, load.ErrFormat):
-		return fmt.Errorf("%v; give --in-format npy, csv, tsv, txt or mtx: %w", err, errUsage)
+		return cliflag.Usagef("%v; give --in-format npy, csv, tsv, txt or mtx", err)
 	case errors.Is(err, load.ErrPartialSample):
-		return fmt.Errorf("%v: --p subsamples a dense matrix, and this one is already partially observed: %w", err, errUsage)
+		return cliflag.Usagef("%v: --p subsamples a dense matrix, and this one is already partially observed", err)
 	case errors.As(err, &nf) && math.IsNaN(nf.Value):
 		return fmt.Errorf("%w"+nanHint, err)
 	case errors.As(err, &nf):

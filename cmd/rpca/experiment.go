@@ -77,10 +77,10 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if name == "" {
-		return fmt.Errorf("experiment: missing NAME (run 'rpca experiment -h' for the list): %w", errUsage)
+		return cliflag.Usagef("experiment: missing NAME (run 'rpca experiment -h' for the list)")
 	}
 	if experiment.Lookup(name) == nil {
-		return fmt.Errorf("experiment: unknown experiment %q (run 'rpca experiment -h' for the list): %w", name, errUsage)
+		return cliflag.Usagef("experiment: unknown experiment %q (run 'rpca experiment -h' for the list)", name)
 	}
 	o := experiment.Options{
 		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.seed, Workers: f.workers,

@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -19,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/cliflag"
 	"golang.org/x/term"
 )
 
@@ -77,9 +79,6 @@ func main() {
 	os.Exit(code)
 }
 
-// errUsage marks errors that should be followed by a hint to use -h.
-var errUsage = errors.New("usage")
-
 // run executes the command line args and returns the exit code:
 // 0 success, 1 failure, 2 bad usage, 130 interrupted.
 func run(ctx context.Context, e *env, args []string) (code int) {
@@ -111,13 +110,13 @@ func exitCode(e *env, err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errHelp):
+	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(e.stderr, "rpca: interrupted; no output was written")
 		return 130
-	case errors.Is(err, errUsage):
-		fmt.Fprintf(e.stderr, "rpca: %v\n", strings.TrimSuffix(err.Error(), ": usage"))
+	case errors.Is(err, cliflag.ErrUsage):
+		fmt.Fprintf(e.stderr, "rpca: %v\n", err)
 		return 2
 	}
 	// Library errors start with their package name ("rpca: ..."); do not

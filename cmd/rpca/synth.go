@@ -72,7 +72,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	}
 	cfg := f.config()
 	if f.noSolve && f.save == "" {
-		return fmt.Errorf("--no-solve needs --out DIR: %w", errUsage)
+		return cliflag.Usagef("--no-solve needs --out DIR")
 	}
 	if f.save != "" {
 		if err := checkOutputDir(f.save, f.force); err != nil {
@@ -84,7 +84,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	}
 	// Sizes, rank, α, κ and p out of range are usage errors (exit code 2).
 	if err := cfg.Validate(f.p < 1); err != nil {
-		return fmt.Errorf("%w: %w", err, errUsage)
+		return cliflag.Usagef("%w", err)
 	}
 	job := synth.Job{Config: cfg, Settings: f.settings(), Out: f.save, Force: f.force,
 		Command: fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --p %g --seed %d",

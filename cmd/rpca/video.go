@@ -124,7 +124,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	prog.Done()
 	switch {
 	case errors.Is(err, video.ErrRankTooLarge):
-		return fmt.Errorf("--rank: %w; use a lower rank or more frames: %w", err, errUsage)
+		return cliflag.Usagef("--rank: %w; use a lower rank or more frames", err)
 	case errors.Is(err, video.ErrTruthFrame):
 		return fmt.Errorf("--truth-frame: %w", err)
 	case err != nil:
@@ -193,17 +193,17 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	}
 	r, err := video.ParseRange(f.frames)
 	if err != nil {
-		return opts, fmt.Errorf("--frames: %w: %w", err, errUsage)
+		return opts, cliflag.Usagef("--frames: %w", err)
 	}
 	if _, err := video.ScaleFactor(f.scale); err != nil {
-		return opts, fmt.Errorf("--scale: %w: %w", err, errUsage)
+		return opts, cliflag.Usagef("--scale: %w", err)
 	}
 	if err := f.pickMethod(); err != nil {
 		return opts, err
 	}
 	preset, ok := video.Presets[f.preset]
 	if !ok {
-		return opts, fmt.Errorf("--preset must be empty or paper, got %q: %w", f.preset, errUsage)
+		return opts, cliflag.Usagef("--preset must be empty or paper, got %q", f.preset)
 	}
 	f.applyPreset(preset, set)
 	opts = video.Options{Range: r, Scale: f.scale}
@@ -236,7 +236,7 @@ func (f *videoFlags) pickMethod() error {
 	case "median":
 	default:
 		if !slices.Contains(methods.Names(), f.method) {
-			return fmt.Errorf("unknown --method %q (want auto, %s or median): %w", f.method, strings.Join(methods.Names(), ", "), errUsage)
+			return cliflag.Usagef("unknown --method %q (want auto, %s or median)", f.method, strings.Join(methods.Names(), ", "))
 		}
 	}
 	gradient := f.method == "gd" || f.method == "scaledgd"

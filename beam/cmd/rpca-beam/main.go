@@ -56,8 +56,6 @@ func main() {
 	os.Exit(code)
 }
 
-var errUsage = errors.New("usage")
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parse(args, stderr)
 	if err == nil {
@@ -66,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errUsage), errors.Is(err, rpca.ErrBadSettings): // the method's settings come from the flags
+	case errors.Is(err, cliflag.ErrUsage), errors.Is(err, rpca.ErrBadSettings): // the method's settings come from the flags
 		fmt.Fprintf(stderr, "rpca-beam: %v (run 'rpca-beam -h' for help)\n", err)
 		return 2
 	case errors.Is(err, context.Canceled):
@@ -98,19 +96,14 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the initial SVD")
 	fs.BoolVar(&o.force, "force", false, "replace --out if rpca wrote it")
 	fs.BoolVar(&o.verbose, "verbose", false, "Beam's log and one line per iteration on stderr")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%v: %w", err, errUsage)
+	if err := cliflag.Parse(fs, args); err != nil {
+		return nil, err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q: %w", fs.Arg(0), errUsage)
 	case o.in == "" || o.out == "":
-		return nil, fmt.Errorf("--in and --out are required: %w", errUsage)
+		return nil, cliflag.Usagef("--in and --out are required")
 	case o.rank < 1:
-		return nil, fmt.Errorf("--rank is required: %w", errUsage)
+		return nil, cliflag.Usagef("--rank is required")
 	}
 	if err := flag.CommandLine.Set("runner", o.runner); err != nil {
 		return nil, err
