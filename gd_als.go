@@ -51,9 +51,9 @@ type alsUpdate struct {
 type alsWork struct {
 	g, b, z []float64
 	// rows holds alsBlock gathered entries as rows [x, y] (regressors,
-	// then the target) of stride w; with ten regressors the stride is 12,
-	// padded with a zero, for kernels.Gram's vector kernel. gw (w×w) is
-	// their Gram matrix and ys the targets of a short line.
+	// then the target) of stride w = kernels.GramStride(len(x)+1), padded
+	// with zeros. gw (w×w) is their Gram matrix and ys the targets of a
+	// short line.
 	rows, gw, ys []float64
 	w            int
 	// With GD.Huber (tau > 0), cur is the line's current row of the
@@ -126,10 +126,7 @@ func newALSUpdate(st *observedState, q *gdParams) *alsUpdate {
 	}
 	a.work = make([]alsWork, q.workers)
 	for w := range a.work {
-		stride := free + 1
-		if stride == 11 {
-			stride = 12
-		}
+		stride := kernels.GramStride(free + 1) // rows [x, y], padded for Gram's vector kernel
 		a.work[w] = alsWork{g: make([]float64, free*free), b: make([]float64, free), z: make([]float64, free),
 			rows: make([]float64, alsBlock*stride), gw: make([]float64, stride*stride), ys: make([]float64, alsBlock), w: stride}
 	}

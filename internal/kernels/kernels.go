@@ -595,6 +595,17 @@ func Gram(g, z []float64, w int) {
 	gramPanel(g, z, w)
 }
 
+// GramStride returns the row stride at which Gram is fastest for rows of
+// w values: w itself, or 12 for w = 11, the width of the vector kernel,
+// since a zero appended to every row leaves the first w rows and columns
+// of the result unchanged.
+func GramStride(w int) int {
+	if w == 11 {
+		return 12
+	}
+	return w
+}
+
 // gramGo is Gram's portable kernel: one pass over g per four rows.
 func gramGo(g, z []float64, w int) {
 	n := len(z) / w

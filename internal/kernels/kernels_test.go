@@ -613,3 +613,37 @@ func TestGram(t *testing.T) {
 		}
 	}
 }
+
+// TestGramStride: rows of w values padded with zeros to GramStride(w)
+// give the same lower triangle on the first w rows and columns as the
+// unpadded rows (to the rounding bound of TestGram), for every kernel set.
+func TestGramStride(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, level := range impls(t) {
+		isa = level
+		for w := 1; w <= 13; w++ {
+			s := GramStride(w)
+			if s < w {
+				t.Fatalf("GramStride(%d) = %d < %d", w, s, w)
+			}
+			const n = 9
+			z, zp := make([]float64, n*w), make([]float64, n*s)
+			for tt := range n {
+				for i := range w {
+					z[tt*w+i] = rng.NormFloat64()
+					zp[tt*s+i] = z[tt*w+i]
+				}
+			}
+			g, gp := make([]float64, w*w), make([]float64, s*s)
+			Gram(g, z, w)
+			Gram(gp, zp, s)
+			for i := range w {
+				for j := 0; j <= i; j++ {
+					if d := gp[i*s+j] - g[i*w+j]; math.Abs(d) > 1e-13*(1+math.Abs(g[i*w+j])) {
+						t.Fatalf("%s, w %d: padded [%d,%d] = %v, unpadded %v", implName(level), w, i, j, gp[i*s+j], g[i*w+j])
+					}
+				}
+			}
+		}
+	}
+}
