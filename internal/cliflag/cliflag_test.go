@@ -2,6 +2,7 @@ package cliflag
 
 import (
 	"flag"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -53,5 +54,17 @@ func TestCheckedValues(t *testing.T) {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("help %q lacks %q", help.String(), want)
 		}
+	}
+}
+
+// TestBetween: the closed interval for integers and floats, without NaN.
+func TestBetween(t *testing.T) {
+	in := Between(1, 3)
+	if !in(1) || !in(3) || in(0) || in(4) {
+		t.Error("Between(1, 3) on integers")
+	}
+	f := Between(0.0, 1.0)
+	if !f(0) || !f(1) || !f(0.5) || f(-1e-300) || f(1.0000001) || f(math.NaN()) || f(math.Inf(1)) {
+		t.Error("Between(0, 1) on floats")
 	}
 }
