@@ -60,7 +60,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs.BoolVar(&f.ignoreExtra, "ignore-extra", false, "ignore fields after the third (e.g. timestamps)")
 	fs.StringVar(&f.predict, "predict", "", "file of row col pairs (a third field is ignored) to predict into predictions.tsv")
 	cliflag.Var(fs, &f.unknown, "unknown", "error", cliflag.OneOf("error", "nan", "bias"), "error, nan or bias", "ids in --predict that have no training rating: error, nan, or bias (with --biases: the mean plus the known id's bias)")
-	cliflag.Var(fs, &f.tail, "tail", 0, func(x float64) bool { return x >= 1 }, "at least 1, or inf", "degrees of freedom ν of the Student-t noise of --method gibbs with --alpha (default 5; inf: normal noise, which the shilling attack of docs/experiments.md moves less)")
+	cliflag.Var(fs, &f.tail, "tail", 0, cliflag.AtLeast(1.0), "at least 1, or inf", "degrees of freedom ν of the Student-t noise of --method gibbs with --alpha (default 5; inf: normal noise, which the shilling attack of docs/experiments.md moves less)")
 	cliflag.Var(fs, &f.holdout, "holdout", 0, cliflag.Fraction, "in [0, 1)", "fraction in [0, 1) of the ratings held out to measure the prediction error")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
 	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")

@@ -139,8 +139,8 @@ func Rate(x float64) bool { return x > 0 && x <= 1 }
 // Positive accepts finite positive numbers.
 func Positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
 
-// AtLeast accepts the integers ≥ lo.
-func AtLeast(lo int) func(int) bool { return func(n int) bool { return n >= lo } }
+// AtLeast accepts the numbers ≥ lo (+Inf for floats, not NaN).
+func AtLeast[T int | float64](lo T) func(T) bool { return func(n T) bool { return n >= lo } }
 
 // Between accepts the numbers in [lo, hi] (NaN is not among them).
 func Between[T int | float64](lo, hi T) func(T) bool { return func(n T) bool { return n >= lo && n <= hi } }

@@ -57,11 +57,15 @@ func TestCheckedValues(t *testing.T) {
 	}
 }
 
-// TestBetween: the closed interval for integers and floats, without NaN.
+// TestBetween: the closed interval for integers and floats, without NaN;
+// AtLeast on floats, with +Inf.
 func TestBetween(t *testing.T) {
 	in := Between(1, 3)
 	if !in(1) || !in(3) || in(0) || in(4) {
 		t.Error("Between(1, 3) on integers")
+	}
+	if a := AtLeast(1.0); !a(1) || !a(math.Inf(1)) || a(0.999) || a(math.NaN()) {
+		t.Error("AtLeast(1) on floats")
 	}
 	f := Between(0.0, 1.0)
 	if !f(0) || !f(1) || !f(0.5) || f(-1e-300) || f(1.0000001) || f(math.NaN()) || f(math.Inf(1)) {
