@@ -143,7 +143,9 @@ func Positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
 func AtLeast[T int | float64](lo T) func(T) bool { return func(n T) bool { return n >= lo } }
 
 // Between accepts the numbers in [lo, hi] (NaN is not among them).
-func Between[T int | float64](lo, hi T) func(T) bool { return func(n T) bool { return n >= lo && n <= hi } }
+func Between[T int | float64](lo, hi T) func(T) bool {
+	return func(n T) bool { return n >= lo && n <= hi }
+}
 
 // PrintDefaults is flag.PrintDefaults on w, with the value of a checked
 // or list flag named by its type (int, float, string, list).
