@@ -62,6 +62,81 @@ func RelError(u, v, a, b *mat.Dense) float64 {
 	return math.Inf(1)
 }
 
+// CentredRelError returns ‖U·Vᵀ − A·Bᵀ‖_F / ‖A·Bᵀ − m̄·11ᵀ‖_F, where m̄ is
+// the mean of the entries of A·Bᵀ: the error relative to the part of the
+// truth that is not a constant, so that an offset in the data cannot hide
+// an error by inflating the denominator. Like [RelError] it works on the
+// factors (k and r may differ) and returns 0 or +Inf when the truth is
+// constant.
+func CentredRelError(u, v, a, b *mat.Dense) float64 {
+	d1, d2, _, _ := pairDims("CentredRelError", u, v, a, b)
+	r1 := rFactor(d1, []block{{u.RawMatrix(), 1}, {a.RawMatrix(), -1}})
+	r2 := rFactor(d2, []block{{v.RawMatrix(), 1}, {b.RawMatrix(), 1}})
+	diff := frobABt(r1, r2, 0)
+	ref, floor := centredNorm(a, b)
+	switch {
+	case ref > 0:
+		return diff / ref
+	case diff <= floor:
+		return 0
+	}
+	return math.Inf(1)
+}
+
+// CentredNorm returns ‖A·Bᵀ − m̄·11ᵀ‖_F, the Frobenius norm of the product
+// A·Bᵀ (d1×d2, from d1×r and d2×r factors) less the mean m̄ of its
+// entries, without forming it: A·Bᵀ − m̄·11ᵀ = [A, 1]·[B, −m̄·1]ᵀ, and the
+// norm is that of the product of the two triangular factors, as in
+// [RelError]. Its absolute error is of order ε_mach·‖[A, 1]‖·‖[B, m̄1]‖, so
+// an offset m̄ costs ε_mach·|m̄| of accuracy, not the square root of it; a
+// norm below 1e-13·|m̄|·√(d1·d2), which rounding alone can produce from a
+// constant product, is returned as 0.
+func CentredNorm(a, b *mat.Dense) float64 {
+	n, _ := centredNorm(a, b)
+	return n
+}
+
+// centredNorm returns CentredNorm(a, b) and the rounding floor below which
+// it returns 0.
+func centredNorm(a, b *mat.Dense) (norm, floor float64) {
+	d1, r := a.Dims()
+	d2, rb := b.Dims()
+	if rb != r {
+		panic(fmt.Sprintf("metrics: CentredNorm dimension mismatch: %d×%d and %d×%d", d1, r, d2, rb))
+	}
+	if d1 == 0 || d2 == 0 {
+		return 0, 0
+	}
+	ar, br := a.RawMatrix(), b.RawMatrix()
+	mean := 0.0
+	for k := range r {
+		sa, sb := 0.0, 0.0
+		for i := range d1 {
+			sa += ar.Data[i*ar.Stride+k]
+		}
+		for j := range d2 {
+			sb += br.Data[j*br.Stride+k]
+		}
+		mean += sa * sb
+	}
+	mean /= float64(d1) * float64(d2)
+	ones := func(n int) blas64.General {
+		o := blas64.General{Rows: n, Cols: 1, Stride: 1, Data: make([]float64, n)}
+		for i := range o.Data {
+			o.Data[i] = 1
+		}
+		return o
+	}
+	r1 := rFactor(d1, []block{{ar, 1}, {ones(d1), 1}})
+	r2 := rFactor(d2, []block{{br, 1}, {ones(d2), -mean}})
+	n := frobABt(r1, r2, 0)
+	floor = 1e-13 * math.Abs(mean) * math.Sqrt(float64(d1)*float64(d2))
+	if n <= floor {
+		return 0, floor
+	}
+	return n, floor
+}
+
 // block is one group of columns of a matrix [X₁, X₂, …] given by blocks,
 // multiplied by scale.
 type block struct {

@@ -339,3 +339,53 @@ func benchMetric(b *testing.B, seed uint64, metric func(u, v, a, b *mat.Dense) f
 		metric(u, v, x, y)
 	}
 }
+
+// TestCentredRelError compares CentredRelError and CentredNorm with the
+// dense evaluation, on a truth with an offset: the denominator is the
+// truth less the mean of its entries. At offset 1e6 the dense reference
+// forms entries of 1e6 ± O(1) and subtracts their mean, which costs it
+// about ε·1e6 ≈ 2e-10 relative; the tolerance 1e-8 covers both evaluations.
+func TestCentredRelError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		d1, d2, k, r int
+		offset       float64
+	}{{30, 20, 3, 2, 0}, {40, 50, 2, 3, 7}, {25, 25, 4, 4, 1e6}, {5000, 12, 3, 3, -30}} {
+		a, b := testmat.Normal(rng, c.d1, c.r), testmat.Normal(rng, c.d2, c.r)
+		// The offset as one more column pair of the truth: A·Bᵀ + offset·11ᵀ.
+		a1, b1 := mat.NewDense(c.d1, c.r+1, nil), mat.NewDense(c.d2, c.r+1, nil)
+		a1.Slice(0, c.d1, 0, c.r).(*mat.Dense).Copy(a)
+		b1.Slice(0, c.d2, 0, c.r).(*mat.Dense).Copy(b)
+		for i := range c.d1 {
+			a1.Set(i, c.r, c.offset)
+		}
+		for j := range c.d2 {
+			b1.Set(j, c.r, 1)
+		}
+		u, v := testmat.Normal(rng, c.d1, c.k), testmat.Normal(rng, c.d2, c.k)
+		var m, l mat.Dense
+		m.Mul(u, v.T())
+		l.Mul(a1, b1.T())
+		mean := mat.Sum(&l) / float64(c.d1*c.d2)
+		var diff, centred mat.Dense
+		diff.Sub(&m, &l)
+		centred.Apply(func(_, _ int, x float64) float64 { return x - mean }, &l)
+		wantNorm := mat.Norm(&centred, 2)
+		want := mat.Norm(&diff, 2) / wantNorm
+		if got := CentredNorm(a1, b1); math.Abs(got-wantNorm) > 1e-8*wantNorm {
+			t.Errorf("%+v: CentredNorm = %.16g, dense %.16g", c, got, wantNorm)
+		}
+		if got := CentredRelError(u, v, a1, b1); math.Abs(got-want) > 1e-8*want {
+			t.Errorf("%+v: CentredRelError = %.16g, dense %.16g", c, got, want)
+		}
+	}
+	// A constant truth: 0 against itself, +Inf against anything else.
+	ones := mat.NewDense(4, 1, []float64{1, 1, 1, 1})
+	if e := CentredRelError(ones, ones, ones, ones); e != 0 {
+		t.Errorf("constant truth against itself: %g", e)
+	}
+	two := mat.NewDense(4, 1, []float64{2, 1, 1, 1})
+	if e := CentredRelError(two, ones, ones, ones); !math.IsInf(e, 1) {
+		t.Errorf("constant truth against another matrix: %g", e)
+	}
+}
