@@ -29,6 +29,7 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/internal/tsvd"
 )
 
@@ -64,7 +65,7 @@ const zetaSettled = 0.5
 // residual ‖Y − L − S‖_F is bounded by the threshold ζ_k·√(d1·d2) by
 // construction, so it falls geometrically whether or not L is right; the
 // change of L is the rule that normally ends a run.
-var DefaultStop = rpca.Stop{MaxIter: 300, FactorTol: 1e-16, ResidualTol: 1e-12}
+var DefaultStop = rpca.Stop{MaxIter: 300, FactorTol: 1e-16, ResidualTol: 1e-9}
 
 // Method is AccAltProj. The zero value uses the documented defaults.
 //
@@ -74,7 +75,11 @@ var DefaultStop = rpca.Stop{MaxIter: 300, FactorTol: 1e-16, ResidualTol: 1e-12}
 // per iteration. Record 0 of the history is the initialization (L_0, S_0).
 type Method struct {
 	// Mu is the incoherence parameter μ of L*; it sets β = μr/(2√(d1·d2))
-	// (the paper's β = μr/(2√(mn))). 0 means DefaultMu.
+	// (the paper's β = μr/(2√(mn))). 0 means DefaultMu, raised to the
+	// incoherence of the initial factors, max(d1/r·max‖U₀ row‖²,
+	// d2/r·max‖V₀ row‖²), when that is larger (at rank one, Gaussian
+	// factors have μ ≈ 2 ln d, and DefaultMu set their largest entries
+	// aside as corruptions).
 	Mu float64
 
 	// Beta, when positive, sets β directly and Mu is ignored.
@@ -110,6 +115,10 @@ func (m *Method) CheckParams(p *rpca.Problem, s rpca.Settings) error {
 // params are the effective parameters of one run.
 type params struct {
 	beta, betaInit, gamma, svdTol float64
+	// estimateMu: neither Mu nor Beta was set, so β is raised to the
+	// incoherence of the initial factors when that is above DefaultMu.
+	estimateMu bool
+	mu         float64 // μ of β (the default, or the estimate)
 }
 
 func (m *Method) params(d1, d2, r int) (params, error) {
@@ -129,8 +138,9 @@ func (m *Method) params(d1, d2, r int) (params, error) {
 	}
 	q := params{beta: m.Beta, betaInit: m.BetaInit, gamma: m.Gamma, svdTol: m.SVDTol}
 	if q.beta == 0 {
-		mu := cmp.Or(m.Mu, DefaultMu)
-		q.beta = mu * float64(r) / (2 * math.Sqrt(float64(d1)*float64(d2)))
+		q.mu = cmp.Or(m.Mu, DefaultMu)
+		q.estimateMu = m.Mu == 0
+		q.beta = q.mu * float64(r) / (2 * math.Sqrt(float64(d1)*float64(d2)))
 	}
 	q.betaInit = cmp.Or(q.betaInit, 4*q.beta)
 	q.gamma = cmp.Or(q.gamma, DefaultGamma)
@@ -168,18 +178,19 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 // solver holds one run's state: Y, one d1×d2 work matrix, and
 // L_k = U·diag(sig)·Vᵀ with orthonormal U (d1×r) and V (d2×r).
 type solver struct {
-	q       params
-	y       blas64.General
-	w       blas64.General // Y − S₋₁, then R = Y − L_k with S_k's entries zeroed (E)
-	r       int
-	workers int
-	seed    uint64
-	u, v    blas64.General
-	sig     []float64
-	a       blas64.General // U·diag(sig), the left factor given to the kernels
-	rowSS   []float64
-	rowMax  []float64
-	ynorm   float64
+	q        params
+	y        blas64.General
+	w        blas64.General // Y − S₋₁, then R = Y − L_k with S_k's entries zeroed (E)
+	r        int
+	workers  int
+	seed     uint64
+	u, v     blas64.General
+	sig      []float64
+	a        blas64.General // U·diag(sig), the left factor given to the kernels
+	rowSS    []float64
+	rowMax   []float64
+	ynorm    float64
+	floorBuf []float64 // noiseFloor's sample
 }
 
 func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, error) {
@@ -201,6 +212,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 	g1, g2 := kernels.NewGeneral(d1, sv.r), kernels.NewGeneral(d2, sv.r)
 	tan := newTangent(d1, d2, sv.r)
 	change := math.NaN()
+	raises, k0 := 0, 0
 	for k := 0; ; k++ {
 		sv.factorA()
 		kernels.SubMulABt(sv.w, sv.y, sv.a, sv.v, sv.workers)
@@ -218,12 +230,34 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 			// the foreground still in L.)
 			change = math.NaN()
 		}
+		if floor := sv.noiseFloor(); zeta > settledFloor*floor {
+			// The threshold is still far above the error of L on the
+			// clean entries, and it keeps falling: corruptions between
+			// the two are still in the residual, and L, fitted to them,
+			// does not change until the threshold passes them. It
+			// stopping to change says nothing yet either.
+			change = math.NaN()
+		}
 		reason, done, err := tr.Step(k, res, change, kernels.Dense(sv.a), kernels.Dense(sv.v))
 		if err != nil {
 			return nil, err
 		}
 		if done {
-			return sv.result(tr, k, zeta, reason, res), nil
+			sp := sv.sparse(zeta)
+			if reason != rpca.StopMaxIter && sv.q.estimateMu && raises < maxRaises && denseLine(sp) {
+				// A row or column has more than half of its entries in
+				// S: no sparse model allows that, the thresholds are
+				// below the entries of L there (its incoherence is above
+				// the estimate, which fitting L without those entries
+				// keeps low). Double μ and go on.
+				sv.q.beta *= 2
+				sv.q.mu *= 2
+				raises++
+				sv.threshold(zeta) // w back to E for the step below
+				k0 = k + 1      // and the thresholds start their descent again
+			} else {
+				return sv.result(tr, k, zeta, reason, res, sp), nil
+			}
 		}
 		// Lines 6–8: L̃ = P_T(Y − S_k), L_{k+1} = H_r(L̃). With
 		// Y − S_k = L_k + E: (Y − S_k)·V = U·Σ + E·V and (Y − S_k)ᵀ·U = V·Σ + Eᵀ·U.
@@ -233,10 +267,44 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 			return nil, err
 		}
 		change = ch
+		sv.raiseMu()
 		// Line 9.
-		// Line 9.
-		zeta = sv.q.beta * (sigR1 + math.Pow(sv.q.gamma, float64(k+1))*sig1)
+		zeta = sv.q.beta * (sigR1 + math.Pow(sv.q.gamma, float64(k+1-k0))*sig1)
 	}
+}
+
+// settledFloor: the factor-change rule applies once the threshold is
+// within this multiple of noiseFloor.
+const settledFloor = 4
+
+// floorSample bounds the entries noiseFloor reads.
+const floorSample = 1 << 14
+
+// floorFactor is the multiple of the residual's robust scale that
+// noiseFloor returns: a Gaussian error of L exceeds 5 of its standard
+// deviations with probability 6e-7.
+const floorFactor = 5
+
+// noiseFloor returns floorFactor·1.4826·median|E_ij| over up to
+// floorSample entries of E (the residual after thresholding, W), evenly
+// spaced, leaving out those the threshold set to zero: a robust scale of
+// L_k's error on the entries taken as clean.
+func (sv *solver) noiseFloor() float64 {
+	w := sv.w
+	n := w.Rows * w.Cols
+	m := min(n, floorSample)
+	buf := sv.floorBuf[:0]
+	for k := range m {
+		q := int(int64(k) * int64(n) / int64(m))
+		if x := w.Data[(q/w.Cols)*w.Stride+q%w.Cols]; x != 0 {
+			buf = append(buf, math.Abs(x))
+		}
+	}
+	sv.floorBuf = buf
+	if len(buf) == 0 {
+		return 0
+	}
+	return floorFactor * 1.4826 * selection.SelectSmallest(buf, (len(buf)+1)/2)
 }
 
 // initialize is lines 1–3: ζ₋₁ = β_init·σ₁(Y), S₋₁ = T_{ζ₋₁}(Y),
@@ -270,7 +338,45 @@ func (sv *solver) initialize(ctx context.Context) (float64, error) {
 	}
 	sv.u, sv.v = compact(res.U, sv.r), compact(res.V, sv.r)
 	sv.sig = append([]float64(nil), res.S[:sv.r]...)
+	sv.raiseMu()
 	return sv.q.beta * res.S[0], nil
+}
+
+// raiseMu raises μ in β = μr/(2√(d1·d2)) to the entrywise incoherence
+// of the current L = U·Σ·Vᵀ when that is above the μ in use (and neither
+// Mu nor Beta was set). The paper's thresholds ζ = β(…) must stay above
+// the entries of an incoherent L, which its μ bounds by μr/√(d1·d2)·σ₁;
+// with μ below the data's the thresholds fall under L's largest entries,
+// which are then set aside as corruptions (rank one: whole rows, whose
+// largest entry is about √(2 ln d) times the average, μ ≈ 2 ln d for
+// Gaussian factors, against DefaultMu = 2). The estimate is the bound
+// |L_ij| ≤ ‖Σ^½u_i‖·‖Σ^½v_j‖ (Cauchy–Schwarz), so
+// μ̂ = max_i‖Σ^½u_i‖·max_j‖Σ^½v_j‖·√(d1·d2)/(r·σ₁), which weighs each
+// direction by its singular value: an ill-conditioned L keeps μ near
+// that of its top directions. The initial factors underestimate it,
+// being fitted with corruptions left in Y, so it is made again at every
+// iteration.
+func (sv *solver) raiseMu() {
+	if !sv.q.estimateMu || len(sv.sig) == 0 || !(sv.sig[0] > 0) {
+		return
+	}
+	weighted := func(q blas64.General) float64 {
+		mx := 0.0
+		for i := range q.Rows {
+			n := 0.0
+			for k, x := range q.Data[i*q.Stride : i*q.Stride+q.Cols] {
+				n += sv.sig[k] * x * x
+			}
+			mx = max(mx, n)
+		}
+		return mx
+	}
+	d1, d2 := float64(sv.u.Rows), float64(sv.v.Rows)
+	mu := math.Sqrt(weighted(sv.u)*weighted(sv.v)) * math.Sqrt(d1*d2) / (float64(sv.r) * sv.sig[0])
+	if mu > sv.q.mu {
+		sv.q.beta *= mu / sv.q.mu
+		sv.q.mu = mu
+	}
 }
 
 // factorA sets a = U·diag(sig).
@@ -313,12 +419,37 @@ func (sv *solver) threshold(zeta float64) (ss, maxAbs float64) {
 	return ss, maxAbs
 }
 
-// result assembles the result for L_k and S_k = T_ζ(Y − L_k).
-func (sv *solver) result(tr *rpca.Tracker, iters int, zeta float64, reason rpca.StopReason, res float64) *rpca.Result {
+// sparse returns S_k = T_ζ(Y − L_k) (w is left holding Y − L_k).
+func (sv *solver) sparse(zeta float64) *rpca.Sparse {
 	kernels.SubMulABt(sv.w, sv.y, sv.a, sv.v, sv.workers)
-	sp := rpca.SparseWhere(sv.w.Rows, sv.w.Cols, sv.w.Data, sv.w.Stride, func(x float64) bool { return math.Abs(x) > zeta })
+	return rpca.SparseWhere(sv.w.Rows, sv.w.Cols, sv.w.Data, sv.w.Stride, func(x float64) bool { return math.Abs(x) > zeta })
+}
+
+// maxRaises bounds the doublings of μ by denseLine.
+const maxRaises = 6
+
+// denseLine reports whether a row or a column holds more than half of its
+// entries in sp.
+func denseLine(sp *rpca.Sparse) bool {
+	col := make([]int, sp.Cols)
+	for i := range sp.Rows {
+		if 2*(sp.RowPtr[i+1]-sp.RowPtr[i]) > sp.Cols {
+			return true
+		}
+	}
+	for _, j := range sp.ColIdx {
+		col[j]++
+		if 2*col[j] > sp.Rows {
+			return true
+		}
+	}
+	return false
+}
+
+// result assembles the result for L_k and S_k = sp.
+func (sv *solver) result(tr *rpca.Tracker, iters int, zeta float64, reason rpca.StopReason, res float64, sp *rpca.Sparse) *rpca.Result {
 	return tr.Result("accaltproj", kernels.Dense(sv.a), kernels.Dense(sv.v), sp, iters, reason, res,
-		&Params{Beta: sv.q.beta, BetaInit: sv.q.betaInit, Gamma: sv.q.gamma, FinalThreshold: zeta})
+		&Params{Beta: sv.q.beta, BetaInit: sv.q.betaInit, Gamma: sv.q.gamma, Mu: sv.q.mu, FinalThreshold: zeta})
 }
 
 // zeroResult is the answer for Y = 0 (or nothing left after the first
@@ -461,6 +592,7 @@ func compact(m blas64.General, r int) blas64.General {
 // Params are the effective parameters of a run (rpca.Result.Params).
 type Params struct {
 	Beta           float64 `json:"beta"`            // β of the thresholds ζ = β·σ
+	Mu             float64 `json:"mu"`              // μ of β = μr/(2√(d1·d2)): Mu, DefaultMu, or the initial factors' incoherence when larger (0 when Beta was set)
 	BetaInit       float64 `json:"beta_init"`       // β_init of the first thresholding
 	Gamma          float64 `json:"gamma"`           // γ, the decay of the thresholds
 	FinalThreshold float64 `json:"final_threshold"` // the last ζ
