@@ -157,6 +157,22 @@ type Start struct {
 	U, V *mat.Dense
 }
 
+// WarmStart returns the factors of g.Start, nil when it is not set
+// ([WarmStarter]).
+func (g *GD) WarmStart() (u, v *mat.Dense) {
+	if g.Start == nil {
+		return nil, nil
+	}
+	return g.Start.U, g.Start.V
+}
+
+// WithWarmStart returns a copy of g that starts from U·Vᵀ ([WarmStarter]).
+func (g *GD) WithWarmStart(u, v *mat.Dense) Method {
+	cp := *g
+	cp.Start = &Start{U: u, V: v}
+	return &cp
+}
+
 // startFactors copies a warm start into the solver's layout, balanced,
 // and returns σ₁(UVᵀ), the top singular value of R_U·R_Vᵀ for the thin QR
 // factors U = Q_U·R_U and V = Q_V·R_V.
@@ -293,7 +309,7 @@ func (g *GD) Name() string {
 // measured).
 func (g *GD) Capabilities() Capabilities {
 	if g.Update == UpdateALS {
-		return Capabilities{UsesAlpha: true, FixedRank: !g.Biases, BytesPerEntry: 54}
+		return Capabilities{UsesAlpha: true, FixedRank: !g.Biases, FitsOffset: g.Biases, BytesPerEntry: 54}
 	}
 	return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8}
 }
@@ -540,12 +556,13 @@ func (g *GD) Initialize(ctx context.Context, p *Problem, s Settings) (*Start, er
 	if err != nil {
 		return nil, err
 	}
-	c, maxAbs := dataScale(p)
-	if maxAbs == 0 {
+	fr := analyze(p, false)
+	if fr.constant && fr.median == 0 {
 		return nil, fmt.Errorf("%w: Y is zero, and Phase I has no rank-%d start", ErrBadInput, s.Rank)
 	}
-	if c != 1 {
-		p = p.scaled(c)
+	c := fr.scale
+	if p, err = fr.problem(p); err != nil {
+		return nil, err
 	}
 	q, err := g.params(p, s)
 	if err != nil {
@@ -674,6 +691,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 	}
 	iter := 0
 	minRes := res
+	prevStep := math.NaN()
 	probe := &scaledProbe{ridge: q.ridge, p: q.p}
 	t := 1.0 // step multiplier of the backtracking rule
 	ny := st.normY()
@@ -724,7 +742,9 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		if q.biases { // the columns held at 1 do not change
 			norm -= float64(q.d1 + q.d2)
 		}
-		change := (diffSq(un, u) + diffSq(vn, v)) / norm
+		step := (diffSq(un, u) + diffSq(vn, v)) / norm
+		change := remaining(step, prevStep)
+		prevStep = step
 		u, un = un, u
 		v, vn = vn, v
 		iter++
@@ -773,6 +793,25 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		History:    hist,
 		Params:     q.report(eta, sigma1, st.initLocation()),
 	}, nil
+}
+
+// remaining returns the relative squared change the steps still have to
+// make, step/(1 − ρ)², and the rate ρ: step is the last step's relative
+// squared change and ρ = √(step/prev) the rate at which the steps shrink,
+// at most 0.99; a step that did not shrink is taken as it is (ρ = 0): the
+// method has reached the floor of its steps (rounding, or ALS's drift
+// along the factorizations of the same U·Vᵀ), not a slow approach.
+// The steps of a linearly converging method sum to step/(1 − ρ), and it
+// is that distance to the limit, not the last step, that the
+// factor-change rule must bound: a slow method (ρ near 1: partial
+// observations, an ill-conditioned M) otherwise stops with most of its
+// way still ahead.
+func remaining(step, prev float64) float64 {
+	rho := 0.0
+	if prev > 0 && step < prev {
+		rho = min(math.Sqrt(step/prev), 0.99)
+	}
+	return step / ((1 - rho) * (1 - rho))
 }
 
 // huberExcess is the multiple of α|Φ| entries in S beyond which a GD.Huber
