@@ -30,11 +30,12 @@ func ExampleSolve() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// res.U·res.Vᵀ is the low-rank part, res.S the sparse part (CSR).
-	fmt.Printf("rank %d, stopped by %s\n", res.U.RawMatrix().Cols, res.Stop)
+	// res.U·res.Vᵀ is the low-rank part, res.S the sparse part (CSR);
+	// res.Verification says whether the answer was checked against Y.
+	fmt.Printf("rank %d, stopped by %s, verified: %v\n", res.U.RawMatrix().Cols, res.Stop, res.Verification.Verified)
 	fmt.Printf("low-rank part recovered to 1e-6: %v\n", relDiff(res.LowRank(), m) < 1e-6)
 	// Output:
-	// rank 3, stopped by factor-tol
+	// rank 3, stopped by residual-tol, verified: true
 	// low-rank part recovered to 1e-6: true
 }
 

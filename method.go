@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -24,6 +23,14 @@ type Method interface {
 	// Solve runs the method. Callers should use [Solve], which validates
 	// the problem and the shared settings first.
 	Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
+}
+
+// Resolver is implemented by methods that stand for others chosen by the
+// data, such as the command line's auto (methods.Auto): [Solve] asks it
+// for the method to run and for the ones to try, in order, when the
+// answer before is not verified, and returns the first verified answer.
+type Resolver interface {
+	Resolve(p *Problem, s Settings) (first Method, fallbacks []Method)
 }
 
 // ParamChecker is implemented by methods that can check their own
@@ -54,76 +61,25 @@ type Capabilities struct {
 	// BytesPerEntry is the method's peak memory per entry of a dense
 	// d1×d2 problem, Y itself included, measured on the paper's model
 	// (0: unknown). Loaders use it to refuse a problem that cannot fit
-	// before reading it.
+	// before reading it. [Solve] may add 8 for the copy of Y it makes
+	// when it removes a location or sets gross entries aside.
 	BytesPerEntry float64
+
+	// FitsOffset: the method's model has its own offsets (GD.Biases: a
+	// bias per row and per column), so [Solve] does not remove a
+	// location from Y before it runs.
+	FitsOffset bool
 }
 
-// Solve decomposes p with method m (the gradient method [GD] with its
-// defaults when m is nil). It checks the problem and the shared settings,
-// then hands over to the method. On cancellation it returns ctx's error.
-//
-// The answer does not depend on the scale of Y: data whose largest
-// magnitude is below 2^−64 or above 2^64 are solved on a copy divided by a
-// power of two (which rounds nothing), and U and S are multiplied back;
-// Result.DataScale then records the factor. Within that range
-// Y is used as it is, without a copy.
-//
-// Entries of the sparse part that do not stand above the noise of the fit
-// are not reported as corruptions (see [SparseNoiseFactor]).
-func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
-	if err := checkInput(p, s); err != nil {
-		return nil, err
-	}
-	if s.Stop.TargetError > 0 && p.Truth == nil {
-		return nil, errNoTruth
-	}
-	if m == nil {
-		m = &GD{}
-	}
-	if m.Capabilities().DenseOnly && p.Dense == nil {
-		return nil, fmt.Errorf("rpca: method %s: %w", m.Name(), ErrDenseOnly)
-	}
-	if c, ok := m.(ParamChecker); ok {
-		if err := c.CheckParams(p, s); err != nil {
-			return nil, BadSettings(err)
-		}
-	}
-	ctx, err := liveContext(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// One pass over Y gives its largest magnitude: Y = 0 has one answer,
-	// M = 0 and S = 0, whatever the method; very large or very small data
-	// are solved on a copy scaled by a power of two (exact), so that no
-	// method overflows or underflows.
-	c, maxAbs := dataScale(p)
-	if maxAbs == 0 {
-		return zeroResult(ctx, p, s, m)
-	}
-	if c != 1 {
-		p = p.scaled(c)
-		m = scaledStart(m, c)
-		if f := s.Stop.Validation; f != nil { // it sees M in the units of the data
-			var w mat.Dense
-			s.Stop.Validation = func(u, v *mat.Dense) float64 {
-				w.Scale(c, u)
-				return f(&w, v)
-			}
-		}
-	}
-	res, err := m.Solve(ctx, p, s)
-	if err != nil {
-		return nil, err
-	}
-	if res == nil {
-		return nil, fmt.Errorf("rpca: method %s returned no result", m.Name())
-	}
-	res.pruneSparse(p)
-	res.DataScale = 1
-	if c != 1 {
-		res.unscale(c)
-	}
-	return res, nil
+// WarmStarter is implemented by methods that can start from given factors
+// (GD.Start). [Solve] uses it to express the start in the units of the
+// data it hands the method, and does not remove a location from Y when a
+// start is set (the start would no longer have rank r).
+type WarmStarter interface {
+	// WarmStart returns the start's factors, nil when there is none.
+	WarmStart() (u, v *mat.Dense)
+	// WithWarmStart returns a copy of the method that starts from U·Vᵀ.
+	WithWarmStart(u, v *mat.Dense) Method
 }
 
 // checkInput returns the ErrBadInput error of a problem or settings that
@@ -149,33 +105,6 @@ func liveContext(ctx context.Context) (context.Context, error) {
 		ctx = context.Background()
 	}
 	return ctx, ctx.Err()
-}
-
-// scaledStart returns m, or for a gradient method with a warm start a
-// copy whose start U·Vᵀ is divided by c like the data (U/c).
-func scaledStart(m Method, c float64) Method {
-	g, ok := m.(*GD)
-	if !ok || g.Start == nil || g.Start.U == nil {
-		return m
-	}
-	cp := *g
-	var u mat.Dense
-	u.Scale(1/c, g.Start.U)
-	cp.Start = &Start{U: &u, V: g.Start.V}
-	return &cp
-}
-
-// zeroResult is the answer for Y = 0: U = 0 (d1×r), V = 0 (d2×r), S = 0,
-// stop reason StopExact, one history record.
-func zeroResult(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
-	d1, d2 := p.Dims()
-	tr := NewTracker(ctx, p, s, Stop{MaxIter: 1}, "")
-	u, v := mat.NewDense(d1, s.Rank, nil), mat.NewDense(d2, s.Rank, nil)
-	if _, _, err := tr.Step(0, 0, math.NaN(), u, v); err != nil {
-		return nil, err
-	}
-	return &Result{Method: m.Name(), DataScale: 1, U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
-		Stop: StopExact, Elapsed: tr.Elapsed(), History: tr.History()}, nil
 }
 
 // ErrBadInput is wrapped by every error that [Solve] returns for a

@@ -24,6 +24,11 @@ type Problem struct {
 	// estimation error ‖UVᵀ − M*‖_F/‖M*‖_F in their history and stop on
 	// Stop.TargetError. It is never used to compute the estimate.
 	Truth *Truth
+
+	// resFactor, set by Solve on the problem a method sees, converts the
+	// method's relative residual (against ‖Π_Φ Y‖) into one against the
+	// clean scale of the data (see frame.go); 0 means 1.
+	resFactor float64
 }
 
 // Truth is the true low-rank matrix M* = A·Bᵀ, given by its factors so that

@@ -32,7 +32,10 @@ type Result struct {
 	// Stop is the rule that ended the run.
 	Stop StopReason
 
-	// Residual is the final ‖Π_Φ(Y − UVᵀ − S)‖_F/‖Π_Φ(Y)‖_F.
+	// Residual is the final ‖Π_Φ(Y − UVᵀ − S)‖_F relative to the clean
+	// scale of Y, √|Φ|·σ̂ with σ̂ the robust spread of the observed values
+	// (plus at most one spread of their location; see [Solve]). A method
+	// run directly, without Solve, reports it relative to ‖Π_Φ Y‖_F.
 	Residual float64
 
 	// History has one record per iteration (record 0 is the initialization).
@@ -44,17 +47,45 @@ type Result struct {
 	Params any
 
 	// DataScale is the power of two Solve divided Y by before the method
-	// ran (1 when it did not; see Method).
+	// ran (1 when it did not; see Solve).
 	DataScale float64
+
+	// Location is c', the constant Solve removed from every observed
+	// value before the method ran and added back to M (0 when it did
+	// not; see Solve).
+	Location float64
+
+	// Attempts lists every method Solve ran, in order, when it tried more
+	// than one: a method that stands for others (Resolver) falls back to
+	// the next when an answer is not verified. The result is the first
+	// verified attempt, or the first attempt when none was.
+	Attempts []Attempt
+
+	// Verification is Solve's check of the answer against the data,
+	// independent of the method ([Verify]). A result is to be relied on
+	// only when Verification.Verified; Stop says why the method stopped,
+	// not whether its answer is right.
+	Verification *Verification
+}
+
+// Attempt is one method run by Solve (Result.Attempts).
+type Attempt struct {
+	Method     string        `json:"method"`
+	Verified   bool          `json:"verified"`
+	Failed     Check         `json:"failed,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Iterations int           `json:"iterations"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Err        string        `json:"error,omitempty"` // the method's error, when it returned one
 }
 
 // Record describes one iteration. Quantities a method does not compute are NaN.
 type Record struct {
 	Iter         int           // iteration number; 0 is the state after initialization
 	Elapsed      time.Duration // time since the start of the solve, true-error evaluation excluded
-	Residual     float64       // ‖Π_Φ(Y − UVᵀ − S)‖_F/‖Π_Φ(Y)‖_F
+	Residual     float64       // ‖Π_Φ(Y − UVᵀ − S)‖_F against the clean scale of Y (see Result.Residual)
 	FactorChange float64       // (‖ΔU‖²_F + ‖ΔV‖²_F)/(‖U‖²_F + ‖V‖²_F) of this step
-	Error        float64       // ‖UVᵀ − M*‖_F/‖M*‖_F when the truth is known
+	Error        float64       // ‖UVᵀ − M*‖_F/‖M* − mean(M*)‖_F when the truth is known (metrics.CentredRelError)
 	Validation   float64       // the held-out error of Stop.Validation, when set
 }
 

@@ -7,77 +7,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/rpca-gd/rpca/internal/selection"
-
-	"gonum.org/v1/gonum/mat"
+	"github.com/rpca-gd/rpca/metrics"
 )
-
-// Data whose largest magnitude lies within [2^−safeExp, 2^safeExp] are
-// solved as they are. Outside that range sums of squares of the entries
-// (norms, residuals, Gram matrices) would underflow or overflow for some
-// d1·d2 below 2^62, so [Solve] works on a copy scaled by a power of two.
-const safeExp = 64
-
-// dataScale returns the power of two 2^e by which Solve divides Y, or 1
-// when Y's largest magnitude m is within the safe range (or Y is zero),
-// and m itself (0 exactly when every observed entry is zero). With
-// e = ⌊log₂ m⌋ the scaled data have largest magnitude in [1, 2).
-func dataScale(p *Problem) (scale, maxAbs float64) {
-	m := 0.0
-	for vals := range observedValues(p) {
-		for _, v := range vals {
-			m = math.Max(m, math.Abs(v))
-		}
-	}
-	if m == 0 {
-		return 1, 0
-	}
-	_, e := math.Frexp(m) // m = f·2^e with f ∈ [½, 1)
-	if e-1 >= -safeExp && e-1 <= safeExp {
-		return 1, m
-	}
-	return math.Ldexp(1, e-1), m
-}
-
-// scaled returns a copy of p with Y and the truth divided by c, a power
-// of two, so that no value is rounded (unless it falls below the normal
-// range, 2^−1022 of the largest).
-func (p *Problem) scaled(c float64) *Problem {
-	inv := 1 / c
-	q := &Problem{}
-	switch {
-	case p.Dense != nil:
-		q.Dense = mat.DenseCopyOf(p.Dense)
-		q.Dense.Scale(inv, q.Dense)
-	case p.Observed != nil:
-		m := *p.Observed.m
-		m.Val = make([]float64, len(m.Val))
-		for k, v := range p.Observed.m.Val {
-			m.Val[k] = v * inv
-		}
-		q.Observed = &Observed{m: &m}
-	}
-	if t := p.Truth; t != nil {
-		var a mat.Dense
-		a.Scale(inv, t.A)
-		q.Truth = &Truth{A: &a, B: t.B}
-	}
-	return q
-}
-
-// unscale maps a result on data divided by c back to the caller's units:
-// M = (c·U)·Vᵀ and S = c·S. Relative quantities (residuals, errors,
-// factor changes) are unchanged.
-func (r *Result) unscale(c float64) {
-	if r.U != nil {
-		r.U.Scale(c, r.U)
-	}
-	if r.S != nil {
-		for k := range r.S.Val {
-			r.S.Val[k] *= c
-		}
-	}
-	r.DataScale = c
-}
 
 // The rule by which [Solve] counts an entry of S as a corruption: |s_ij|
 // must exceed both
@@ -86,9 +17,10 @@ func (r *Result) unscale(c float64) {
 //     evenly spaced) observed entries; the median is not moved by
 //     corruptions on fewer than half of the entries, and for Gaussian
 //     noise σ̂ is its standard deviation; and
-//   - SparseRelativeFloor times the root mean square of the entries of
-//     M, ‖M‖_F/√(d1·d2): a correction that small is rounding, not a gross
-//     corruption.
+//   - SparseRelativeFloor times the root mean square of the varying part
+//     of M, ‖M − mean(M)‖_F/√(d1·d2): a correction that small is
+//     rounding, not a gross corruption. (Not ‖M‖: an offset of 10⁶ would
+//     make the floor 10 and hide every corruption below it.)
 //
 // Entries at or below the floor cannot be told from the noise of the fit:
 // the gradient method's T_{γα} sets aside γα·d entries per line whatever
@@ -109,8 +41,9 @@ func (r *Result) pruneSparse(p *Problem) {
 	if r.S == nil || r.S.NNZ() == 0 || r.U == nil || r.V == nil {
 		return
 	}
+	d1, d2 := p.Dims()
 	floor := math.Max(SparseNoiseFactor*noiseScale(p, r.U.RawMatrix(), r.V.RawMatrix()),
-		SparseRelativeFloor*rmsLowRank(r.U.RawMatrix(), r.V.RawMatrix()))
+		SparseRelativeFloor*metrics.CentredNorm(r.U, r.V)/math.Sqrt(float64(d1)*float64(d2)))
 	s := r.S
 	k, lo := 0, 0
 	dropped := 0.0
@@ -178,29 +111,6 @@ func noiseScale(p *Problem, u, v blas64.General) float64 {
 	// The element the sorted slice would hold at len/2, by linear-time
 	// selection.
 	return 1.4826 * selection.SelectSmallest(res, len(res)/2+1)
-}
-
-// rmsLowRank returns ‖U·Vᵀ‖_F/√(d1·d2), with ‖U·Vᵀ‖²_F = tr(UᵀU·VᵀV).
-func rmsLowRank(u, v blas64.General) float64 {
-	k := u.Cols
-	gu, gv := make([]float64, k*k), make([]float64, k*k)
-	gram := func(g []float64, a blas64.General) {
-		for i := 0; i < a.Rows; i++ {
-			row := a.Data[i*a.Stride : i*a.Stride+k]
-			for x := range row {
-				for y := range row {
-					g[x*k+y] += row[x] * row[y]
-				}
-			}
-		}
-	}
-	gram(gu, u)
-	gram(gv, v)
-	t := 0.0
-	for x := range gu {
-		t += gu[x] * gv[x]
-	}
-	return math.Sqrt(math.Max(t, 0) / (float64(u.Rows) * float64(v.Rows)))
 }
 
 // observedSumSq returns the sum of squares of the observed entries of p.

@@ -52,12 +52,13 @@ type Stop struct {
 	// FactorTol (the paper's Appendix B rule; it used 4e-4 for video).
 	FactorTol float64
 
-	// ResidualTol stops when ‖Π_Φ(Y − UVᵀ − S)‖_F/‖Π_Φ(Y)‖_F ≤ ResidualTol.
+	// ResidualTol stops when ‖Π_Φ(Y − UVᵀ − S)‖_F ≤ ResidualTol times the
+	// clean scale of Y (see Result.Residual).
 	ResidualTol float64
 
 	// TargetError stops as soon as the true relative error
-	// ‖UVᵀ − M*‖_F/‖M*‖_F ≤ TargetError. It needs Problem.Truth and is
-	// meant for time-to-accuracy experiments; it is off by default.
+	// ‖UVᵀ − M*‖_F/‖M* − mean(M*)‖_F ≤ TargetError. It needs Problem.Truth
+	// and is meant for time-to-accuracy experiments; it is off by default.
 	TargetError float64
 
 	// Validation, if not nil, is early stopping on held-out data: it

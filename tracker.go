@@ -31,25 +31,41 @@ type Tracker struct {
 	// bestVal and sinceVal track early stopping (Stop.Validation).
 	bestVal  float64
 	sinceVal int
+	// resFactor converts the method's residual into the one reported and
+	// tested (see Problem.resFactor).
+	resFactor float64
 }
 
 // NewTracker starts the clock for a solve of p with settings s. The
 // method's default stopping rules def fill the zero fields of s.Stop. hint
 // is appended to divergence errors to name the likely cause.
+//
+// When [Solve] runs the method, the residual rule is relative to the clean
+// scale of the data rather than to ‖Π_Φ Y‖ (which a large offset or a few
+// huge corruptions dominate): the tracker converts the method's residual
+// for the history and the rule, and Rules returns the tolerance in the
+// method's own terms.
 func NewTracker(ctx context.Context, p *Problem, s Settings, def Stop, hint string) *Tracker {
-	return &Tracker{
-		ctx:     ctx,
-		start:   time.Now(),
-		rules:   s.Stop.withDefaults(def),
-		truth:   p.Truth,
-		cb:      s.Callback,
-		hint:    hint,
-		bestVal: math.Inf(1),
+	t := &Tracker{
+		ctx:       ctx,
+		start:     time.Now(),
+		rules:     s.Stop.withDefaults(def),
+		truth:     p.Truth,
+		cb:        s.Callback,
+		hint:      hint,
+		bestVal:   math.Inf(1),
+		resFactor: 1,
 	}
+	if f := p.resFactor; f > 0 && !math.IsInf(f, 0) {
+		t.resFactor = f
+		t.rules.ResidualTol /= f
+	}
+	return t
 }
 
 // Rules returns the effective stopping rules (defaults filled in,
-// disabled rules as 0, or MaxInt for MaxIter).
+// disabled rules as 0, or MaxInt for MaxIter), with the residual
+// tolerance relative to ‖Π_Φ Y‖ of the problem the method was given.
 func (t *Tracker) Rules() Stop { return t.rules }
 
 // Start returns the time the solve started.
@@ -71,13 +87,13 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 	rec := Record{
 		Iter:         iter,
 		Elapsed:      now.Sub(t.start) - t.overhead,
-		Residual:     residual,
+		Residual:     residual * t.resFactor,
 		FactorChange: factorChange,
 		Error:        math.NaN(),
 		Validation:   math.NaN(),
 	}
 	if t.truth != nil && u != nil && v != nil {
-		rec.Error = metrics.RelError(u, v, t.truth.A, t.truth.B)
+		rec.Error = metrics.CentredRelError(u, v, t.truth.A, t.truth.B)
 		t.overhead += time.Since(now)
 	}
 	fin := finite(u) && finite(v)
@@ -134,7 +150,8 @@ func finite(m *mat.Dense) bool {
 	return true
 }
 
-// Result assembles a method's result with the tracker's time and history.
+// Result assembles a method's result with the tracker's time and history
+// (residual is the method's own, as passed to Step).
 func (t *Tracker) Result(method string, u, v *mat.Dense, s *Sparse, iters int, stop StopReason, residual float64, params any) *Result {
 	return &Result{Method: method, U: u, V: v, S: s, Iterations: iters, Elapsed: t.Elapsed(), Stop: stop,
 		Residual: residual, History: t.History(), Params: params}

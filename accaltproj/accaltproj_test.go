@@ -182,7 +182,7 @@ func TestSmallShapes(t *testing.T) {
 							t.Fatalf("%d×%d r=%d: panic %v", d1, d2, r, p)
 						}
 					}()
-					res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: r}, &Method{})
+					res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: r, Alpha: 0.1}, &Method{})
 					if err != nil {
 						return
 					}

@@ -22,7 +22,7 @@ func TestNoEarlyStopAboveTheResiduals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: c.Y}, rpca.Settings{Rank: 3}, &accaltproj.Method{})
+	res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: c.Y}, rpca.Settings{Rank: 3, Alpha: 0.1}, &accaltproj.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,14 +46,14 @@ func TestRecoverPaperModel(t *testing.T) {
 	if se := sparseErr(res.S, in.S); se > 1e-3 {
 		t.Errorf("‖S − S*‖_F/‖S*‖_F = %.3g > 1e-3", se)
 	}
-	methodtest.CheckResult(t, res, in.Y)
+	methodtest.CheckResult(t, res, in.Y, rpca.ResidualScale(in.Problem(), s))
 }
 
 // checkResult checks the bookkeeping of a result against Y.
 func TestRectangular(t *testing.T) {
 	for _, dims := range [][2]int{{180, 300}, {300, 180}} {
 		in := methodtest.Instance(t, dims[0], dims[1], 4, 0.05, 7)
-		s := rpca.Settings{Rank: 4, Stop: rpca.Stop{ResidualTol: 1e-7}}
+		s := rpca.Settings{Rank: 4, Alpha: 0.05, Stop: rpca.Stop{ResidualTol: 1e-7}}
 		res, err := rpca.Solve(context.Background(), in.Problem(), s, &Method{})
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +65,7 @@ func TestRectangular(t *testing.T) {
 		}
 		// Same justification as TestRecoverPaperModel.
 		methodtest.Recovered(t, res, in, 1e-4)
-		methodtest.CheckResult(t, res, in.Y)
+		methodtest.CheckResult(t, res, in.Y, rpca.ResidualScale(in.Problem(), s))
 	}
 }
 
@@ -74,7 +74,7 @@ func TestEarlyExitAtTrueRank(t *testing.T) {
 	// the third singular value of Y − S is at rounding level, so line 11
 	// must return the rank-2 estimate instead of running stages 3–5.
 	in := methodtest.Instance(t, 120, 100, 2, 0, 5)
-	s := rpca.Settings{Rank: 5, Stop: rpca.Stop{ResidualTol: -1}}
+	s := rpca.Settings{Rank: 5, Alpha: 0.05, Stop: rpca.Stop{ResidualTol: -1}}
 	res, err := rpca.Solve(context.Background(), in.Problem(), s, &Method{Eps: 1e-6})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestMatchesReference(t *testing.T) {
 	const T = 6
 	beta := 4 * 3 / math.Sqrt(60*50)
 	lr, sr := reference(in.Y, 3, T, beta)
-	s := rpca.Settings{Rank: 3, Stop: rpca.Stop{ResidualTol: -1}}
+	s := rpca.Settings{Rank: 3, Alpha: 0.05, Stop: rpca.Stop{ResidualTol: -1}}
 	res, err := rpca.Solve(context.Background(), in.Problem(), s, &Method{InnerIters: T, Eps: 1e-10, StallTol: -1}) // tiny ε: accurate SVDs; Algorithm 1 has no stall rule
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func TestPeerInstance(t *testing.T) {
 	p := &rpca.Problem{Dense: read("Y.npy"), Truth: &rpca.Truth{A: read("A.npy"), B: read("B.npy")}}
 	for _, stall := range []float64{-1, 0} {
 		start := time.Now()
-		res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: rank,
+		res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: rank, Alpha: 0.1,
 			Stop: rpca.Stop{TargetError: target, ResidualTol: -1, MaxIter: 5000}}, &Method{StallTol: stall})
 		if err != nil {
 			t.Fatal(err)

@@ -17,7 +17,7 @@ func TestRecoverPaperModel(t *testing.T) {
 	// solver's accuracy; at the published tolerance 1e-7 on
 	// ‖Y − M − S‖_F/‖Y‖_F it is far below the 1e-4 asked.
 	in := methodtest.Instance(t, 300, 300, 5, 0.05, 1)
-	res, st, err := (&Method{}).solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Seed: 3})
+	res, st, err := (&Method{}).solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestRecoverPaperModel(t *testing.T) {
 	if res.Params.(*Params).Lambda != 1/math.Sqrt(300) {
 		t.Errorf("lambda %v", res.Params.(*Params).Lambda)
 	}
-	methodtest.CheckResult(t, res, in.Y)
+	methodtest.CheckResult(t, res, in.Y, mat.Norm(in.Y, 2))
 	checkOptimality(t, res, st, in.Y)
 }
 
@@ -139,7 +139,7 @@ func TestRectangular(t *testing.T) {
 	}
 	for _, c := range cases {
 		in := methodtest.Instance(t, c.d1, c.d2, 4, 0.05, 7)
-		res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 4}, &Method{Lambda: c.lambda})
+		res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 4, Alpha: 0.05}, &Method{Lambda: c.lambda})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestRectangular(t *testing.T) {
 			t.Fatalf("%+v: factors with %d and %d rows", c, u1, v1)
 		}
 		methodtest.Recovered(t, res, in, 1e-4)
-		methodtest.CheckResult(t, res, in.Y)
+		methodtest.CheckResult(t, res, in.Y, rpca.ResidualScale(in.Problem(), rpca.Settings{Rank: 4, Alpha: 0.05}))
 	}
 }
 
@@ -239,7 +239,7 @@ func TestMatchesReference(t *testing.T) {
 	in := methodtest.Instance(t, 60, 50, 3, 0.1, 11)
 	const iters = 12
 	ar, er := reference(in.Y, 1/math.Sqrt(60), 3, iters)
-	s := rpca.Settings{Rank: 2, Stop: rpca.Stop{MaxIter: iters, ResidualTol: -1}}
+	s := rpca.Settings{Rank: 2, Alpha: 0.1, Stop: rpca.Stop{MaxIter: iters, ResidualTol: -1}}
 	// The method itself, without rpca.Solve's reporting rule for S (which
 	// drops the not yet converged entries near the noise floor).
 	res, err := (&Method{}).Solve(context.Background(), in.Problem(), s)

@@ -4,6 +4,7 @@
 package methods
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -63,15 +64,56 @@ func gd(o Options, u rpca.UpdateRule) *rpca.GD {
 // AutoName is the name that picks the method by the data (Auto).
 const AutoName = "auto"
 
-// Auto is the name AutoName stands for: AccAltProj for a fully observed
-// matrix (its iteration count does not grow with the condition number,
-// and it recovers offsets and constant matrices), the paper's gradient
-// method for partial observations (AccAltProj needs every entry).
-func Auto(partial bool) string {
+// AutoChain is what AutoName stands for: the methods tried in order, the
+// next when an answer is not verified (rpca.Resolver). For a fully
+// observed matrix, AccAltProj first (its iteration count does not grow
+// with the condition number), then scaled gradient steps, then IALM
+// (whose nuclear norm finds the data's rank when the rank asked for is
+// above it); for partial observations the paper's gradient method, then
+// scaled steps, then alternating least squares (AccAltProj and IALM need
+// every entry). docs/verification.md has the measurements behind the
+// order.
+func AutoChain(partial bool) []string {
 	if partial {
-		return "gd"
+		return []string{"gd", "scaledgd", "als"}
 	}
-	return "accaltproj"
+	return []string{"accaltproj", "scaledgd", "ialm"}
+}
+
+// Auto is the method of AutoName: it runs the first method of AutoChain
+// for the data and, through rpca.Solve, the next ones while the answer is
+// not verified. Result.Method names the method whose answer was kept and
+// Result.Attempts every one that ran.
+type Auto struct {
+	Options Options
+}
+
+// Name returns AutoName.
+func (a *Auto) Name() string { return AutoName }
+
+// Capabilities: every kind of data, α used, rank r, and the peak memory of
+// the most demanding method of the chain.
+func (a *Auto) Capabilities() rpca.Capabilities {
+	return rpca.Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8}
+}
+
+// Resolve returns the chain's methods for p (rpca.Resolver).
+func (a *Auto) Resolve(p *rpca.Problem, _ rpca.Settings) (rpca.Method, []rpca.Method) {
+	var ms []rpca.Method
+	for _, name := range AutoChain(p.Observed != nil) {
+		m, err := newNamed(name, a.Options)
+		if err == nil {
+			ms = append(ms, m)
+		}
+	}
+	return ms[0], ms[1:]
+}
+
+// Solve runs the first method of the chain alone; rpca.Solve, which
+// resolves the chain, is the entry point.
+func (a *Auto) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
+	first, _ := a.Resolve(p, s)
+	return first.Solve(ctx, p, s)
 }
 
 // Names are the names of the table.
@@ -90,21 +132,28 @@ var ErrUnknown = errors.New("methods: unknown method")
 // partial data.
 var ErrNeedsFull = errors.New("methods: the method needs a fully observed matrix")
 
-// New builds the method called name (AutoName or "": Auto(partial)) for
-// data that are partially observed or not.
+// New builds the method called name (AutoName or "": Auto) for data that
+// are partially observed or not.
 func New(name string, partial bool, o Options) (rpca.Method, error) {
 	if name == AutoName || name == "" {
-		name = Auto(partial)
+		return &Auto{Options: o}, nil
 	}
+	m, err := newNamed(name, o)
+	if err != nil {
+		return nil, err
+	}
+	if partial && m.Capabilities().DenseOnly {
+		return nil, fmt.Errorf("%w: %s", ErrNeedsFull, name)
+	}
+	return m, nil
+}
+
+// newNamed builds the method of the table called name.
+func newNamed(name string, o Options) (rpca.Method, error) {
 	for _, e := range Table {
-		if e.Name != name {
-			continue
+		if e.Name == name {
+			return e.New(o), nil
 		}
-		m := e.New(o)
-		if partial && m.Capabilities().DenseOnly {
-			return nil, fmt.Errorf("%w: %s", ErrNeedsFull, name)
-		}
-		return m, nil
 	}
 	return nil, fmt.Errorf("%w %q (want %s)", ErrUnknown, name, strings.Join(Names(), ", "))
 }

@@ -2,7 +2,10 @@ package methods
 
 import (
 	"errors"
+	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 )
@@ -23,10 +26,30 @@ func TestNew(t *testing.T) {
 	}
 	for _, c := range []struct {
 		partial bool
-		want    string
-	}{{false, "accaltproj"}, {true, "gd"}} {
-		if m, err := New("auto", c.partial, o); err != nil || m.Name() != c.want {
-			t.Errorf("auto, partial %v: %v (%v), want %s", c.partial, m, err, c.want)
+		want    []string
+	}{{false, []string{"accaltproj", "scaledgd", "ialm"}}, {true, []string{"gd", "scaledgd", "als"}}} {
+		m, err := New("auto", c.partial, o)
+		if err != nil || m.Name() != AutoName {
+			t.Fatalf("auto, partial %v: %v (%v)", c.partial, m, err)
+		}
+		p := &rpca.Problem{Dense: mat.NewDense(3, 3, nil)}
+		if c.partial {
+			obs, err := rpca.NewObserved(3, 3, []int{0}, []int{0}, []float64{1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = &rpca.Problem{Observed: obs}
+		}
+		first, rest := m.(rpca.Resolver).Resolve(p, rpca.Settings{})
+		got := []string{first.Name()}
+		for _, f := range rest {
+			got = append(got, f.Name())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("auto, partial %v resolves to %v, want %v", c.partial, got, c.want)
+		}
+		if g, ok := first.(*rpca.GD); ok && (g.Gamma != 1.5 || g.StepConst != 0.25) {
+			t.Errorf("auto, partial %v: options not passed on: %+v", c.partial, g)
 		}
 	}
 	if _, err := New("ialm", true, o); !errors.Is(err, ErrNeedsFull) {

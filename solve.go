@@ -1,0 +1,500 @@
+package rpca
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/tsvd"
+	"github.com/rpca-gd/rpca/metrics"
+)
+
+// Solve decomposes p with method m (the gradient method [GD] with its
+// defaults when m is nil). It checks the problem and the shared settings,
+// then hands over to the method. On cancellation it returns ctx's error.
+//
+// Before the method runs, Solve puts the data in a frame that no method
+// has to know about: with α > 0 it sets aside entries more than
+// GrossSpreads robust spreads from the median (reported in S), removes
+// the part of the median beyond one spread (Result.Location), divides by a
+// power of two near the spread (Result.DataScale), and makes the residual
+// rules relative to the clean scale of the data rather than to ‖Y‖. After
+// it, the location is added back to M, which keeps the method's rank, and
+// the answer is in the units of Y. With α = 0 the data are only scaled,
+// and only when their largest magnitude is beyond 2^±64. frame.go has the
+// reasons.
+//
+// Every answer is then verified against the data, whatever the method
+// ([Verify]); Result.Verification says whether it passed and, if not,
+// which check failed. When an answer with a location removed fails, the
+// data are solved again without removing it, and the verified (or better
+// fitting) answer is returned.
+//
+// A constant Y (Y = 0 included) is answered without the method: M = Y,
+// S = 0. With α = 0 a method that does not use α (it finds corruptions by
+// thresholding: AccAltProj, AltProj, IALM) cannot honour it, and Solve
+// returns the truncated SVD of a fully observed Y, the answer α = 0 asks
+// for, with Result.Method "pca". Entries of the sparse part that do not
+// stand above the noise of the fit are not reported as corruptions (see
+// [SparseNoiseFactor]).
+func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
+	if err := checkInput(p, s); err != nil {
+		return nil, err
+	}
+	if s.Stop.TargetError > 0 && p.Truth == nil {
+		return nil, errNoTruth
+	}
+	if m == nil {
+		m = &GD{}
+	}
+	ctx, err := liveContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if observedLen(p) == 0 {
+		return nil, badInput(fmt.Errorf("%w: the problem has no observed entry", ErrNoEntries))
+	}
+	if p.Observed != nil {
+		if er, ec := p.Observed.m.EmptyLines(); er > 0 || ec > 0 {
+			return nil, badInput(fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec))
+		}
+	}
+	var fallbacks []Method
+	if r, ok := m.(Resolver); ok {
+		m, fallbacks = r.Resolve(p, s)
+		if m == nil {
+			return nil, errors.New("rpca: the method resolved to no method")
+		}
+	}
+	res, err := solveWith(ctx, p, s, m)
+	if err != nil || len(fallbacks) == 0 {
+		return res, err
+	}
+	attempts := []Attempt{attempt(m, res, nil)}
+	best := res
+	for _, f := range fallbacks {
+		if best.Verification.Verified {
+			break
+		}
+		r, err := solveWith(ctx, p, s, f)
+		if err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+		attempts = append(attempts, attempt(f, r, err))
+		if err == nil && r.Verification.Verified {
+			best = r
+		}
+	}
+	if len(attempts) > 1 {
+		best.Attempts = attempts
+	}
+	return best, nil
+}
+
+// attempt records a run of m for Result.Attempts.
+func attempt(m Method, res *Result, err error) Attempt {
+	a := Attempt{Method: m.Name()}
+	if err != nil {
+		a.Err = err.Error()
+		return a
+	}
+	v := res.Verification
+	a.Method, a.Iterations, a.Elapsed = res.Method, res.Iterations, res.Elapsed
+	a.Verified, a.Failed, a.Reason = v.Verified, v.Failed, v.Reason
+	return a
+}
+
+// solveWith is Solve with one method: its checks, the frame, the method's
+// run and its verification, and the second try without the location.
+func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
+	caps := m.Capabilities()
+	if caps.DenseOnly && p.Dense == nil {
+		return nil, fmt.Errorf("rpca: method %s: %w", m.Name(), ErrDenseOnly)
+	}
+	if c, ok := m.(ParamChecker); ok {
+		if err := c.CheckParams(p, s); err != nil {
+			return nil, BadSettings(err)
+		}
+	}
+	robust := s.Alpha > 0
+	centre := robust && !caps.FitsOffset && s.Stop.Validation == nil && !hasWarmStart(m)
+	fr := analyze(p, robust)
+	if fr.loc != 0 && !centre {
+		fr = analyzeUncentred(p)
+	}
+	if fr.constant && (fr.median == 0 || !caps.FitsOffset) {
+		return constantResult(ctx, p, s, m, caps, fr.median)
+	}
+	if s.Alpha == 0 && !caps.UsesAlpha && p.Dense != nil {
+		m, caps = pca{}, pca{}.Capabilities()
+	}
+	res, err := solveFramed(ctx, p, s, m, caps, &fr)
+	if err != nil {
+		return nil, err
+	}
+	if fr.loc != 0 && !res.Verification.Verified {
+		// The location was perhaps not one the rank allows (M + c'·11ᵀ
+		// of rank r + 1), or the centred problem was the harder one:
+		// solve the data as they are, and keep the better answer.
+		alt := analyzeUncentred(p)
+		res2, err := solveFramed(ctx, p, s, m, caps, &alt)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, err
+		case err == nil && res2.Verification.Verified:
+			res = res2
+		}
+	}
+	return res, nil
+}
+
+// ResidualScale is the scale the residuals of Solve are relative to
+// (Result.Residual, Record.Residual, Stop.ResidualTol): √|Φ|·√(σ̂² +
+// min(|c|, σ̂)²), where c is the median of the observed values and σ̂
+// their robust spread, 1.4826 times the median absolute deviation from c
+// (or a higher quantile of it, when more than half the values equal c).
+// Unlike ‖Π_Φ Y‖_F, neither a large offset nor a few huge corruptions can
+// make it large, so a residual small against it is small against the
+// data's variation. It is 0 for a constant Y.
+func ResidualScale(p *Problem, s Settings) float64 {
+	if p.Validate() != nil {
+		return math.NaN()
+	}
+	fr := analyze(p, s.Alpha > 0)
+	return fr.refF * fr.scale
+}
+
+// analyzeUncentred is the frame of p with α > 0 but without removing the
+// location (for methods with their own offsets, warm starts, early
+// stopping on held-out data, and the second try of Solve).
+func analyzeUncentred(p *Problem) frame {
+	fr := analyze(p, true)
+	if fr.loc == 0 {
+		return fr
+	}
+	fr.loc = 0
+	sH, rest := fr.halfSpread, fr.median/2
+	_, e := math.Frexp(math.Hypot(sH, min(math.Abs(rest), sH)))
+	fr.scale, fr.transform = 1, len(fr.gross) > 0 || e < -40 || e > 40
+	if fr.transform {
+		_, e := math.Frexp(math.Hypot(sH, rest))
+		fr.scale = math.Ldexp(1, e+1)
+	}
+	fr.norms(p, 0)
+	fr.refF = math.Sqrt(float64(fr.n)) * 2 * math.Hypot(sH, min(math.Abs(rest), sH)) / fr.scale
+	return fr
+}
+
+// hasWarmStart reports whether m starts from given factors.
+func hasWarmStart(m Method) bool {
+	w, ok := m.(WarmStarter)
+	if !ok {
+		return false
+	}
+	u, _ := w.WarmStart()
+	return u != nil
+}
+
+// solveFramed runs m on p in the frame fr, verifies the answer and maps it
+// back to the units of the data.
+func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Capabilities, fr *frame) (*Result, error) {
+	pf, err := fr.problem(p)
+	if err != nil {
+		return nil, err
+	}
+	if c := fr.scale; c != 1 {
+		m = scaledStart(m, c)
+		if f := s.Stop.Validation; f != nil { // it sees M in the units of the data
+			var w mat.Dense
+			s.Stop.Validation = func(u, v *mat.Dense) float64 {
+				w.Scale(c, u)
+				return f(&w, v)
+			}
+		}
+	}
+	res, err := m.Solve(ctx, pf, s)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil || res.U == nil || res.V == nil || res.S == nil {
+		return nil, fmt.Errorf("rpca: method %s returned no result", m.Name())
+	}
+	res.pruneSparse(pf)
+	res.Residual *= fr.resFactor()
+	if len(fr.gross) > 0 {
+		atf := observedAt(pf)
+		res.S = withEntries(res.S, fr.gross, pf, func(k, i, j int) float64 {
+			return atf(k) - rowDot(res.U, res.V, i, j)
+		})
+	}
+	ver := verify(pf, res.U, res.V, res.S, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil)
+	if ver.Verified && !ver.Exact && !res.Stop.Converged() {
+		ver.fail(CheckConverged, fmt.Sprintf("the method stopped (%s) before meeting its convergence rule, and its residual, %.3g of the low-rank part's variation, is above rounding", res.Stop, ver.Residual))
+	}
+	res.DataScale = fr.scale
+	if fr.scale != 1 {
+		res.unscale(fr.scale)
+	}
+	if fr.loc != 0 {
+		foldLocation(res, fr.loc, caps.FixedRank, ver)
+	}
+	if len(fr.gross) > 0 {
+		at := observedAt(p)
+		setEntries(res.S, fr.gross, p, func(k, i, j int) float64 { return at(k) - rowDot(res.U, res.V, i, j) })
+	}
+	res.Verification = ver
+	return res, nil
+}
+
+// rowDot returns (U·Vᵀ)_ij.
+func rowDot(u, v *mat.Dense, i, j int) float64 {
+	return mat.Dot(u.RowView(i), v.RowView(j))
+}
+
+// position returns the row and column of the k-th observed entry of p
+// (row-major).
+func position(p *Problem, k int) (i, j int) {
+	if p.Dense != nil {
+		_, d2 := p.Dense.Dims()
+		return k / d2, k % d2
+	}
+	o := p.Observed.m
+	i = sort.Search(o.Rows, func(i int) bool { return o.RowPtr[i+1] > k })
+	return i, int(o.ColIdx[k])
+}
+
+// withEntries returns S with the entries at the observed positions pos
+// (sorted, row-major) added, or replaced, with the values val(k, i, j).
+func withEntries(sp *Sparse, pos []int, p *Problem, val func(k, i, j int) float64) *Sparse {
+	type entry struct {
+		j int32
+		k int
+	}
+	add := make([][]entry, sp.Rows)
+	for _, k := range pos {
+		i, j := position(p, k)
+		add[i] = append(add[i], entry{int32(j), k})
+	}
+	out := &Sparse{Rows: sp.Rows, Cols: sp.Cols, RowPtr: make([]int, sp.Rows+1)}
+	for i := range sp.Rows {
+		lo, hi := sp.RowPtr[i], sp.RowPtr[i+1]
+		a := add[i]
+		q := 0
+		for k := lo; k < hi || q < len(a); {
+			switch {
+			case q < len(a) && (k >= hi || a[q].j <= sp.ColIdx[k]):
+				j := a[q].j
+				out.ColIdx = append(out.ColIdx, j)
+				out.Val = append(out.Val, val(a[q].k, i, int(j)))
+				if k < hi && sp.ColIdx[k] == j {
+					k++
+				}
+				q++
+			default:
+				out.ColIdx = append(out.ColIdx, sp.ColIdx[k])
+				out.Val = append(out.Val, sp.Val[k])
+				k++
+			}
+		}
+		out.RowPtr[i+1] = len(out.Val)
+	}
+	return out
+}
+
+// setEntries sets the values of S at the observed positions pos (which S
+// holds) to val(k, i, j).
+func setEntries(sp *Sparse, pos []int, p *Problem, val func(k, i, j int) float64) {
+	for _, k := range pos {
+		i, j := position(p, k)
+		row := sp.ColIdx[sp.RowPtr[i]:sp.RowPtr[i+1]]
+		if q, ok := slices.BinarySearch(row, int32(j)); ok {
+			sp.Val[sp.RowPtr[i]+q] = val(k, i, j)
+		}
+	}
+}
+
+// scaledStart returns m, or for a method with a warm start a copy whose
+// start U·Vᵀ is divided by c like the data (U/c).
+func scaledStart(m Method, c float64) Method {
+	w, ok := m.(WarmStarter)
+	if !ok {
+		return m
+	}
+	u, v := w.WarmStart()
+	if u == nil {
+		return m
+	}
+	var us mat.Dense
+	us.Scale(1/c, u)
+	return w.WithWarmStart(&us, v)
+}
+
+// foldLocation adds c'·11ᵀ to M = U·Vᵀ (in the units of the data) and
+// keeps the method's rank: the best rank-k approximation of
+// [U, a1]·[V, b1]ᵀ (a·b = c'), computed from thin QR factors of the two
+// and the SVD of their (k+1)×(k+1) core, which is exact up to the
+// discarded singular value σ_{k+1}. Methods without a fixed rank keep
+// k + 1 columns unless σ_{k+1} is rounding. When σ_{k+1} is larger than
+// the noise the verification measured, the location was not one the rank
+// allows, and ver fails CheckOffset.
+func foldLocation(res *Result, loc float64, fixedRank bool, ver *Verification) {
+	d1, k := res.U.Dims()
+	d2, _ := res.V.Dims()
+	res.Location = loc
+	if k+1 > min(d1, d2) {
+		return
+	}
+	centred := metrics.CentredNorm(res.U, res.V)
+	a, b := mat.NewDense(d1, k+1, nil), mat.NewDense(d2, k+1, nil)
+	a.Slice(0, d1, 1, k+1).(*mat.Dense).Copy(res.U)
+	b.Slice(0, d2, 1, k+1).(*mat.Dense).Copy(res.V)
+	sq := math.Sqrt(math.Abs(loc))
+	for i := range d1 {
+		a.Set(i, 0, sq)
+	}
+	for j := range d2 {
+		b.Set(j, 0, math.Copysign(sq, loc))
+	}
+	qa, ra := thinQ(a)
+	qb, rb := thinQ(b)
+	var core mat.Dense
+	core.Mul(ra, rb.T())
+	var svd mat.SVD
+	if !svd.Factorize(&core, mat.SVDFull) {
+		ver.fail(CheckOffset, "the SVD that adds the location back failed")
+		return
+	}
+	sig := svd.Values(nil)
+	keep := k
+	if !fixedRank && sig[k] > 1e-12*sig[0] {
+		keep = k + 1
+	}
+	var w, z mat.Dense
+	svd.UTo(&w)
+	svd.VTo(&z)
+	u, v := mat.NewDense(d1, keep, nil), mat.NewDense(d2, keep, nil)
+	for c := range keep {
+		f := math.Sqrt(sig[c])
+		for r := range k + 1 {
+			w.Set(r, c, w.At(r, c)*f)
+			z.Set(r, c, z.At(r, c)*f)
+		}
+	}
+	u.Mul(kernels.Dense(qa), w.Slice(0, k+1, 0, keep))
+	v.Mul(kernels.Dense(qb), z.Slice(0, k+1, 0, keep))
+	res.U, res.V = u, v
+	if keep == k+1 || sig[0] == 0 {
+		return
+	}
+	gap := sig[k]
+	ver.OffsetGap = gap / sig[0]
+	// The truncation moves M by σ_{k+1} in Frobenius norm: allowed when
+	// that is rounding for an exact answer, or no larger than the
+	// spectral norm of the residual's noise, rms(E)·(√d1 + √d2).
+	noise := ver.Residual * centred * (math.Sqrt(float64(d1)) + math.Sqrt(float64(d2))) / math.Sqrt(float64(d1)*float64(d2))
+	if gap > math.Max(VerifyExact*centred, noise) {
+		ver.fail(CheckOffset, fmt.Sprintf("with the location %.6g added back, M has a %d-th singular value %.3g times its largest: the constant is not in the rank-%d model", loc, k+1, ver.OffsetGap, k))
+	}
+}
+
+// fail marks ver as failed by check c, unless an earlier check failed.
+func (v *Verification) fail(c Check, reason string) {
+	if !v.Verified && v.Failed != "" {
+		return
+	}
+	v.Verified, v.Exact, v.Failed, v.Reason = false, false, c, reason
+}
+
+// constantResult is the answer for a Y whose observed values all equal c
+// (0 included): M = c·11ᵀ (rank one, or zero), S = 0, exact, without the
+// method.
+func constantResult(ctx context.Context, p *Problem, s Settings, m Method, caps Capabilities, c float64) (*Result, error) {
+	d1, d2 := p.Dims()
+	k := s.Rank
+	if !caps.FixedRank && c != 0 {
+		k = 1
+	}
+	u, v := mat.NewDense(d1, k, nil), mat.NewDense(d2, k, nil)
+	sq := math.Sqrt(math.Abs(c))
+	for i := range d1 {
+		u.Set(i, 0, sq)
+	}
+	for j := range d2 {
+		v.Set(j, 0, math.Copysign(sq, c))
+	}
+	tr := NewTracker(ctx, p, s, Stop{MaxIter: 1}, "")
+	if _, _, err := tr.Step(0, 0, math.NaN(), u, v); err != nil {
+		return nil, err
+	}
+	return &Result{Method: m.Name(), DataScale: 1, U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
+		Stop: StopExact, Elapsed: tr.Elapsed(), History: tr.History(),
+		Verification: &Verification{Verified: true, Exact: true, Stationary: math.NaN(), Structure: math.NaN()}}, nil
+}
+
+// pca is the truncated SVD of a fully observed Y, the answer to α = 0 for
+// the methods that cannot honour it.
+type pca struct{}
+
+func (pca) Name() string { return "pca" }
+
+func (pca) Capabilities() Capabilities {
+	return Capabilities{DenseOnly: true, UsesAlpha: true, FixedRank: true, BytesPerEntry: 8}
+}
+
+// Solve computes the rank-r truncated SVD Y ≈ L·Σ·Rᵀ to tsvd's default
+// accuracy and returns U = L·Σ^½, V = R·Σ^½.
+func (pca) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
+	tr := NewTracker(ctx, p, s, Stop{MaxIter: 1}, "")
+	raw := p.Dense.RawMatrix()
+	workers := kernels.Workers(s.Workers)
+	sv, err := tsvd.Compute(ctx, tsvd.Dense{A: raw, Workers: workers},
+		tsvd.Options{Rank: s.Rank, Tol: tsvd.DefaultTol, Seed: s.Seed, Workers: workers})
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("rpca: pca: %w", err)
+	}
+	q := gdParams{d1: raw.Rows, d2: raw.Cols, rank: s.Rank}
+	var u, v *mat.Dense
+	if len(sv.S) > 0 && sv.S[0] > 0 {
+		ug, vg, _, err := svdFactors(sv, &q)
+		if err != nil {
+			return nil, err
+		}
+		u, v = kernels.Dense(ug), kernels.Dense(vg)
+	} else {
+		u, v = mat.NewDense(raw.Rows, s.Rank, nil), mat.NewDense(raw.Cols, s.Rank, nil)
+	}
+	e := kernels.NewGeneral(raw.Rows, raw.Cols)
+	ss := kernels.SubMulABt(e, raw, u.RawMatrix(), v.RawMatrix(), workers)
+	res := 0.0
+	if ny := kernels.SumSq(raw, workers); ny > 0 {
+		res = math.Sqrt(ss / ny)
+	}
+	if _, _, err := tr.Step(0, res, math.NaN(), u, v); err != nil {
+		return nil, err
+	}
+	return tr.Result("pca", u, v, &Sparse{Rows: raw.Rows, Cols: raw.Cols, RowPtr: make([]int, raw.Rows+1)},
+		0, StopExact, res, nil), nil
+}
+
+// unscale maps a result on data divided by c back to the caller's units:
+// M = (c·U)·Vᵀ and S = c·S. Relative quantities (residuals, errors,
+// factor changes) are unchanged.
+func (r *Result) unscale(c float64) {
+	if r.U != nil {
+		r.U.Scale(c, r.U)
+	}
+	if r.S != nil {
+		for k := range r.S.Val {
+			r.S.Val[k] *= c
+		}
+	}
+}
