@@ -19,7 +19,7 @@ import (
 func truth(c *Config) (a, b *mat.Dense) {
 	a = gaussian(c.D1, c.Rank, 1/math.Sqrt(float64(c.D1)), streamKey(c.Seed, streamA), c.Workers)
 	b = gaussian(c.D2, c.Rank, 1/math.Sqrt(float64(c.D2)), streamKey(c.Seed, streamB), c.Workers)
-	if c.Kappa > 1 {
+	if c.Kappa >= 1 {
 		s := kappaSpectrum(c.Rank, c.Kappa)
 		a, b = orthoScaled(a, s), orthoScaled(b, s)
 	}

@@ -36,14 +36,17 @@ type InstanceInfo struct {
 	Corruption string  `json:"corruption"`
 	// Magnitude is Config.Magnitude (0: the default 5r/√(d1·d2));
 	// MagnitudeUsed is the corruption scale c actually used.
-	Magnitude     float64  `json:"magnitude"`
-	MagnitudeUsed float64  `json:"magnitude_used"`
-	P             float64  `json:"p"`
-	Seed          uint64   `json:"seed"`
-	Observed      int      `json:"observed_entries"`
-	Corrupted     int      `json:"corrupted_entries"`
-	Files         []string `json:"files"`
-	Command       string   `json:"command,omitempty"`
+	Magnitude     float64 `json:"magnitude"`
+	MagnitudeUsed float64 `json:"magnitude_used"`
+	// Kappa is Config.Kappa: the condition number of M* (0: the paper's
+	// model).
+	Kappa     float64  `json:"kappa"`
+	P         float64  `json:"p"`
+	Seed      uint64   `json:"seed"`
+	Observed  int      `json:"observed_entries"`
+	Corrupted int      `json:"corrupted_entries"`
+	Files     []string `json:"files"`
+	Command   string   `json:"command,omitempty"`
 }
 
 // Info describes the instance for instance.json.
@@ -52,7 +55,7 @@ func (in *Instance) Info() *InstanceInfo {
 	inf := &InstanceInfo{
 		Generator: "package synth, the paper's Section 5.1 model",
 		D1:        cfg.D1, D2: cfg.D2, Rank: cfg.Rank, Alpha: cfg.Alpha, Corruption: cfg.Corruption.String(),
-		Magnitude: cfg.Magnitude, MagnitudeUsed: cfg.magnitude(), P: cfg.P, Seed: cfg.Seed,
+		Magnitude: cfg.Magnitude, MagnitudeUsed: cfg.magnitude(), Kappa: cfg.Kappa, P: cfg.P, Seed: cfg.Seed,
 		Corrupted: in.S.NNZ(), Observed: cfg.D1 * cfg.D2,
 	}
 	inf.P = cmp.Or(inf.P, 1)

@@ -18,7 +18,7 @@ import (
 // back: the files hold exactly the generated matrices, instance.json
 // describes them, and ReadTruth returns A and B or refuses a wrong size.
 func TestSaveReadTruth(t *testing.T) {
-	cfg := Config{D1: 30, D2: 20, Rank: 2, Alpha: 0.1, Seed: 5}
+	cfg := Config{D1: 30, D2: 20, Rank: 2, Alpha: 0.1, Kappa: 3, Seed: 5}
 	dense, err := Dense(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestSaveReadTruth(t *testing.T) {
 	}
 	var info InstanceInfo
 	raw, _ := os.ReadFile(filepath.Join(dir, FileInfo))
-	if err := json.Unmarshal(raw, &info); err != nil || info.D1 != 30 || info.Corrupted != dense.S.NNZ() || info.Observed != 600 || info.P != 1 {
+	if err := json.Unmarshal(raw, &info); err != nil || info.D1 != 30 || info.Corrupted != dense.S.NNZ() || info.Observed != 600 || info.P != 1 || info.Kappa != cfg.Kappa {
 		t.Errorf("instance.json %+v (%v)", info, err)
 	}
 

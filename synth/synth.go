@@ -75,12 +75,13 @@ type Config struct {
 	// d = √(D1·D2).
 	Magnitude float64
 
-	// Kappa, when greater than 1, makes M* ill-conditioned with condition
-	// number κ: M* = Q_A·diag(s)·Q_Bᵀ with orthonormal Q_A, Q_B (the QR of
-	// the Gaussian factors) and s evenly spaced from 1 down to 1/κ, scaled
-	// so that ‖M*‖_F = √r (as for the default model, whose singular values
+	// Kappa, when at least 1, gives M* the condition number κ exactly:
+	// M* = Q_A·diag(s)·Q_Bᵀ with orthonormal Q_A, Q_B (the QR of the
+	// Gaussian factors) and s evenly spaced from 1 down to 1/κ, scaled so
+	// that ‖M*‖_F = √r (as for the default model, whose singular values
 	// are near 1). The factors are A = Q_A·diag(√s), B = Q_B·diag(√s).
-	// 0 or 1 keeps the paper's model.
+	// κ = 1 is that model with equal singular values; 0 keeps the paper's
+	// model (Gaussian factors, whose condition number is near but not 1).
 	Kappa float64
 
 	// P is the sampling rate p ∈ (0, 1] of [Observed]: each entry is in Φ

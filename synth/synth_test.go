@@ -379,7 +379,31 @@ func TestInvalidConfig(t *testing.T) {
 // TestKappa checks the ill-conditioned model against a full SVD of
 // M* = A·Bᵀ: singular values evenly spaced from σ₁ to σ₁/κ, ‖M*‖_F = √r.
 func TestKappa(t *testing.T) {
-	const r, kappa = 4, 100.0
+	const r = 4
+	for _, kappa := range []float64{1, 100} {
+		in, err := Dense(Config{D1: 120, D2: 90, Rank: r, Alpha: 0.1, Kappa: kappa, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m mat.Dense
+		m.Mul(in.A, in.B.T())
+		var svd mat.SVD
+		if !svd.Factorize(&m, mat.SVDNone) {
+			t.Fatal("SVD failed")
+		}
+		s := svd.Values(nil)
+		if got := s[0] / s[r-1]; math.Abs(got-kappa) > 1e-9*kappa {
+			t.Errorf("κ = %v: σ₁/σ_r = %v", kappa, got)
+		}
+	}
+	// κ = 1 is the model with equal singular values, not the paper's
+	// (whose Gaussian factors give σ₁/σ_r > 1).
+	paper, _ := Dense(Config{D1: 120, D2: 90, Rank: r, Alpha: 0.1, Seed: 3})
+	one, _ := Dense(Config{D1: 120, D2: 90, Rank: r, Alpha: 0.1, Kappa: 1, Seed: 3})
+	if mat.Equal(paper.A, one.A) {
+		t.Error("κ = 1 generated the paper's model")
+	}
+	const kappa = 100.0
 	in, err := Dense(Config{D1: 120, D2: 90, Rank: r, Alpha: 0.1, Kappa: kappa, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -391,9 +415,6 @@ func TestKappa(t *testing.T) {
 		t.Fatal("SVD failed")
 	}
 	s := svd.Values(nil)
-	if got := s[0] / s[r-1]; math.Abs(got-kappa) > 1e-9*kappa {
-		t.Errorf("σ₁/σ_r = %v, want %v", got, kappa)
-	}
 	if s[r] > 1e-12 {
 		t.Errorf("σ_{r+1} = %v, want 0", s[r])
 	}

@@ -41,7 +41,7 @@ func (f *synthFlags) register(e *env) *flag.FlagSet {
 	fs.IntVar(&f.d2, "d2", 0, "number of columns (overrides --d)")
 	cliflag.Var(fs, &f.corruption, "corruption", "random", cliflag.OneOf("random", "deterministic"), "random or deterministic", "corruption model: random (the paper's experiments) or deterministic (the theory's model)")
 	fs.Float64Var(&f.magnitude, "magnitude", 0, "corruption scale c (0: 5r/√(d1·d2))")
-	fs.Float64Var(&f.kappa, "kappa", 0, "condition number κ of M*: singular values evenly spaced over [1/κ, 1] (0: the paper's model)")
+	fs.Float64Var(&f.kappa, "kappa", 0, "condition number κ ≥ 1 of M*: singular values evenly spaced over [1/κ, 1] (1: all equal; 0: the paper's model, Gaussian factors)")
 	cliflag.Var(fs, &f.targetError, "target-error", 0, cliflag.OrDefault, "a finite non-negative number (0: off)", "also stop as soon as the true relative error is at most this (0: off)")
 	fs.StringVar(&f.save, "out", "", "write the generated instance (Y, A, B, S, instance.json) into this directory")
 	fs.StringVar(&f.save, "save", "", "the older name of --out")
@@ -87,8 +87,8 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 		return cliflag.Usagef("%w", err)
 	}
 	job := synth.Job{Config: cfg, Settings: f.settings(), Out: f.save, Force: f.force,
-		Command: fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --p %g --seed %d",
-			cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, cfg.Corruption, cfg.Magnitude, f.p, cfg.Seed)}
+		Command: fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --kappa %g --p %g --seed %d",
+			cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, cfg.Corruption, cfg.Magnitude, cfg.Kappa, f.p, cfg.Seed)}
 	prog := newProgress(e, &f.solveFlags)
 	job.Stage, job.Settings.Callback = prog.Stage, prog.Record
 	job.Settings.Stop.TargetError = f.targetError

@@ -27,7 +27,7 @@ func TestSynthSaveDecompose(t *testing.T) {
 			dir := t.TempDir()
 			inst := join(dir, "inst")
 			r := mustRun(t, "synth", "--d1", "150", "--d2", "120", "--rank", "3", "--alpha", "0.05", "--corruption", "deterministic",
-				"--p", c.p, "--seed", "5", "--out", inst, "--json")
+				"--p", c.p, "--seed", "5", "--kappa", "1", "--out", inst, "--json")
 			sum := readJSON(t, r.stdout)
 			if sum["saved"] != inst {
 				t.Errorf("summary saved = %v", sum["saved"])
@@ -36,7 +36,8 @@ func TestSynthSaveDecompose(t *testing.T) {
 				t.Fatalf("saved files %s", got)
 			}
 			info := readJSONFile(t, join(inst, "instance.json"))
-			if info["seed"] != 5.0 || info["d1"] != 150.0 || info["rank"] != 3.0 || info["corruption"] != "deterministic" || !strings.Contains(info["command"].(string), "--seed 5") {
+			if info["seed"] != 5.0 || info["d1"] != 150.0 || info["rank"] != 3.0 || info["corruption"] != "deterministic" || info["kappa"] != 1.0 ||
+				!strings.Contains(info["command"].(string), "--seed 5") || !strings.Contains(info["command"].(string), "--kappa 1 ") {
 				t.Errorf("instance.json %v", info)
 			}
 			a := readNpy(t, join(inst, "A.npy"))
