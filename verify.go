@@ -2,6 +2,7 @@ package rpca
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -154,6 +155,46 @@ type Verification struct {
 	// OffsetGap is σ_{r+1}/σ_1 of M + c'·11ᵀ before it was truncated to
 	// rank r, when Solve removed a location c' (0 otherwise).
 	OffsetGap float64 `json:"offset_gap,omitempty"`
+}
+
+// MarshalJSON encodes v with the figures that were not computed (NaN)
+// or are infinite as null, which JSON has no numbers for.
+func (v *Verification) MarshalJSON() ([]byte, error) {
+	type plain Verification
+	num := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		*plain
+		Residual   *float64 `json:"residual"`
+		Stationary *float64 `json:"stationary"`
+		Structure  *float64 `json:"structure"`
+	}{(*plain)(v), num(v.Residual), num(v.Stationary), num(v.Structure)})
+}
+
+// Status is one word for reports: "verified" or "not verified".
+func (v *Verification) Status() string {
+	if v != nil && v.Verified {
+		return "verified"
+	}
+	return "not verified"
+}
+
+// String says in one line whether the answer was verified, how, and if
+// not, which check failed and why.
+func (v *Verification) String() string {
+	switch {
+	case v == nil:
+		return "not verified: no verification was made"
+	case v.Verified && v.Exact:
+		return fmt.Sprintf("verified: M + S reproduce the data to %.2g of M's variation", v.Residual)
+	case v.Verified:
+		return fmt.Sprintf("verified up to noise: the residual, %.3g of M's variation, is unstructured, so M is accurate to about that", v.Residual)
+	}
+	return fmt.Sprintf("not verified (%s check): %s", v.Failed, v.Reason)
 }
 
 // Err returns nil for a verified answer and otherwise an error wrapping

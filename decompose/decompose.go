@@ -77,25 +77,34 @@ func (e *TruthError) Unwrap() error { return e.Err }
 
 // Summary is summary.json of a decomposition.
 type Summary struct {
-	Command       string   `json:"command"`
-	Method        string   `json:"method"`
-	Input         string   `json:"input"`
-	InputFormat   string   `json:"input_format"`
-	D1            int      `json:"d1"`
-	D2            int      `json:"d2"`
-	Observed      int      `json:"observed_entries"`
-	Partial       bool     `json:"partial"`
-	Rank          int      `json:"rank"`           // rank of the result (IALM finds its own)
-	RankRequested int      `json:"rank_requested"` // Settings.Rank
-	Alpha         float64  `json:"alpha"`
-	P             float64  `json:"p"`
-	Seed          uint64   `json:"seed"`
-	Params        any      `json:"params"`
-	DataScale     float64  `json:"data_scale,omitempty"` // set only when Solve scaled the data
-	Iterations    int      `json:"iterations"`
-	Seconds       float64  `json:"seconds"`
-	StopReason    string   `json:"stop_reason"`
-	Converged     bool     `json:"converged"` // rpca.StopReason.Converged of StopReason
+	Command       string  `json:"command"`
+	Method        string  `json:"method"`
+	Input         string  `json:"input"`
+	InputFormat   string  `json:"input_format"`
+	D1            int     `json:"d1"`
+	D2            int     `json:"d2"`
+	Observed      int     `json:"observed_entries"`
+	Partial       bool    `json:"partial"`
+	Rank          int     `json:"rank"`           // rank of the result (IALM finds its own)
+	RankRequested int     `json:"rank_requested"` // Settings.Rank
+	Alpha         float64 `json:"alpha"`
+	P             float64 `json:"p"`
+	Seed          uint64  `json:"seed"`
+	Params        any     `json:"params"`
+	DataScale     float64 `json:"data_scale,omitempty"` // set only when Solve scaled the data
+	Iterations    int     `json:"iterations"`
+	Seconds       float64 `json:"seconds"`
+	StopReason    string  `json:"stop_reason"`
+	Converged     bool    `json:"converged"` // rpca.StopReason.Converged of StopReason: the method's own rule, not a check of the answer
+	// Verified and Verification are rpca.Solve's check of the answer
+	// against the data (rpca.Verify); Attempts lists the methods tried
+	// when the first answer was not verified (--method auto).
+	Verified     bool               `json:"verified"`
+	Verification *rpca.Verification `json:"verification"`
+	Attempts     []rpca.Attempt     `json:"attempts,omitempty"`
+	// Location is the constant rpca.Solve removed before the method ran
+	// and added back to M (rpca.Result.Location).
+	Location      float64  `json:"location,omitempty"`
 	Residual      *float64 `json:"residual"`
 	SparseEntries int      `json:"sparse_entries"`
 	RelError      *float64 `json:"rel_error,omitempty"`
@@ -156,6 +165,7 @@ func Run(ctx context.Context, j Job) (*Summary, error) {
 		D1: in.D1, D2: in.D2, Partial: in.Observed != nil, Observed: in.D1 * in.D2,
 		Rank: res.U.RawMatrix().Cols, RankRequested: j.Settings.Rank, Alpha: j.Settings.Alpha, P: 1, Seed: j.Settings.Seed,
 		Params: res.Params, Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Converged: res.Stop.Converged(),
+		Verified: res.Verification.Verified, Verification: res.Verification, Attempts: res.Attempts, Location: res.Location,
 		Residual: metrics.Finite(res.Residual), SparseEntries: res.S.NNZ(), Output: j.Out, Result: res,
 	}
 	if j.Sampling > 0 {
@@ -168,7 +178,7 @@ func Run(ctx context.Context, j Job) (*Summary, error) {
 		sum.Observed = in.Observed.Len()
 	}
 	if t := p.Truth; t != nil {
-		sum.RelError = metrics.Finite(metrics.RelError(res.U, res.V, t.A, t.B))
+		sum.RelError = metrics.Finite(metrics.CentredRelError(res.U, res.V, t.A, t.B))
 	}
 	if err := j.write(ctx, d, sum); err != nil {
 		return nil, err
@@ -264,7 +274,7 @@ func (s *Summary) String() string {
 	if s.RelError != nil {
 		trueErr = fmt.Sprintf(", true relative error %.3g", *s.RelError)
 	}
-	return fmt.Sprintf("%s on %d×%d%s, r=%d, α=%g: %d iterations in %.2fs (%s), residual %s%s, %d sparse entries; wrote %s",
-		s.Method, s.D1, s.D2, obs, s.Rank, s.Alpha, s.Iterations, s.Seconds, s.StopReason,
+	return fmt.Sprintf("%s on %d×%d%s, r=%d, α=%g: %d iterations in %.2fs (%s, %s), residual %s%s, %d sparse entries; wrote %s",
+		s.Method, s.D1, s.D2, obs, s.Rank, s.Alpha, s.Iterations, s.Seconds, s.StopReason, s.Verification.Status(),
 		metrics.Format("%.3g", s.Residual), trueErr, s.SparseEntries, s.Output)
 }

@@ -54,10 +54,17 @@ type Report struct {
 
 // SolveReport is what the method found, with its true error.
 type SolveReport struct {
-	Iterations    int          `json:"iterations"`
-	Seconds       float64      `json:"seconds"`
-	StopReason    string       `json:"stop_reason"`
-	Converged     bool         `json:"converged"`
+	Iterations int     `json:"iterations"`
+	Seconds    float64 `json:"seconds"`
+	StopReason string  `json:"stop_reason"`
+	Converged  bool    `json:"converged"` // the method's own rule, not a check of the answer
+	// Verified and Verification are rpca.Solve's check of the answer
+	// against the data (rpca.Verify); Attempts lists the methods tried
+	// when the first answer was not verified (--method auto).
+	Verified     bool               `json:"verified"`
+	Verification *rpca.Verification `json:"verification"`
+	Attempts     []rpca.Attempt     `json:"attempts,omitempty"`
+	// RelError is ‖U·Vᵀ − M*‖_F/‖M* − mean(M*)‖_F (metrics.CentredRelError).
 	RelError      *float64     `json:"rel_error"`
 	Residual      *float64     `json:"residual"`
 	SparseEntries int          `json:"sparse_entries"`
@@ -111,7 +118,8 @@ func Run(ctx context.Context, job Job) (*Report, error) {
 		rep.Method = res.Method
 		rep.SolveReport = &SolveReport{
 			Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Converged: res.Stop.Converged(),
-			RelError: metrics.Finite(metrics.RelError(res.U, res.V, in.A, in.B)), Residual: metrics.Finite(res.Residual),
+			Verified: res.Verification.Verified, Verification: res.Verification, Attempts: res.Attempts,
+			RelError: metrics.Finite(metrics.CentredRelError(res.U, res.V, in.A, in.B)), Residual: metrics.Finite(res.Residual),
 			SparseEntries: res.S.NNZ(), Params: res.Params, Result: res,
 		}
 	}
@@ -197,7 +205,7 @@ func (r *Report) String() string {
 		return fmt.Sprintf("generated %d×%d, r=%d, α=%g, p=%g, seed %d (%d corruptions) in %.2fs%s",
 			r.D1, r.D2, r.Rank, r.Alpha, r.P, r.Seed, r.Corrupted, r.GenerateSeconds, saved)
 	}
-	return fmt.Sprintf("%s on %d×%d, r=%d, α=%g, p=%g: %d iterations in %.2fs (%s); relative error %s, residual %s%s",
-		r.Method, r.D1, r.D2, r.Rank, r.Alpha, r.P, r.Iterations, r.Seconds, r.StopReason,
+	return fmt.Sprintf("%s on %d×%d, r=%d, α=%g, p=%g: %d iterations in %.2fs (%s, %s); relative error %s, residual %s%s",
+		r.Method, r.D1, r.D2, r.Rank, r.Alpha, r.P, r.Iterations, r.Seconds, r.StopReason, r.Verification.Status(),
 		metrics.Format("%.3g", r.RelError), metrics.Format("%.3g", r.Residual), saved)
 }

@@ -29,7 +29,7 @@ func TestRunSavesAndSolves(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := rep.Result
-	if got := metrics.RelError(res.U, res.V, truth.A, truth.B); rep.RelError == nil || got != *rep.RelError {
+	if got := metrics.CentredRelError(res.U, res.V, truth.A, truth.B); rep.RelError == nil || got != *rep.RelError {
 		t.Errorf("error against the saved truth %g, reported %v", got, rep.RelError)
 	}
 	in, err := Observed(cfg)

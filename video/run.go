@@ -1,6 +1,8 @@
 package video
 
 import (
+	"github.com/rpca-gd/rpca"
+
 	"context"
 	"errors"
 	"fmt"
@@ -123,6 +125,10 @@ type Report struct {
 	// Unconverged counts the windows whose solve ended at its iteration
 	// cap.
 	Unconverged int `json:"unconverged_windows,omitempty"`
+	// Unverified counts the windows whose low-rank fit rpca.Solve did
+	// not verify (rpca.Verify), and Verification is the first window's.
+	Unverified   int                `json:"unverified_windows,omitempty"`
+	Verification *rpca.Verification `json:"verification,omitempty"`
 }
 
 // WindowInfo is one window of a windowed run.
@@ -350,6 +356,12 @@ func (j *Job) record(w Window, rep *Report) {
 		rep.Iterations += res.Iterations
 		if !res.Stop.Converged() {
 			rep.Unconverged++
+		}
+		if v := res.Verification; v != nil && !v.Verified {
+			rep.Unverified++
+		}
+		if w.Index == 0 {
+			rep.Verification = res.Verification
 		}
 	}
 	if j.Window > 0 {

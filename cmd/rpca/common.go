@@ -302,23 +302,47 @@ func newProgress(e *env, f *solveFlags) *progress.Printer {
 	return progress.New(e.stderr, progress.Off, 0)
 }
 
-// warnUnconverged prints a warning on stderr (unless --quiet) when res
-// ended at its iteration cap: its answer is whatever the last iterate
-// was, and may be far from a solution.
+// reportVerification tells on stderr (unless --quiet) what became of
+// the verification of res: a note for each method that --method auto
+// tried and left (the next was tried), and a warning when the answer
+// kept is not verified, naming the check that failed and its remedy.
+func reportVerification(e *env, f *solveFlags, res *rpca.Result) {
+	if f.quiet || res == nil {
+		return
+	}
+	if res.Verification == nil {
+		warnUnconverged(e, f, res)
+		return
+	}
+	for i, a := range res.Attempts {
+		if i == len(res.Attempts)-1 || a.Verified {
+			break
+		}
+		why := fmt.Sprintf("not verified (%s check)", a.Failed)
+		if a.Err != "" {
+			why = "failed: " + a.Err
+		}
+		fmt.Fprintf(e.stderr, "rpca: note: %s's answer was %s; trying %s\n", a.Method, why, res.Attempts[i+1].Method)
+	}
+	if len(res.Attempts) > 1 && res.Verification.Verified {
+		fmt.Fprintf(e.stderr, "rpca: note: kept %s's answer, which is verified\n", res.Method)
+	}
+	if v := res.Verification; !v.Verified {
+		fmt.Fprintf(e.stderr, "rpca: warning: %s's answer is %s\n", res.Method, v)
+	}
+}
+
+// warnUnconverged prints a warning when the method of res stopped at its
+// cap. rpca complete uses it: its fits are regularised estimates (a
+// ridge, a prior), judged by their held-out error, not exact
+// decompositions, which rpca.Verify would refuse whatever their quality.
 func warnUnconverged(e *env, f *solveFlags, res *rpca.Result) {
-	if f.quiet || res.Stop.Converged() {
+	if f.quiet || res == nil || res.Stop.Converged() {
 		return
 	}
-	if res.Stop == rpca.StopSparseExcess {
-		fmt.Fprintf(e.stderr, "rpca: warning: %s stopped after %d iterations with %d entries in S, more than 1.5α of the observed ones: "+
-			"the fit explains the data by more corruptions than the model allows, so its answer is not to be trusted; "+
-			"the data may be too sparse for --huber (try without it), or α too small\n", res.Method, res.Iterations, len(res.S.Val))
-		return
-	}
-	fmt.Fprintf(e.stderr, "rpca: warning: %s stopped at its iteration cap after %d iterations without converging (residual %s); "+
-		"its answer may be inaccurate: raise --max-iter, or try --method accaltproj (full matrix) or scaledgd, "+
-		"which do not slow down when the matrix is ill-conditioned (a dominant offset or mean)\n",
-		res.Method, res.Iterations, metrics.Format("%.3g", metrics.Finite(res.Residual)))
+	fmt.Fprintf(e.stderr, "rpca: warning: %s stopped (%s) after %d iterations without converging (residual %s); "+
+		"its answer may be inaccurate: raise --max-iter\n",
+		res.Method, res.Stop, res.Iterations, metrics.Format("%.3g", metrics.Finite(res.Residual)))
 }
 
 // writeJSON prints v as indented JSON.

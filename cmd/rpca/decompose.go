@@ -89,7 +89,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return outDirError(err, f.out)
 	}
-	warnUnconverged(e, &f.solveFlags, sum.Result)
+	reportVerification(e, &f.solveFlags, sum.Result)
 	if f.jsonOut {
 		return writeJSON(e.stdout, sum)
 	}

@@ -104,7 +104,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 		return outDirError(err, f.save)
 	}
 	if rep.SolveReport != nil {
-		warnUnconverged(e, &f.solveFlags, rep.Result)
+		reportVerification(e, &f.solveFlags, rep.Result)
 	}
 	if f.jsonOut {
 		return writeJSON(e.stdout, rep)

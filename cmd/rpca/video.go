@@ -130,6 +130,10 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return outDirError(err, f.out) // the error chain is kept; main prints "rpca: " once
 	}
+	if rep.Unverified > 0 && !f.quiet {
+		fmt.Fprintf(e.stderr, "rpca: note: the low-rank background of %d of %d windows is not verified as an exact robust-PCA fit (first window: %s); the masks come from the residual all the same\n",
+			rep.Unverified, max(len(rep.Windows), 1), rep.Verification)
+	}
 	if rep.Unconverged > 0 && !f.quiet {
 		fmt.Fprintf(e.stderr, "rpca: warning: %d of the windows stopped at the iteration cap without converging; their backgrounds may be inaccurate: raise --max-iter\n", rep.Unconverged)
 	}
