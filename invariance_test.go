@@ -13,8 +13,8 @@ import (
 	"github.com/rpca-gd/rpca/accaltproj"
 	"github.com/rpca-gd/rpca/altproj"
 	"github.com/rpca-gd/rpca/ialm"
-	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/internal/methodtest"
+	"github.com/rpca-gd/rpca/methods"
 )
 
 // allMethods returns a fresh value of every method of the module.

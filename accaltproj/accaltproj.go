@@ -254,7 +254,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 				sv.q.mu *= 2
 				raises++
 				sv.threshold(zeta) // w back to E for the step below
-				k0 = k + 1      // and the thresholds start their descent again
+				k0 = k + 1         // and the thresholds start their descent again
 			} else {
 				return sv.result(tr, k, zeta, reason, res, sp), nil
 			}
