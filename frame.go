@@ -183,6 +183,45 @@ func analyze(p *Problem, robust bool) frame {
 	return fr
 }
 
+// RobustScale returns the median of x and its robust spread: 1.4826 times
+// the median absolute deviation from the median (the standard deviation of
+// Gaussian data, unmoved by outliers on fewer than half of the values);
+// when more than half of the values equal the median, a higher quantile of
+// the deviations over the Gaussian's (75%, 90%, 99%), or their root mean
+// square. It reorders x. Solve's frame and the ratings' gross-entry rule
+// use it; the spread is +Inf only when it exceeds the float64 range.
+func RobustScale(x []float64) (median, spread float64) {
+	if len(x) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	c, sH := robustHalf(x)
+	return c, 2 * sH
+}
+
+// robustHalf is RobustScale with half the spread (which cannot overflow);
+// it overwrites x with the half deviations |x/2 − c/2|.
+func robustHalf(x []float64) (c, sH float64) {
+	m := len(x)
+	c = selection.SelectSmallest(x, (m+1)/2)
+	ch := c / 2
+	for k, v := range x {
+		x[k] = math.Abs(v/2 - ch)
+	}
+	sH = 1.4826 * selection.SelectSmallest(x, (m+1)/2)
+	// Most values equal to the median (a sparse M, constant rows): take
+	// a higher quantile, as a Gaussian's, or the root mean square.
+	for _, q := range []struct{ p, z float64 }{{0.75, 1.1503}, {0.9, 1.6449}, {0.99, 2.5758}} {
+		if sH > 0 {
+			break
+		}
+		sH = selection.SelectSmallest(x, min(m, max(1, int(math.Ceil(q.p*float64(m))))))/q.z
+	}
+	if sH == 0 {
+		sH = scaledRMS(x)
+	}
+	return c, sH
+}
+
 // scaledRMS returns the root mean square of x without overflow.
 func scaledRMS(x []float64) float64 {
 	mx := 0.0

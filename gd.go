@@ -509,6 +509,12 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 
 // Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.
 func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
+	if err := p.checkShape(); err != nil {
+		return nil, badInput(err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	q, err := g.params(p, s)
 	if err != nil {
 		return nil, BadSettings(err)

@@ -38,9 +38,10 @@ type Truth struct {
 	B *mat.Dense // d2×r
 }
 
-// Dims returns the size d1×d2 of Y.
+// Dims returns the size d1×d2 of Y (0×0 for a nil or empty problem).
 func (p *Problem) Dims() (d1, d2 int) {
 	switch {
+	case p == nil:
 	case p.Dense != nil:
 		return p.Dense.Dims()
 	case p.Observed != nil:
@@ -53,19 +54,10 @@ func (p *Problem) Dims() (d1, d2 int) {
 // Observed, a non-empty matrix, no NaN or Inf values, and truth factors of
 // matching size. It returns a descriptive error otherwise.
 func (p *Problem) Validate() error {
-	if p == nil {
-		return errors.New("rpca: nil problem")
-	}
-	if (p.Dense == nil) == (p.Observed == nil) {
-		return errors.New("rpca: problem must set exactly one of Dense and Observed")
-	}
-	if p.Observed != nil && p.Observed.m == nil {
-		return errors.New("rpca: Problem.Observed is a zero value; build it with NewObserved or SampleDense")
+	if err := p.checkShape(); err != nil {
+		return err
 	}
 	d1, d2 := p.Dims()
-	if d1 == 0 || d2 == 0 {
-		return errors.New("rpca: empty matrix")
-	}
 	if p.Dense != nil {
 		raw := p.Dense.RawMatrix()
 		for i := 0; i < raw.Rows; i++ {
@@ -86,6 +78,24 @@ func (p *Problem) Validate() error {
 		if ar != d1 || br != d2 || ac != bc {
 			return fmt.Errorf("rpca: truth factors are %d×%d and %d×%d, want %d×r and %d×r", ar, ac, br, bc, d1, d2)
 		}
+	}
+	return nil
+}
+
+// checkShape is the part of Validate that does not read the data: a
+// problem, with exactly one matrix, built as documented, not empty.
+func (p *Problem) checkShape() error {
+	if p == nil {
+		return errors.New("rpca: nil problem")
+	}
+	if (p.Dense == nil) == (p.Observed == nil) {
+		return errors.New("rpca: problem must set exactly one of Dense and Observed")
+	}
+	if p.Observed != nil && p.Observed.m == nil {
+		return errors.New("rpca: Problem.Observed is a zero value; build it with NewObserved or SampleDense")
+	}
+	if d1, d2 := p.Dims(); d1 == 0 || d2 == 0 {
+		return errors.New("rpca: empty matrix")
 	}
 	return nil
 }
@@ -157,29 +167,48 @@ func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
 	return Sampling{P: p, Seed: seed}.Dense(y)
 }
 
-// Dims returns the size d1×d2 of the underlying matrix (0×0 for a zero
-// value).
+// Dims returns the size d1×d2 of the underlying matrix (0×0 for nil or a
+// zero value).
 func (o *Observed) Dims() (d1, d2 int) {
-	if o.m == nil {
+	if o == nil || o.m == nil {
 		return 0, 0
 	}
 	return o.m.Rows, o.m.Cols
 }
 
-// Len returns |Φ|, the number of observed entries.
-func (o *Observed) Len() int { return o.m.NNZ() }
+// empty reports whether o is nil or a zero value (built by neither
+// NewObserved nor a sampler): such an Observed behaves as a 0×0 matrix
+// with nothing observed.
+func (o *Observed) empty() bool { return o == nil || o.m == nil }
+
+// Len returns |Φ|, the number of observed entries (0 for nil or a zero
+// value).
+func (o *Observed) Len() int {
+	if o.empty() {
+		return 0
+	}
+	return o.m.NNZ()
+}
 
 // NNZ is Len, so that an Observed can be written like a Sparse (both have
 // Dims, NNZ and Do).
-func (o *Observed) NNZ() int { return o.m.NNZ() }
+func (o *Observed) NNZ() int { return o.Len() }
 
-// Rate returns |Φ|/(d1·d2), the empirical sampling rate p.
+// Rate returns |Φ|/(d1·d2), the empirical sampling rate p (0 for nil or a
+// zero value).
 func (o *Observed) Rate() float64 {
+	if o.empty() {
+		return 0
+	}
 	return float64(o.m.NNZ()) / (float64(o.m.Rows) * float64(o.m.Cols))
 }
 
-// Do calls fn for every observed entry in row-major order.
+// Do calls fn for every observed entry in row-major order (none for nil
+// or a zero value).
 func (o *Observed) Do(fn func(i, j int, v float64)) {
+	if o.empty() {
+		return
+	}
 	m := o.m
 	for i := 0; i < m.Rows; i++ {
 		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
@@ -209,11 +238,20 @@ func NewObservedCSR(d1, d2 int, rowPtr []int, colIdx []int32, vals []float64) (*
 
 // CSR returns the compressed sparse row arrays of o (see
 // [NewObservedCSR]). They are o's own storage, returned for reading: they
-// must not be modified.
+// must not be modified. Nil or a zero value gives nil slices.
 func (o *Observed) CSR() (rowPtr []int, colIdx []int32, vals []float64) {
+	if o.empty() {
+		return nil, nil, nil
+	}
 	return o.m.RowPtr, o.m.ColIdx, o.m.Val
 }
 
 // Row returns the column indices and values of the observed entries of
-// row i, for reading only.
-func (o *Observed) Row(i int) (cols []int32, vals []float64) { return o.m.Row(i) }
+// row i, for reading only; nil slices for nil, a zero value, or a row
+// outside the matrix.
+func (o *Observed) Row(i int) (cols []int32, vals []float64) {
+	if o.empty() || i < 0 || i >= o.m.Rows {
+		return nil, nil
+	}
+	return o.m.Row(i)
+}

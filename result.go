@@ -1,6 +1,7 @@
 package rpca
 
 import (
+	"fmt"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -90,8 +91,12 @@ type Record struct {
 }
 
 // LowRank forms the d1×d2 matrix M = U·Vᵀ. It allocates d1·d2 float64s;
-// for large matrices keep the factors instead.
+// for large matrices keep the factors instead. A nil or zero Result (no
+// factors) gives an empty matrix (mat.Dense's zero value).
 func (r *Result) LowRank() *mat.Dense {
+	if r == nil || r.U == nil || r.V == nil || r.U.IsEmpty() || r.V.IsEmpty() {
+		return &mat.Dense{}
+	}
 	d1, _ := r.U.Dims()
 	d2, _ := r.V.Dims()
 	m := mat.NewDense(d1, d2, nil)
@@ -116,14 +121,32 @@ type Sparse struct {
 	Val        []float64
 }
 
-// NNZ returns the number of stored entries.
-func (s *Sparse) NNZ() int { return len(s.Val) }
+// NNZ returns the number of stored entries (0 for nil).
+func (s *Sparse) NNZ() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.Val)
+}
 
-// Dims returns the matrix size.
-func (s *Sparse) Dims() (r, c int) { return s.Rows, s.Cols }
+// Dims returns the matrix size (0×0 for nil).
+func (s *Sparse) Dims() (r, c int) {
+	if s == nil {
+		return 0, 0
+	}
+	return s.Rows, s.Cols
+}
 
-// At returns entry (i, j), 0 when it is not stored.
+// At returns entry (i, j), 0 when it is not stored. A nil Sparse, or one
+// without row pointers (the zero value), stores nothing and gives 0; an
+// index outside a non-empty matrix panics, as in gonum's mat.
 func (s *Sparse) At(i, j int) float64 {
+	if s == nil || len(s.RowPtr) == 0 {
+		return 0
+	}
+	if i < 0 || i >= s.Rows || j < 0 || j >= s.Cols || i+1 >= len(s.RowPtr) {
+		panic(fmt.Sprintf("rpca: Sparse.At(%d, %d) outside the %d×%d matrix", i, j, s.Rows, s.Cols))
+	}
 	lo, hi := s.RowPtr[i], s.RowPtr[i+1]
 	for lo < hi { // binary search in the sorted column indices of row i
 		mid := int(uint(lo+hi) >> 1)
@@ -140,8 +163,12 @@ func (s *Sparse) At(i, j int) float64 {
 	return 0
 }
 
-// Do calls fn for every stored entry in row-major order.
+// Do calls fn for every stored entry in row-major order (none for nil or
+// the zero value).
 func (s *Sparse) Do(fn func(i, j int, v float64)) {
+	if s == nil || len(s.RowPtr) < s.Rows+1 {
+		return
+	}
 	for i := 0; i < s.Rows; i++ {
 		for k := s.RowPtr[i]; k < s.RowPtr[i+1]; k++ {
 			fn(i, int(s.ColIdx[k]), s.Val[k])
@@ -149,8 +176,12 @@ func (s *Sparse) Do(fn func(i, j int, v float64)) {
 	}
 }
 
-// ToDense forms the d1×d2 dense matrix.
+// ToDense forms the d1×d2 dense matrix (an empty mat.Dense for nil or a
+// 0×0 Sparse).
 func (s *Sparse) ToDense() *mat.Dense {
+	if s == nil || s.Rows <= 0 || s.Cols <= 0 {
+		return &mat.Dense{}
+	}
 	m := mat.NewDense(s.Rows, s.Cols, nil)
 	s.Do(func(i, j int, v float64) { m.Set(i, j, v) })
 	return m

@@ -431,9 +431,11 @@ func (l *loader) checkCoordinate(nnz int) error {
 	return nil
 }
 
-// CheckReadable returns a short error for a missing or unreadable file, or
-// a directory; nil for a readable file. The error wraps os.ErrNotExist
-// when the file is missing.
+// CheckReadable returns a short error for a missing or unreadable file, a
+// directory, or a file that is not regular (a named pipe, a device:
+// reading one can block without end, out of reach of cancellation); nil
+// for a readable regular file. The error wraps os.ErrNotExist when the
+// file is missing, and formats.ErrNotRegular when it is not regular.
 func CheckReadable(path string) error {
 	st, err := os.Stat(path)
 	switch {
@@ -447,6 +449,9 @@ func CheckReadable(path string) error {
 		return fmt.Errorf("cannot read input file %s: %w", path, err)
 	case st.IsDir():
 		return fmt.Errorf("input %s is a directory, not a file", path)
+	case !st.Mode().IsRegular():
+		_, err := formats.Open(path) // the error naming the kind of file
+		return err
 	}
 	return nil
 }
@@ -461,7 +466,7 @@ func (m missingFile) Unwrap() error { return os.ErrNotExist }
 // estimateTextEntries estimates the number of values in a delimited text
 // file from its size and its first lines, without reading it all.
 func estimateTextEntries(path string) (float64, bool) {
-	fh, err := os.Open(path)
+	fh, err := formats.Open(path)
 	if err != nil {
 		return 0, false
 	}

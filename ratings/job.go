@@ -34,6 +34,9 @@ type Job struct {
 	// Fitted, when set, is called with the model before the predictions
 	// (for a warning about an unconverged fit).
 	Fitted func(*Model)
+	// ModelFlags, for the report, name the options that chose the model
+	// (a command line's flags), when the caller's default was another.
+	ModelFlags []string
 }
 
 // Run does the job and returns the report (also written as
@@ -49,7 +52,17 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 	}
 	defer d.Abort()
 	r := j.Ratings
+	if err := checkRatings(r); err != nil {
+		return nil, err
+	}
 	held := HoldOut(r.Len(), j.Holdout, j.Seed)
+	if j.Pairs != nil && (j.Unknown == UnknownError || j.Unknown == "") {
+		// Before the fit, not after it: a pair no model could predict
+		// is an error that should not cost a fit.
+		if err := unknownPair(r, held, j.Pairs); err != nil {
+			return nil, fmt.Errorf("%s: %w", j.Predict, err)
+		}
+	}
 	model, err := Fit(ctx, r, held, j.Options)
 	if err != nil {
 		return nil, err
@@ -58,7 +71,7 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 		j.Fitted(model)
 	}
 	rep := NewReport(r, held, j.Holdout, model)
-	rep.Input, rep.Output = j.Input, j.Out
+	rep.Input, rep.Output, rep.ModelFlags = j.Input, j.Out, j.ModelFlags
 	var preds []float64
 	if j.Pairs != nil {
 		var fromBiases int

@@ -141,6 +141,10 @@ type Model struct {
 	// Chosen is the outcome of the choice by validation when Options.Rank
 	// was 0, nil otherwise.
 	Chosen *Choice
+	// SetAside counts the ratings Fit left out of training as gross
+	// corruptions (more than rpca.GrossSpreads robust spreads from the
+	// median).
+	SetAside int
 
 	rowIndex, colIndex map[string]int
 	clip               *[2]float64
@@ -164,20 +168,103 @@ func HoldOut(n int, frac float64, seed uint64) []bool {
 // the outliers with opt.Method. Errors from the solver are returned as
 // they are (rpca.ErrBadInput, rpca.ErrDiverged, context.Canceled, …); a
 // rank too large for the training ratings is a *RankError.
+//
+// Ratings more than rpca.GrossSpreads robust spreads from the median of
+// the training ratings (a rating of 1e308 among ratings of 1 to 5) are set
+// aside before the fit, as rpca.Solve sets gross entries aside: no model
+// can use them, and one of them would dominate every sum of squares. They
+// are neither fitted nor evaluated; Model.SetAside counts them. A nil
+// context is context.Background().
 func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Model, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := checkRatings(r); err != nil {
+		return nil, err
+	}
 	if held != nil && len(held) != r.Len() {
 		return nil, fmt.Errorf("ratings: %d held-out flags for %d ratings", len(held), r.Len())
 	}
 	if opt.Rank < 0 {
 		return nil, fmt.Errorf("ratings: rank %d must be at least 1, or 0 to choose it", opt.Rank)
 	}
-	if opt.Gibbs != nil {
-		return fitBayes(ctx, r, held, opt)
+	skip, gross := setAsideGross(r, held)
+	var m *Model
+	var err error
+	switch {
+	case opt.Gibbs != nil:
+		m, err = fitBayes(ctx, r, skip, opt)
+	case opt.Rank == 0:
+		m, err = fitChosen(ctx, r, skip, opt)
+	default:
+		m, err = fit(ctx, r, skip, nil, opt, nil)
 	}
-	if opt.Rank == 0 {
-		return fitChosen(ctx, r, held, opt)
+	if err != nil {
+		return nil, err
 	}
-	return fit(ctx, r, held, nil, opt, nil)
+	m.SetAside = gross
+	return m, nil
+}
+
+// checkRatings returns an error for ratings Fit cannot read: nil, slices
+// of different lengths, indices outside the ids, or values that are not
+// finite.
+func checkRatings(r *triples.Ratings) error {
+	if r == nil {
+		return errors.New("ratings: no ratings (nil)")
+	}
+	n := len(r.Val)
+	if len(r.Row) != n || len(r.Col) != n {
+		return fmt.Errorf("ratings: %d row indices, %d column indices and %d values; want equal counts", len(r.Row), len(r.Col), n)
+	}
+	if n == 0 {
+		return errors.New("ratings: no ratings")
+	}
+	if len(r.RowIDs) < r.D1 || len(r.ColIDs) < r.D2 {
+		return fmt.Errorf("ratings: %d row ids and %d column ids for a %d×%d matrix", len(r.RowIDs), len(r.ColIDs), r.D1, r.D2)
+	}
+	for k, v := range r.Val {
+		switch i, j := r.Row[k], r.Col[k]; {
+		case i < 0 || i >= r.D1 || j < 0 || j >= r.D2:
+			return fmt.Errorf("ratings: rating %d is at (%d, %d), outside the %d×%d matrix", k, i, j, r.D1, r.D2)
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return fmt.Errorf("ratings: rating %d (row %s, column %s) is %v", k, r.RowIDs[i], r.ColIDs[j], v)
+		}
+	}
+	return nil
+}
+
+// setAsideGross returns held with the training ratings more than
+// rpca.GrossSpreads robust spreads from their median marked too, and how
+// many it marked.
+func setAsideGross(r *triples.Ratings, held []bool) ([]bool, int) {
+	var train []float64
+	for k, v := range r.Val {
+		if held == nil || !held[k] {
+			train = append(train, v)
+		}
+	}
+	if len(train) == 0 {
+		return held, 0
+	}
+	c, spread := rpca.RobustScale(train)
+	n := 0
+	var skip []bool
+	for k, v := range r.Val {
+		if (held != nil && held[k]) || !(math.Abs(v/2-c/2) > rpca.GrossSpreads*spread/2) {
+			continue
+		}
+		if skip == nil {
+			skip = make([]bool, len(r.Val))
+			copy(skip, held)
+		}
+		skip[k] = true
+		n++
+	}
+	if skip == nil {
+		return held, 0
+	}
+	return skip, n
 }
 
 // fit is Fit at a given rank. With val (flags over r, disjoint from

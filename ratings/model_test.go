@@ -173,6 +173,81 @@ func TestFitErrors(t *testing.T) {
 	if _, err := Fit(ctx, r, nil, Options{Rank: 1}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+	// What a caller can build wrong is an error, not a panic; a nil
+	// context is the background.
+	if _, err := Fit(context.Background(), nil, nil, Options{Rank: 1}); err == nil {
+		t.Error("nil ratings: no error")
+	}
+	short := *r
+	short.Col = short.Col[:len(short.Col)-1]
+	if _, err := Fit(context.Background(), &short, nil, Options{Rank: 1}); err == nil || !strings.Contains(err.Error(), "want equal counts") {
+		t.Errorf("slices of different lengths: %v", err)
+	}
+	out := *r
+	out.Row = slices.Clone(r.Row)
+	out.Row[0] = r.D1
+	if _, err := Fit(context.Background(), &out, nil, Options{Rank: 1}); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("index outside the ids: %v", err)
+	}
+	//lint:ignore SA1012 a nil context is documented to mean the background
+	if _, err := Fit(nil, r, nil, Options{Rank: 1}); err != nil {
+		t.Errorf("nil context: %v", err)
+	}
+}
+
+// TestFitSetsAsideGross: one rating of 1e308 among ratings near 3 is left
+// out of the fit and counted; the model fits the others as it would
+// without it (the same predictions to 1e-9), where before it wrecked
+// every prediction.
+func TestFitSetsAsideGross(t *testing.T) {
+	r := lowRankRatings(t, 40, 30, 0.5, 4)
+	var sb strings.Builder
+	for k, v := range r.Val {
+		fmt.Fprintf(&sb, "%s\t%s\t%.17g\n", r.RowIDs[r.Row[k]], r.ColIDs[r.Col[k]], v)
+	}
+	clean := sb.String()
+	// A pair that has no rating yet gets the gross one.
+	i, j := -1, -1
+	for a := 0; a < r.D1 && i < 0; a++ {
+		for b := 0; b < r.D2; b++ {
+			if _, _, ok := r.Lookup(r.RowIDs[a], r.ColIDs[b]); ok {
+				seen := false
+				for k := range r.Val {
+					if r.Row[k] == a && r.Col[k] == b {
+						seen = true
+						break
+					}
+				}
+				if !seen {
+					i, j = a, b
+					break
+				}
+			}
+		}
+	}
+	dirty, err := triples.Read(strings.NewReader(clean+r.RowIDs[i]+"\t"+r.ColIDs[j]+"\t1e308\n"), "test", triples.Options{Delimiter: "\t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Rank: 2, Method: &rpca.GD{Update: rpca.UpdateALS}, Settings: rpca.Settings{Rank: 2, Seed: 1}}
+	base, err := Fit(context.Background(), r, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Fit(context.Background(), dirty, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.SetAside != 1 || base.SetAside != 0 {
+		t.Errorf("set aside %d (clean %d), want 1 (0)", m.SetAside, base.SetAside)
+	}
+	for k := range r.Val {
+		a, b, _, _ := base.Index(r.RowIDs[r.Row[k]], r.ColIDs[r.Col[k]])
+		c, d, _, _ := m.Index(r.RowIDs[r.Row[k]], r.ColIDs[r.Col[k]])
+		if p, q := base.Predict(a, b), m.Predict(c, d); math.Abs(p-q) > 1e-9 {
+			t.Fatalf("rating %d: predicted %v with the gross rating, %v without", k, q, p)
+		}
+	}
 }
 
 // TestMedian compares the selection-based median with sorting, for odd

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/metrics"
 )
@@ -13,25 +14,30 @@ import (
 // Values that are not available (NaN or ±Inf, which JSON cannot hold)
 // are nil.
 type Report struct {
-	Command        string    `json:"command"`
-	Method         string    `json:"method"`
-	Input          string    `json:"input"`
-	Ratings        int       `json:"ratings"`
-	RowIDs         int       `json:"row_ids"`
-	ColIDs         int       `json:"col_ids"`
-	D1             int       `json:"d1"`
-	D2             int       `json:"d2"`
-	Observed       int       `json:"observed_entries"`
-	Rank           int       `json:"rank"`
-	Alpha          float64   `json:"alpha"`
-	Seed           uint64    `json:"seed"`
-	Params         any       `json:"params"`
-	Iterations     int       `json:"iterations"`
-	Seconds        float64   `json:"seconds"`
-	StopReason     string    `json:"stop_reason"`
-	Residual       *float64  `json:"residual"`
-	TrainRMSE      *float64  `json:"train_rmse"` // outliers excluded
-	Outliers       int       `json:"outliers"`
+	Command    string   `json:"command"`
+	Method     string   `json:"method"`
+	Input      string   `json:"input"`
+	Ratings    int      `json:"ratings"`
+	RowIDs     int      `json:"row_ids"`
+	ColIDs     int      `json:"col_ids"`
+	D1         int      `json:"d1"`
+	D2         int      `json:"d2"`
+	Observed   int      `json:"observed_entries"`
+	Rank       int      `json:"rank"`
+	Alpha      float64  `json:"alpha"`
+	Seed       uint64   `json:"seed"`
+	Params     any      `json:"params"`
+	Iterations int      `json:"iterations"`
+	Seconds    float64  `json:"seconds"`
+	StopReason string   `json:"stop_reason"`
+	Residual   *float64 `json:"residual"`
+	TrainRMSE  *float64 `json:"train_rmse"` // outliers excluded
+	Outliers   int      `json:"outliers"`
+	// ModelFlags name the options that chose the method (Job.ModelFlags).
+	ModelFlags []string `json:"model_chosen_by,omitempty"`
+	// SetAside counts the ratings left out of the fit as gross
+	// corruptions (Model.SetAside).
+	SetAside       int       `json:"set_aside,omitempty"`
 	Offset         float64   `json:"offset"`
 	Clip           []float64 `json:"clip,omitempty"`
 	Holdout        float64   `json:"holdout,omitempty"`
@@ -66,7 +72,7 @@ func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Repo
 		D1: m.Train.D1, D2: m.Train.D2, Observed: m.Train.Len(), Rank: m.Options.Rank, Alpha: m.Options.Alpha,
 		Seed: m.Options.Settings.Seed, Params: res.Params,
 		Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop),
-		Residual: metrics.Finite(res.Residual), Outliers: res.S.NNZ(), Offset: m.Offset, TrainRMSE: metrics.Finite(m.TrainRMSE()),
+		Residual: metrics.Finite(res.Residual), Outliers: res.S.NNZ(), SetAside: m.SetAside, Offset: m.Offset, TrainRMSE: metrics.Finite(m.TrainRMSE()),
 	}
 	if c := m.Options.Clip; c != nil {
 		rep.Clip = []float64{c[0], c[1]}
@@ -107,8 +113,12 @@ func (rep *Report) AddPredictions(preds []float64, fromBiases int, policy Unknow
 // String is the one-line summary of the report.
 func (rep *Report) String() string {
 	var b strings.Builder
+	method := rep.Method
+	if len(rep.ModelFlags) > 0 {
+		method += " (chosen by " + strings.Join(rep.ModelFlags, ", ") + ")"
+	}
 	fmt.Fprintf(&b, "%s on %d×%d with %d ratings, r=%d, α=%g: %d iterations in %.2fs (%s); training RMSE %s",
-		rep.Method, rep.D1, rep.D2, rep.Observed, rep.Rank, rep.Alpha, rep.Iterations, rep.Seconds, rep.StopReason, metrics.Format("%.4g", rep.TrainRMSE))
+		method, rep.D1, rep.D2, rep.Observed, rep.Rank, rep.Alpha, rep.Iterations, rep.Seconds, rep.StopReason, metrics.Format("%.4g", rep.TrainRMSE))
 	if c := rep.Chosen; c != nil {
 		fmt.Fprintf(&b, "; rank %d and ridge %g chosen by validation (RMSE %.4g on %d ratings set aside, %d candidates)", c.Best.Rank, c.Best.Ridge, c.Best.RMSE, c.Scored, len(c.Candidates))
 	}
@@ -121,6 +131,9 @@ func (rep *Report) String() string {
 			fmt.Fprintf(&b, "; %d skipped: no training rating for their row or column", rep.HoldoutSkipped)
 		}
 		b.WriteString(")")
+	}
+	if rep.SetAside > 0 {
+		fmt.Fprintf(&b, "; %d ratings more than %d robust spreads from the median left out of the fit", rep.SetAside, rpca.GrossSpreads)
 	}
 	if rep.Outliers > 0 {
 		fmt.Fprintf(&b, "; %d ratings set aside as outliers (not in the training RMSE)", rep.Outliers)

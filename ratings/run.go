@@ -40,6 +40,32 @@ func (e *UnknownIDError) Error() string {
 	return fmt.Sprintf("line %d: unknown %s id %q: it has no training rating, so it cannot be predicted", e.Line, e.Kind, e.ID)
 }
 
+// unknownPair returns an *UnknownIDError for the first pair of p whose row
+// or column id has no rating outside held, nil when there is none.
+func unknownPair(r *triples.Ratings, held []bool, p *triples.Pairs) error {
+	rowSeen, colSeen := make([]bool, r.D1), make([]bool, r.D2)
+	for k := range r.Val {
+		if held == nil || !held[k] {
+			rowSeen[r.Row[k]], colSeen[r.Col[k]] = true, true
+		}
+	}
+	for k := range p.Row {
+		i, okRow := r.RowIndex[p.Row[k]]
+		j, okCol := r.ColIndex[p.Col[k]]
+		line := 0
+		if k < len(p.Line) {
+			line = p.Line[k]
+		}
+		switch {
+		case !okRow || !rowSeen[i]:
+			return &UnknownIDError{Line: line, Kind: "row", ID: p.Row[k]}
+		case !okCol || !colSeen[j]:
+			return &UnknownIDError{Line: line, Kind: "column", ID: p.Col[k]}
+		}
+	}
+	return nil
+}
+
 // ErrUnknownPolicy: UnknownBias asked of a model without biases, or an
 // unknown policy.
 var ErrUnknownPolicy = errors.New("ratings: unknown-id policy not available")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"io"
 	_ "image/jpeg" // register JPEG decoding
 	_ "image/png"  // register PNG decoding
 	"math"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/load"
 	_ "golang.org/x/image/bmp" // register BMP decoding
 	"gonum.org/v1/gonum/mat"
@@ -329,8 +331,13 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // DecodeFile decodes an image file: PNG, JPEG, BMP, or PGM/PPM (by their
 // magic numbers, whatever the extension).
+//
+// A file's header is checked before it is decoded: one that claims more
+// pixels than a quarter of the free memory holds (at 8 bytes a pixel, the
+// most a decoder allocates) is refused, so a small file with a forged
+// header cannot exhaust memory.
 func DecodeFile(name string) (image.Image, error) {
-	f, err := os.Open(name)
+	f, err := formats.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -341,6 +348,16 @@ func DecodeFile(name string) (image.Image, error) {
 	if len(head) == 2 && head[0] == 'P' && strings.IndexByte("2356", head[1]) >= 0 {
 		img, err = DecodeNetpbm(br)
 	} else {
+		cfg, _, cerr := image.DecodeConfig(br)
+		if cerr == nil {
+			if need, free := 8*float64(cfg.Width)*float64(cfg.Height), load.AvailableMemory(); need > free/4 {
+				return nil, fmt.Errorf("%s: its header claims %d×%d pixels, %.3g GB to decode, more than a quarter of the %.3g GB free", name, cfg.Width, cfg.Height, need/1e9, free/1e9)
+			}
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		br.Reset(f)
 		img, _, err = image.Decode(br)
 		if errors.Is(err, image.ErrFormat) {
 			err = errors.New("not a PNG, JPEG, BMP, PGM or PPM image")

@@ -42,20 +42,25 @@ type completeFlags struct {
 	outFlags
 	in, delim, predict, unknown, clip   string
 	header, ignoreExtra, center, biases bool
-	holdout, tail                       float64
-	clipRange                           *[2]float64
+	predictHeader                       bool
+	// modelFlags are the flags that chose the model when --method was
+	// not given (none: the default, gibbs).
+	modelFlags    []string
+	holdout, tail float64
+	clipRange     *[2]float64
 }
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "complete", "--in RATINGS --out DIR [--rank R|auto] [flags]", nil)
 	f.rankAuto = true
 	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
-	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping"
+	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping. A rank alone keeps the default model"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
-	fs.Lookup("method").Usage = "method: gibbs (the default without --rank and the als flags: the biased low-rank model's posterior mean by Gibbs sampling; with --alpha, T_α sets outliers aside and the noise is Student-t), als (the default otherwise: alternating least squares with Algorithm 2's sparse estimator T), gd (Algorithm 2) or scaledgd (its scaled steps)"
+	fs.Lookup("method").Usage = "method: gibbs (the default: the biased low-rank model's posterior mean by Gibbs sampling; with --alpha, T_α sets outliers aside and the noise is Student-t), als (the default when a flag only it takes is given, such as --ridge or --center: alternating least squares with Algorithm 2's sparse estimator T; the summary names the flag), gd (Algorithm 2) or scaledgd (its scaled steps)"
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
-	fs.BoolVar(&f.header, "header", false, "skip the first line of --in and --predict (column names)")
+	fs.BoolVar(&f.header, "header", false, "skip the first line of --in (column names)")
+	fs.BoolVar(&f.predictHeader, "predict-header", false, "skip the first line of --predict (column names)")
 	fs.StringVar(&f.delim, "delim", "", "field separator: tab, comma, space (runs of white space) or any string (default: detected)")
 	fs.BoolVar(&f.ignoreExtra, "ignore-extra", false, "ignore fields after the third (e.g. timestamps)")
 	fs.StringVar(&f.predict, "predict", "", "file of row col pairs (a third field is ignored) to predict into predictions.tsv")
@@ -85,7 +90,8 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 	prog.Stagef("solving with %s on the training ratings, then writing %s", f.method, f.out)
 	rep, err := ratings.Run(ctx, ratings.Job{Input: f.in, Predict: f.predict, Ratings: r, Pairs: pairs, Unknown: ratings.Unknown(f.unknown),
 		Holdout: f.holdout, Seed: f.seed, Options: f.fitOptions(method, prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
-		Fitted: func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.solveFlags, m.Result) }})
+		ModelFlags: f.modelFlags,
+		Fitted:     func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.solveFlags, m.Result) }})
 	prog.Done()
 	if err != nil {
 		return f.runError(err)
@@ -106,9 +112,18 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 // flags and the output directory, and returns the method (nil: Gibbs).
 func (f *completeFlags) resolve(fs *flag.FlagSet) (rpca.Method, error) {
 	if !flagSet(fs, "method") {
-		f.method = "als" // on ratings more accurate than gd and scaledgd, in far fewer sweeps (docs/cli.md)
-		if !anySet(fs, append([]string{"rank", "center", "biases"}, gibbsIgnores...)) {
-			f.method = methodGibbs // more accurate again, without a choice by validation (docs/cli.md)
+		// The Gibbs fit is the most accurate model (docs/cli.md), at any
+		// rank; a flag that only the least-squares fit takes chooses
+		// als, on ratings more accurate than gd and scaledgd in far fewer
+		// sweeps, and the summary names it.
+		f.method = methodGibbs
+		for _, n := range append([]string{"center", "biases"}, gibbsIgnores...) {
+			if flagSet(fs, n) {
+				f.modelFlags = append(f.modelFlags, "--"+n)
+			}
+		}
+		if len(f.modelFlags) > 0 {
+			f.method = "als"
 		}
 	}
 	if (f.rank == 0 || f.method == methodGibbs) && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
@@ -152,6 +167,7 @@ func (f *completeFlags) read() (*triples.Ratings, *triples.Pairs, error) {
 	if err := load.CheckReadable(f.predict); err != nil {
 		return nil, nil, fmt.Errorf("--predict: %v", err)
 	}
+	opt.Header = f.predictHeader
 	pairs, err := triples.ReadPairsFile(f.predict, opt)
 	return r, pairs, headerHint(err)
 }

@@ -157,8 +157,8 @@ func TestCompleteHoldout(t *testing.T) {
 	pairsPath := join(dir, "pairs.tsv")
 	pairs := rs.writePairs(t, pairsPath, 200)
 	out := join(dir, "model")
-	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
-		"--predict", pairsPath, "--out", out, "--json", "--quiet")
+	r := mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
+		"--predict", pairsPath, "--predict-header", "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[U.npy V.npy cols.txt predictions.tsv rows.txt summary.json]" {
 		t.Fatalf("files %v", testfile.List(t, out, outdir.OwnerMarker))
@@ -176,7 +176,7 @@ func TestCompleteHoldout(t *testing.T) {
 	if sum["method"] != "als" {
 		t.Errorf("method %v, want the default als", sum["method"])
 	}
-	gd := readJSON(t, mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
+	gd := readJSON(t, mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
 		"--method", "gd", "--out", join(dir, "gd"), "--json", "--quiet").stdout)
 	if e := gd["holdout_rmse"].(float64); gd["method"] != "gd" || e < 0.8*sigma || e > 1.6*sigma {
 		t.Errorf("--method gd: method %v, held-out RMSE %.4g", gd["method"], e)
@@ -189,7 +189,7 @@ func TestCompleteHoldout(t *testing.T) {
 		t.Errorf("training-mean RMSE %.4g is not far above the fit's %.4g", base, rmse)
 	}
 	// The same figures in the one-line summary without --json.
-	r2 := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7", "--out", join(dir, "m2"), "--quiet")
+	r2 := mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7", "--out", join(dir, "m2"), "--quiet")
 	if want := fmt.Sprintf("held-out RMSE %.4g, MAE %.4g", rmse, mae); !strings.Contains(r2.stdout, want) || strings.Count(r2.stdout, "\n") != 1 {
 		t.Errorf("stdout %q does not have %q on one line", r2.stdout, want)
 	}
@@ -238,12 +238,12 @@ func TestCompletePredictOptions(t *testing.T) {
 
 	// Unknown ids: an error naming the line (header, 50 pairs, then these).
 	wantError(t, 1, []string{"pairs.tsv", "line 52", `unknown column id "no-such-item"`, "--unknown nan"},
-		"complete", "--in", in, "--header", "--rank", "4", "--predict", pairsPath, "--out", join(dir, "a"), "--quiet")
+		"complete", "--method", "als", "--in", in, "--header", "--predict-header", "--rank", "4", "--predict", pairsPath, "--out", join(dir, "a"), "--quiet")
 	if _, err := os.Stat(join(dir, "a")); !os.IsNotExist(err) {
 		t.Errorf("output written despite the error")
 	}
 	// --unknown nan: NaN for those two, counted; --clip bounds the rest.
-	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--predict", pairsPath, "--unknown", "nan",
+	r := mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--predict-header", "--rank", "4", "--predict", pairsPath, "--unknown", "nan",
 		"--clip", "2.8:3.2", "--out", join(dir, "b"), "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	if sum["predictions"] != 52.0 || sum["predictions_nan"] != 2.0 {
@@ -284,9 +284,9 @@ func TestCompleteOutliers(t *testing.T) {
 	pairs := rs.writePairs(t, pairsPath, 300)
 	for _, method := range []string{"als", "gibbs"} {
 		errOf := func(out string, alpha string, more ...string) (float64, map[string]any) {
-			args := append([]string{"complete", "--in", in, "--header", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json", "--quiet"}, more...)
+			args := append([]string{"complete", "--in", in, "--header", "--predict-header", "--alpha", alpha, "--predict", pairsPath, "--out", out, "--json", "--quiet"}, more...)
 			if method == "als" {
-				args = append(args, "--rank", "4")
+				args = append(args, "--method", "als", "--rank", "4")
 			}
 			r := mustRun(t, args...)
 			pred := readPredictions(t, join(out, "predictions.tsv"))
@@ -362,7 +362,7 @@ func TestCompleteCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stderr := &cancelOnWrite{text: "iter    2", cancel: cancel}
-	code := run(ctx, &env{stdout: io.Discard, stderr: stderr}, []string{"complete", "--in", in, "--header", "--rank", "2", "--out", join(dir, "m"), "--verbose"})
+	code := run(ctx, &env{stdout: io.Discard, stderr: stderr}, []string{"complete", "--method", "als", "--in", in, "--header", "--rank", "2", "--out", join(dir, "m"), "--verbose"})
 	if code != 130 {
 		t.Errorf("exit %d, stderr %q", code, stderr.buf.String())
 	}
@@ -398,7 +398,7 @@ func TestCompleteBiases(t *testing.T) {
 	dir, in := ratingFixture(t)
 	const sigma = fixtureSigma
 	out := join(dir, "model")
-	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "6", "--biases", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
+	r := mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "6", "--biases", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	rmse, bias := sum["holdout_rmse"].(float64), sum["bias_baseline_rmse"].(float64)
 	if rmse > 2*sigma || bias < 3*rmse {
@@ -419,7 +419,7 @@ func TestCompleteUnknownFallsBackToBiases(t *testing.T) {
 	in := testfile.Write(t, dir, "r.tsv", "a\tx\t5\na\ty\t3\nb\tx\t4\nb\ty\t2\nc\tx\t5\nc\ty\t3\nc\tz\t1\na\tz\t2\n")
 	pairs := testfile.Write(t, dir, "p.tsv", "newuser\tx\na\tnewitem\nnewuser\tnewitem\na\ty\n")
 	out := join(dir, "out")
-	r := mustRun(t, "complete", "--in", in, "--rank", "1", "--biases", "--unknown", "bias", "--predict", pairs, "--out", out, "--json")
+	r := mustRun(t, "complete", "--method", "als", "--in", in, "--rank", "1", "--biases", "--unknown", "bias", "--predict", pairs, "--out", out, "--json")
 	sum := readJSON(t, r.stdout)
 	if sum["predictions_from_biases"] != 3.0 {
 		t.Errorf("predictions_from_biases %v, want 3", sum["predictions_from_biases"])
@@ -448,7 +448,7 @@ func TestCompleteUnknownFallsBackToBiases(t *testing.T) {
 	if val(lines[0]) == val(lines[2]) || val(lines[1]) == val(lines[2]) {
 		t.Errorf("half-known pairs carry no bias: %q", b)
 	}
-	wantError(t, 2, []string{"--unknown bias needs --biases"}, "complete", "--in", in, "--rank", "1", "--unknown", "bias", "--predict", pairs, "--out", join(dir, "o2"))
+	wantError(t, 2, []string{"--unknown bias needs --biases"}, "complete", "--method", "als", "--in", in, "--rank", "1", "--unknown", "bias", "--predict", pairs, "--out", join(dir, "o2"))
 }
 
 // TestCompleteAutoRank: without --rank, complete chooses the rank and the
@@ -460,7 +460,7 @@ func TestCompleteAutoRank(t *testing.T) {
 	dir, in := ratingFixture(t)
 	const sigma = fixtureSigma
 	out := join(dir, "model")
-	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "auto", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
+	r := mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "auto", "--holdout", "0.1", "--seed", "7", "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	if rmse := sum["holdout_rmse"].(float64); !(rmse <= 2*sigma) {
 		t.Errorf("held-out RMSE %.4g, noise %v; choice %v", rmse, sigma, sum["chosen"])
@@ -478,7 +478,7 @@ func TestCompleteAutoRank(t *testing.T) {
 	if _, c := u.Dims(); c != rank+2 {
 		t.Errorf("U has %d columns, want rank %d + 2 bias columns", c, rank)
 	}
-	r = mustRun(t, "complete", "--in", in, "--header", "--rank", "auto", "--ridge", "3", "--out", join(dir, "ridge"), "--json", "--quiet")
+	r = mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "auto", "--ridge", "3", "--out", join(dir, "ridge"), "--json", "--quiet")
 	for _, c := range readJSON(t, r.stdout)["chosen"].(map[string]any)["candidates"].([]any) {
 		if l := c.(map[string]any)["ridge"]; l != 3.0 {
 			t.Errorf("candidate with ridge %v, --ridge 3 given", l)
@@ -494,7 +494,7 @@ func TestCompleteAutoRank(t *testing.T) {
 func TestCompleteImplicit(t *testing.T) {
 	dir, in := ratingFixture(t)
 	const sigma = fixtureSigma
-	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "6", "--biases", "--implicit", "5", "--holdout", "0.1", "--seed", "7",
+	r := mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "6", "--biases", "--implicit", "5", "--holdout", "0.1", "--seed", "7",
 		"--out", join(dir, "model"), "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
 	params, _ := sum["params"].(map[string]any)
@@ -504,7 +504,7 @@ func TestCompleteImplicit(t *testing.T) {
 	if rmse := sum["holdout_rmse"].(float64); !(rmse <= 2*sigma) {
 		t.Errorf("held-out RMSE %.4g with --implicit 5, want at most %g", rmse, 2*sigma)
 	}
-	wantError(t, 2, []string{"GD.Implicit"}, "complete", "--in", in, "--header", "--rank", "6", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
+	wantError(t, 2, []string{"GD.Implicit"}, "complete", "--method", "als", "--in", in, "--header", "--rank", "6", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
 		"--out", join(dir, "model2"))
 }
 
@@ -517,7 +517,7 @@ func TestCompleteWarnsOverfit(t *testing.T) {
 	dir := t.TempDir()
 	in := join(dir, "ratings.tsv")
 	newRatingSet(t, in, 60, 50, 0.1, 1, 0, 4)
-	args := []string{"complete", "--in", in, "--header", "--rank", "8", "--holdout", "0.2", "--max-iter", "20"}
+	args := []string{"complete", "--method", "als", "--in", in, "--header", "--rank", "8", "--holdout", "0.2", "--max-iter", "20"}
 	r := runCLI(t, context.Background(), append(args, "--out", join(dir, "a"))...)
 	if r.code != 0 || !strings.Contains(r.stderr, "rpca: warning: the model predicts the held-out ratings worse than the mean training rating") {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
@@ -554,4 +554,53 @@ func TestCompleteExtremeScale(t *testing.T) {
 			t.Errorf("scale %g: %v held-out RMSE %v, the mean's %v", scale, sum["method"], rmse, mean)
 		}
 	}
+}
+
+// TestCompleteModelChoice: --rank alone keeps the default model (Gibbs) at
+// that rank; a flag only the least-squares fit takes chooses als, and the
+// summary names it; --header skips the first line of --in only, and
+// --predict-header that of --predict.
+func TestCompleteModelChoice(t *testing.T) {
+	dir, in := ratingFixture(t)
+	sum := readJSON(t, mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--out", join(dir, "g"), "--json", "--quiet").stdout)
+	if sum["method"] != "gibbs" || sum["rank"] != 4.0 || sum["model_chosen_by"] != nil {
+		t.Errorf("--rank 4 alone: method %v, rank %v, chosen by %v; want gibbs at rank 4", sum["method"], sum["rank"], sum["model_chosen_by"])
+	}
+	r := mustRun(t, "complete", "--in", in, "--header", "--rank", "4", "--ridge", "0.5", "--out", join(dir, "a"), "--quiet")
+	if !strings.HasPrefix(r.stdout, "als (chosen by --ridge) on ") {
+		t.Errorf("--ridge: %q", r.stdout)
+	}
+	// A pairs file without a header: with --header alone, all of it is
+	// predicted.
+	rs := readRatingsFile(t, in)
+	var pairs strings.Builder
+	for k := range 5 {
+		fmt.Fprintf(&pairs, "%s\t%s\n", rs[k][0], rs[k][1])
+	}
+	p := testfile.Write(t, dir, "p.tsv", pairs.String())
+	sum = readJSON(t, mustRun(t, "complete", "--in", in, "--header", "--predict", p, "--out", join(dir, "p"), "--json", "--quiet").stdout)
+	if sum["predictions"] != 5.0 {
+		t.Errorf("--header with a pairs file of 5 lines: %v predictions", sum["predictions"])
+	}
+	ph := testfile.Write(t, dir, "ph.tsv", "user\titem\n"+pairs.String())
+	sum = readJSON(t, mustRun(t, "complete", "--in", in, "--header", "--predict", ph, "--predict-header", "--out", join(dir, "ph"), "--json", "--quiet").stdout)
+	if sum["predictions"] != 5.0 {
+		t.Errorf("--predict-header: %v predictions", sum["predictions"])
+	}
+}
+
+// readRatingsFile returns the (row, col) ids of a ratings file with a
+// header line.
+func readRatingsFile(t *testing.T, path string) [][2]string {
+	t.Helper()
+	b := testfile.Read(t, path)
+	var out [][2]string
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if i == 0 {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		out = append(out, [2]string{f[0], f[1]})
+	}
+	return out
 }

@@ -185,7 +185,7 @@ func TestCompleteRobust(t *testing.T) {
 			[]string{"--in", testfile.Write(t, dir, "ok.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--predict", testfile.Write(t, dir, "p.tsv", "a\tx\t1\t2\t3\n"), "--rank", "1"}},
 		{"one rating", 2, []string{"--rank 1", "1 distinct rows"}, []string{"--in", testfile.Write(t, dir, "one.tsv", "u1\tm1\t3\n"), "--rank", "1"}},
 		{"directory as --in", 1, []string{"is a directory"}, []string{"--in", t.TempDir(), "--rank", "1"}},
-		{"rank auto, one rating", 1, []string{"cannot choose the rank by validation", "too few"}, []string{"--in", testfile.Write(t, dir, "r.tsv", "a\tb\t1\n"), "--rank", "auto"}},
+		{"rank auto, one rating", 1, []string{"cannot choose the rank by validation", "too few"}, []string{"--method", "als", "--in", testfile.Write(t, dir, "r.tsv", "a\tb\t1\n"), "--rank", "auto"}},
 		{"rank negative", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--in", testfile.Write(t, dir, "rn.tsv", "a\tb\t1\n"), "--rank", "-2"}},
 		{"holdout 1", 2, []string{"flag -holdout"}, []string{"--in", testfile.Write(t, dir, "h.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "1"}},
 		{"NaN rating", 1, []string{"line 2"}, []string{"--in", testfile.Write(t, dir, "nan.tsv", "a\tx\t1\na\ty\tNaN\nb\tx\t3\n"), "--rank", "1"}},
@@ -195,31 +195,31 @@ func TestCompleteRobust(t *testing.T) {
 		{"missing --in", 2, []string{"--in"}, []string{"--rank", "1"}},
 		{"missing --in file", 1, []string{"no-such.tsv", "does not exist"}, []string{"--in", filepath.Join(dir, "no-such.tsv"), "--rank", "1"}},
 		{"lambda, an ialm flag", 2, []string{"not defined: -lambda"}, []string{"--in", testfile.Write(t, dir, "l.tsv", "a\tx\t1\n"), "--rank", "1", "--lambda", "0.1"}},
-		{"no --rank (auto), two ratings", 1, []string{"cannot choose the rank by validation", "1 distinct rows"}, []string{"--in", testfile.Write(t, dir, "nr.tsv", "a\tx\t1\nb\ty\t2\n"), "--rank", "auto"}},
+		{"no --rank (auto), two ratings", 1, []string{"cannot choose the rank by validation", "1 distinct rows"}, []string{"--method", "als", "--in", testfile.Write(t, dir, "nr.tsv", "a\tx\t1\nb\ty\t2\n"), "--rank", "auto"}},
 		{"defaults (gibbs), two ratings", 1, []string{"too few training ratings for the Gibbs fit", "2, and it sets 10 aside"}, []string{"--in", testfile.Write(t, dir, "ng.tsv", "a\tx\t1\nb\ty\t2\n")}},
 		{"defaults (gibbs), one user", 1, []string{"too few training ratings for the Gibbs fit", "two distinct rows"}, []string{"--in", testfile.Write(t, dir, "nu.tsv", "a\tx\t1\na\ty\t2\na\tz\t3\n")}},
 		{"gibbs with ridge", 2, []string{"--method gibbs takes none of", "--ridge"}, []string{"--in", testfile.Write(t, dir, "gr.tsv", "a\tx\t1\n"), "--method", "gibbs", "--ridge", "0.1"}},
 		{"tail without alpha", 2, []string{"--tail sets the noise"}, []string{"--in", testfile.Write(t, dir, "ta.tsv", "a\tx\t1\n"), "--tail", "3"}},
-		{"tail with als", 2, []string{"--tail sets the noise"}, []string{"--in", testfile.Write(t, dir, "tl.tsv", "a\tx\t1\n"), "--rank", "1", "--alpha", "0.1", "--tail", "3"}},
+		{"tail with als", 2, []string{"--tail sets the noise"}, []string{"--method", "als", "--in", testfile.Write(t, dir, "tl.tsv", "a\tx\t1\n"), "--rank", "1", "--alpha", "0.1", "--tail", "3"}},
 		{"tail below 1", 2, []string{"flag -tail", "at least 1, or inf"}, []string{"--in", testfile.Write(t, dir, "tn.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "0.5"}},
 		{"tail NaN", 2, []string{"flag -tail"}, []string{"--in", testfile.Write(t, dir, "tnan.tsv", "a\tx\t1\n"), "--alpha", "0.1", "--tail", "NaN"}},
 		{"gibbs without biases", 2, []string{"--method gibbs fits the biases"}, []string{"--in", testfile.Write(t, dir, "gb.tsv", "a\tx\t1\n"), "--method", "gibbs", "--center=false"}},
 		{"method altproj", 2, []string{"--method altproj"}, []string{"--in", testfile.Write(t, dir, "m.tsv", "a\tx\t1\n"), "--rank", "1", "--method", "altproj"}},
 		{"p given", 2, []string{"not defined: -p"}, []string{"--in", testfile.Write(t, dir, "pgiven.tsv", "a\tx\t1\n"), "--rank", "1", "--p", "0.5"}},
-		{"unknown policy bias without biases", 2, []string{"--unknown bias needs --biases"}, []string{"--in", testfile.Write(t, dir, "ub.tsv", "a\tx\t1\n"), "--rank", "1", "--unknown", "bias"}},
+		{"unknown policy bias without biases", 2, []string{"--unknown bias needs --biases"}, []string{"--method", "als", "--in", testfile.Write(t, dir, "ub.tsv", "a\tx\t1\n"), "--rank", "1", "--unknown", "bias"}},
 		{"ridge Inf", 2, []string{"flag -ridge"}, []string{"--in", testfile.Write(t, dir, "ri.tsv", "a\tx\t1\n"), "--rank", "1", "--ridge", "Inf"}},
 		{"implicit negative", 2, []string{"flag -implicit"}, []string{"--in", testfile.Write(t, dir, "im.tsv", "a\tx\t1\n"), "--rank", "1", "--implicit", "-1"}},
 		{"holdout negative", 2, []string{"flag -holdout"}, []string{"--in", testfile.Write(t, dir, "hn.tsv", "a\tb\t1\n"), "--rank", "1", "--holdout", "-0.1"}},
 		{"clip reversed", 2, []string{"--clip"}, []string{"--in", testfile.Write(t, dir, "c.tsv", "a\tb\t1\n"), "--rank", "1", "--clip", "5:1"}},
 		{"missing --predict file", 1, []string{"no-such"}, []string{"--in", testfile.Write(t, dir, "pp.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--predict", filepath.Join(dir, "no-such.tsv")}},
-		{"alpha leaves nothing", 2, []string{"γ·α", "keep every entry"}, []string{"--in", testfile.Write(t, dir, "al.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t4\n"), "--rank", "1", "--alpha", "0.99"}},
+		{"alpha leaves nothing", 2, []string{"γ·α", "keep every entry"}, []string{"--method", "als", "--in", testfile.Write(t, dir, "al.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\nc\tx\t2\nc\ty\t4\n"), "--rank", "1", "--alpha", "0.99"}},
 		{"output holds the input", 1, []string{"holds an input"}, []string{"--in", testfile.Write(t, dir, "own.tsv", "a\tx\t1\na\ty\t2\nb\tx\t3\nb\ty\t1\n"), "--rank", "1", "--force", "--out", dir}},
 	})
 	// Ids are arbitrary bytes, not necessarily UTF-8: they are kept as
 	// given and written back unchanged.
 	in := testfile.Write(t, dir, "bytes.tsv", "\xff\xfe\tm1\t3\nu2\t\xc3\x28\t4\nu3\tm2\t5\nu2\tm1\t4\n")
 	out := filepath.Join(t.TempDir(), "out")
-	mustRun(t, "complete", "--in", in, "--rank", "1", "--out", out)
+	mustRun(t, "complete", "--method", "als", "--in", in, "--rank", "1", "--out", out)
 	rows, err := os.ReadFile(filepath.Join(out, "rows.txt"))
 	if err != nil || !strings.HasPrefix(string(rows), "\xff\xfe\n") {
 		t.Errorf("rows.txt %q (%v) does not start with the non-UTF-8 id", rows, err)

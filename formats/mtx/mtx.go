@@ -7,7 +7,6 @@ import (
 	"io"
 	"iter"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -134,7 +133,7 @@ func mmLines(lr *textio.LineReader) iter.Seq2[string, error] {
 // files, d1·d2 for array files) before reading the data. The entries are
 // not checked; [Read] does that.
 func ReadSize(path string) (h Header, d1, d2, entries int, err error) {
-	f, err := os.Open(path)
+	f, err := formats.Open(path)
 	if err != nil {
 		return h, 0, 0, 0, err
 	}

@@ -471,7 +471,7 @@ type File struct {
 // Open opens an .npy file, reads its header and checks that the file
 // holds exactly the declared number of data bytes. No data is read.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := formats.Open(path)
 	if err != nil {
 		return nil, err
 	}

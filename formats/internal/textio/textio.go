@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -139,7 +138,7 @@ func WriteLine(w io.Writer, buf []byte) ([]byte, error) {
 // FromFile opens path and reads it with read, which names the path in its
 // errors. It is the ReadFile of the text formats (delim, mtx, triples).
 func FromFile[T any](path string, read func(r io.Reader, name string) (T, error)) (T, error) {
-	f, err := os.Open(path)
+	f, err := formats.Open(path)
 	if err != nil {
 		var zero T
 		return zero, err
