@@ -214,7 +214,7 @@ func robustHalf(x []float64) (c, sH float64) {
 		if sH > 0 {
 			break
 		}
-		sH = selection.SelectSmallest(x, min(m, max(1, int(math.Ceil(q.p*float64(m))))))/q.z
+		sH = selection.SelectSmallest(x, min(m, max(1, int(math.Ceil(q.p*float64(m)))))) / q.z
 	}
 	if sH == 0 {
 		sH = scaledRMS(x)

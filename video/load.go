@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"io"
 	_ "image/jpeg" // register JPEG decoding
 	_ "image/png"  // register PNG decoding
+	"io"
 	"math"
 	"os"
 	"path"
