@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/rpca-gd/rpca/formats/mtx"
+	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/hostile"
+	"github.com/rpca-gd/rpca/internal/testfile"
+)
+
+// TestAdversarialDefaults runs the adversarial suite's problems
+// (internal/hostile) through the command line's defaults: rpca decompose
+// with only --rank and --alpha, on the matrix written as .npy (fully
+// observed) or Matrix Market coordinates (partial). An answer the summary
+// calls verified must be right (error ≤ 1e-6 against the truth's varying
+// part, from the factors written with --factors); one that is not must
+// say so on stderr; and where the model holds with margin, the defaults
+// verify.
+func TestAdversarialDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the suite through the command line")
+	}
+	holds, verified := 0, 0
+	for k, sp := range hostile.Suite(7, 1) {
+		c, err := hostile.Build(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		in := join(dir, "Y.npy")
+		if c.Problem.Observed != nil {
+			in = join(dir, "Y.mtx")
+			testfile.WriteWith(t, in, func(w io.Writer) error { return mtx.WriteSparse(w, c.Problem.Observed) })
+		} else {
+			testfile.WriteWith(t, in, func(w io.Writer) error { return npy.Write(w, c.Problem.Dense) })
+		}
+		out := join(dir, "out")
+		r := runCLI(t, t.Context(), "decompose", "--in", in, "--rank", fmt.Sprint(c.Settings.Rank),
+			"--alpha", fmt.Sprint(c.Settings.Alpha), "--factors", "--out", out, "--json")
+		if r.code != 0 {
+			// Refused inputs (a problem too small for α, say) are errors,
+			// not answers.
+			if c.Holds {
+				t.Errorf("%d %s: exit %d: %s", k, c.Name, r.code, r.stderr)
+			}
+			continue
+		}
+		sum := readJSON(t, r.stdout)
+		e := hostile.Error(readNpy(t, join(out, "U.npy")), readNpy(t, join(out, "V.npy")), c.A, c.B)
+		switch {
+		case sum["verified"] == true && e > 1e-6:
+			t.Errorf("%d %s: verified by %v, but error %.3g", k, c.Name, sum["method"], e)
+		case sum["verified"] != true && !strings.Contains(r.stderr, "is not verified"):
+			t.Errorf("%d %s: not verified, and stderr does not say so: %q", k, c.Name, r.stderr)
+		}
+		if c.Holds {
+			holds++
+			if sum["verified"] == true {
+				verified++
+			} else {
+				t.Errorf("%d %s: the model holds, but the defaults did not verify: %s", k, c.Name, r.stderr)
+			}
+		}
+	}
+	t.Logf("the defaults verified %d of the %d problems where the model holds with margin", verified, holds)
+}
