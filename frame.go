@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/selection"
 )
 
@@ -94,8 +95,16 @@ func observedAt(p *Problem) func(k int) float64 {
 }
 
 // analyze returns p's frame; robust (α > 0) sets gross entries aside and
-// removes the location.
-func analyze(p *Problem, robust bool) frame {
+// removes the location. The median and spread come from a sample; one
+// pass over the data, in parallel over fixed chunks combined in order (the
+// frame does not depend on the worker count), finds the gross entries,
+// the largest deviation and magnitude, and the norm of the values the
+// method will see.
+func analyze(p *Problem, robust bool) frame { return analyzeFrame(p, robust, robust) }
+
+// analyzeFrame is analyze, with the removal of the location (centre) apart
+// from the setting aside of gross entries (robust).
+func analyzeFrame(p *Problem, robust, centre bool) frame {
 	fr := frame{scale: 1, n: observedLen(p)}
 	if fr.n == 0 {
 		fr.constant = true
@@ -107,81 +116,218 @@ func analyze(p *Problem, robust bool) frame {
 	for k := range buf {
 		buf[k] = at(int(int64(k) * int64(fr.n) / int64(m)))
 	}
-	c := selection.SelectSmallest(buf, (m+1)/2)
+	c, sH := robustHalf(buf)
 	fr.median = c
 	ch := c / 2
-	for k, x := range buf {
-		buf[k] = math.Abs(x/2 - ch)
-	}
-	sH := 1.4826 * selection.SelectSmallest(buf, (m+1)/2)
-	// Most values equal to the median (a sparse M, constant rows): take
-	// a higher quantile, as a Gaussian's, or the root mean square.
-	for _, q := range []struct{ p, z float64 }{{0.75, 1.1503}, {0.9, 1.6449}, {0.99, 2.5758}} {
-		if sH > 0 {
-			break
-		}
-		sH = selection.SelectSmallest(buf, min(m, max(1, int(math.Ceil(q.p*float64(m)))))) / q.z
-	}
 	if sH == 0 {
-		sH = scaledRMS(buf)
-	}
-	// One pass over every value: the largest deviation, and with a
-	// spread the gross entries.
-	maxH := 0.0
-	k := 0
-	for vals := range observedValues(p) {
-		for _, x := range vals {
-			h := math.Abs(x/2 - ch)
-			maxH = max(maxH, h)
-			if robust && sH > 0 && h > GrossSpreads*sH {
-				fr.gross = append(fr.gross, k)
-			}
-			k++
+		// The sample was constant: the data may not be (a sparse M).
+		st := framePass(p, ch, 0, 1, false)
+		if st.maxH == 0 {
+			fr.constant = true
+			return fr
 		}
+		sH = st.maxH * math.Sqrt(st.devSS/float64(fr.n))
 	}
-	if maxH == 0 {
+	fr.halfSpread = sH
+	var locH float64
+	if robust && centre {
+		locH = math.Copysign(max(math.Abs(ch)-sH, 0), ch)
+	}
+	st := framePass(p, ch, locH, sH, robust)
+	if st.maxH == 0 {
 		fr.constant = true
 		return fr
 	}
-	if sH == 0 { // the sample was constant but the data are not
-		ss := 0.0
-		for vals := range observedValues(p) {
-			for _, x := range vals {
-				h := math.Abs(x/2-ch) / maxH
-				ss += h * h
-			}
+	fr.gross = st.gross
+	fr.loc = 2 * locH
+	rest := ch - locH // what is left of the location: |rest| ≤ σ̂/2 when centred
+	if robust {
+		_, e := math.Frexp(math.Hypot(sH, min(math.Abs(rest), sH))) // in [2^(e−1), 2^e)
+		if fr.loc != 0 || len(fr.gross) > 0 || e < -40 || e > 40 {
+			fr.scale, fr.transform = math.Ldexp(1, e+1), true
 		}
-		sH = maxH * math.Sqrt(ss/float64(fr.n))
-	}
-	fr.halfSpread = sH
-	if !robust {
+	} else if _, e := math.Frexp(st.maxAbs); e-1 < -safeExp || e-1 > safeExp {
 		// α = 0: Y as it is, scaled only when its largest magnitude is
 		// far from 1.
-		mx := 0.0
-		for vals := range observedValues(p) {
-			for _, x := range vals {
-				mx = max(mx, math.Abs(x))
-			}
-		}
-		if _, e := math.Frexp(mx); e-1 < -safeExp || e-1 > safeExp {
-			fr.scale, fr.transform = math.Ldexp(1, e-1), true
-		}
-		fr.norms(p, 0)
-		fr.refF = math.Sqrt(float64(fr.n)) * 2 * math.Hypot(sH, min(math.Abs(ch), sH)) / fr.scale
-		return fr
+		fr.scale, fr.transform = math.Ldexp(1, e-1), true
 	}
-	locH := math.Copysign(max(math.Abs(ch)-sH, 0), ch)
-	fr.loc = 2 * locH
-	rest := ch - locH // what is left of the location, |rest| ≤ σ̂/2
-	tH := math.Hypot(sH, rest)
-	_, e := math.Frexp(tH) // tH ∈ [2^(e−1), 2^e): 2tH ∈ [2^e, 2^(e+1))
-	if fr.loc != 0 || len(fr.gross) > 0 || e < -40 || e > 40 {
-		fr.scale, fr.transform = math.Ldexp(1, e+1), true
-	}
-	fr.norms(p, locH)
-	fr.refF = math.Sqrt(float64(fr.n)) * 2 * tH / fr.scale
+	// ‖Π_Φ Y_f‖ from the pass's sum of squares of (y/2 − c'/2)/σ̂ (with
+	// the gross entries at the median), and the clean norm.
+	fr.normF = st.ss.norm() * sH * 2 / fr.scale
+	fr.refF = math.Sqrt(float64(fr.n)) * 2 * math.Hypot(sH, min(math.Abs(rest), sH)) / fr.scale
 	return fr
 }
+
+// passStats is what framePass finds.
+type passStats struct {
+	maxH, maxAbs float64 // largest |y/2 − c/2| and |y|
+	devSS        float64 // Σ(|y/2 − c/2|/maxH)², with spread 0 only
+	ss           scaledSum
+	gross        []int
+}
+
+// framePasses is the number of chunks framePass splits the data into.
+const framePasses = 64
+
+// framePass makes the pass of analyze over the observed values with
+// ch = c/2, locH = c'/2 and sH = σ̂/2: the largest deviation and
+// magnitude, the gross entries (robust only), and the sum of squares of
+// (y/2 − locH)/sH with a gross entry counted at the median. With robust,
+// every other term is below (2^20 + 1)², so plain sums per chunk cannot
+// overflow; without, a second pass sums the squares scaled by a power of
+// two near the largest magnitude. Chunks are combined in order. With
+// spread 0 (sH = 1, from the constant-sample case) it also returns devSS.
+func framePass(p *Problem, ch, locH, sH float64, robust bool) passStats {
+	type part struct {
+		maxH, maxAbs, ss float64
+		gross            []int
+	}
+	n := observedLen(p)
+	parts := make([]part, framePasses)
+	inv := 1 / sH
+	gH := (ch - locH) * inv
+	chunks := func(fn func(t, base int, vals []float64)) {
+		switch {
+		case p.Dense != nil:
+			raw := p.Dense.RawMatrix()
+			kernels.ForEach(framePasses, 0, func(t int) {
+				for i := t * raw.Rows / framePasses; i < (t+1)*raw.Rows/framePasses; i++ {
+					fn(t, i*raw.Cols, raw.Data[i*raw.Stride:i*raw.Stride+raw.Cols])
+				}
+			})
+		default:
+			val := p.Observed.m.Val
+			kernels.ForEach(framePasses, 0, func(t int) {
+				lo, hi := t*n/framePasses, (t+1)*n/framePasses
+				fn(t, lo, val[lo:hi])
+			})
+		}
+	}
+	limit := GrossSpreads * sH
+	chunks(func(t, base int, vals []float64) {
+		pt := &parts[t]
+		// Four accumulators each, so that the chains of max and sum do
+		// not wait on one another.
+		var mh, ma, ss [4]float64
+		mh[0], ma[0], ss[0] = pt.maxH, pt.maxAbs, pt.ss
+		q := 0
+		if robust {
+			for ; q+4 <= len(vals); q += 4 {
+				for l := range 4 {
+					x := vals[q+l]
+					h := math.Abs(x*0.5 - ch)
+					// Plain comparisons: the data are finite (checked),
+					// and the NaN-aware max is slower.
+					if h > mh[l] {
+						mh[l] = h
+					}
+					if a := math.Abs(x); a > ma[l] {
+						ma[l] = a
+					}
+					f := (x*0.5 - locH) * inv
+					if h > limit {
+						pt.gross = append(pt.gross, base+q+l)
+						f = gH
+					}
+					ss[l] += f * f
+				}
+			}
+		}
+		for ; q < len(vals); q++ {
+			x := vals[q]
+			h := math.Abs(x*0.5 - ch)
+			mh[0] = max(mh[0], h)
+			ma[0] = max(ma[0], math.Abs(x))
+			if !robust {
+				continue
+			}
+			f := (x*0.5 - locH) * inv
+			if h > limit {
+				pt.gross = append(pt.gross, base+q)
+				f = gH
+			}
+			ss[0] += f * f
+		}
+		pt.maxH = max(mh[0], mh[1], mh[2], mh[3])
+		pt.maxAbs = max(ma[0], ma[1], ma[2], ma[3])
+		pt.ss = (ss[0] + ss[1]) + (ss[2] + ss[3])
+	})
+	var st passStats
+	for _, pt := range parts {
+		st.maxH = max(st.maxH, pt.maxH)
+		st.maxAbs = max(st.maxAbs, pt.maxAbs)
+		st.ss.add(math.Sqrt(pt.ss))
+		st.gross = append(st.gross, pt.gross...)
+	}
+	if !robust && st.maxAbs > 0 {
+		// Sums of squares of y/(2·sH) scaled by a power of two near the
+		// largest, in the same chunks.
+		_, e := math.Frexp(st.maxAbs * 0.5 * inv)
+		f := math.Ldexp(1, -e)
+		chunks(func(t, _ int, vals []float64) {
+			ss := 0.0
+			for _, x := range vals {
+				v := (x*0.5 - locH) * inv * f
+				ss += v * v
+			}
+			parts[t].ss = ss
+		})
+		st.ss = scaledSum{}
+		for _, pt := range parts {
+			st.ss.add(math.Sqrt(pt.ss) / f)
+		}
+		if sH == 1 && st.maxH > 0 {
+			// The constant-sample case: the deviations' sum of squares,
+			// scaled by their largest.
+			g := 1 / st.maxH
+			chunks(func(t, _ int, vals []float64) {
+				ss := 0.0
+				for _, x := range vals {
+					v := math.Abs(x*0.5-ch) * g
+					ss += v * v
+				}
+				parts[t].ss = ss
+			})
+			for _, pt := range parts {
+				st.devSS += pt.ss
+			}
+		}
+	}
+	return st
+}
+
+// scaledSum is a sum of squares kept as scale²·sumsq, as LAPACK's dnrm2
+// does, so that it neither overflows nor underflows.
+type scaledSum struct{ scale, sumsq float64 }
+
+func (s *scaledSum) add(x float64) {
+	a := math.Abs(x)
+	switch {
+	case a == 0:
+	case a > s.scale:
+		s.sumsq = 1 + s.sumsq*(s.scale/a)*(s.scale/a)
+		s.scale = a
+	default:
+		s.sumsq += (a / s.scale) * (a / s.scale)
+	}
+}
+
+func (s *scaledSum) merge(o scaledSum) {
+	switch {
+	case o.scale == 0:
+	case o.scale > s.scale:
+		s.sumsq = o.sumsq + s.sumsq*(s.scale/o.scale)*(s.scale/o.scale)
+		s.scale = o.scale
+	default:
+		s.sumsq += o.sumsq * (o.scale / s.scale) * (o.scale / s.scale)
+	}
+}
+
+// norm returns √(Σx²), +Inf when it exceeds the float64 range.
+func (s scaledSum) norm() float64 { return s.scale * math.Sqrt(s.sumsq) }
+
+// value returns Σx² (for sums that cannot overflow).
+func (s scaledSum) value() float64 { return s.scale * s.scale * s.sumsq }
 
 // RobustScale returns the median of x and its robust spread: 1.4826 times
 // the median absolute deviation from the median (the standard deviation of
@@ -245,26 +391,6 @@ func (fr *frame) value(y, locH float64) float64 { return (y/2 - locH) * (2 / fr.
 
 // grossValue is the frame value that replaces a gross entry: the median.
 func (fr *frame) grossValue() float64 { return fr.value(fr.median, fr.loc/2) }
-
-// norms sets normF, ‖Π_Φ Y_f‖ (and refF to it, until the caller sets the
-// clean norm).
-func (fr *frame) norms(p *Problem, locH float64) {
-	ss, k, g := 0.0, 0, 0
-	gv := fr.grossValue()
-	for vals := range observedValues(p) {
-		for _, x := range vals {
-			f := fr.value(x, locH)
-			if g < len(fr.gross) && fr.gross[g] == k {
-				f = gv
-				g++
-			}
-			ss += f * f
-			k++
-		}
-	}
-	fr.normF = math.Sqrt(ss)
-	fr.refF = fr.normF
-}
 
 // resFactor is the factor from a method's relative residual, against
 // ‖Π_Φ Y_f‖, to one against the clean norm.

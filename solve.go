@@ -173,23 +173,7 @@ func ResidualScale(p *Problem, s Settings) float64 {
 // analyzeUncentred is the frame of p with α > 0 but without removing the
 // location (for methods with their own offsets, warm starts, early
 // stopping on held-out data, and the second try of Solve).
-func analyzeUncentred(p *Problem) frame {
-	fr := analyze(p, true)
-	if fr.loc == 0 {
-		return fr
-	}
-	fr.loc = 0
-	sH, rest := fr.halfSpread, fr.median/2
-	_, e := math.Frexp(math.Hypot(sH, min(math.Abs(rest), sH)))
-	fr.scale, fr.transform = 1, len(fr.gross) > 0 || e < -40 || e > 40
-	if fr.transform {
-		_, e := math.Frexp(math.Hypot(sH, rest))
-		fr.scale = math.Ldexp(1, e+1)
-	}
-	fr.norms(p, 0)
-	fr.refF = math.Sqrt(float64(fr.n)) * 2 * math.Hypot(sH, min(math.Abs(rest), sH)) / fr.scale
-	return fr
-}
+func analyzeUncentred(p *Problem) frame { return analyzeFrame(p, true, false) }
 
 // hasWarmStart reports whether m starts from given factors.
 func hasWarmStart(m Method) bool {

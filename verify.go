@@ -50,7 +50,7 @@ const (
 	// its remaining error in those spaces.
 	CheckStationary Check = "stationary"
 	// CheckStructure: the residual is noise, not a missed low-rank part.
-	// A sketch E·Ω (Ω Gaussian with m = max(VerifySketch, 2k + 8)
+	// A sketch E·Ω (Ω Gaussian with m = max(VerifySketch, k + 8)
 	// columns), each row scaled to unit mean square, is as close to
 	// isotropic as white noise makes it: both its concentration in its top
 	// direction and its condition number are at most VerifyStructure
@@ -308,9 +308,9 @@ func verify(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64,
 	// E_off·X, E_offᵀ·Z for X = [Q_V Ω₂], Z = [Q_U Ω₁].
 	m := max(VerifySketch, 2*k+8)
 	rng := rand.New(rand.NewPCG(seed, 0x7e51f7))
-	x, z := withGaussian(qv, m, rng), withGaussian(qu, m, rng)
-	ex, etz := kernels.NewGeneral(d1, k+m), kernels.NewGeneral(d2, k+m)
-	onSS, rowSS, colSS := residualProducts(p, u, v, sp, x, z, ex, etz, workers)
+	x, z := withGaussian(qv, m, rng), qu
+	ex, etz := kernels.NewGeneral(d1, k+m), kernels.NewGeneral(d2, k)
+	onSS, rowSS := residualProducts(p, u, v, sp, x, z, ex, etz, workers)
 	ss := 0.0
 	for _, x := range rowSS {
 		ss += x
@@ -372,7 +372,7 @@ func verify(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64,
 		return fail(CheckSampled, "the residual is %.3g of the low-rank part's variation, and a %d×%d matrix is too small to tell noise from a missed low-rank part at rank %d; only an exact fit is verified at this size", ver.Residual, d1, d2, k)
 	}
 	// CheckStructure.
-	ver.Structure = max(sketchStructure(ex, k, rowSS), sketchStructure(etz, k, colSS))
+	ver.Structure = sketchStructure(ex, k, rowSS)
 	if ver.Structure > VerifyStructure {
 		return fail(CheckStructure, "the residual (rms %.3g of the low-rank part's) has a low-rank structure, %.2g times what noise shows: a part of Y that a rank-%d model with these corruptions does not explain; raise the rank, or another method may find it", ver.Residual, ver.Structure, k)
 	}
@@ -454,7 +454,7 @@ func localized(qu blas64.General, ru *mat.Dense, qv blas64.General, rv *mat.Dens
 // holds a vector supported on at most s of its rows (to 1e-3 of its norm),
 // and the size of the support it found. It alternates x ← the s largest
 // entries of Q·c, c ← Qᵀx / ‖Qᵀx‖ (projections between the subspace and
-// the s-sparse vectors) from c = Qᵀe_i for the ten rows i of highest
+// the s-sparse vectors) from c = Qᵀe_i for the five rows i of highest
 // leverage, where a planted sparse vector shows itself.
 func sparseVector(q blas64.General, s int) (int, bool) {
 	d, k := q.Rows, q.Cols
@@ -472,9 +472,9 @@ func sparseVector(q blas64.General, s int) (int, bool) {
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lev[b], lev[a]) })
 	x := make([]float64, d)
-	mag := make([]float64, d)
+	mag, work := make([]float64, d), make([]float64, d)
 	c := make([]float64, k)
-	for _, start := range order[:min(10, d)] {
+	for _, start := range order[:min(5, d)] {
 		copy(c, q.Data[start*q.Stride:start*q.Stride+k])
 		for it := 0; it < 30; it++ {
 			for i := range d {
@@ -482,7 +482,8 @@ func sparseVector(q blas64.General, s int) (int, bool) {
 				mag[i] = math.Abs(x[i])
 			}
 			// Keep the s largest entries: a threshold by selection.
-			th := selection.SelectSmallest(slices.Clone(mag), d-s)
+			copy(work, mag)
+			th := selection.SelectSmallest(work, d-s)
 			off := 0.0
 			for i := range d {
 				if mag[i] <= th {
@@ -695,34 +696,63 @@ func withGaussian(q blas64.General, m int, rng *rand.Rand) blas64.General {
 // residualProducts forms E = Π_Φ(Y − U·Vᵀ − S), returns the sum of
 // squares of E on S's support, and with that support zeroed (E_off) sets
 // ex = E_off·X and etz = E_offᵀ·Z and returns the sums of squares of
-// E_off's rows and columns.
-func residualProducts(p *Problem, u, v *mat.Dense, sp *Sparse, x, z, ex, etz blas64.General, workers int) (onSS float64, rowSS, colSS []float64) {
+// E_off's rows.
+func residualProducts(p *Problem, u, v *mat.Dense, sp *Sparse, x, z, ex, etz blas64.General, workers int) (onSS float64, rowSS []float64) {
 	d1, d2 := p.Dims()
-	rowSS, colSS = make([]float64, d1), make([]float64, d2)
+	rowSS = make([]float64, d1)
 	if p.Dense != nil {
-		e := kernels.NewGeneral(d1, d2)
-		kernels.SubMulABt(e, p.Dense.RawMatrix(), u.RawMatrix(), v.RawMatrix(), workers)
-		sp.Do(func(i, j int, s float64) {
-			r := e.Data[i*e.Stride+j] - s
-			onSS += r * r
-			e.Data[i*e.Stride+j] = 0
-		})
-		kernels.ParallelFor(d1, workers, 16, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				t := 0.0
-				for _, x := range e.Data[i*e.Stride : i*e.Stride+d2] {
-					t += x * x
-				}
-				rowSS[i] = t
+		// By blocks of rows, so that E is never held whole: each block is
+		// formed in a buffer that stays in cache, its sums taken, and its
+		// share of the two products added.
+		y := p.Dense.RawMatrix()
+		ur := u.RawMatrix()
+		block := max(64, min(d1, (1<<19)/max(d2, 1)))
+		buf := kernels.NewGeneral(min(block, d1), d2)
+		part := kernels.NewGeneral(d2, etz.Cols)
+		zero(etz)
+		var groupOn [verifyGroups]float64
+		for lo := 0; lo < d1; lo += block {
+			hi := min(lo+block, d1)
+			n := hi - lo
+			e := blas64.General{Rows: n, Cols: d2, Stride: buf.Stride, Data: buf.Data}
+			rowsOf := func(m blas64.General) blas64.General {
+				return blas64.General{Rows: n, Cols: m.Cols, Stride: m.Stride, Data: m.Data[lo*m.Stride:]}
 			}
-		})
-		for i := range d1 {
-			for j, x := range e.Data[i*e.Stride : i*e.Stride+d2] {
-				colSS[j] += x * x
+			kernels.SubMulABt(e, rowsOf(y), rowsOf(ur), v.RawMatrix(), workers)
+			// S's entries out, and the sums of squares: in verifyGroups
+			// fixed groups of rows, added in order, so that nothing
+			// depends on the worker count.
+			kernels.ForEach(verifyGroups, workers, func(g int) {
+				a, b := lo+g*n/verifyGroups, lo+(g+1)*n/verifyGroups
+				on := 0.0
+				for i := a; i < b; i++ {
+					row := e.Data[(i-lo)*e.Stride : (i-lo)*e.Stride+d2]
+					for q := sp.RowPtr[i]; q < sp.RowPtr[i+1]; q++ {
+						j := sp.ColIdx[q]
+						r := row[j] - sp.Val[q]
+						on += r * r
+						row[j] = 0
+					}
+					t := 0.0
+					for _, x := range row {
+						t += x * x
+					}
+					rowSS[i] = t
+				}
+				groupOn[g] = on
+			})
+			for g := range verifyGroups {
+				onSS += groupOn[g]
+			}
+			kernels.MulAXAtY(rowsOf(ex), part, e, x, rowsOf(z), workers)
+			for i := range d2 {
+				dst := etz.Data[i*etz.Stride : i*etz.Stride+etz.Cols]
+				for c, w := range part.Data[i*part.Stride : i*part.Stride+part.Cols] {
+					dst[c] += w
+				}
 			}
 		}
-		kernels.MulAXAtY(ex, etz, e, x, z, workers)
-		return onSS, rowSS, colSS
+		return onSS, rowSS
 	}
 	o := p.Observed.m
 	plan := observed.NewPlan(o)
@@ -744,13 +774,23 @@ func residualProducts(p *Problem, u, v *mat.Dense, sp *Sparse, x, z, ex, etz bla
 		t := 0.0
 		for q := o.RowPtr[i]; q < end; q++ {
 			t += e[q] * e[q]
-			colSS[o.ColIdx[q]] += e[q] * e[q]
 		}
 		rowSS[i] = t
 	}
 	plan.MulVals(ex, e, x, workers)
 	plan.MulTransVals(etz, e, z, workers)
-	return onSS, rowSS, colSS
+	return onSS, rowSS
+}
+
+// verifyGroups is the number of groups of rows of a block whose sums the
+// verification takes in parallel.
+const verifyGroups = 4
+
+// zero sets every element of a to 0.
+func zero(a blas64.General) {
+	for i := range a.Rows {
+		clear(a.Data[i*a.Stride : i*a.Stride+a.Cols])
+	}
 }
 
 // sumSqCols returns the sum of squares of columns [c0, c1) of a.
