@@ -61,11 +61,14 @@ const zetaSettled = 0.5
 
 // DefaultStop are the default stopping rules: at most 300 iterations, a
 // relative change ‖L_{k+1} − L_k‖²_F/‖L_k‖²_F of at most 1e-16 (the low-rank
-// part changes by about 1e-8 of itself), or a residual of 1e-12. The
-// residual ‖Y − L − S‖_F is bounded by the threshold ζ_k·√(d1·d2) by
-// construction, so it falls geometrically whether or not L is right; the
-// change of L is the rule that normally ends a run.
-var DefaultStop = rpca.Stop{MaxIter: 300, FactorTol: 1e-16, ResidualTol: 1e-9}
+// part changes by about 1e-8 of itself), or a residual of 1e-8 of the
+// data's clean scale (rpca.ResidualScale). On exact data the residual is
+// what is left of the corruptions below the threshold, which falls
+// geometrically, and the run ends on it, 50 times below the verification's
+// threshold for an exact answer (rpca.VerifyExact); the factor-change rule
+// waits until the threshold has come down to the error of L on the clean
+// entries (noiseFloor), and ends a run on noisy data.
+var DefaultStop = rpca.Stop{MaxIter: 300, FactorTol: 1e-16, ResidualTol: 1e-8}
 
 // Method is AccAltProj. The zero value uses the documented defaults.
 //
