@@ -23,6 +23,8 @@ import (
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/load"
 	_ "golang.org/x/image/bmp" // register BMP decoding
+
+	_ "github.com/rpca-gd/rpca/formats/netpbm" // register PGM and PPM decoding
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -329,8 +331,8 @@ func NaturalLess(a, b string) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// DecodeFile decodes an image file: PNG, JPEG, BMP, or PGM/PPM (by their
-// magic numbers, whatever the extension).
+// DecodeFile decodes an image file: PNG, JPEG, BMP, or PGM/PPM (package
+// formats/netpbm), by their magic numbers, whatever the extension.
 //
 // A file's header is checked before it is decoded: one that claims more
 // pixels than a quarter of the free memory holds (at 8 bytes a pixel, the
@@ -343,25 +345,19 @@ func DecodeFile(name string) (image.Image, error) {
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
-	head, _ := br.Peek(2)
-	var img image.Image
-	if len(head) == 2 && head[0] == 'P' && strings.IndexByte("2356", head[1]) >= 0 {
-		img, err = DecodeNetpbm(br)
-	} else {
-		cfg, _, cerr := image.DecodeConfig(br)
-		if cerr == nil {
-			if need, free := 8*float64(cfg.Width)*float64(cfg.Height), load.AvailableMemory(); need > free/4 {
-				return nil, fmt.Errorf("%s: its header claims %d×%d pixels, %.3g GB to decode, more than a quarter of the %.3g GB free", name, cfg.Width, cfg.Height, need/1e9, free/1e9)
-			}
+	cfg, _, err := image.DecodeConfig(br)
+	if err == nil {
+		if need, free := 8*float64(cfg.Width)*float64(cfg.Height), load.AvailableMemory(); need > free/4 {
+			return nil, fmt.Errorf("%s: its header claims %d×%d pixels, %.3g GB to decode, more than a quarter of the %.3g GB free", name, cfg.Width, cfg.Height, need/1e9, free/1e9)
 		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		br.Reset(f)
-		img, _, err = image.Decode(br)
-		if errors.Is(err, image.ErrFormat) {
-			err = errors.New("not a PNG, JPEG, BMP, PGM or PPM image")
-		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	br.Reset(f)
+	img, _, err := image.Decode(br)
+	if errors.Is(err, image.ErrFormat) {
+		err = errors.New("not a PNG, JPEG, BMP, PGM or PPM image")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)

@@ -399,42 +399,6 @@ func TestLoadDirErrors(t *testing.T) {
 	}
 }
 
-func TestDecodeNetpbmErrors(t *testing.T) {
-	cases := map[string]string{
-		"":                           "missing magic",
-		"P7 1 1 255\n\x00":           "unsupported magic",
-		"P5 0 1 255\n":               "invalid size",
-		"P5 1 1 0\n\x00":             "maxval",
-		"P5 1 1 70000\n\x00\x00":     "maxval",
-		"P5 2 2 255\n\x00":           "truncated",
-		"P5 1 1 100\n\xff":           "exceeds maxval",
-		"P2 2 1 255\n1 300\n":        "exceeds maxval",
-		"P2 2 1 255\n1\n":            "sample 2",
-		"P5 1x 1 255\n":              "unexpected",
-		"P5 99999999999 1 255\n":     "too large",
-		"P5 100000 100000 255\n":     "too large",
-		"P5 1 1 255":                 "white space",
-		"P5 1 # unterminated":        "comment",
-		"P3 1 1 255\n1 2\n":          "sample 3",
-		"P6 1 1 65535\n\x00\x00\x00": "truncated",
-	}
-	for in, want := range cases {
-		_, err := DecodeNetpbm(strings.NewReader(in))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: error %v, want %q", in, err, want)
-		}
-	}
-	// 16-bit PPM with maxval 1000 is rescaled to 16 bits.
-	img, err := DecodeNetpbm(strings.NewReader("P6 1 1 1000\n\x03\xe8\x01\xf4\x00\x00"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, g, b, _ := img.At(0, 0).RGBA()
-	if r != 65535 || g != 32768 || b != 0 {
-		t.Fatalf("rescaled color %v %v %v", r, g, b)
-	}
-}
-
 func TestLoadMask(t *testing.T) {
 	dir := t.TempDir()
 	m := image.NewGray(image.Rect(0, 0, 4, 2))
@@ -480,18 +444,6 @@ func TestAutoMethodAndMemory(t *testing.T) {
 	if got := o.maxBytes(); got < 1 || got > DefaultMaxBytes {
 		t.Errorf("default limit %d, want in [1, %d]", got, DefaultMaxBytes)
 	}
-}
-
-func FuzzDecodeNetpbm(f *testing.F) {
-	f.Add([]byte("P5 2 2 255\n\x00\x01\x02\x03"))
-	f.Add([]byte("P2\n# c\n2 1\n15\n3 15\n"))
-	f.Add([]byte("P6 1 1 65535\n\x00\x01\x02\x03\x04\x05"))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		img, err := DecodeNetpbm(bytes.NewReader(raw))
-		if err == nil && img.Bounds().Empty() {
-			t.Fatal("empty image without error")
-		}
-	})
 }
 
 // TestColorAuto: by default a directory of colour frames loads in colour,
