@@ -44,7 +44,7 @@ func TestAdversarial(t *testing.T) {
 			t.Fatalf("%+v: %v", sp, err)
 		}
 		for _, name := range names {
-			m, err := methods.New(name, c.Problem.Observed != nil, methods.Options{})
+			m, err := methods.New(name, c.Problem.Observed != nil, nil)
 			if errors.Is(err, methods.ErrNeedsFull) {
 				continue
 			}

@@ -1,6 +1,7 @@
 package rpca_test
 
 import (
+	"github.com/rpca-gd/rpca/gd"
 	"testing"
 
 	"github.com/rpca-gd/rpca"
@@ -18,7 +19,7 @@ func BenchmarkAssemblyLevels(b *testing.B) {
 		name string
 		new  func() rpca.Method
 	}{
-		{"gd", func() rpca.Method { return &rpca.GD{} }},
+		{"gd", func() rpca.Method { return &gd.Method{} }},
 		{"accaltproj", func() rpca.Method { return &accaltproj.Method{} }},
 	}
 	for _, m := range methods {

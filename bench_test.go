@@ -2,6 +2,7 @@ package rpca_test
 
 import (
 	"context"
+	"github.com/rpca-gd/rpca/gd"
 	"testing"
 	"time"
 
@@ -37,18 +38,18 @@ func benchGD(b *testing.B, d int, m func() rpca.Method, stop rpca.Stop) {
 // BenchmarkGDIterations5000 times 10 iterations of Algorithm 1 at
 // d = 5000, r = 10, α = 0.1 (ms/iter is the figure of interest).
 func BenchmarkGDIterations5000(b *testing.B) {
-	benchGD(b, 5000, func() rpca.Method { return &rpca.GD{} }, rpca.Stop{MaxIter: 10})
+	benchGD(b, 5000, func() rpca.Method { return &gd.Method{} }, rpca.Stop{MaxIter: 10})
 }
 
 // BenchmarkGDSolve5000 solves d = 5000 to relative error 1e-6.
 func BenchmarkGDSolve5000(b *testing.B) {
-	benchGD(b, 5000, func() rpca.Method { return &rpca.GD{} }, rpca.Stop{TargetError: 1e-6})
+	benchGD(b, 5000, func() rpca.Method { return &gd.Method{} }, rpca.Stop{TargetError: 1e-6})
 }
 
 // BenchmarkGDSolve3000 solves d = 3000 to 1e-6 (the size at which the
 // authors' MATLAB code takes about 36 s under Octave, per issue 2).
 func BenchmarkGDSolve3000(b *testing.B) {
-	benchGD(b, 3000, func() rpca.Method { return &rpca.GD{} }, rpca.Stop{TargetError: 1e-6})
+	benchGD(b, 3000, func() rpca.Method { return &gd.Method{} }, rpca.Stop{TargetError: 1e-6})
 }
 
 // BenchmarkVerification measures the cost of the verification of answers

@@ -2,6 +2,7 @@ package rpca_test
 
 import (
 	"context"
+	"github.com/rpca-gd/rpca/gd"
 	"slices"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestWorkerDeterminism(t *testing.T) {
 		t.Skip("slow")
 	}
 	in := instance(t, synth.Config{D1: 900, D2: 700, Rank: 5, Alpha: 0.1, Seed: 3})
-	methods := append(allMethods(), &rpca.GD{SampleRate: 0.3})
+	methods := append(allMethods(), &gd.Method{SampleRate: 0.3})
 	for _, m := range methods {
 		var ref *rpca.Result
 		for _, w := range []int{1, 2, 3, 4, 8} {

@@ -3,6 +3,7 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"slices"
 	"sort"
@@ -180,7 +181,7 @@ func (r *refDistributed) Trial(_ context.Context, u, v *mat.Dense) (float64, err
 func TestSolveDistributed(t *testing.T) {
 	in := instance(t, synth.Config{D1: 400, D2: 300, Rank: 3, Alpha: 0.05, P: 0.5, Seed: 11})
 	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}
-	rules := []rpca.GD{{}, {Step: rpca.StepFixed}, {Update: rpca.UpdateScaled}}
+	rules := []gd.Method{{}, {Step: gd.StepFixed}, {Scaled: true}}
 	if testing.Short() {
 		rules = rules[:1] // the race detector's run
 	}
@@ -199,11 +200,11 @@ func TestSolveDistributed(t *testing.T) {
 		errRef := metrics.RelError(ref.U, ref.V, in.A, in.B)
 		errDist := metrics.RelError(dist.U, dist.V, in.A, in.B)
 		gap := metrics.RelError(dist.U, dist.V, ref.U, ref.V)
-		t.Logf("update %q, step %q: iterations %d and %d, true errors %.3g and %.3g, gap %.3g", g.Update, g.Step, ref.Iterations, dist.Iterations, errRef, errDist, gap)
+		t.Logf("scaled %v, step %q: iterations %d and %d, true errors %.3g and %.3g, gap %.3g", g.Scaled, g.Step, ref.Iterations, dist.Iterations, errRef, errDist, gap)
 		if errDist > 1e-4 || gap > 1e-8 || dist.Iterations != ref.Iterations {
 			t.Errorf("step %q: distributed true error %.3g, gap to Solve %.3g, iterations %d (Solve %d)", g.Step, errDist, gap, dist.Iterations, ref.Iterations)
 		}
-		if dist.Params.(*rpca.GDParams).KRow != ref.Params.(*rpca.GDParams).KRow {
+		if dist.Params.(*gd.Params).KRow != ref.Params.(*gd.Params).KRow {
 			t.Errorf("parameters differ: %+v and %+v", dist.Params, ref.Params)
 		}
 	}
@@ -218,22 +219,22 @@ func TestSolveDistributedErrors(t *testing.T) {
 	for _, failAt := range []int{1, 2, 3, 8, 40} {
 		r := newRefDistributed(in.Obs)
 		r.failAt = failAt
-		if _, err := (&rpca.GD{}).SolveDistributed(context.Background(), r, s); !errors.Is(err, errPass) {
+		if _, err := (&gd.Method{}).SolveDistributed(context.Background(), r, s); !errors.Is(err, errPass) {
 			t.Errorf("pass %d failing: error %v", failAt, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := (&rpca.GD{}).SolveDistributed(ctx, newRefDistributed(in.Obs), s); !errors.Is(err, context.Canceled) {
+	if _, err := (&gd.Method{}).SolveDistributed(ctx, newRefDistributed(in.Obs), s); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	r := newRefDistributed(in.Obs)
 	for _, bad := range []rpca.Settings{{Rank: 0}, {Rank: 2, Alpha: 1}, {Rank: 200}} {
-		if _, err := (&rpca.GD{}).SolveDistributed(context.Background(), r, bad); !errors.Is(err, rpca.ErrBadInput) || r.calls > 0 {
+		if _, err := (&gd.Method{}).SolveDistributed(context.Background(), r, bad); !errors.Is(err, rpca.ErrBadInput) || r.calls > 0 {
 			t.Errorf("settings %+v: error %v after %d passes", bad, err, r.calls)
 		}
 	}
-	if _, err := (&rpca.GD{}).SolveDistributed(context.Background(), &refDistributed{d1: 3, d2: 3}, s); !errors.Is(err, rpca.ErrNoEntries) {
+	if _, err := (&gd.Method{}).SolveDistributed(context.Background(), &refDistributed{d1: 3, d2: 3}, s); !errors.Is(err, rpca.ErrNoEntries) {
 		t.Errorf("no entries: %v", err)
 	}
 }
@@ -244,14 +245,14 @@ func TestLineThreshold(t *testing.T) {
 	desc := slices.Clone(x)
 	sort.Sort(sort.Reverse(sort.Float64Slice(desc)))
 	for k := 1; k < len(x); k++ {
-		if got := rpca.LineThreshold(slices.Clone(x), k); got != desc[k-1] {
+		if got := gd.LineThreshold(slices.Clone(x), k); got != desc[k-1] {
 			t.Errorf("k=%d: %v, want %v", k, got, desc[k-1])
 		}
 	}
-	if rpca.LineThreshold(slices.Clone(x), len(x)) != 0 || !math.IsInf(rpca.LineThreshold(x, 0), 1) {
+	if gd.LineThreshold(slices.Clone(x), len(x)) != 0 || !math.IsInf(gd.LineThreshold(x, 0), 1) {
 		t.Error("a short line keeps all, k = 0 keeps none")
 	}
-	if !rpca.InSparse(4, 4, 3) || rpca.InSparse(4, 5, 3) || rpca.InSparse(0, 0, 0) {
+	if !gd.InSparse(4, 4, 3) || gd.InSparse(4, 5, 3) || gd.InSparse(0, 0, 0) {
 		t.Error("InSparse")
 	}
 }

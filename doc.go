@@ -1,20 +1,24 @@
-// Package rpca splits a data matrix Y into a low-rank part M and a sparse
-// part S of gross corruptions (robust principal component analysis), also
-// when most entries of Y are missing.
+// Package rpca is the contract of robust principal component analysis:
+// split a data matrix Y into a low-rank part M and a sparse part S of
+// gross corruptions, also when most entries of Y are missing.
 //
-// The main method is the projected gradient descent of Yi, Park, Chen and
-// Caramanis, "Fast Algorithms for Robust PCA via Gradient Descent"
-// (NeurIPS 2016): Algorithm 1 for a fully observed Y and Algorithm 2 for a
-// partially observed one (which also solves robust matrix completion). The
-// baselines the paper compares against live in the packages altproj and
-// ialm; all methods implement [Method] and are run through [Solve]:
+// A [Problem] holds Y (dense, or the observed entries Φ), [Settings] the
+// rank r and the corruption fraction α, and a [Method] the algorithm.
+// [Solve] checks the input, moves the data to a robust frame (location
+// and scale), runs the method, folds a constant offset back in, and
+// verifies the answer ([Verification]): a [Result] is either verified or
+// says why not. The methods live in their own packages: gd (the gradient
+// method of Yi, Park, Chen and Caramanis, NeurIPS 2016, Algorithms 1 and
+// 2, and scaled steps), als, accaltproj, altproj and ialm; methods.Auto
+// picks among them by the data and falls back when an answer fails its
+// checks.
 //
-//	p := &rpca.Problem{Dense: y}                      // or Observed: obs
+//	p := &rpca.Problem{Dense: y}                 // or Observed: obs
 //	s := rpca.Settings{Rank: 10, Alpha: 0.1}
-//	res, err := rpca.Solve(ctx, p, s, &rpca.GD{})     // or &altproj.Method{}, &ialm.Method{}
-//	m := res.LowRank()                                // forms U·Vᵀ on request
+//	res, err := rpca.Solve(ctx, p, s, &gd.Method{}) // or &accaltproj.Method{}, &methods.Auto{}
+//	m := res.LowRank()                           // forms U·Vᵀ on request
 //
-// The low-rank part is always returned as factors U (d1×k) and V (d2×k) with
-// M = U·Vᵀ, and the sparse part as a [Sparse] matrix, so that results for
-// matrices too large to hold densely stay small.
+// The low-rank part is always returned as factors U (d1×k) and V (d2×k)
+// with M = U·Vᵀ, and the sparse part as a [Sparse] matrix, so that
+// results for matrices too large to hold densely stay small.
 package rpca

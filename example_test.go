@@ -3,6 +3,7 @@ package rpca_test
 import (
 	"context"
 	"fmt"
+	"github.com/rpca-gd/rpca/gd"
 	"log"
 	"math/rand/v2"
 	"os"
@@ -21,7 +22,7 @@ func exampleData() (y, m *mat.Dense) { return lowRankPlusSparse(200, 150, 3, 7) 
 
 // Decompose a fully observed matrix Y = M + S. AccAltProj is the fastest
 // method for dense data and its speed does not depend on the conditioning
-// of M; the paper's gradient method is &rpca.GD{}.
+// of M; the paper's gradient method is &gd.Method{}.
 func ExampleSolve() {
 	y, m := exampleData()
 	p := &rpca.Problem{Dense: y}
@@ -58,7 +59,7 @@ func ExampleSolve_partial() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := rpca.Solve(context.Background(), &rpca.Problem{Observed: obs}, rpca.Settings{Rank: 3, Alpha: 0.1}, &rpca.GD{})
+	res, err := rpca.Solve(context.Background(), &rpca.Problem{Observed: obs}, rpca.Settings{Rank: 3, Alpha: 0.1}, &gd.Method{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,8 +1,8 @@
 package rpca_test
 
 import (
-	"context"
-	"errors"
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -21,30 +21,32 @@ import (
 func TestALSRecovers(t *testing.T) {
 	in := instance(t, synth.Config{D1: 400, D2: 300, Rank: 4, Alpha: 0.05, P: 0.3, Seed: 8})
 	s := rpca.Settings{Rank: 4, Alpha: 0.05, Seed: 1}
-	gd := solve(t, in.Problem(), s, &rpca.GD{})
+	paper := solve(t, in.Problem(), s, &gd.Method{})
 	for _, perLine := range []bool{false, true} {
-		res := solve(t, in.Problem(), s, &rpca.GD{Update: rpca.UpdateALS, PerLine: perLine})
+		res := solve(t, in.Problem(), s, &als.Method{PerLine: perLine})
 		e := relErr(res, in)
-		t.Logf("PerLine %v: %d sweeps (gd: %d iterations), stop %s, error %.2g", perLine, res.Iterations, gd.Iterations, res.Stop, e)
+		t.Logf("PerLine %v: %d sweeps (gd: %d iterations), stop %s, error %.2g", perLine, res.Iterations, paper.Iterations, res.Stop, e)
 		if !res.Stop.Converged() || e > 1e-6 {
 			t.Errorf("PerLine %v: stop %s with error %.3g, want convergence to 1e-6", perLine, res.Stop, e)
 		}
-		if res.Iterations*3 > gd.Iterations {
-			t.Errorf("PerLine %v: %d sweeps against the gradient method's %d iterations, want a third at most", perLine, res.Iterations, gd.Iterations)
+		if res.Iterations*3 > paper.Iterations {
+			t.Errorf("PerLine %v: %d sweeps against the gradient method's %d iterations, want a third at most", perLine, res.Iterations, paper.Iterations)
 		}
-		if q := gdParams(t, res); res.Method != "als" || !q.ALS || q.Projection || q.Backtracking || q.StepConst != 0 || q.Step != 0 {
-			t.Errorf("method %q, params %+v: want als reported, without a step, projection or backtracking", res.Method, res.Params)
+		if q := alsParams(t, res); res.Method != "als" || q.PerLine != perLine || q.Gamma != 3 {
+			t.Errorf("method %q, params %+v: want als reported with γ = 3 and PerLine %v", res.Method, res.Params, perLine)
 		}
 	}
 }
 
-// TestALSDistributedRefused: SolveDistributed has no column access to Φ,
-// so it refuses UpdateALS as bad input.
-func TestALSDistributedRefused(t *testing.T) {
-	in := instance(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
-	_, err := (&rpca.GD{Update: rpca.UpdateALS}).SolveDistributed(context.Background(), newRefDistributed(in.Obs), rpca.Settings{Rank: 2, Alpha: 0.05})
-	if !errors.Is(err, rpca.ErrBadSettings) {
-		t.Errorf("SolveDistributed with UpdateALS: %v, want ErrBadSettings", err)
+// TestALSNotDistributed: the least-squares sweeps need column access to
+// Φ, which an rpca.Distributed does not give, so als is no
+// DistributedSolver (and gd is one).
+func TestALSNotDistributed(t *testing.T) {
+	if _, ok := any(&als.Method{}).(rpca.DistributedSolver); ok {
+		t.Error("als.Method is a DistributedSolver")
+	}
+	if _, ok := any(&gd.Method{}).(rpca.DistributedSolver); !ok {
+		t.Error("gd.Method is not a DistributedSolver")
 	}
 }
 
@@ -86,27 +88,18 @@ func TestALSBiasesRecovers(t *testing.T) {
 	}
 	s := rpca.Settings{Rank: r, Alpha: 0.05, Seed: 1}
 	p := &rpca.Problem{Observed: obs}
-	res := solve(t, p, s, &rpca.GD{Update: rpca.UpdateALS, Biases: true})
+	res := solve(t, p, s, &als.Method{Biases: true})
 	e := errOf(res)
 	t.Logf("with biases: %d sweeps, stop %s, error %.2g", res.Iterations, res.Stop, e)
 	if !res.Stop.Converged() || e > 1e-6 {
 		t.Errorf("with biases: stop %s with error %.3g, want convergence to 1e-6", res.Stop, e)
 	}
-	if _, w := res.U.Dims(); w != r+2 || res.U.At(7, r+1) != 1 || res.V.At(5, r) != 1 || !gdParams(t, res).Biases {
+	if _, w := res.U.Dims(); w != r+2 || res.U.At(7, r+1) != 1 || res.V.At(5, r) != 1 || !alsParams(t, res).Biases {
 		t.Errorf("U has %d columns, U[7, r+1] = %v, V[5, r] = %v, params %+v: want r+2 columns with the bias layout reported",
 			w, res.U.At(7, r+1), res.V.At(5, r), res.Params)
 	}
-	plain := solve(t, p, s, &rpca.GD{Update: rpca.UpdateALS})
+	plain := solve(t, p, s, &als.Method{})
 	if e := errOf(plain); e < 1e-2 {
 		t.Errorf("without biases: error %.3g; the instance does not need the biases", e)
-	}
-}
-
-// TestBiasesNeedALS: GD.Biases is fitted by the least-squares steps only.
-func TestBiasesNeedALS(t *testing.T) {
-	in := instance(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
-	_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.05}, &rpca.GD{Biases: true})
-	if !errors.Is(err, rpca.ErrBadSettings) {
-		t.Errorf("Biases with the paper's update: %v, want ErrBadSettings", err)
 	}
 }

@@ -3,6 +3,7 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/als"
 	"math"
 	"testing"
 
@@ -25,15 +26,15 @@ func TestHuberRecoversIllConditioned(t *testing.T) {
 	for _, kappa := range []float64{1, 10, 100} {
 		in := instance(t, synth.Config{D1: 500, D2: 400, Rank: 4, Alpha: 0.1, Kappa: kappa, P: 0.6, Seed: 5})
 		s := rpca.Settings{Rank: 4, Alpha: 0.1, Seed: 1}
-		res := solve(t, in.Problem(), s, &rpca.GD{Update: rpca.UpdateALS, Huber: 3})
+		res := solve(t, in.Problem(), s, &als.Method{Huber: 3})
 		e := relErr(res, in)
-		count := solve(t, in.Problem(), s, &rpca.GD{Update: rpca.UpdateALS})
+		count := solve(t, in.Problem(), s, &als.Method{})
 		t.Logf("κ = %g: %d sweeps, stop %s, error %.2g (count-based T: %d sweeps, %s, error %.2g)",
 			kappa, res.Iterations, res.Stop, e, count.Iterations, count.Stop, relErr(count, in))
 		if !res.Stop.Converged() || e > 1e-6 {
 			t.Errorf("κ = %g: stop %s with error %.3g, want convergence to 1e-6", kappa, res.Stop, e)
 		}
-		if q := gdParams(t, res); q.Huber != 3 || !q.ALS {
+		if q := alsParams(t, res); q.Huber != 3 {
 			t.Errorf("κ = %g: params %+v, want Huber 3 with als reported", kappa, res.Params)
 		}
 		truth := map[[2]int]bool{}
@@ -59,7 +60,7 @@ func TestHuberRecoversIllConditioned(t *testing.T) {
 // model the caller gave.
 func TestHuberSparseExcess(t *testing.T) {
 	in := instance(t, synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.3, P: 0.5, Seed: 3})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}, &rpca.GD{Update: rpca.UpdateALS, Huber: 3})
+	res := solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}, &als.Method{Huber: 3})
 	frac := float64(res.S.NNZ()) / float64(in.Obs.NNZ())
 	t.Logf("%d sweeps, stop %s, S holds %.3f of the entries", res.Iterations, res.Stop, frac)
 	if res.Stop != rpca.StopSparseExcess || res.Stop.Converged() || frac <= 1.5*0.05 {
@@ -67,37 +68,32 @@ func TestHuberSparseExcess(t *testing.T) {
 			res.Stop, res.Stop.Converged(), frac, rpca.StopSparseExcess, 1.5*0.05)
 	}
 	// The same data with the right α is not flagged.
-	res = solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.3, Seed: 1}, &rpca.GD{Update: rpca.UpdateALS, Huber: 3})
+	res = solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.3, Seed: 1}, &als.Method{Huber: 3})
 	if res.Stop == rpca.StopSparseExcess {
 		t.Errorf("α = 0.3 on 30%% corruptions: stop %s with %d entries in S", res.Stop, res.S.NNZ())
 	}
 }
 
-// TestHuberBadSettings: GD.Huber needs UpdateALS and α > 0, GD.Implicit
-// UpdateALS without Huber, and both a finite non-negative value;
-// GD.RidgeDecay is in [0, 1] and below 1 needs UpdateALS and a ridge;
-// anything else is ErrBadInput.
+// TestHuberBadSettings: als.Method's Huber needs α > 0 and no Implicit,
+// both are finite and non-negative, and RidgeDecay is in [0, 1]; anything
+// else is ErrBadSettings (and ErrBadInput).
 func TestHuberBadSettings(t *testing.T) {
 	in := instance(t, synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 2})
 	for _, c := range []struct {
 		name  string
-		g     *rpca.GD
+		g     rpca.Method
 		alpha float64
 	}{
-		{"paper's update", &rpca.GD{Huber: 3}, 0.05},
-		{"scaled update", &rpca.GD{Update: rpca.UpdateScaled, Huber: 3}, 0.05},
-		{"α = 0", &rpca.GD{Update: rpca.UpdateALS, Huber: 3}, 0},
-		{"negative", &rpca.GD{Update: rpca.UpdateALS, Huber: -1}, 0.05},
-		{"NaN", &rpca.GD{Update: rpca.UpdateALS, Huber: math.NaN()}, 0.05},
-		{"Inf", &rpca.GD{Update: rpca.UpdateALS, Huber: math.Inf(1)}, 0.05},
-		{"Implicit with the paper's update", &rpca.GD{Implicit: 1}, 0.05},
-		{"Implicit with Huber", &rpca.GD{Update: rpca.UpdateALS, Huber: 3, Implicit: 1}, 0.05},
-		{"Implicit negative", &rpca.GD{Update: rpca.UpdateALS, Implicit: -1}, 0.05},
-		{"RidgeDecay above 1", &rpca.GD{Update: rpca.UpdateALS, Ridge: 0.01, RidgeDecay: 1.5}, 0.05},
-		{"RidgeDecay negative", &rpca.GD{Update: rpca.UpdateALS, Ridge: 0.01, RidgeDecay: -0.5}, 0.05},
-		{"RidgeDecay NaN", &rpca.GD{Update: rpca.UpdateALS, Ridge: 0.01, RidgeDecay: math.NaN()}, 0.05},
-		{"RidgeDecay without a ridge", &rpca.GD{Update: rpca.UpdateALS, RidgeDecay: 0.8}, 0.05},
-		{"RidgeDecay with the paper's update", &rpca.GD{Ridge: 0.01, RidgeDecay: 0.8}, 0.05},
+		{"α = 0", &als.Method{Huber: 3}, 0},
+		{"negative", &als.Method{Huber: -1}, 0.05},
+		{"NaN", &als.Method{Huber: math.NaN()}, 0.05},
+		{"Inf", &als.Method{Huber: math.Inf(1)}, 0.05},
+		{"Implicit with Huber", &als.Method{Huber: 3, Implicit: 1}, 0.05},
+		{"Implicit negative", &als.Method{Implicit: -1}, 0.05},
+		{"RidgeDecay above 1", &als.Method{Ridge: 0.01, RidgeDecay: 1.5}, 0.05},
+		{"RidgeDecay negative", &als.Method{Ridge: 0.01, RidgeDecay: -0.5}, 0.05},
+		{"RidgeDecay NaN", &als.Method{Ridge: 0.01, RidgeDecay: math.NaN()}, 0.05},
+		{"RidgeDecay without a ridge", &als.Method{RidgeDecay: 0.8}, 0.05},
 	} {
 		_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: c.alpha}, c.g)
 		if !errors.Is(err, rpca.ErrBadInput) || !errors.Is(err, rpca.ErrBadSettings) {
@@ -111,9 +107,9 @@ func TestHuberBadSettings(t *testing.T) {
 // callback after the first one), as every method does.
 func TestHuberImplicitCancel(t *testing.T) {
 	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.1, P: 0.5, Seed: 4})
-	for name, g := range map[string]*rpca.GD{
-		"huber":    {Update: rpca.UpdateALS, Huber: 3},
-		"implicit": {Update: rpca.UpdateALS, Implicit: 5},
+	for name, g := range map[string]*als.Method{
+		"huber":    {Huber: 3},
+		"implicit": {Implicit: 5},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{MaxIter: 50, FactorTol: -1, ResidualTol: -1},
@@ -140,14 +136,14 @@ func TestHuberImplicitCancel(t *testing.T) {
 func TestRidgeDecayIllConditioned(t *testing.T) {
 	in := instance(t, synth.Config{D1: 2000, D2: 2000, Rank: 5, Alpha: 0.1, Kappa: 100, P: 0.03, Seed: 1})
 	s := rpca.Settings{Rank: 5, Alpha: 0.1, Seed: 1, Stop: rpca.Stop{MaxIter: 200, ResidualTol: 1e-12, FactorTol: 1e-14}}
-	decay := solve(t, in.Problem(), s, &rpca.GD{Update: rpca.UpdateALS, Huber: 3, Ridge: 0.01, RidgeDecay: 0.8})
-	fixed := solve(t, in.Problem(), s, &rpca.GD{Update: rpca.UpdateALS, Huber: 3, Ridge: 0.01})
+	decay := solve(t, in.Problem(), s, &als.Method{Huber: 3, Ridge: 0.01, RidgeDecay: 0.8})
+	fixed := solve(t, in.Problem(), s, &als.Method{Huber: 3, Ridge: 0.01})
 	ed, ef := relErr(decay, in), relErr(fixed, in)
 	t.Logf("decaying ridge: %d sweeps, %s, error %.2g; fixed ridge: %d sweeps, %s, error %.2g", decay.Iterations, decay.Stop, ed, fixed.Iterations, fixed.Stop, ef)
 	if !(ed < 1e-6) || !(ef > 1e-2) {
 		t.Errorf("error %.3g with the decaying ridge (want < 1e-6), %.3g with the fixed one (want > 1e-2)", ed, ef)
 	}
-	if q := gdParams(t, decay); q.RidgeDecay != 0.8 || gdParams(t, fixed).RidgeDecay != 1 {
-		t.Errorf("reported decays %v and %v, want 0.8 and 1", q.RidgeDecay, gdParams(t, fixed).RidgeDecay)
+	if q := alsParams(t, decay); q.RidgeDecay != 0.8 || alsParams(t, fixed).RidgeDecay != 1 {
+		t.Errorf("reported decays %v and %v, want 0.8 and 1", q.RidgeDecay, alsParams(t, fixed).RidgeDecay)
 	}
 }

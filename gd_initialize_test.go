@@ -3,6 +3,8 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -22,23 +24,26 @@ func TestGDInitializeIsPhaseI(t *testing.T) {
 	ctx := context.Background()
 	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 3})
 	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 2, Stop: rpca.Stop{MaxIter: 30, FactorTol: -1, ResidualTol: -1}}
+	type initializer interface {
+		rpca.Method
+		rpca.WarmStarter
+		Initialize(context.Context, *rpca.Problem, rpca.Settings) (*rpca.Start, error)
+	}
 	cases := map[string]struct {
 		p *rpca.Problem
-		g rpca.GD
+		g initializer
 	}{
-		"partial, ALS":   {in.Problem(), rpca.GD{Update: rpca.UpdateALS}},
-		"partial, paper": {in.Problem(), rpca.GD{}},
-		"dense, paper":   {warmInstance(t), rpca.GD{}},
+		"partial, ALS":   {in.Problem(), &als.Method{}},
+		"partial, paper": {in.Problem(), &gd.Method{}},
+		"dense, paper":   {warmInstance(t), &gd.Method{}},
 	}
 	for name, c := range cases {
 		w, err := c.g.Initialize(ctx, c.p, s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		cold := solve(t, c.p, s, &c.g)
-		g := c.g
-		g.Start = w
-		warm := solve(t, c.p, s, &g)
+		cold := solve(t, c.p, s, c.g)
+		warm := solve(t, c.p, s, c.g.WithWarmStart(w.U, w.V))
 		if d := relDiff(warm.LowRank(), cold.LowRank()); d > 1e-8 || warm.Iterations != cold.Iterations {
 			t.Errorf("%s: started from Initialize, %d iterations and M %.3g from the run with its own Phase I (%d iterations)", name, warm.Iterations, d, cold.Iterations)
 		}
@@ -58,7 +63,7 @@ func TestGDInitializeIsPhaseI(t *testing.T) {
 func TestGDInitializePrefix(t *testing.T) {
 	ctx := context.Background()
 	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 5, Alpha: 0.05, P: 0.4, Seed: 4})
-	g := &rpca.GD{SVDTol: 1e-10}
+	g := &gd.Method{SVDTol: 1e-10}
 	big, err := g.Initialize(ctx, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05})
 	if err != nil {
 		t.Fatal(err)
@@ -116,13 +121,13 @@ func TestGDInitializeBadInput(t *testing.T) {
 		"too big":  {y, rpca.Settings{Rank: 500}},
 		"negative": {y, rpca.Settings{Rank: -1}},
 	} {
-		if _, err := (&rpca.GD{}).Initialize(ctx, c.p, c.s); !errors.Is(err, rpca.ErrBadInput) {
+		if _, err := (&gd.Method{}).Initialize(ctx, c.p, c.s); !errors.Is(err, rpca.ErrBadInput) {
 			t.Errorf("%s: %v, want ErrBadInput", name, err)
 		}
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := (&rpca.GD{}).Initialize(cancelled, y, rpca.Settings{Rank: 2}); !errors.Is(err, context.Canceled) {
+	if _, err := (&gd.Method{}).Initialize(cancelled, y, rpca.Settings{Rank: 2}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }

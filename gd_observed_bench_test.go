@@ -3,6 +3,7 @@ package rpca_test
 import (
 	"context"
 	"fmt"
+	"github.com/rpca-gd/rpca/gd"
 	"os"
 	"strconv"
 	"strings"
@@ -41,7 +42,7 @@ func BenchmarkObservedIterations(b *testing.B) {
 			var perIter, initS float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: r, Alpha: alpha, Stop: rpca.Stop{MaxIter: 20}}, &rpca.GD{})
+				res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: r, Alpha: alpha, Stop: rpca.Stop{MaxIter: 20}}, &gd.Method{})
 				if err != nil {
 					b.Fatal(err)
 				}

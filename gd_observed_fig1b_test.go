@@ -3,6 +3,7 @@ package rpca_test
 import (
 	"context"
 	"fmt"
+	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"os"
 	"runtime"
@@ -43,10 +44,10 @@ func TestFig1bSweep(t *testing.T) {
 		t.Skip("set RPCA_FIG1B=1 to run the Figure 1(b) sweep")
 	}
 	ds := envInts(t, "RPCA_FIG1B_D", []int{10_000, 20_000, 50_000, 100_000, 200_000})
-	cs := envFloats(t, "RPCA_FIG1B_C", []float64{rpca.DefaultStepPartial})
+	cs := envFloats(t, "RPCA_FIG1B_C", []float64{gd.DefaultStepPartial})
 	seeds := envInts(t, "RPCA_FIG1B_SEEDS", []int{1})
 	svdTol := envFloats(t, "RPCA_FIG1B_SVDTOL", []float64{0})[0]
-	update := rpca.UpdateRule(os.Getenv("RPCA_FIG1B_UPDATE"))
+	scaled := os.Getenv("RPCA_FIG1B_UPDATE") == "scaled"
 	const r, alpha, target = 10, 0.1, 1e-4
 	secs := make(map[float64][]float64) // median over seeds, per d
 	t.Logf("%8s %4s %10s %7s %8s %4s %6s %8s %8s %8s %8s", "d", "seed", "|Φ|", "gen(s)", "genRSS", "c", "iters", "time(s)", "init(s)", "s/iter", "peakRSS")
@@ -68,7 +69,7 @@ func TestFig1bSweep(t *testing.T) {
 					}
 				}
 				res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: r, Alpha: alpha, Callback: progress,
-					Stop: rpca.Stop{TargetError: target, MaxIter: 2000}}, &rpca.GD{StepConst: c, SVDTol: svdTol, Update: update})
+					Stop: rpca.Stop{TargetError: target, MaxIter: 2000}}, &gd.Method{StepConst: c, SVDTol: svdTol, Scaled: scaled})
 				if err != nil {
 					t.Logf("%8d %4d %10d %7.2f %8s %4.2g  error: %v", d, seed, p.Observed.Len(), gen, mib(genRSS), c, err)
 					continue
@@ -170,13 +171,13 @@ func TestStepSafety(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  synth.Config
-		gd   rpca.GD
+		gd   gd.Method
 	}{
-		{"completion 600x500 r4 p0.2", synth.Config{D1: 600, D2: 500, Rank: 4, P: 0.2}, rpca.GD{}},
-		{"partial 1000x1000 r5 a0.05 p0.3", synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3}, rpca.GD{}},
-		{"partial 400x900 r3 a0.05 p0.4", synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4}, rpca.GD{}},
-		{"partial 2000x2000 r10 a0.1 paper p", synth.Config{D1: 2000, D2: 2000, Rank: 10, Alpha: 0.1, P: synth.PaperRate(2000, 10)}, rpca.GD{}},
-		{"subsampled 600x600 r5 a0.05 p0.5", synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05}, rpca.GD{SampleRate: 0.5}},
+		{"completion 600x500 r4 p0.2", synth.Config{D1: 600, D2: 500, Rank: 4, P: 0.2}, gd.Method{}},
+		{"partial 1000x1000 r5 a0.05 p0.3", synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3}, gd.Method{}},
+		{"partial 400x900 r3 a0.05 p0.4", synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4}, gd.Method{}},
+		{"partial 2000x2000 r10 a0.1 paper p", synth.Config{D1: 2000, D2: 2000, Rank: 10, Alpha: 0.1, P: synth.PaperRate(2000, 10)}, gd.Method{}},
+		{"subsampled 600x600 r5 a0.05 p0.5", synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05}, gd.Method{SampleRate: 0.5}},
 	}
 	for _, tc := range cases {
 		for _, c := range cs {

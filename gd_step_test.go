@@ -3,6 +3,7 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/gd"
 	"math/rand/v2"
 	"testing"
 
@@ -47,16 +48,16 @@ func TestBacktrackingMonotone(t *testing.T) {
 	obs := skewedObserved(t)
 	p := &rpca.Problem{Observed: obs}
 	s := rpca.Settings{Rank: 3, Stop: rpca.Stop{MaxIter: 300}}
-	if _, err := rpca.Solve(context.Background(), p, s, &rpca.GD{Step: rpca.StepFixed}); !errors.Is(err, rpca.ErrDiverged) {
+	if _, err := rpca.Solve(context.Background(), p, s, &gd.Method{Step: gd.StepFixed}); !errors.Is(err, rpca.ErrDiverged) {
 		t.Errorf("fixed step: error %v, want ErrDiverged (the case this rule exists for)", err)
 	}
-	for _, m := range []*rpca.GD{{}, {Update: rpca.UpdateScaled}} {
+	for _, m := range []*gd.Method{{}, {Scaled: true}} {
 		res, err := rpca.Solve(context.Background(), p, s, m)
 		if err != nil {
 			t.Fatalf("%s with backtracking: %v", m.Name(), err)
 		}
 		h := res.History
-		for k := 1; k < len(h) && m.Update == rpca.UpdateScaled; k++ {
+		for k := 1; k < len(h) && m.Scaled; k++ {
 			if h[k].Residual > h[k-1].Residual*(1+1e-12) {
 				t.Errorf("%s: residual rose at iteration %d: %.6g → %.6g", m.Name(), k, h[k-1].Residual, h[k].Residual)
 			}
@@ -77,7 +78,7 @@ func TestGDWarmStartBalanced(t *testing.T) {
 	var y, u, want, dm mat.Dense
 	y.Scale(0.25, inst.Dense)
 	u.Scale(0.25, cold.U)
-	w, err := rpca.Solve(ctx, &rpca.Problem{Dense: &y}, s, &rpca.GD{Start: &rpca.Start{U: &u, V: mat.DenseCopyOf(cold.V)}})
+	w, err := rpca.Solve(ctx, &rpca.Problem{Dense: &y}, s, &gd.Method{Start: &rpca.Start{U: &u, V: mat.DenseCopyOf(cold.V)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestGDWarmStart(t *testing.T) {
 			u.Set(i, j, u.At(i, j)*(1+0.05*rng.NormFloat64()))
 		}
 	}
-	warm, err := rpca.Solve(ctx, inst, s, &rpca.GD{Start: &rpca.Start{U: u, V: mat.DenseCopyOf(cold.V)}})
+	warm, err := rpca.Solve(ctx, inst, s, &gd.Method{Start: &rpca.Start{U: u, V: mat.DenseCopyOf(cold.V)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestGDWarmStart(t *testing.T) {
 		{U: mat.NewDense(r, c+1, nil), V: mat.NewDense(inst.Dense.RawMatrix().Cols, c+1, nil)},
 		{U: mat.NewDense(r, c, nil), V: mat.DenseCopyOf(cold.V)},
 	} {
-		if _, err := rpca.Solve(ctx, inst, s, &rpca.GD{Start: bad}); !errors.Is(err, rpca.ErrBadInput) {
+		if _, err := rpca.Solve(ctx, inst, s, &gd.Method{Start: bad}); !errors.Is(err, rpca.ErrBadInput) {
 			t.Errorf("start %v: error %v, want rpca.ErrBadInput", bad, err)
 		}
 	}
@@ -133,7 +134,7 @@ func coldRun(t *testing.T) (*rpca.Problem, rpca.Settings, *rpca.Result) {
 	t.Helper()
 	inst := warmInstance(t)
 	s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{FactorTol: 1e-16, MaxIter: 2000, ResidualTol: 1e-12}}
-	cold, err := rpca.Solve(context.Background(), inst, s, &rpca.GD{})
+	cold, err := rpca.Solve(context.Background(), inst, s, &gd.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestGDWarmStartScaled(t *testing.T) {
 	var big, u mat.Dense
 	big.Scale(c, inst.Dense)
 	u.Scale(c, cold.U)
-	warm, err := rpca.Solve(ctx, &rpca.Problem{Dense: &big}, s, &rpca.GD{Start: &rpca.Start{U: &u, V: mat.DenseCopyOf(cold.V)}})
+	warm, err := rpca.Solve(ctx, &rpca.Problem{Dense: &big}, s, &gd.Method{Start: &rpca.Start{U: &u, V: mat.DenseCopyOf(cold.V)}})
 	if err != nil {
 		t.Fatal(err)
 	}

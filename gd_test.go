@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/testmat"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
@@ -50,7 +52,7 @@ func relErr(res *rpca.Result, in *synth.Instance) float64 {
 // and stopping rules on the paper's model (Section 5.1).
 func TestGDRecoversPaperModel(t *testing.T) {
 	in := instance(t, synth.Config{D1: 500, D2: 500, Rank: 5, Alpha: 0.1, Seed: 11})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &rpca.GD{})
+	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &gd.Method{})
 	if e := relErr(res, in); e > 1e-6 {
 		t.Fatalf("relative error %.3g after %d iterations (%s), want ≤ 1e-6", e, res.Iterations, res.Stop)
 	}
@@ -60,7 +62,7 @@ func TestGDRecoversPaperModel(t *testing.T) {
 	if len(res.History) != res.Iterations+1 {
 		t.Errorf("history has %d records for %d iterations", len(res.History), res.Iterations)
 	}
-	if gdParams(t, res).Algorithm != 1 || gdParams(t, res).Gamma != 2 || gdParams(t, res).StepConst != rpca.DefaultStepDense {
+	if gdParams(t, res).Algorithm != 1 || gdParams(t, res).Gamma != 2 || gdParams(t, res).StepConst != gd.DefaultStepDense {
 		t.Errorf("unexpected effective parameters %v", res.Params)
 	}
 	// The estimated corruptions match S*: every entry of S* is larger than
@@ -83,7 +85,7 @@ func TestGDRecoversPaperModel(t *testing.T) {
 // error shrinks by a constant factor every few iterations.
 func TestGDGeometricConvergence(t *testing.T) {
 	in := instance(t, synth.Config{D1: 400, D2: 400, Rank: 4, Alpha: 0.1, Seed: 5})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 4, Alpha: 0.1, Stop: rpca.Stop{TargetError: 1e-9, ResidualTol: -1, FactorTol: -1}}, &rpca.GD{})
+	res := solve(t, in.Problem(), rpca.Settings{Rank: 4, Alpha: 0.1, Stop: rpca.Stop{TargetError: 1e-9, ResidualTol: -1, FactorTol: -1}}, &gd.Method{})
 	h := res.History
 	if res.Stop != rpca.StopTargetError {
 		t.Fatalf("stopped by %s at error %.3g", res.Stop, h[len(h)-1].Error)
@@ -102,7 +104,7 @@ func TestGDGeometricConvergence(t *testing.T) {
 func TestGDRectangular(t *testing.T) {
 	for _, sz := range [][2]int{{300, 700}, {700, 300}} {
 		in := instance(t, synth.Config{D1: sz[0], D2: sz[1], Rank: 5, Alpha: 0.08, Seed: 3})
-		res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.08}, &rpca.GD{})
+		res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.08}, &gd.Method{})
 		if e := relErr(res, in); e > 1e-6 {
 			t.Errorf("%d×%d: relative error %.3g, want ≤ 1e-6", sz[0], sz[1], e)
 		}
@@ -116,7 +118,7 @@ func TestGDRectangular(t *testing.T) {
 // ⌊αd⌋ large corruptions in every row and column.
 func TestGDDeterministicCorruptions(t *testing.T) {
 	in := instance(t, synth.Config{D1: 500, D2: 500, Rank: 5, Alpha: 0.1, Seed: 8, Corruption: synth.Deterministic})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &rpca.GD{})
+	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &gd.Method{})
 	if e := relErr(res, in); e > 1e-6 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-6", e)
 	}
@@ -125,20 +127,20 @@ func TestGDDeterministicCorruptions(t *testing.T) {
 func TestGDDeterministic(t *testing.T) {
 	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 3, Alpha: 0.1, Seed: 4})
 	s := rpca.Settings{Rank: 3, Alpha: 0.1, Workers: 2, Stop: rpca.Stop{MaxIter: 15}}
-	a := solve(t, in.Problem(), s, &rpca.GD{})
-	b := solve(t, in.Problem(), s, &rpca.GD{})
+	a := solve(t, in.Problem(), s, &gd.Method{})
+	b := solve(t, in.Problem(), s, &gd.Method{})
 	if !mat.Equal(a.U, b.U) || !mat.Equal(a.V, b.V) {
 		t.Fatal("two runs with the same seed gave different factors")
 	}
 	// Subsampling draws Φ from the seed: same seed, same Φ, same result.
 	s.Seed = 9
-	c := solve(t, in.Problem(), s, &rpca.GD{SampleRate: 0.5})
-	d := solve(t, in.Problem(), s, &rpca.GD{SampleRate: 0.5})
+	c := solve(t, in.Problem(), s, &gd.Method{SampleRate: 0.5})
+	d := solve(t, in.Problem(), s, &gd.Method{SampleRate: 0.5})
 	if !mat.Equal(c.U, d.U) {
 		t.Fatal("subsampled runs with the same seed differ")
 	}
 	s.Seed = 10
-	e := solve(t, in.Problem(), s, &rpca.GD{SampleRate: 0.5})
+	e := solve(t, in.Problem(), s, &gd.Method{SampleRate: 0.5})
 	if mat.Equal(c.U, e.U) {
 		t.Fatal("subsampled runs with different seeds are identical")
 	}
@@ -148,7 +150,7 @@ func TestGDDeterministic(t *testing.T) {
 // the entries observed.
 func TestGDPartialRecovery(t *testing.T) {
 	in := instance(t, synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3, Seed: 21})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &rpca.GD{})
+	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &gd.Method{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g after %d iterations (%s), want ≤ 1e-5", e, res.Iterations, res.Stop)
 	}
@@ -168,7 +170,7 @@ func TestGDPartialRecovery(t *testing.T) {
 
 func TestGDPartialRectangular(t *testing.T) {
 	in := instance(t, synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 2})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05}, &rpca.GD{})
+	res := solve(t, in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05}, &gd.Method{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-5", e)
 	}
@@ -177,7 +179,7 @@ func TestGDPartialRectangular(t *testing.T) {
 // TestGDMatrixCompletion: S* = 0 and α = 0 skips the sparse step.
 func TestGDMatrixCompletion(t *testing.T) {
 	in := instance(t, synth.Config{D1: 600, D2: 500, Rank: 4, Alpha: 0, P: 0.2, Seed: 6})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 4, Alpha: 0}, &rpca.GD{})
+	res := solve(t, in.Problem(), rpca.Settings{Rank: 4, Alpha: 0}, &gd.Method{})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-5 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-5", e)
 	}
@@ -189,7 +191,7 @@ func TestGDMatrixCompletion(t *testing.T) {
 // TestGDSubsampling runs Algorithm 2 on a random half of a dense Y.
 func TestGDSubsampling(t *testing.T) {
 	in := instance(t, synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05, Seed: 13})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &rpca.GD{SampleRate: 0.5})
+	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &gd.Method{SampleRate: 0.5})
 	if gdParams(t, res).Algorithm != 2 || math.Abs(gdParams(t, res).P-0.5) > 1e-12 {
 		t.Fatalf("effective parameters %v, want Algorithm 2 with p = 0.5", res.Params)
 	}
@@ -233,7 +235,7 @@ func TestGDObservedZeros(t *testing.T) {
 		t.Fatalf("observed %d entries, want %d (zeros must count)", obs.Len(), len(vals))
 	}
 	p := &rpca.Problem{Observed: obs, Truth: &rpca.Truth{A: a, B: b}}
-	res := solve(t, p, rpca.Settings{Rank: 2, Alpha: 0, Stop: rpca.Stop{MaxIter: 5000}}, &rpca.GD{})
+	res := solve(t, p, rpca.Settings{Rank: 2, Alpha: 0, Stop: rpca.Stop{MaxIter: 5000}}, &gd.Method{})
 	if e := metrics.RelError(res.U, res.V, a, b); e > 1e-5 {
 		t.Fatalf("relative error %.3g after %d iterations, want ≤ 1e-5", e, res.Iterations)
 	}
@@ -255,22 +257,22 @@ func TestGDBadInput(t *testing.T) {
 		m    rpca.Method
 		want string
 	}{
-		{"nan", &rpca.Problem{Dense: nanY}, good, &rpca.GD{}, "non-finite"},
-		{"no data", &rpca.Problem{}, good, &rpca.GD{}, "exactly one"},
-		{"rank too big", in.Problem(), rpca.Settings{Rank: 40, Alpha: 0.1}, &rpca.GD{}, "smaller than min"},
-		{"rank zero", in.Problem(), rpca.Settings{Rank: 0, Alpha: 0.1}, &rpca.GD{}, "at least 1"},
-		{"alpha one", in.Problem(), rpca.Settings{Rank: 2, Alpha: 1}, &rpca.GD{}, "alpha"},
-		{"alpha negative", in.Problem(), rpca.Settings{Rank: 2, Alpha: -0.1}, &rpca.GD{}, "alpha"},
-		{"p too big", in.Problem(), good, &rpca.GD{SampleRate: 1.5}, "SampleRate"},
-		{"p negative", in.Problem(), good, &rpca.GD{SampleRate: -0.5}, "SampleRate"},
-		{"gamma", in.Problem(), good, &rpca.GD{Gamma: -1}, "Gamma"},
-		{"step nan", in.Problem(), good, &rpca.GD{StepConst: math.NaN()}, "StepConst"},
-		{"gamma alpha dense", in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.5}, &rpca.GD{}, "γ·α"},
-		{"gamma alpha partial", in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.34}, &rpca.GD{SampleRate: 0.5}, "γ·α"},
-		{"gamma alpha explicit", in.Problem(), good, &rpca.GD{Gamma: 10}, "γ·α"},
-		{"target without truth", &rpca.Problem{Dense: in.Y}, rpca.Settings{Rank: 2, Alpha: 0.1, Stop: rpca.Stop{TargetError: 1e-3}}, &rpca.GD{}, "Truth"},
-		{"empty row", &rpca.Problem{Observed: emptyRow}, rpca.Settings{Rank: 1, Alpha: 0}, &rpca.GD{}, "no observed entry"},
-		{"truth size", &rpca.Problem{Dense: in.Y, Truth: &rpca.Truth{A: in.B, B: in.A}}, good, &rpca.GD{}, "truth factors"},
+		{"nan", &rpca.Problem{Dense: nanY}, good, &gd.Method{}, "non-finite"},
+		{"no data", &rpca.Problem{}, good, &gd.Method{}, "exactly one"},
+		{"rank too big", in.Problem(), rpca.Settings{Rank: 40, Alpha: 0.1}, &gd.Method{}, "smaller than min"},
+		{"rank zero", in.Problem(), rpca.Settings{Rank: 0, Alpha: 0.1}, &gd.Method{}, "at least 1"},
+		{"alpha one", in.Problem(), rpca.Settings{Rank: 2, Alpha: 1}, &gd.Method{}, "alpha"},
+		{"alpha negative", in.Problem(), rpca.Settings{Rank: 2, Alpha: -0.1}, &gd.Method{}, "alpha"},
+		{"p too big", in.Problem(), good, &gd.Method{SampleRate: 1.5}, "SampleRate"},
+		{"p negative", in.Problem(), good, &gd.Method{SampleRate: -0.5}, "SampleRate"},
+		{"gamma", in.Problem(), good, &gd.Method{Gamma: -1}, "Gamma"},
+		{"step nan", in.Problem(), good, &gd.Method{StepConst: math.NaN()}, "StepConst"},
+		{"gamma alpha dense", in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.5}, &gd.Method{}, "γ·α"},
+		{"gamma alpha partial", in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.34}, &gd.Method{SampleRate: 0.5}, "γ·α"},
+		{"gamma alpha explicit", in.Problem(), good, &gd.Method{Gamma: 10}, "γ·α"},
+		{"target without truth", &rpca.Problem{Dense: in.Y}, rpca.Settings{Rank: 2, Alpha: 0.1, Stop: rpca.Stop{TargetError: 1e-3}}, &gd.Method{}, "Truth"},
+		{"empty row", &rpca.Problem{Observed: emptyRow}, rpca.Settings{Rank: 1, Alpha: 0}, &gd.Method{}, "no observed entry"},
+		{"truth size", &rpca.Problem{Dense: in.Y, Truth: &rpca.Truth{A: in.B, B: in.A}}, good, &gd.Method{}, "truth factors"},
 	}
 	for _, c := range cases {
 		_, err := rpca.Solve(context.Background(), c.p, c.s, c.m)
@@ -282,12 +284,12 @@ func TestGDBadInput(t *testing.T) {
 
 func TestGDDivergenceDetected(t *testing.T) {
 	in := instance(t, synth.Config{D1: 300, D2: 300, Rank: 5, Alpha: 0.1, Seed: 2})
-	_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &rpca.GD{StepConst: 3})
+	_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &gd.Method{StepConst: 3})
 	if !errors.Is(err, rpca.ErrDiverged) || !strings.Contains(err.Error(), "step") {
 		t.Fatalf("error %v, want ErrDiverged naming the step size", err)
 	}
 	// The same step with backtracking converges.
-	res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &rpca.GD{StepConst: 3, Step: rpca.StepBacktracking})
+	res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, &gd.Method{StepConst: 3, Step: gd.StepBacktracking})
 	if err != nil {
 		t.Fatalf("backtracking: %v", err)
 	}
@@ -307,14 +309,14 @@ func TestGDCancelAndCallback(t *testing.T) {
 			cancel()
 		}
 	}}
-	_, err := rpca.Solve(ctx, in.Problem(), s, &rpca.GD{})
+	_, err := rpca.Solve(ctx, in.Problem(), s, &gd.Method{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 	if len(seen) != 4 || seen[0] != 0 || seen[3] != 3 {
 		t.Fatalf("callback saw iterations %v, want 0..3", seen)
 	}
-	if _, err := rpca.Solve(ctx, in.Problem(), s, &rpca.GD{}); !errors.Is(err, context.Canceled) {
+	if _, err := rpca.Solve(ctx, in.Problem(), s, &gd.Method{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("already cancelled context: error %v", err)
 	}
 }
@@ -332,7 +334,7 @@ func TestStopRules(t *testing.T) {
 		{rpca.Stop{TargetError: 1e-4}, rpca.StopTargetError},
 	}
 	for _, c := range cases {
-		res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1, Stop: c.stop}, &rpca.GD{})
+		res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1, Stop: c.stop}, &gd.Method{})
 		last := res.History[len(res.History)-1]
 		if res.Stop != c.want {
 			t.Errorf("%+v: stopped by %s, want %s", c.stop, res.Stop, c.want)
@@ -359,12 +361,22 @@ func TestStopRules(t *testing.T) {
 	}
 }
 
-// gdParams returns the GD parameters of a result.
-func gdParams(t *testing.T, res *rpca.Result) *rpca.GDParams {
+// gdParams returns the parameters of a gd run.
+func gdParams(t *testing.T, res *rpca.Result) *gd.Params {
 	t.Helper()
-	p, ok := res.Params.(*rpca.GDParams)
+	p, ok := res.Params.(*gd.Params)
 	if !ok {
-		t.Fatalf("Params is %T, want *rpca.GDParams", res.Params)
+		t.Fatalf("Params is %T, want *gd.Params", res.Params)
+	}
+	return p
+}
+
+// alsParams returns the parameters of an als run.
+func alsParams(t *testing.T, res *rpca.Result) *als.Params {
+	t.Helper()
+	p, ok := res.Params.(*als.Params)
+	if !ok {
+		t.Fatalf("Params is %T, want *als.Params", res.Params)
 	}
 	return p
 }
@@ -377,8 +389,8 @@ func gdParams(t *testing.T, res *rpca.Result) *rpca.GDParams {
 func TestGDPerLine(t *testing.T) {
 	in := instance(t, synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.05, P: 1, Seed: 4})
 	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}
-	plain := solve(t, in.Problem(), s, &rpca.GD{})
-	line := solve(t, in.Problem(), s, &rpca.GD{PerLine: true})
+	plain := solve(t, in.Problem(), s, &gd.Method{})
+	line := solve(t, in.Problem(), s, &gd.Method{PerLine: true})
 	if !mat.Equal(plain.U, line.U) || !mat.Equal(plain.V, line.V) || plain.Iterations != line.Iterations {
 		t.Errorf("p = 1: PerLine changed the run (%d and %d iterations)", plain.Iterations, line.Iterations)
 	}
@@ -403,11 +415,11 @@ func TestGDPerLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := solve(t, &rpca.Problem{Observed: obs}, s, &rpca.GD{PerLine: true})
+	res := solve(t, &rpca.Problem{Observed: obs}, s, &gd.Method{PerLine: true})
 	if e := metrics.RelError(res.U, res.V, in.A, in.B); e > 1e-4 {
 		t.Errorf("non-uniform Φ: relative error %.3g after %d iterations (%s)", e, res.Iterations, res.Stop)
 	}
-	if _, err := (&rpca.GD{PerLine: true}).SolveDistributed(context.Background(), newRefDistributed(in.Obs), s); !errors.Is(err, rpca.ErrBadSettings) {
+	if _, err := (&gd.Method{PerLine: true}).SolveDistributed(context.Background(), newRefDistributed(in.Obs), s); !errors.Is(err, rpca.ErrBadSettings) {
 		t.Errorf("SolveDistributed with PerLine: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -20,7 +22,7 @@ import (
 
 // allMethods returns a fresh value of every method of the module.
 func allMethods() []rpca.Method {
-	return []rpca.Method{&rpca.GD{}, &rpca.GD{Update: rpca.UpdateScaled}, &rpca.GD{Update: rpca.UpdateALS}, &rpca.GD{Update: rpca.UpdateALS, Biases: true}, &accaltproj.Method{}, &altproj.Method{}, &ialm.Method{}}
+	return []rpca.Method{&gd.Method{}, &gd.Method{Scaled: true}, &als.Method{}, &als.Method{Biases: true}, &accaltproj.Method{}, &altproj.Method{}, &ialm.Method{}}
 }
 
 // lowRankPlusSparse returns a d1×d2 matrix of rank r (Gaussian factors)

@@ -71,6 +71,12 @@ type Capabilities struct {
 	FitsOffset bool
 }
 
+// Start holds the factors of a warm start: the low-rank part starts as
+// U·Vᵀ (gd.Method.Start, als.Method.Start, the result of their Initialize).
+type Start struct {
+	U, V *mat.Dense
+}
+
 // WarmStarter is implemented by methods that can start from given factors
 // (GD.Start). [Solve] uses it to express the start in the units of the
 // data it hands the method, and does not remove a location from Y when a
@@ -144,6 +150,21 @@ func (e inputError) Unwrap() []error {
 		return []error{e.err, ErrBadSettings, ErrBadInput}
 	}
 	return []error{e.err, ErrBadInput}
+}
+
+// BadInput marks err as ErrBadInput without changing its text: the error
+// of a problem or settings that a method refuses before solving. Methods
+// outside this package return their input errors through it.
+func BadInput(err error) error { return badInput(err) }
+
+// CheckProblem returns the ErrBadInput error of a problem or settings that
+// no method can solve (what Solve checks before it hands over), or nil:
+// for methods' own entry points, such as gd.Method.Initialize.
+func CheckProblem(p *Problem, s Settings) error {
+	if err := checkInput(p, s); err != nil {
+		return err
+	}
+	return checkEntries(p)
 }
 
 func badInput(err error) error {

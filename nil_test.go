@@ -3,6 +3,7 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/gd"
 	"testing"
 
 	"github.com/rpca-gd/rpca"
@@ -49,7 +50,7 @@ func TestZeroValuesAndNil(t *testing.T) {
 	}
 	s := rpca.Settings{Rank: 1, Alpha: 0.1}
 	for _, p := range []*rpca.Problem{nil, {}, {Observed: &rpca.Observed{}}} {
-		if _, err := (&rpca.GD{}).Solve(context.Background(), p, s); !errors.Is(err, rpca.ErrBadInput) {
+		if _, err := (&gd.Method{}).Solve(context.Background(), p, s); !errors.Is(err, rpca.ErrBadInput) {
 			t.Errorf("GD.Solve(%v): %v, want ErrBadInput", p, err)
 		}
 		if _, err := rpca.Solve(context.Background(), p, s, nil); !errors.Is(err, rpca.ErrBadInput) {

@@ -82,8 +82,12 @@ func (p *Problem) Validate() error {
 	return nil
 }
 
-// checkShape is the part of Validate that does not read the data: a
-// problem, with exactly one matrix, built as documented, not empty.
+// CheckShape is the part of Validate that does not read the data: a
+// problem, with exactly one matrix, built as documented, not empty. It
+// returns a descriptive error otherwise, for methods' own entry points.
+func (p *Problem) CheckShape() error { return p.checkShape() }
+
+// checkShape is CheckShape.
 func (p *Problem) checkShape() error {
 	if p == nil {
 		return errors.New("rpca: nil problem")

@@ -144,6 +144,12 @@ func (st Stop) withDefaults(def Stop) Stop {
 // implementations of Method outside this package.
 func (st Stop) WithDefaults(def Stop) Stop { return st.withDefaults(def) }
 
+// Check returns the error of settings that no method can use for a d1×d2
+// problem (a rank outside [1, min(d1, d2)), α outside [0, 1), every
+// stopping rule disabled, …), or nil; Solve checks them before it hands
+// over.
+func (s *Settings) Check(d1, d2 int) error { return s.validate(d1, d2) }
+
 // validate checks the shared settings against a d1×d2 problem.
 func (s *Settings) validate(d1, d2 int) error {
 	mn := min(d1, d2)

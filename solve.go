@@ -15,8 +15,22 @@ import (
 	"github.com/rpca-gd/rpca/metrics"
 )
 
-// Solve decomposes p with method m (the gradient method [GD] with its
-// defaults when m is nil). It checks the problem and the shared settings,
+// checkEntries returns the ErrBadInput error of a problem with no
+// observed entry (ErrNoEntries) or with a row or column that has none.
+func checkEntries(p *Problem) error {
+	if observedLen(p) == 0 {
+		return badInput(fmt.Errorf("%w: the problem has no observed entry", ErrNoEntries))
+	}
+	if p.Observed != nil {
+		if er, ec := p.Observed.m.EmptyLines(); er > 0 || ec > 0 {
+			return badInput(fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec))
+		}
+	}
+	return nil
+}
+
+// Solve decomposes p with method m (gd.Method, accaltproj.Method, … or
+// methods.Auto, the command line's default chain). It checks the problem and the shared settings,
 // then hands over to the method. On cancellation it returns ctx's error.
 //
 // Before the method runs, Solve puts the data in a frame that no method
@@ -50,20 +64,15 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if s.Stop.TargetError > 0 && p.Truth == nil {
 		return nil, errNoTruth
 	}
+	if err := checkEntries(p); err != nil {
+		return nil, err
+	}
 	if m == nil {
-		m = &GD{}
+		return nil, errors.New("rpca: no method: pass one, such as &accaltproj.Method{}, &gd.Method{} or the command line's default, methods.Auto")
 	}
 	ctx, err := liveContext(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if observedLen(p) == 0 {
-		return nil, badInput(fmt.Errorf("%w: the problem has no observed entry", ErrNoEntries))
-	}
-	if p.Observed != nil {
-		if er, ec := p.Observed.m.EmptyLines(); er > 0 || ec > 0 {
-			return nil, badInput(fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec))
-		}
 	}
 	var fallbacks []Method
 	if r, ok := m.(Resolver); ok {
@@ -445,16 +454,15 @@ func (pca) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
 		}
 		return nil, fmt.Errorf("rpca: pca: %w", err)
 	}
-	q := gdParams{d1: raw.Rows, d2: raw.Cols, rank: s.Rank}
-	var u, v *mat.Dense
-	if len(sv.S) > 0 && sv.S[0] > 0 {
-		ug, vg, _, err := svdFactors(sv, &q)
-		if err != nil {
-			return nil, err
+	u, v := mat.NewDense(raw.Rows, s.Rank, nil), mat.NewDense(raw.Cols, s.Rank, nil)
+	for k := range min(s.Rank, len(sv.S)) {
+		sq := math.Sqrt(math.Max(sv.S[k], 0))
+		for i := range raw.Rows {
+			u.Set(i, k, sv.U.Data[i*sv.U.Stride+k]*sq)
 		}
-		u, v = kernels.Dense(ug), kernels.Dense(vg)
-	} else {
-		u, v = mat.NewDense(raw.Rows, s.Rank, nil), mat.NewDense(raw.Cols, s.Rank, nil)
+		for j := range raw.Cols {
+			v.Set(j, k, sv.V.Data[j*sv.V.Stride+k]*sq)
+		}
 	}
 	e := kernels.NewGeneral(raw.Rows, raw.Cols)
 	ss := kernels.SubMulABt(e, raw, u.RawMatrix(), v.RawMatrix(), workers)

@@ -2,6 +2,7 @@ package rpca_test
 
 import (
 	"context"
+	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestSparseSupportHonest(t *testing.T) {
 			truth[[2]int{i, int(in.S.ColIdx[q])}] = true
 		}
 	}
-	for _, m := range []rpca.Method{&rpca.GD{}, &accaltproj.Method{}} {
+	for _, m := range []rpca.Method{&gd.Method{}, &accaltproj.Method{}} {
 		res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.1}, m)
 		if err != nil {
 			t.Fatal(err)

@@ -97,16 +97,7 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 		t.overhead += time.Since(now)
 	}
 	fin := finite(u) && finite(v)
-	validated := false
-	if f := t.rules.Validation; f != nil && u != nil && v != nil && fin {
-		rec.Validation = f(u, v)
-		validated = true
-		if rec.Validation < t.bestVal {
-			t.bestVal, t.sinceVal = rec.Validation, 0
-		} else {
-			t.sinceVal++
-		}
-	}
+	validated := fin && t.validate(&rec, u, v)
 	t.history = append(t.history, rec)
 	if t.cb != nil {
 		t.cb(rec)
@@ -118,20 +109,43 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 		return "", true, fmt.Errorf("%w at iteration %d (residual %.3g, factor change %.3g): %s",
 			ErrDiverged, iter, residual, factorChange, t.hint)
 	}
-	r := t.rules
+	reason := t.rules.fired(rec, residual, validated, t.sinceVal)
+	return reason, reason != "", nil
+}
+
+// validate scores factors u and v with the validation rule, if there is
+// one, into rec, and counts the records since the best score.
+func (t *Tracker) validate(rec *Record, u, v *mat.Dense) bool {
+	f := t.rules.Validation
+	if f == nil || u == nil || v == nil {
+		return false
+	}
+	rec.Validation = f(u, v)
+	if rec.Validation < t.bestVal {
+		t.bestVal, t.sinceVal = rec.Validation, 0
+	} else {
+		t.sinceVal++
+	}
+	return true
+}
+
+// fired returns the first rule of r that says to stop at rec ("" for
+// none): residual is the method's own (the scale of r.ResidualTol),
+// validated says rec was scored, sinceVal how many scores since the best.
+func (r Stop) fired(rec Record, residual float64, validated bool, sinceVal int) StopReason {
 	switch {
 	case r.TargetError > 0 && rec.Error <= r.TargetError:
-		return StopTargetError, true, nil
+		return StopTargetError
 	case r.ResidualTol > 0 && residual <= r.ResidualTol:
-		return StopResidualTol, true, nil
-	case r.FactorTol > 0 && iter > 0 && factorChange <= r.FactorTol:
-		return StopFactorTol, true, nil
-	case validated && t.sinceVal >= r.Patience:
-		return StopValidation, true, nil
-	case iter >= r.MaxIter:
-		return StopMaxIter, true, nil
+		return StopResidualTol
+	case r.FactorTol > 0 && rec.Iter > 0 && rec.FactorChange <= r.FactorTol:
+		return StopFactorTol
+	case validated && sinceVal >= r.Patience:
+		return StopValidation
+	case rec.Iter >= r.MaxIter:
+		return StopMaxIter
 	}
-	return "", false, nil
+	return ""
 }
 
 // finite reports whether every entry of m is finite (true for nil).

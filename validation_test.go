@@ -3,6 +3,7 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"testing"
 
@@ -69,7 +70,7 @@ func TestValidationUnits(t *testing.T) {
 			return last
 		}
 		res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: &yc}, rpca.Settings{Rank: 3, Alpha: 0.05,
-			Stop: rpca.Stop{Validation: val}}, &rpca.GD{})
+			Stop: rpca.Stop{Validation: val}}, &gd.Method{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ func TestValidationUnits(t *testing.T) {
 			t.Errorf("c=%g: last validation error %v (stop %s), want the fit's error, below 1e-6", c, last, res.Stop)
 		}
 	}
-	_, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 3, Stop: rpca.Stop{Patience: -1}}, &rpca.GD{})
+	_, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 3, Stop: rpca.Stop{Patience: -1}}, &gd.Method{})
 	if err == nil {
 		t.Error("a negative Patience was accepted")
 	}
@@ -89,18 +90,18 @@ func TestValidationUnits(t *testing.T) {
 func TestBadDataIsNotBadSettings(t *testing.T) {
 	y := mat.NewDense(4, 5, nil)
 	y.Set(1, 2, math.NaN())
-	_, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{})
+	_, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{})
 	if !errors.Is(err, rpca.ErrBadInput) || errors.Is(err, rpca.ErrBadSettings) {
 		t.Errorf("NaN entry: %v, want ErrBadInput only", err)
 	}
 	y.Set(1, 2, 1)
-	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Huber: 3})
-	if !errors.Is(err, rpca.ErrBadSettings) {
-		t.Errorf("GD.Huber with the paper's update: %v, want ErrBadSettings", err)
+	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{Scaled: true, Balance: 1})
+	if !errors.Is(err, rpca.ErrBadSettings) || !errors.Is(err, gd.ErrBalanceScaled) {
+		t.Errorf("Balance with the scaled step: %v, want ErrBadSettings", err)
 	}
 	// Y = 0 has one answer, but the settings are still checked.
-	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: mat.NewDense(4, 5, nil)}, rpca.Settings{Rank: 1}, &rpca.GD{Huber: 3})
+	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: mat.NewDense(4, 5, nil)}, rpca.Settings{Rank: 1}, &gd.Method{Scaled: true, Balance: 1})
 	if !errors.Is(err, rpca.ErrBadSettings) {
-		t.Errorf("GD.Huber on Y = 0: %v, want ErrBadSettings", err)
+		t.Errorf("Balance with the scaled step on Y = 0: %v, want ErrBadSettings", err)
 	}
 }

@@ -29,6 +29,7 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/param"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/internal/tsvd"
 )
@@ -599,4 +600,11 @@ type Params struct {
 	BetaInit       float64 `json:"beta_init"`       // β_init of the first thresholding
 	Gamma          float64 `json:"gamma"`           // γ, the decay of the thresholds
 	FinalThreshold float64 `json:"final_threshold"` // the last ζ
+}
+
+// Params are m's settings by name ([rpca.Configurable]).
+func (m *Method) Params() []rpca.Param {
+	return []rpca.Param{
+		param.Float(&m.Mu, "mu", fmt.Sprintf("incoherence μ in the threshold β = μr/(2√(d1·d2)) (0: %g, or the initial factors' incoherence when larger)", float64(DefaultMu)), param.OrDefault),
+	}
 }

@@ -23,6 +23,7 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/param"
 	"github.com/rpca-gd/rpca/internal/tsvd"
 )
 
@@ -387,4 +388,11 @@ type Params struct {
 	StallTol   float64 `json:"stall_tol"`   // relative progress below which a stage ends
 	Stages     int     `json:"stages"`      // stages run (the rank grows by one a stage)
 	FinalRank  int     `json:"final_rank"`  // rank of the result
+}
+
+// Params are m's settings by name ([rpca.Configurable]).
+func (m *Method) Params() []rpca.Param {
+	return []rpca.Param{
+		param.Float(&m.Mu, "mu", fmt.Sprintf("incoherence μ in the threshold β = 4μ²r/√(d1·d2) (0: %g)", DefaultMu), param.OrDefault),
+	}
 }

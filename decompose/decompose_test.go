@@ -3,6 +3,7 @@ package decompose
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/gd"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,7 +40,7 @@ func TestRunWritesWhatItSolved(t *testing.T) {
 	truth, in := instance(t)
 	s := rpca.Settings{Rank: 2, Alpha: 0.1, Seed: 1}
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := Run(context.Background(), Job{Input: "Y.npy", Data: in, Method: &rpca.GD{}, Settings: s, Truth: truth, Out: out})
+	sum, err := Run(context.Background(), Job{Input: "Y.npy", Data: in, Method: &gd.Method{}, Settings: s, Truth: truth, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestRunWritesWhatItSolved(t *testing.T) {
 	}
 
 	out2 := filepath.Join(t.TempDir(), "factors")
-	sum2, err := Run(context.Background(), Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out2, Factors: true, Format: CSV})
+	sum2, err := Run(context.Background(), Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out2, Factors: true, Format: CSV})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestRunRefuses(t *testing.T) {
 	_, in := instance(t)
 	s := rpca.Settings{Rank: 2, Alpha: 0.1}
 	out := filepath.Join(t.TempDir(), "out")
-	if _, err := Run(context.Background(), Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out, Format: "xlsx"}); !errors.Is(err, ErrFormat) {
+	if _, err := Run(context.Background(), Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out, Format: "xlsx"}); !errors.Is(err, ErrFormat) {
 		t.Errorf("format xlsx: %v", err)
 	}
 	other := filepath.Join(t.TempDir(), "other")
@@ -104,15 +105,15 @@ func TestRunRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var te *TruthError
-	if _, err := Run(context.Background(), Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out, Truth: other}); !errors.As(err, &te) || !errors.Is(err, synth.ErrTruthSize) {
+	if _, err := Run(context.Background(), Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out, Truth: other}); !errors.As(err, &te) || !errors.Is(err, synth.ErrTruthSize) {
 		t.Errorf("truth of another size: %v", err)
 	}
-	if _, err := Run(context.Background(), Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out, Truth: t.TempDir()}); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Run(context.Background(), Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out, Truth: t.TempDir()}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("truth without A.npy: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, Job{Data: in, Method: &rpca.GD{}, Settings: s, Out: out}); !errors.Is(err, context.Canceled) {
+	if _, err := Run(ctx, Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {

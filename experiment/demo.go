@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/accaltproj"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -64,8 +65,8 @@ func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
 		m    rpca.Method
 	}{
 		{"AccAltProj (the default for a fully observed matrix)", &accaltproj.Method{}},
-		{"The paper's Algorithm 1 (all entries)", &rpca.GD{}},
-		{"The paper's Algorithm 2 (random 10% of the entries)", &rpca.GD{SampleRate: 0.1}},
+		{"The paper's Algorithm 1 (all entries)", &gd.Method{}},
+		{"The paper's Algorithm 2 (random 10% of the entries)", &gd.Method{SampleRate: 0.1}},
 	}
 	for _, r := range runs {
 		stage(r.m.Name() + ": initializing…")

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/outdir"
 )
 
@@ -462,9 +463,9 @@ func gammaText(o *Options) string {
 	if o.Gamma != 0 {
 		g = fmt.Sprintf("gamma %g", o.Gamma)
 	}
-	c := fmt.Sprintf("step %g/sigma1 (p=1), %g/sigma1 (p<1)", rpca.DefaultStepDense, rpca.DefaultStepPartial)
-	if rpca.DefaultStepDense == rpca.DefaultStepPartial {
-		c = fmt.Sprintf("step %g/sigma1", rpca.DefaultStepDense)
+	c := fmt.Sprintf("step %g/sigma1 (p=1), %g/sigma1 (p<1)", gd.DefaultStepDense, gd.DefaultStepPartial)
+	if gd.DefaultStepDense == gd.DefaultStepPartial {
+		c = fmt.Sprintf("step %g/sigma1", gd.DefaultStepDense)
 	}
 	if o.Step != 0 {
 		c = fmt.Sprintf("step %g/sigma1", o.Step)

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -69,7 +70,7 @@ func runFig1a(ctx context.Context, w *writer, o *Options) error {
 		label := fmt.Sprintf("GD p=%g", p)
 		w.logf("fig1a: %s", label)
 		t := newTrace(w, label)
-		res, _, err := solveCapped(ctx, 0, prob, s, &rpca.GD{Step: rpca.StepFixed, Gamma: o.Gamma, StepConst: o.Step}, t)
+		res, _, err := solveCapped(ctx, 0, prob, s, &gd.Method{Step: gd.StepFixed, Gamma: o.Gamma, StepConst: o.Step}, t)
 		if err != nil {
 			return fmt.Errorf("fig1a: %s: %w", label, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -80,7 +81,7 @@ func runFig1b(ctx context.Context, w *writer, o *Options) error {
 		s := rpca.Settings{Rank: r, Alpha: fig1bAlpha, Seed: o.Seed, Workers: o.Workers,
 			Stop: rpca.Stop{MaxIter: maxIter, TargetError: fig1bTarget, ResidualTol: -1, FactorTol: -1}}
 		t := newTrace(w, fmt.Sprintf("d=%d", d))
-		res, capped, err := solveCapped(ctx, tcap, prob, s, &rpca.GD{Step: rpca.StepFixed, Gamma: o.Gamma, StepConst: o.Step}, t)
+		res, capped, err := solveCapped(ctx, tcap, prob, s, &gd.Method{Step: gd.StepFixed, Gamma: o.Gamma, StepConst: o.Step}, t)
 		if err != nil {
 			return fmt.Errorf("fig1b: d=%d: %w", d, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/altproj"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -55,8 +56,8 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		maxIter int
 	}
 	methods := []method{
-		{"GD p=1", &rpca.GD{Step: rpca.StepFixed, Gamma: o.Gamma, StepConst: o.Step}, 1000},
-		{fmt.Sprintf("GD p=%g", q), &rpca.GD{Step: rpca.StepFixed, Gamma: o.Gamma, StepConst: o.Step, SampleRate: q}, 2000},
+		{"GD p=1", &gd.Method{Step: gd.StepFixed, Gamma: o.Gamma, StepConst: o.Step}, 1000},
+		{fmt.Sprintf("GD p=%g", q), &gd.Method{Step: gd.StepFixed, Gamma: o.Gamma, StepConst: o.Step, SampleRate: q}, 2000},
 		{"AltProj", &altproj.Method{Eps: fig1cTarget, StallTol: altprojStallTol}, altproj.DefaultMaxIter},
 		{"AltProj (no stall exit)", &altproj.Method{Eps: fig1cTarget, StallTol: -1}, altproj.DefaultMaxIter},
 		{"IALM", &ialm.Method{}, ialm.DefaultMaxIter},

@@ -112,7 +112,7 @@ func runRatings(ctx context.Context, w *writer, o *Options) error {
 		shillRatings(rng, r, held, lo, hi),
 	}
 	als := ratings.Options{Baseline: ratings.BaselineBiases, Clip: &[2]float64{lo, hi},
-		Method: &rpca.GD{Update: rpca.UpdateALS, PerLine: true}, Settings: rpca.Settings{Seed: o.Seed, Workers: o.Workers}}
+		Model: &ratings.ALS{}, Settings: rpca.Settings{Seed: o.Seed, Workers: o.Workers}}
 	if o.MaxIter > 0 {
 		als.Settings.Stop.MaxIter = o.MaxIter
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/altproj"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/video"
@@ -106,16 +107,17 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 			return fmt.Errorf("video: clip %s has %d frames; rank %d needs more", c.name, d2, rank)
 		}
 		methods := []struct {
-			label string
-			m     rpca.Method
-			stop  rpca.Stop
+			label  string
+			m      rpca.Method
+			sample float64 // the rate the problem is subsampled at here (0: all)
+			stop   rpca.Stop
 		}{
-			{"GD p=1", &rpca.GD{Step: rpca.StepFixed, Gamma: pick(o.Gamma, false, 0, paperVideo.Gamma), StepConst: pick(o.Step, false, 0, paperVideo.StepConst), Mu: paperVideo.Mu},
+			{"GD p=1", &gd.Method{Step: gd.StepFixed, Gamma: pick(o.Gamma, false, 0, paperVideo.Gamma), StepConst: pick(o.Step, false, 0, paperVideo.StepConst), Mu: paperVideo.Mu}, 0,
 				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
-			{fmt.Sprintf("GD p=%g", q), &rpca.GD{Step: rpca.StepFixed, Gamma: pick(o.Gamma, false, 0, paperVideo.Gamma), StepConst: pick(o.Step, false, 0, paperVideo.StepConst), Mu: paperVideo.Mu, SampleRate: q},
+			{fmt.Sprintf("GD p=%g", q), &gd.Method{Step: gd.StepFixed, Gamma: pick(o.Gamma, false, 0, paperVideo.Gamma), StepConst: pick(o.Step, false, 0, paperVideo.StepConst), Mu: paperVideo.Mu, SampleRate: q}, q,
 				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
-			{"AltProj", &altproj.Method{StallTol: altprojStallTol}, rpca.Stop{ResidualTol: paperVideo.ResidualTol, MaxIter: o.MaxIter}},
-			{"IALM", &ialm.Method{}, rpca.Stop{ResidualTol: paperVideo.ResidualTol, MaxIter: o.MaxIter}},
+			{"AltProj", &altproj.Method{StallTol: altprojStallTol}, 0, rpca.Stop{ResidualTol: paperVideo.ResidualTol, MaxIter: o.MaxIter}},
+			{"IALM", &ialm.Method{}, 0, rpca.Stop{ResidualTol: paperVideo.ResidualTol, MaxIter: o.MaxIter}},
 		}
 		w.logf("video: clip %s: %d×%d, %d frames (d1=%d, d2=%d)", c.name, g.Width, g.Height, d2, d1, d2)
 		var runs []videoRun
@@ -125,18 +127,17 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 				return err
 			}
 			prob, extra := dense, time.Duration(0)
-			if g, ok := me.m.(*rpca.GD); ok && g.SampleRate > 0 && g.SampleRate < 1 {
+			if me.sample > 0 && me.sample < 1 {
 				// Subsample here rather than in GD, so that no pixel
 				// (row) or frame (column) is left without an entry; the
 				// sampling time counts as part of the run.
 				t0 := time.Now()
-				obs, err := rpca.Sampling{P: g.SampleRate, Seed: o.Seed, Cover: true}.Dense(c.seq.Y)
+				obs, err := rpca.Sampling{P: me.sample, Seed: o.Seed, Cover: true}.Dense(c.seq.Y)
 				if err != nil {
 					return fmt.Errorf("video: %s: %w", c.name, err)
 				}
 				extra = time.Since(t0)
 				prob = &rpca.Problem{Observed: obs}
-				me.m = &rpca.GD{Step: rpca.StepFixed, Gamma: g.Gamma, StepConst: g.StepConst, Mu: g.Mu, SampleRate: g.SampleRate}
 			}
 			s := rpca.Settings{Rank: rank, Alpha: paperVideo.Alpha, Seed: o.Seed, Workers: o.Workers, Stop: me.stop}
 			t := newTrace(w, c.name+" "+me.label)

@@ -33,6 +33,7 @@ import (
 
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/param"
 	"github.com/rpca-gd/rpca/internal/tsvd"
 )
 
@@ -346,4 +347,11 @@ type Params struct {
 	MuMax     float64 `json:"mu_max"`     // the cap on μ
 	MuFinal   float64 `json:"mu_final"`   // the last μ
 	FinalRank int     `json:"final_rank"` // rank of the result
+}
+
+// Params are m's settings by name ([rpca.Configurable]).
+func (m *Method) Params() []rpca.Param {
+	return []rpca.Param{
+		param.Float(&m.Lambda, "lambda", "weight λ of ‖S‖₁ (0: 1/√d1)", param.OrDefault),
+	}
 }

@@ -19,7 +19,7 @@ var (
 	// DefaultRanks are the candidate ranks of the choice by validation.
 	DefaultRanks = []int{2, 5, 10, 20, 50}
 	// DefaultRidges are the candidate ridges λ (the penalty
-	// (λ/2)(‖U‖² + ‖V‖²) of rpca.GD.Ridge).
+	// (λ/2)(‖U‖² + ‖V‖²) of als.Method.Ridge).
 	DefaultRidges = []float64{0.1, 0.3, 1, 3, 10, 30}
 )
 
@@ -40,8 +40,8 @@ type Selection struct {
 	// Patience is rpca.Stop.Patience of each candidate's fit: the number
 	// of iterations without a new smallest validation RMSE that ends it.
 	// 0 means Options.Settings.Stop.Patience if that is set, else
-	// ALSPatience for rpca.UpdateALS and rpca.DefaultPatience for the
-	// gradient steps.
+	// ALSPatience for *ALS and rpca.DefaultPatience for the gradient
+	// steps.
 	Patience int
 }
 
@@ -52,8 +52,8 @@ type Selection struct {
 const ALSPatience = 3
 
 // patience returns the Stop.Patience of the candidates' fits of Select
-// with opt and the method gd.
-func (sel Selection) patience(opt Options, gd *rpca.GD) (int, error) {
+// with opt and the estimator e.
+func (sel Selection) patience(opt Options, e leastSquares) (int, error) {
 	switch {
 	case sel.Patience < 0:
 		return 0, fmt.Errorf("%w: Selection.Patience must be non-negative, got %d", ErrSelect, sel.Patience)
@@ -61,7 +61,7 @@ func (sel Selection) patience(opt Options, gd *rpca.GD) (int, error) {
 		return sel.Patience, nil
 	case opt.Settings.Stop.Patience > 0:
 		return opt.Settings.Stop.Patience, nil
-	case gd.Update == rpca.UpdateALS:
+	case e.exact():
 		return ALSPatience, nil
 	}
 	return rpca.DefaultPatience, nil
@@ -90,8 +90,8 @@ type Choice struct {
 }
 
 // ErrSelect is returned when the rank cannot be chosen: too few ratings
-// to set some aside, no candidate rank the ratings support, or a method
-// without a ridge (the choice needs a *rpca.GD).
+// to set some aside, no candidate rank the ratings support, or an
+// estimator without a ridge (the choice needs *ALS or *Gradient).
 var ErrSelect = errors.New("ratings: cannot choose the rank by validation")
 
 // Select chooses the rank and the ridge λ for Fit by validation. It sets
@@ -101,39 +101,22 @@ var ErrSelect = errors.New("ratings: cannot choose the rank by validation")
 // Selection.Patience iterations (rpca.Stop.Validation), and keeps the
 // candidate with the smallest RMSE. The search is by coordinates: every
 // ridge at the middle rank, then every rank at the best ridge. Phase I
-// (rpca.GD.Initialize) runs once, at the largest candidate rank, and each
-// candidate starts from its leading columns. The method must be a
-// *rpca.GD (nil means the default one); its Ridge and Start are replaced.
+// (gd.Method.Initialize) runs once, at the largest candidate rank, and
+// each candidate starts from its leading columns. The estimator must be
+// *ALS or *Gradient (nil means *ALS); its Ridge and Start are replaced.
 func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Choice, error) {
 	if held != nil && len(held) != r.Len() {
 		return nil, fmt.Errorf("ratings: %d held-out flags for %d ratings", len(held), r.Len())
 	}
-	gd, err := selectMethod(opt.Method)
+	e, err := selectMethod(opt.Model)
 	if err != nil {
 		return nil, err
 	}
-	sel := opt.Select
-	ranks, ridges := sel.Ranks, sel.Ridges
-	if ranks == nil {
-		ranks = DefaultRanks
-	}
-	if ridges == nil {
-		ridges = DefaultRidges
-	}
-	frac := cmp.Or(sel.Fraction, DefaultValidationFraction)
-	patience, err := sel.patience(opt, gd)
+	g, err := opt.Select.resolve(opt, e)
 	if err != nil {
 		return nil, err
 	}
-	if !(frac > 0 && frac < 1) || len(ranks) == 0 || len(ridges) == 0 {
-		return nil, fmt.Errorf("%w: Selection needs ranks, ridges and a fraction in (0, 1), got %v, %v, %v", ErrSelect, ranks, ridges, frac)
-	}
-	for _, l := range ridges {
-		if !(l >= 0) || math.IsInf(l, 0) {
-			return nil, fmt.Errorf("%w: ridge %v is not a finite non-negative number", ErrSelect, l)
-		}
-	}
-	val, n := validationSet(r, held, frac, opt.Settings.Seed)
+	val, n := validationSet(r, held, g.frac, opt.Settings.Seed)
 	if n == 0 {
 		return nil, fmt.Errorf("%w: %d training ratings are too few to set some aside", ErrSelect, r.Len())
 	}
@@ -141,81 +124,129 @@ func Select(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (
 	for k := range fitHeld {
 		fitHeld[k] = val[k] || (held != nil && held[k])
 	}
-	ch := &Choice{Validation: n}
 	// Every candidate fits the same ratings, so Phase I (the initial T_α
 	// and SVD) is run once, at the largest rank the fit set supports, and
 	// each candidate starts from its leading columns.
-	starts := &startCache{rank: slices.Max(ranks)}
-	var tooBig *RankError
-	try := func(rank int, ridge float64) error {
-		o := opt
-		o.Rank = rank
-		g := *gd
-		g.Ridge = ridge
-		o.Method = &g
-		o.Settings.Stop.FactorTol, o.Settings.Stop.ResidualTol = -1, -1 // stop by validation (or the cap)
-		o.Settings.Stop.Patience = patience
-		m, err := fit(ctx, r, fitHeld, val, o, starts)
-		if errors.As(err, &tooBig) {
-			return nil // a rank the fit set does not support is not a candidate
-		}
-		if err != nil {
-			return fmt.Errorf("ratings: choosing the rank: rank %d, ridge %v: %w", rank, ridge, err)
-		}
-		if m.scored == 0 { // the same for every candidate: the fit set is fixed
-			return fmt.Errorf("%w: none of the %d validation ratings has a row and a column among the other training ratings", ErrSelect, n)
-		}
-		c := Candidate{Rank: rank, Ridge: ridge, RMSE: math.Inf(1), Seconds: m.Result.Elapsed.Seconds()}
-		for _, rec := range m.Result.History {
-			if rec.Validation < c.RMSE {
-				c.RMSE, c.Iterations = rec.Validation, rec.Iter
-			}
-		}
-		ch.Scored = m.scored
-		ch.Candidates = append(ch.Candidates, c)
-		return nil
-	}
+	c := &chooser{ctx: ctx, r: r, fitHeld: fitHeld, val: val, opt: opt, e: e, patience: g.patience,
+		starts: &startCache{rank: slices.Max(g.ranks)}, ch: &Choice{Validation: n}}
 	// Every ridge at the middle rank, then every rank at the best ridge.
-	mid := ranks[len(ranks)/2]
-	for _, l := range ridges {
-		if err := try(mid, l); err != nil {
+	mid := g.ranks[len(g.ranks)/2]
+	for _, l := range g.ridges {
+		if err := c.try(mid, l); err != nil {
 			return nil, err
 		}
 	}
-	best := Candidate{Ridge: ridges[len(ridges)/2]} // if the middle rank is too large
+	ch := c.ch
+	best := Candidate{Ridge: g.ridges[len(g.ridges)/2]} // if the middle rank is too large
 	if len(ch.Candidates) > 0 {
 		best = slices.MinFunc(ch.Candidates, byRMSE)
 	}
-	for _, rank := range ranks {
+	for _, rank := range g.ranks {
 		if rank == mid && len(ch.Candidates) > 0 {
 			continue
 		}
-		if err := try(rank, best.Ridge); err != nil {
+		if err := c.try(rank, best.Ridge); err != nil {
 			return nil, err
 		}
 	}
 	if len(ch.Candidates) == 0 {
 		return nil, fmt.Errorf("%w: no candidate rank %v is below min(d1, d2) = %d: the ratings fitted during the choice have %d distinct rows and %d distinct columns",
-			ErrSelect, ranks, min(tooBig.D1, tooBig.D2), tooBig.D1, tooBig.D2)
+			ErrSelect, g.ranks, min(c.tooBig.D1, c.tooBig.D2), c.tooBig.D1, c.tooBig.D2)
 	}
 	ch.Best = slices.MinFunc(ch.Candidates, byRMSE)
 	return ch, nil
+}
+
+// grid is a Selection with its defaults filled in.
+type grid struct {
+	ranks    []int
+	ridges   []float64
+	frac     float64
+	patience int
+}
+
+// resolve fills in sel's defaults for opt and e and checks them
+// (ErrSelect).
+func (sel Selection) resolve(opt Options, e leastSquares) (grid, error) {
+	g := grid{ranks: sel.Ranks, ridges: sel.Ridges, frac: cmp.Or(sel.Fraction, DefaultValidationFraction)}
+	if g.ranks == nil {
+		g.ranks = DefaultRanks
+	}
+	if g.ridges == nil {
+		g.ridges = DefaultRidges
+	}
+	var err error
+	if g.patience, err = sel.patience(opt, e); err != nil {
+		return g, err
+	}
+	if !(g.frac > 0 && g.frac < 1) || len(g.ranks) == 0 || len(g.ridges) == 0 {
+		return g, fmt.Errorf("%w: Selection needs ranks, ridges and a fraction in (0, 1), got %v, %v, %v", ErrSelect, g.ranks, g.ridges, g.frac)
+	}
+	for _, l := range g.ridges {
+		if !(l >= 0) || math.IsInf(l, 0) {
+			return g, fmt.Errorf("%w: ridge %v is not a finite non-negative number", ErrSelect, l)
+		}
+	}
+	return g, nil
+}
+
+// chooser fits the candidates of a choice into ch.
+type chooser struct {
+	ctx      context.Context
+	r        *triples.Ratings
+	fitHeld  []bool // the held-out and the validation ratings
+	val      []bool // the validation ratings
+	opt      Options
+	e        leastSquares
+	patience int
+	starts   *startCache
+	ch       *Choice
+	tooBig   *RankError // the last rank the fit set did not support
+}
+
+// try fits the candidate (rank, ridge), stopped by validation, and adds
+// it to the choice; a rank the fit set does not support is not a
+// candidate.
+func (c *chooser) try(rank int, ridge float64) error {
+	o := c.opt
+	o.Rank = rank
+	o.Settings.Stop.FactorTol, o.Settings.Stop.ResidualTol = -1, -1 // stop by validation (or the cap)
+	o.Settings.Stop.Patience = c.patience
+	m, err := fit(c.ctx, c.r, c.fitHeld, c.val, o, c.e, ridge, c.starts)
+	if errors.As(err, &c.tooBig) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ratings: choosing the rank: rank %d, ridge %v: %w", rank, ridge, err)
+	}
+	if m.scored == 0 { // the same for every candidate: the fit set is fixed
+		return fmt.Errorf("%w: none of the %d validation ratings has a row and a column among the other training ratings", ErrSelect, c.ch.Validation)
+	}
+	cand := Candidate{Rank: rank, Ridge: ridge, RMSE: math.Inf(1), Seconds: m.Result.Elapsed.Seconds()}
+	for _, rec := range m.Result.History {
+		if rec.Validation < cand.RMSE {
+			cand.RMSE, cand.Iterations = rec.Validation, rec.Iter
+		}
+	}
+	c.ch.Scored = m.scored
+	c.ch.Candidates = append(c.ch.Candidates, cand)
+	return nil
 }
 
 // byRMSE orders candidates by their validation RMSE (never NaN: a fit
 // whose factors were not finite keeps +Inf).
 func byRMSE(a, b Candidate) int { return cmp.Compare(a.RMSE, b.RMSE) }
 
-// selectMethod returns the GD whose ridge the choice sets.
-func selectMethod(m rpca.Method) (*rpca.GD, error) {
+// selectMethod returns the estimator whose ridge the choice sets.
+func selectMethod(m Estimator) (leastSquares, error) {
 	if m == nil {
-		return defaultMethod(), nil
+		return &ALS{}, nil
 	}
-	gd, ok := m.(*rpca.GD)
+	e, ok := m.(leastSquares)
 	if !ok {
-		return nil, fmt.Errorf("%w: the method %s has no ridge λ to choose; use rpca.GD or give the rank", ErrSelect, m.Name())
+		return nil, fmt.Errorf("%w: the estimator %s has no ridge λ to choose; use *ALS or *Gradient, or give the rank", ErrSelect, m.Name())
 	}
-	return gd, nil
+	return e, nil
 }
 
 // validationSet marks round(frac·n) of the n training ratings (those not
@@ -244,21 +275,18 @@ func validationSet(r *triples.Ratings, held []bool, frac float64, seed uint64) (
 // fitChosen is Fit with Rank 0: Select, then a fit of all the training
 // ratings at the chosen rank and ridge, for as many iterations as the
 // best validation RMSE took (unless Settings.Stop.MaxIter is set).
-func fitChosen(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Model, error) {
+func fitChosen(ctx context.Context, r *triples.Ratings, held []bool, opt Options, e leastSquares) (*Model, error) {
 	ch, err := Select(ctx, r, held, opt)
 	if err != nil {
 		return nil, err
 	}
-	gd, _ := selectMethod(opt.Method)
-	g := *gd
-	g.Ridge = ch.Best.Ridge
 	o := opt
-	o.Rank, o.Method = ch.Best.Rank, &g
+	o.Rank = ch.Best.Rank
 	if o.Settings.Stop.MaxIter == 0 {
 		o.Settings.Stop.MaxIter = max(1, ch.Best.Iterations)
 		o.Settings.Stop.FactorTol, o.Settings.Stop.ResidualTol = -1, -1
 	}
-	m, err := fit(ctx, r, held, nil, o, nil)
+	m, err := fit(ctx, r, held, nil, o, e, ch.Best.Ridge, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +341,7 @@ func (m *Model) validation(r *triples.Ratings, val []bool) func(u, v *mat.Dense)
 	}
 }
 
-// startCache holds Phase I of the candidates' fits (rpca.GD.Initialize)
+// startCache holds Phase I of the candidates' fits (gd.Method.Initialize)
 // at one rank; a fit at a lower rank starts from its leading columns.
 type startCache struct {
 	rank   int // the rank of w, lowered to min(d1, d2) − 1 when needed
@@ -325,13 +353,13 @@ type startCache struct {
 // every call: Phase I of g at c.rank on the first call, then views of its
 // leading columns. It returns nil (each fit runs its own Phase I, and
 // reports its own errors) when Phase I at c.rank fails.
-func (c *startCache) start(ctx context.Context, p *rpca.Problem, s rpca.Settings, g *rpca.GD) *rpca.Start {
+func (c *startCache) start(ctx context.Context, p *rpca.Problem, s rpca.Settings, e leastSquares) *rpca.Start {
 	if c.w == nil && !c.failed {
 		d1, d2 := p.Dims()
 		si := s
 		si.Rank = max(s.Rank, min(c.rank, min(d1, d2)-1))
 		si.Stop.Validation = nil
-		w, err := g.Initialize(ctx, p, si)
+		w, err := e.initialize(ctx, p, si)
 		c.w, c.rank, c.failed = w, si.Rank, err != nil
 	}
 	if c.failed || s.Rank > c.rank {

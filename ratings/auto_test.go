@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -63,7 +65,7 @@ func TestSelectChoosesByValidation(t *testing.T) {
 	const noise = 0.1
 	r := noisyRatings(t, 150, 120, 3, 0.3, noise, 1)
 	held := HoldOut(r.Len(), 0.1, 2)
-	opt := Options{Baseline: BaselineBiases, Method: &rpca.GD{Update: rpca.UpdateScaled},
+	opt := Options{Baseline: BaselineBiases, Model: &Gradient{gd.Method{Scaled: true}},
 		Select: Selection{Ranks: []int{1, 3, 8}, Ridges: []float64{0.1, 1, 10}}, Settings: rpca.Settings{Seed: 5}}
 	ch, err := Select(context.Background(), r, held, opt)
 	if err != nil {
@@ -95,7 +97,7 @@ func TestSelectChoosesByValidation(t *testing.T) {
 	}
 	c := ch.Candidates[4]
 	o := opt
-	o.Rank, o.Method = c.Rank, &rpca.GD{Update: rpca.UpdateScaled, Ridge: c.Ridge}
+	o.Rank, o.Model = c.Rank, &Gradient{gd.Method{Scaled: true, Ridge: c.Ridge}}
 	o.Settings.Stop = rpca.Stop{MaxIter: c.Iterations, FactorTol: -1, ResidualTol: -1}
 	m, err := Fit(context.Background(), r, fitHeld, o)
 	if err != nil {
@@ -144,12 +146,14 @@ func TestSelectErrors(t *testing.T) {
 		"negative ridge": {Select: Selection{Ridges: []float64{-1}}},
 		"no ranks":       {Select: Selection{Ranks: []int{}}},
 		"ranks too big":  {Select: Selection{Ranks: []int{20, 50}}},
-		"not GD":         {Method: &notGD{}},
 		"patience −1":    {Select: Selection{Patience: -1}},
 	} {
 		if _, err := Fit(context.Background(), r, nil, opt); !errors.Is(err, ErrSelect) {
 			t.Errorf("%s: %v, want ErrSelect", name, err)
 		}
+	}
+	if _, err := Select(context.Background(), r, nil, Options{Model: &Gibbs{}}); !errors.Is(err, ErrSelect) {
+		t.Errorf("Select with Gibbs (no ridge to choose): %v, want ErrSelect", err)
 	}
 	one := noisyRatings(t, 1, 1, 1, 1, 0, 1)
 	if _, err := Select(context.Background(), one, nil, Options{}); !errors.Is(err, ErrSelect) {
@@ -162,13 +166,9 @@ func TestSelectErrors(t *testing.T) {
 	}
 }
 
-type notGD struct{ rpca.GD }
-
-func (*notGD) Name() string { return "other" }
-
 // TestSelectStartsFromOnePhaseI: a candidate below the largest rank starts
 // from the leading columns of Phase I at the largest rank (one
-// rpca.GD.Initialize for the whole choice). After one sweep, its
+// Initialize for the whole choice). After one sweep, its
 // validation RMSE is that of a fit given that start to rounding (1e-13:
 // Evaluate sums the errors in another order than the validation during
 // the fit; they differed by 2e-16), and differs from that of a fit that
@@ -195,16 +195,17 @@ func TestSelectStartsFromOnePhaseI(t *testing.T) {
 		fitHeld[k] = val[k] || held[k]
 	}
 	o := opt
-	o.Rank, o.Method = c.Rank, &rpca.GD{Update: rpca.UpdateALS, PerLine: true, Ridge: c.Ridge}
+	e := &ALS{als.Method{Ridge: c.Ridge}}
+	o.Rank, o.Model = c.Rank, e
 	o.Settings.Stop = rpca.Stop{MaxIter: c.Iterations, FactorTol: -1, ResidualTol: -1}
 	if c.Iterations > 1 {
 		t.Fatalf("candidate %+v: more than the one sweep asked for", c)
 	}
-	shared, err := fit(ctx, r, fitHeld, nil, o, &startCache{rank: 8})
+	shared, err := fit(ctx, r, fitHeld, nil, o, e, -1, &startCache{rank: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := fit(ctx, r, fitHeld, nil, o, nil)
+	own, err := fit(ctx, r, fitHeld, nil, o, e, -1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,12 +222,12 @@ func TestSelectStartsFromOnePhaseI(t *testing.T) {
 // else the settings', else ALSPatience for ALS and rpca.DefaultPatience
 // for gradient steps; a negative one is ErrSelect.
 func TestSelectionPatience(t *testing.T) {
-	als, gd := &rpca.GD{Update: rpca.UpdateALS}, &rpca.GD{}
+	als, gd := &ALS{}, &Gradient{}
 	withStop := Options{Settings: rpca.Settings{Stop: rpca.Stop{Patience: 7}}}
 	for _, c := range []struct {
 		sel  Selection
 		opt  Options
-		g    *rpca.GD
+		g    leastSquares
 		want int
 	}{
 		{Selection{}, Options{}, als, ALSPatience},
@@ -235,7 +236,7 @@ func TestSelectionPatience(t *testing.T) {
 		{Selection{Patience: 2}, withStop, gd, 2},
 	} {
 		if got, err := c.sel.patience(c.opt, c.g); err != nil || got != c.want {
-			t.Errorf("%+v, stop patience %d, update %q: %d (%v), want %d", c.sel, c.opt.Settings.Stop.Patience, c.g.Update, got, err, c.want)
+			t.Errorf("%+v, stop patience %d, estimator %s: %d (%v), want %d", c.sel, c.opt.Settings.Stop.Patience, c.g.Name(), got, err, c.want)
 		}
 	}
 	if _, err := (Selection{Patience: -1}).patience(Options{}, als); !errors.Is(err, ErrSelect) {

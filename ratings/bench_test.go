@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/methodtest"
 )
 
@@ -36,9 +35,9 @@ func BenchmarkFitGenerated(b *testing.B) {
 		name string
 		opt  Options
 	}{
-		{string(rpca.UpdateALS), Options{Rank: 10, Alpha: 0.05, Method: &rpca.GD{PerLine: true, Update: rpca.UpdateALS}}},
+		{"als", Options{Rank: 10, Alpha: 0.05, Model: &ALS{}}},
 		{"gibbs", gibbs},
-		{string(rpca.UpdatePaper), Options{Rank: 10, Alpha: 0.05, Method: &rpca.GD{PerLine: true, Update: rpca.UpdatePaper}}},
+		{"gd", Options{Rank: 10, Alpha: 0.05, Model: &Gradient{}}},
 	}
 	if os.Getenv("RPCA_BENCH_ML20M") != "" {
 		shape, fits = "ml20m", fits[:2]

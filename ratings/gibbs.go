@@ -48,7 +48,7 @@ const (
 const gibbsCalibrationStart = 20
 
 // Gibbs configures the Bayesian fit of the biased low-rank model
-// r̂_ij = μ + b_i + c_j + p_i·q_j (Options.Gibbs). The model is the one
+// r̂_ij = μ + b_i + c_j + p_i·q_j (an Estimator). The model is the one
 // alternating least squares fits; instead of one point estimate with a
 // ridge λ chosen by validation, a Gibbs sampler draws the factors and
 // biases from their posterior under Gaussian priors whose means and
@@ -319,9 +319,9 @@ type gibbsWork struct {
 
 // fitGibbs fits m (from trainingSet, with the bias baseline fitted) by
 // Gibbs sampling and sets m.U, m.V and m.Result.
-func fitGibbs(ctx context.Context, m *Model, opt Options) error {
+func fitGibbs(ctx context.Context, m *Model, opt Options, est *Gibbs) error {
 	start := time.Now()
-	g, err := opt.Gibbs.withDefaults(m.Train.Len())
+	g, err := est.withDefaults(m.Train.Len())
 	if err != nil {
 		return err
 	}

@@ -307,21 +307,20 @@ func TestGibbsErrors(t *testing.T) {
 		opt  Options
 		want error
 	}{
-		{"alpha 1", Options{Gibbs: &Gibbs{}, Alpha: 1}, ErrGibbs},
-		{"alpha negative", Options{Gibbs: &Gibbs{}, Alpha: -0.1}, ErrGibbs},
-		{"alpha NaN", Options{Gibbs: &Gibbs{}, Alpha: math.NaN()}, ErrGibbs},
-		{"method", Options{Gibbs: &Gibbs{}, Method: defaultMethod()}, ErrGibbs},
-		{"median baseline", Options{Gibbs: &Gibbs{}, Baseline: BaselineMedian}, ErrGibbs},
-		{"burn-in too short", Options{Gibbs: &Gibbs{BurnIn: 20}}, ErrGibbs},
-		{"burn-in not below samples", Options{Gibbs: &Gibbs{Samples: 30, BurnIn: 30}}, ErrGibbs},
-		{"keep too many", Options{Gibbs: &Gibbs{Samples: 50, BurnIn: 30, Keep: 21}}, ErrGibbs},
-		{"negative samples", Options{Gibbs: &Gibbs{Samples: -1}}, ErrGibbs},
-		{"calibration 0.5", Options{Gibbs: &Gibbs{Calibration: 0.5}}, ErrGibbs},
-		{"tail negative", Options{Gibbs: &Gibbs{Tail: -1}}, ErrGibbs},
-		{"tail below 1", Options{Gibbs: &Gibbs{Tail: 0.9}}, ErrGibbs},
-		{"tail NaN", Options{Gibbs: &Gibbs{Tail: math.NaN()}}, ErrGibbs},
-		{"tail -Inf", Options{Gibbs: &Gibbs{Tail: math.Inf(-1)}}, ErrGibbs},
-		{"calibration NaN", Options{Gibbs: &Gibbs{Calibration: math.NaN()}}, ErrGibbs},
+		{"alpha 1", Options{Model: &Gibbs{}, Alpha: 1}, ErrGibbs},
+		{"alpha negative", Options{Model: &Gibbs{}, Alpha: -0.1}, ErrGibbs},
+		{"alpha NaN", Options{Model: &Gibbs{}, Alpha: math.NaN()}, ErrGibbs},
+		{"median baseline", Options{Model: &Gibbs{}, Baseline: BaselineMedian}, ErrGibbs},
+		{"burn-in too short", Options{Model: &Gibbs{BurnIn: 20}}, ErrGibbs},
+		{"burn-in not below samples", Options{Model: &Gibbs{Samples: 30, BurnIn: 30}}, ErrGibbs},
+		{"keep too many", Options{Model: &Gibbs{Samples: 50, BurnIn: 30, Keep: 21}}, ErrGibbs},
+		{"negative samples", Options{Model: &Gibbs{Samples: -1}}, ErrGibbs},
+		{"calibration 0.5", Options{Model: &Gibbs{Calibration: 0.5}}, ErrGibbs},
+		{"tail negative", Options{Model: &Gibbs{Tail: -1}}, ErrGibbs},
+		{"tail below 1", Options{Model: &Gibbs{Tail: 0.9}}, ErrGibbs},
+		{"tail NaN", Options{Model: &Gibbs{Tail: math.NaN()}}, ErrGibbs},
+		{"tail -Inf", Options{Model: &Gibbs{Tail: math.Inf(-1)}}, ErrGibbs},
+		{"calibration NaN", Options{Model: &Gibbs{Calibration: math.NaN()}}, ErrGibbs},
 	}
 	for _, c := range cases {
 		if _, err := Fit(context.Background(), r, nil, c.opt); !errors.Is(err, c.want) {
@@ -333,7 +332,7 @@ func TestGibbsErrors(t *testing.T) {
 		t.Errorf("%d ratings: error %v, want ErrTooFewRatings", tiny.Len(), err)
 	}
 	var rankErr *RankError
-	if _, err := Fit(context.Background(), r, nil, Options{Gibbs: &Gibbs{}, Rank: 20}); !errors.As(err, &rankErr) {
+	if _, err := Fit(context.Background(), r, nil, Options{Model: &Gibbs{}, Rank: 20}); !errors.As(err, &rankErr) {
 		t.Errorf("rank 20 of 30×20: error %v, want a *RankError", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -472,7 +471,7 @@ func TestGibbsTailShortLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.Gibbs.Tail = math.Inf(1)
+	opt.Model = &Gibbs{Tail: math.Inf(1)}
 	normal, err := Fit(context.Background(), r, held, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -491,7 +490,7 @@ func TestGibbsTailShortLines(t *testing.T) {
 	// The largest tail is the normal noise: its weights are all exactly
 	// 1 and its t scale the mean square, so the fit is the normal one to
 	// the bit.
-	opt.Gibbs.Tail = math.MaxFloat64
+	opt.Model = &Gibbs{Tail: math.MaxFloat64}
 	huge, err := Fit(context.Background(), r, held, opt)
 	if err != nil {
 		t.Fatal(err)

@@ -35,15 +35,12 @@ const (
 )
 
 // ALSFactorTol is the stop on the relative factor change of fits with
-// rpca.UpdateALS when Settings.Stop.FactorTol is 0: a sweep that moves
+// *ALS when Settings.Stop.FactorTol is 0: a sweep that moves
 // the factors by about 0.1% of their size ((‖ΔU‖² + ‖ΔV‖²)/(‖U‖² + ‖V‖²)
 // ≤ 1e-6). The solver's own default (rpca.DefaultALSStop) is meant for
 // exact low-rank data; on ratings the held-out error settles long before
 // it is met (docs/performance.md, "Ratings at scale").
 const ALSFactorTol = 1e-6
-
-// defaultMethod is Options.Method when it is nil.
-func defaultMethod() *rpca.GD { return &rpca.GD{Update: rpca.UpdateALS, PerLine: true} }
 
 // Options configures [Fit].
 type Options struct {
@@ -58,10 +55,10 @@ type Options struct {
 	// column; 0 is plain matrix completion.
 	Alpha float64
 	// Baseline is what is fitted before the low-rank part; "" means
-	// BaselineMedian. With BaselineBiases, rpca.UpdateALS and Alpha 0
-	// the biases are then refitted jointly with the factors
-	// (rpca.GD.Biases, with the factors' ridge, starting from the
-	// baseline's) unless FixedBiases is set. With Alpha > 0 they stay
+	// BaselineMedian. With BaselineBiases, *ALS and Alpha 0 the biases
+	// are then refitted jointly with the factors (als.Method.Biases, with
+	// the factors' ridge, starting from the baseline's) unless FixedBiases
+	// is set. With Alpha > 0 they stay
 	// fixed: refitted without the ratings T sets aside, a fixed share
 	// of every line, the biases follow the trimmed lines (measured on
 	// flipped ratings: worse held-out RMSE, docs/experiments.md).
@@ -69,23 +66,19 @@ type Options struct {
 	// FixedBiases keeps the biases of BaselineBiases as they are fitted
 	// first, without the joint refit.
 	FixedBiases bool
-	// Method fits the low-rank part; nil means alternating least squares
-	// with the paper's sparse estimator, T's counts taken per user and
-	// item (&rpca.GD{Update: rpca.UpdateALS, PerLine: true}: ratings are
-	// far from uniformly sampled). It must accept partial observations.
-	Method rpca.Method
+	// Model is the estimator: nil means *ALS with its defaults
+	// (alternating least squares with the paper's sparse estimator, T's
+	// counts taken per user and item). With *Gibbs (see [Gibbs]) Rank 0
+	// means DefaultGibbsRank, Select is not used, Alpha is below 1, and the
+	// Baseline is BaselineBiases (or ""); Settings.Seed seeds the chain
+	// and Settings.Callback is called after every sweep.
+	Model Estimator
 	// Settings are passed to rpca.Solve, with Rank and Alpha replaced by
-	// the fields above (and, for rpca.UpdateALS, a Stop.FactorTol of 0
-	// replaced by ALSFactorTol).
+	// the fields above (and, for *ALS, a Stop.FactorTol of 0 replaced by
+	// ALSFactorTol).
 	Settings rpca.Settings
 	// Clip, when non-nil, bounds every prediction to [Clip[0], Clip[1]].
 	Clip *[2]float64
-	// Gibbs, when non-nil, fits the biased low-rank model by Gibbs
-	// sampling instead of with Method (see [Gibbs]): Rank 0 then means
-	// DefaultGibbsRank, Select is not used, Method must be nil, Alpha below 1,
-	// and the Baseline BaselineBiases (or ""). Settings.Seed seeds the
-	// chain and Settings.Callback is called after every sweep.
-	Gibbs *Gibbs
 }
 
 // Defaults returns the options of rpca complete at its defaults: the
@@ -93,7 +86,7 @@ type Options struct {
 // against alternating least squares with the rank and ridge chosen by
 // validation in docs/cli.md).
 func Defaults() Options {
-	return Options{Baseline: BaselineBiases, Gibbs: &Gibbs{}}
+	return Options{Baseline: BaselineBiases, Model: &Gibbs{}}
 }
 
 // RankError reports a rank that the training ratings cannot support.
@@ -191,13 +184,17 @@ func Fit(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Mo
 	skip, gross := setAsideGross(r, held)
 	var m *Model
 	var err error
-	switch {
-	case opt.Gibbs != nil:
-		m, err = fitBayes(ctx, r, skip, opt)
-	case opt.Rank == 0:
-		m, err = fitChosen(ctx, r, skip, opt)
+	switch e := opt.model().(type) {
+	case *Gibbs:
+		m, err = fitBayes(ctx, r, skip, opt, e)
+	case leastSquares:
+		if opt.Rank == 0 {
+			m, err = fitChosen(ctx, r, skip, opt, e)
+		} else {
+			m, err = fit(ctx, r, skip, nil, opt, e, -1, nil)
+		}
 	default:
-		m, err = fit(ctx, r, skip, nil, opt, nil)
+		return nil, fmt.Errorf("ratings: unknown estimator %s", e.Name())
 	}
 	if err != nil {
 		return nil, err
@@ -267,11 +264,12 @@ func setAsideGross(r *triples.Ratings, held []bool) ([]bool, int) {
 	return skip, n
 }
 
-// fit is Fit at a given rank. With val (flags over r, disjoint from
-// held) it stops early on the RMSE of the ratings marked in val
-// (Stop.Validation), those of fitted rows and columns. With starts (and
-// a *rpca.GD method) Phase I is taken from it rather than run.
-func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options, starts *startCache) (*Model, error) {
+// fit is Fit with the least-squares estimator e at a given rank and
+// ridge (< 0: e's own). With val (flags over r, disjoint from held) it
+// stops early on the RMSE of the ratings marked in val
+// (Stop.Validation), those of fitted rows and columns. With starts Phase
+// I is taken from it rather than run.
+func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options, e leastSquares, ridge float64, starts *startCache) (*Model, error) {
 	m, err := prepare(r, held, opt)
 	if err != nil {
 		return nil, err
@@ -304,33 +302,21 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options,
 	if err != nil {
 		return nil, err
 	}
-	method := opt.Method
-	if method == nil {
-		method = defaultMethod()
-	}
-	joint := false
-	if g, ok := method.(*rpca.GD); ok && g.Update == rpca.UpdateALS && opt.Baseline == BaselineBiases && !opt.FixedBiases && opt.Alpha == 0 {
-		gj := *g
-		gj.Biases, joint = true, true
-		method = &gj
-	}
+	joint := e.exact() && opt.Baseline == BaselineBiases && !opt.FixedBiases && opt.Alpha == 0
 	s := opt.Settings
 	s.Rank, s.Alpha = opt.Rank, opt.Alpha
-	if g, ok := method.(*rpca.GD); ok && g.Update == rpca.UpdateALS && s.Stop.FactorTol == 0 {
+	if e.exact() && s.Stop.FactorTol == 0 {
 		s.Stop.FactorTol = ALSFactorTol
 	}
 	if val != nil {
 		s.Stop.Validation = m.validation(r, val)
 	}
 	prob := &rpca.Problem{Observed: obs}
-	if g, ok := method.(*rpca.GD); ok && starts != nil {
-		if w := starts.start(ctx, prob, s, g); w != nil {
-			gs := *g
-			gs.Start = w
-			method = &gs
-		}
+	var start *rpca.Start
+	if starts != nil {
+		start = starts.start(ctx, prob, s, e)
 	}
-	res, err := rpca.Solve(ctx, prob, s, method)
+	res, err := rpca.Solve(ctx, prob, s, e.solver(ridge, joint, start))
 	if err != nil {
 		return nil, err
 	}
@@ -388,12 +374,10 @@ func prepare(r *triples.Ratings, held []bool, opt Options) (*Model, error) {
 	return m, nil
 }
 
-// fitBayes is Fit with Options.Gibbs: the bias model first (the chain's
-// start and the fallback for unknown ids), then the sampler.
-func fitBayes(ctx context.Context, r *triples.Ratings, held []bool, opt Options) (*Model, error) {
+// fitBayes is Fit with the estimator g: the bias model first (the
+// chain's start and the fallback for unknown ids), then the sampler.
+func fitBayes(ctx context.Context, r *triples.Ratings, held []bool, opt Options, g *Gibbs) (*Model, error) {
 	switch {
-	case opt.Method != nil:
-		return nil, fmt.Errorf("%w: Options.Method must be nil with Options.Gibbs, which has its own sampler", ErrGibbs)
 	case !(opt.Alpha >= 0 && gibbsGamma*opt.Alpha < 1):
 		return nil, fmt.Errorf("%w: Options.Alpha %v must be in [0, 1)", ErrGibbs, opt.Alpha)
 	case opt.Baseline != "" && opt.Baseline != BaselineBiases:
@@ -415,7 +399,7 @@ func fitBayes(ctx context.Context, r *triples.Ratings, held []bool, opt Options)
 	if m.Biases, err = FitBiases(tr.D1, tr.D2, tr.Row, tr.Col, tr.Val, DefaultRegRow, DefaultRegCol, DefaultSweeps); err != nil {
 		return nil, err
 	}
-	if err := fitGibbs(ctx, m, m.Options); err != nil {
+	if err := fitGibbs(ctx, m, m.Options, g); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca/als"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -229,7 +230,7 @@ func TestFitSetsAsideGross(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := Options{Rank: 2, Method: &rpca.GD{Update: rpca.UpdateALS}, Settings: rpca.Settings{Rank: 2, Seed: 1}}
+	opt := Options{Rank: 2, Model: &ALS{}, Settings: rpca.Settings{Rank: 2, Seed: 1}}
 	base, err := Fit(context.Background(), r, nil, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -388,6 +389,6 @@ func TestFitJointBiases(t *testing.T) {
 }
 
 func gdParamsBiases(m *Model) bool {
-	q, ok := m.Result.Params.(*rpca.GDParams)
+	q, ok := m.Result.Params.(*als.Params)
 	return ok && q.Biases
 }

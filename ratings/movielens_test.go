@@ -3,6 +3,8 @@ package ratings
 import (
 	"context"
 	"fmt"
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,7 +15,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
 )
 
@@ -58,16 +59,16 @@ func TestMovieLensCV(t *testing.T) {
 	if s := os.Getenv("RPCA_MOVIELENS_SVDPP"); s != "" {
 		pp = envFloatList(t, s, 4)
 	}
-	var method rpca.Method // the default: alternating least squares
+	var method Estimator // nil: alternating least squares
 	if u := os.Getenv("RPCA_MOVIELENS_UPDATE"); u != "" {
-		method = &rpca.GD{Update: rpca.UpdateRule(u), PerLine: true}
+		method = &Gradient{gd.Method{Scaled: u == "scaled"}}
 	}
 	if v := os.Getenv("RPCA_MOVIELENS_IMPLICIT"); v != "" {
 		lambdaY, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			t.Fatalf("RPCA_MOVIELENS_IMPLICIT=%q: %v", v, err)
 		}
-		method = &rpca.GD{Update: rpca.UpdateALS, PerLine: true, Implicit: lambdaY}
+		method = &ALS{als.Method{Implicit: lambdaY}}
 	}
 	var sel Selection
 	if s := os.Getenv("RPCA_MOVIELENS_PATIENCE"); s != "" {
@@ -92,11 +93,12 @@ func TestMovieLensCV(t *testing.T) {
 		start := time.Now()
 		opt := Defaults() // rpca complete's defaults
 		if method != nil || os.Getenv("RPCA_MOVIELENS_ALS") != "" {
-			opt = Options{Baseline: BaselineBiases, Method: method, Select: sel}
+			opt = Options{Baseline: BaselineBiases, Model: method, Select: sel}
 		}
-		if g := os.Getenv("RPCA_MOVIELENS_GIBBS"); g != "" && opt.Gibbs != nil {
+		if _, gibbs := opt.Model.(*Gibbs); gibbs && os.Getenv("RPCA_MOVIELENS_GIBBS") != "" {
+			g := os.Getenv("RPCA_MOVIELENS_GIBBS")
 			v := envFloatList(t, g, 3)
-			opt.Gibbs = &Gibbs{Samples: int(v[0]), BurnIn: int(v[1]), Keep: int(v[2])}
+			opt.Model = &Gibbs{Samples: int(v[0]), BurnIn: int(v[1]), Keep: int(v[2])}
 		}
 		opt.Clip = clip
 		if s := os.Getenv("RPCA_MOVIELENS_SEED"); s != "" {

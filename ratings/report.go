@@ -91,7 +91,7 @@ func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Repo
 		}
 		if !(ev.RMSE <= ev.MeanRMSE) {
 			w := fmt.Sprintf("the model predicts the held-out ratings worse than the mean training rating does (RMSE %.4g against %.4g)", ev.RMSE, ev.MeanRMSE)
-			if m.Options.Gibbs == nil && m.Chosen == nil {
+			if _, gibbs := m.Options.Model.(*Gibbs); !gibbs && m.Chosen == nil {
 				w += ": a fit at a given rank has no ridge unless one is asked for, and overfits sparse ratings; add a ridge or let the rank and ridge be chosen"
 			}
 			rep.Warnings = append(rep.Warnings, w)

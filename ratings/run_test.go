@@ -97,7 +97,7 @@ func TestPredictSaveReport(t *testing.T) {
 func TestReportWarnsOverfit(t *testing.T) {
 	r := biasedRatings(60, 50, 0.1, 1, 4)
 	held := HoldOut(r.Len(), 0.2, 1)
-	m, err := Fit(context.Background(), r, held, Options{Rank: 8, Baseline: BaselineNone, Method: defaultMethod()})
+	m, err := Fit(context.Background(), r, held, Options{Rank: 8, Baseline: BaselineNone, Model: &ALS{}})
 	if err != nil {
 		t.Fatal(err)
 	}

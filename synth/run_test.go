@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"errors"
+	"github.com/rpca-gd/rpca/gd"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,7 +18,7 @@ import (
 func TestRunSavesAndSolves(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "inst")
 	cfg := Config{D1: 80, D2: 60, Rank: 2, Alpha: 0.05, Seed: 3, P: 0.5}
-	rep, err := Run(context.Background(), Job{Config: cfg, Method: &rpca.GD{}, Settings: rpca.Settings{Rank: 2, Alpha: 0.1}, Out: out})
+	rep, err := Run(context.Background(), Job{Config: cfg, Method: &gd.Method{}, Settings: rpca.Settings{Rank: 2, Alpha: 0.1}, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestRunCancelledLeavesNothing(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "inst")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := Run(ctx, Job{Config: Config{D1: 50, D2: 50, Rank: 2, Alpha: 0.1, Seed: 1}, Method: &rpca.GD{}, Settings: rpca.Settings{Rank: 2, Alpha: 0.1}, Out: out})
+	_, err := Run(ctx, Job{Config: Config{D1: 50, D2: 50, Rank: 2, Alpha: 0.1, Seed: 1}, Method: &gd.Method{}, Settings: rpca.Settings{Rank: 2, Alpha: 0.1}, Out: out})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/gd"
 )
 
 // Preset is a named set of solver settings for video. Zero fields leave
@@ -94,7 +95,7 @@ var Presets = map[string]Preset{
 func DefaultOptions() SeparateOptions {
 	p := Presets[""]
 	return SeparateOptions{
-		Method: &rpca.GD{Update: rpca.UpdateScaled, Gamma: p.Gamma},
+		Method: &gd.Method{Scaled: true, Gamma: p.Gamma},
 		Settings: rpca.Settings{
 			Alpha: p.Alpha,
 			Stop:  rpca.Stop{FactorTol: p.FactorTol, MaxIter: p.MaxIter},
@@ -122,6 +123,13 @@ type SeparateOptions struct {
 	// foreground instead of the residual Y − M. It needs S on every row,
 	// so it solves on all rows (no sketch).
 	SparseForeground bool
+
+	// SampleRate p ∈ (0, 1) solves on a random fraction p of the
+	// entries (the paper's subsampling, Section 4.2), drawn with
+	// rpca.Sampling.Cover so that no pixel (row) or frame (column) is left
+	// without one; the method must accept partial observations. 0 or 1
+	// solves on all of them.
+	SampleRate float64
 
 	// SketchRows is the number of rows of Y (pixel channels, drawn at
 	// random with Settings.Seed) the method solves on; the other rows are
@@ -287,7 +295,8 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 		}
 		s.Rank = sep.Rank
 		stage("solving %d×%d at rank %d with %s", n1, d2, sep.Rank, o.Method.Name())
-		prob, method, err := subsampled(ys, s.Seed, o.Method)
+		prob, err := subsampled(ys, s.Seed, o.SampleRate)
+		method := o.Method
 		if err != nil {
 			return err
 		}
@@ -386,20 +395,16 @@ func clipResidual(r, m *mat.Dense) *mat.Dense {
 	return out
 }
 
-// subsampled returns the problem for method on the frames y. A gradient
-// method with SampleRate p ∈ (0, 1) gets the subsample itself, drawn with
-// Sampling.Cover so that no pixel (row) or frame (column) is left without
-// an entry, and a copy of the method that does not sample again.
-func subsampled(y *mat.Dense, seed uint64, method rpca.Method) (*rpca.Problem, rpca.Method, error) {
-	g, ok := method.(*rpca.GD)
-	if !ok || g.SampleRate <= 0 || g.SampleRate >= 1 {
-		return &rpca.Problem{Dense: y}, method, nil
+// subsampled returns the problem on the frames y: all of them, or with
+// p ∈ (0, 1) a subsample drawn with Sampling.Cover so that no pixel (row)
+// or frame (column) is left without an entry.
+func subsampled(y *mat.Dense, seed uint64, p float64) (*rpca.Problem, error) {
+	if p <= 0 || p >= 1 {
+		return &rpca.Problem{Dense: y}, nil
 	}
-	obs, err := rpca.Sampling{P: g.SampleRate, Seed: seed, Cover: true}.Dense(y)
+	obs, err := rpca.Sampling{P: p, Seed: seed, Cover: true}.Dense(y)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cp := *g
-	cp.SampleRate = 0
-	return &rpca.Problem{Observed: obs}, &cp, nil
+	return &rpca.Problem{Observed: obs}, nil
 }

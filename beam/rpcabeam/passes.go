@@ -10,7 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/kernels"
 )
 
@@ -142,7 +142,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 			for _, y := range val {
 				mags = append(mags, math.Abs(y-f.C))
 			}
-			out[l] = rpca.LineThreshold(mags, k)
+			out[l] = gd.LineThreshold(mags, k)
 		}
 		return vectorMatrix(out), nil
 	case passThresholds:
@@ -157,7 +157,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 			for q, x := range res {
 				res[q] = math.Abs(x)
 			}
-			out[l] = rpca.LineThreshold(res, k)
+			out[l] = gd.LineThreshold(res, k)
 		}
 		return vectorMatrix(out), nil
 	case passMulInit:
@@ -194,7 +194,7 @@ func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
 		ol := out.RawRowView(l)
 		for q, j := range idx {
 			y := val[q]
-			if rpca.InSparse(math.Abs(y-f.C), tOwn[s.First+l], tOther[j]) {
+			if gd.InSparse(math.Abs(y-f.C), tOwn[s.First+l], tOther[j]) {
 				y = f.C
 			}
 			for c, xv := range x.RawRowView(int(j)) {
@@ -230,7 +230,7 @@ func (f *passFn) gradients(ctx context.Context, s *shard) (*mat.Dense, error) {
 		ss := 0.0
 		for q, e := range res {
 			j := idx[q]
-			if rpca.InSparse(math.Abs(e), tOwn[s.First+l], tOther[j]) {
+			if gd.InSparse(math.Abs(e), tOwn[s.First+l], tOther[j]) {
 				continue
 			}
 			ss += e * e
@@ -267,7 +267,7 @@ func (f *passFn) trial(ctx context.Context, s *shard) (*mat.Dense, error) {
 		rt = residual(rt, s, l, ut, vt)
 		idx, _ := s.line(l)
 		for q, e := range res {
-			if !rpca.InSparse(math.Abs(e), tr[s.First+l], tc[idx[q]]) {
+			if !gd.InSparse(math.Abs(e), tr[s.First+l], tc[idx[q]]) {
 				out[l] += rt[q] * rt[q]
 			}
 		}

@@ -9,7 +9,7 @@
 // factors, the per-line thresholds of T, an operand of the initial SVD)
 // and writes one small output per shard. [Store] is the
 // [rpca.Distributed] those passes make up, so that the driver,
-// rpca.GD.SolveDistributed, runs the same parameters, initial SVD, update
+// gd.Method.SolveDistributed, runs the same parameters, initial SVD, update
 // and step rule, and stopping rules as the single-machine solver.
 // docs/distributed.md has the design and its costs.
 package rpcabeam

@@ -18,6 +18,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/mtx"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
@@ -53,10 +54,10 @@ func solveBoth(t *testing.T, in *synth.Instance, file string, o Options, s rpca.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dist, err = (&rpca.GD{}).SolveDistributed(ctx, st, s); err != nil {
+	if dist, err = (&gd.Method{}).SolveDistributed(ctx, st, s); err != nil {
 		t.Fatal(err)
 	}
-	if ref, err = rpca.Solve(ctx, in.Problem(), s, &rpca.GD{}); err != nil {
+	if ref, err = rpca.Solve(ctx, in.Problem(), s, &gd.Method{}); err != nil {
 		t.Fatal(err)
 	}
 	return dist, ref, st
@@ -125,7 +126,7 @@ func TestShardedInput(t *testing.T) {
 		if _, _, nnz := st.Dims(); nnz != in.Obs.NNZ() {
 			t.Errorf("%s: %d entries, want %d", name, nnz, in.Obs.NNZ())
 		}
-		res, err := (&rpca.GD{}).SolveDistributed(ctx, st, s)
+		res, err := (&gd.Method{}).SolveDistributed(ctx, st, s)
 		if err != nil {
 			t.Fatal(err)
 		}

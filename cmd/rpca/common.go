@@ -16,6 +16,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/methods"
@@ -83,28 +84,26 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 // the go command does with its build flags). The values set before
 // register are the defaults.
 type solveFlags struct {
-	method             string
-	rank               int // 0: not given, or auto (--rank auto, where allowed)
-	rankAuto           bool
-	alpha              float64
-	gamma              float64
-	step               float64
-	mu                 float64
-	noProj             bool
-	stepRule           string
-	ridge              float64
-	ridgeDecay         float64
-	huber, implicit, p float64
-	tol                float64
-	factorTol          float64
-	maxIter            int
-	seed               uint64
-	workers            int
-	quiet              bool
-	verbose            bool
-	jsonOut            bool
-	ialmLambda         float64
-	allowAuto          bool // --method auto is accepted (and the default)
+	method      string
+	rank        int // 0: not given, or auto (--rank auto, where allowed)
+	rankAuto    bool
+	alpha       float64
+	gamma, step float64 // rpca experiment's --gamma and --step
+	p           float64
+	tol         float64
+	factorTol   float64
+	maxIter     int
+	seed        uint64
+	workers     int
+	quiet       bool
+	verbose     bool
+	jsonOut     bool
+	allowAuto   bool // --method auto is accepted (and the default)
+	// params are the methods' own settings given on the command line
+	// (methods.Configure), by name; paramMethods the methods whose
+	// settings the command registers (nil: all of methods.Table).
+	params       map[string]string
+	paramMethods []string
 }
 
 // flagMask selects shared flags.
@@ -115,10 +114,9 @@ const (
 	flagMethod flagMask = 1 << iota
 	flagRank
 	flagAlpha
-	flagGamma
-	flagStep
-	flagGDModel // --mu --no-projection --step-rule --ridge
-	flagLambda
+	flagGamma  // rpca experiment's --gamma
+	flagStep   // rpca experiment's --step
+	flagParams // the methods' own settings (methods.Params)
 	flagSample // --p
 	flagTol
 	flagFactorTol
@@ -130,7 +128,7 @@ const (
 	flagJSON
 
 	// flagsSolve are the flags of a command that solves one problem.
-	flagsSolve = flagMethod | flagRank | flagAlpha | flagGamma | flagStep | flagGDModel | flagLambda | flagSample |
+	flagsSolve = flagMethod | flagRank | flagAlpha | flagParams | flagSample |
 		flagTol | flagFactorTol | flagMaxIter | flagSeed | flagWorkers | flagQuiet | flagVerbose | flagJSON
 )
 
@@ -156,16 +154,8 @@ func (f *solveFlags) defs() []flagDef {
 		{flagMethod, "method", &f.method, methodHelp(f.method)},
 		{flagRank, "rank", &rankValue{&f.rank, f.rankAuto}, rankUsage},
 		{flagAlpha, "alpha", cliflag.Checked(&f.alpha, cliflag.Fraction, "in [0, 1)"), "α, the largest fraction of corrupted entries per row/column, in [0, 1)"},
-		{flagGamma, "gamma", cliflag.Checked(&f.gamma, cliflag.OrDefault, orDef), "gd: γ, the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)"},
-		{flagStep, "step", cliflag.Checked(&f.step, cliflag.OrDefault, orDef), fmt.Sprintf("gd: step constant c in η = c/σ̂₁ (0: %g full, %g partial)", rpca.DefaultStepDense, rpca.DefaultStepPartial)},
-		{flagGDModel, "mu", cliflag.Checked(&f.mu, cliflag.OrDefault, orDef), "incoherence μ: gd row-norm constraints (0: 10), altproj threshold β = 4μ²r/√(d1·d2) (0: 1)"},
-		{flagGDModel, "no-projection", &f.noProj, "gd: switch off the row-norm projections"},
-		{flagGDModel, "ridge", cliflag.Checked(&f.ridge, cliflag.OrDefault, orDef), "gd, scaledgd, als: ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings"},
-		{flagGDModel, "ridge-decay", cliflag.Checked(&f.ridgeDecay, cliflag.Between(0.0, 1.0), "in [0, 1] (0: fixed)"), "als with --ridge: ρ, the ridge of sweep t is λ·ρᵗ (0 or 1: fixed); with --huber 3, --ridge 0.01 --ridge-decay 0.8 converges on partial observations of an ill-conditioned M (docs/performance.md)"},
-		{flagGDModel, "huber", cliflag.Checked(&f.huber, cliflag.OrDefault, orDef), "als: Huber weights at this multiple of the median absolute residual in place of the count-based sparse estimator (0: off; 3 is sound); converges at any conditioning on data observed well above the paper's rate"},
-		{flagGDModel, "implicit", cliflag.Checked(&f.implicit, cliflag.OrDefault, orDef), "als: λ_y of SVD++'s implicit factors (which columns a row has observed, e.g. which movies a user rated, shape its factor; 0: off)"},
-		{flagGDModel, "step-rule", cliflag.Checked(&f.stepRule, cliflag.OneOf("", string(rpca.StepFixed), string(rpca.StepBacktracking)), "fixed or backtracking"), "gd, scaledgd: fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix"},
-		{flagLambda, "lambda", cliflag.Checked(&f.ialmLambda, cliflag.OrDefault, orDef), "ialm: weight λ of ‖S‖₁ (0: 1/√d1)"},
+		{flagGamma, "gamma", cliflag.Checked(&f.gamma, cliflag.OrDefault, orDef), "γ of the gradient runs: the sparse estimator keeps ⌊γα·d⌋ per line in the iterations (0: 2 full, 3 partial)"},
+		{flagStep, "step", cliflag.Checked(&f.step, cliflag.OrDefault, orDef), fmt.Sprintf("step constant c in η = c/σ̂₁ of the gradient runs (0: %g full, %g partial)", gd.DefaultStepDense, gd.DefaultStepPartial)},
 		{flagSample, "p", cliflag.Checked(&f.p, cliflag.Rate, "in (0, 1]"), "sampling rate: p < 1 keeps a random fraction p of the entries and runs Algorithm 2 on them"},
 		{flagTol, "tol", tolerance(&f.tol), "relative residual tolerance ‖Y−UVᵀ−S‖/‖Y‖ (0: method default; <0: off)"},
 		{flagFactorTol, "factor-tol", tolerance(&f.factorTol), "gd: relative factor-change tolerance (0: default; <0: off)"},
@@ -185,6 +175,9 @@ func (f *solveFlags) register(fs *flag.FlagSet, mask flagMask) {
 	if f.allowAuto {
 		f.method = methodAuto
 	}
+	if mask&flagParams != 0 {
+		f.registerParams(fs)
+	}
 	for _, d := range f.defs() {
 		if mask&d.bit == 0 {
 			continue
@@ -200,6 +193,74 @@ func (f *solveFlags) register(fs *flag.FlagSet, mask flagMask) {
 			fs.Var(p, d.name, d.usage)
 		}
 	}
+}
+
+// registerParams adds a flag for each setting of the methods of
+// f.paramMethods (methods.Params). A value is checked as it is parsed, by
+// a method that has the setting, and kept by name for newMethod.
+func (f *solveFlags) registerParams(fs *flag.FlagSet) {
+	f.params = map[string]string{}
+	for _, d := range methods.Params() {
+		var own []string
+		for _, m := range d.Methods {
+			if f.paramMethods == nil || slices.Contains(f.paramMethods, m) {
+				own = append(own, m)
+			}
+		}
+		if len(own) == 0 {
+			continue
+		}
+		usage := d.Usage
+		if len(own) < len(d.Methods) {
+			usage = methods.ParamUsage(d.Name, own)
+		}
+		fs.Var(&paramFlag{name: d.Name, method: own[0], values: f.params, isBool: d.Bool}, d.Name, usage)
+	}
+}
+
+// paramFlag is one method setting on the command line: its text, checked
+// by the method named method, is kept in values.
+type paramFlag struct {
+	name, method string
+	values       map[string]string
+	isBool       bool
+}
+
+func (p *paramFlag) String() string {
+	if p.values == nil {
+		return ""
+	}
+	return p.values[p.name]
+}
+
+func (p *paramFlag) Set(s string) error {
+	if err := methods.Check(p.method, p.name, s); err != nil {
+		var pe *methods.ParamError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	p.values[p.name] = s
+	return nil
+}
+
+func (p *paramFlag) IsBoolFlag() bool { return p.isBool }
+
+// paramError is the command line's error for an error of
+// methods.New or methods.Configure: a usage error naming the flag.
+func paramError(err error, method string) error {
+	var unused *methods.UnusedParamError
+	var bad *methods.ParamError
+	switch {
+	case errors.As(err, &unused) && len(unused.TakenBy) > 0:
+		return cliflag.Usagef("--%s does not apply to --method %s (it applies to %s)", unused.Param, method, strings.Join(unused.TakenBy, ", "))
+	case errors.As(err, &unused):
+		return cliflag.Usagef("--%s: no method has this setting", unused.Param)
+	case errors.As(err, &bad):
+		return cliflag.Usagef("invalid value %q for --%s: %v", bad.Value, bad.Param, bad.Err)
+	}
+	return err
 }
 
 // rankValue is --rank: a positive integer, or auto (stored as 0) where
@@ -276,15 +337,16 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 	if !slices.Contains(names, f.method) {
 		return nil, cliflag.Usagef("unknown --method %q (want %s)", f.method, strings.Join(names, ", "))
 	}
-	m, err := methods.New(f.method, part, methods.Options{Mu: f.mu, Gamma: f.gamma, StepConst: f.step,
-		NoProjection: f.noProj, Step: rpca.StepRule(f.stepRule), Ridge: f.ridge, RidgeDecay: f.ridgeDecay, Huber: f.huber, Implicit: f.implicit, Lambda: f.ialmLambda})
+	m, err := methods.New(f.method, part, f.params)
 	switch {
 	case errors.Is(err, methods.ErrNeedsFull) && f.p < 1:
 		return nil, cliflag.Usagef("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only", f.method)
 	case errors.Is(err, methods.ErrNeedsFull):
 		return nil, cliflag.Usagef("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd", f.method)
+	case err != nil:
+		return nil, paramError(err, f.method)
 	}
-	return m, err
+	return m, nil
 }
 
 // newProgress is the progress printer of a command on stderr: an

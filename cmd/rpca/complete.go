@@ -7,13 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/load"
+	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/ratings"
 )
 
@@ -28,8 +31,22 @@ func init() {
 // methodGibbs is complete's name for ratings.Options.Gibbs (no rpca.Method).
 const methodGibbs = "gibbs"
 
-// gibbsIgnores are the flags of complete that --method gibbs does not use.
-var gibbsIgnores = []string{"factor-tol", "gamma", "huber", "implicit", "max-iter", "mu", "no-projection", "ridge", "ridge-decay", "step", "step-rule", "tol"}
+// completeMethods are the methods complete fits by rpca.Solve, whose
+// settings it takes.
+var completeMethods = []string{"gd", "scaledgd", "als"}
+
+// gibbsIgnores are the flags of complete that --method gibbs does not
+// use: the stopping rules and the settings of completeMethods.
+func gibbsIgnores() []string {
+	names := []string{"factor-tol", "max-iter", "tol"}
+	for _, d := range methods.Params() {
+		if slices.ContainsFunc(d.Methods, func(m string) bool { return slices.Contains(completeMethods, m) }) {
+			names = append(names, d.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
 
 // anySet reports whether the command line set any of the flags names.
 func anySet(fs *flag.FlagSet, names []string) bool {
@@ -53,7 +70,8 @@ type completeFlags struct {
 func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "complete", "--in RATINGS --out DIR [--rank R|auto] [flags]", nil)
 	f.rankAuto = true
-	f.solveFlags.register(fs, flagsSolve&^(flagSample|flagLambda))
+	f.paramMethods = completeMethods
+	f.solveFlags.register(fs, flagsSolve&^flagSample)
 	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping. A rank alone keeps the default model"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
 	fs.Lookup("method").Usage = "method: gibbs (the default: the biased low-rank model's posterior mean by Gibbs sampling; with --alpha, T_α sets outliers aside and the noise is Student-t), als (the default when a flag only it takes is given, such as --ridge or --center: alternating least squares with Algorithm 2's sparse estimator T; the summary names the flag), gd (Algorithm 2) or scaledgd (its scaled steps)"
@@ -109,16 +127,16 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 }
 
 // resolve sets the defaults that depend on the flags given, checks the
-// flags and the output directory, and returns the method (nil: Gibbs).
-func (f *completeFlags) resolve(fs *flag.FlagSet) (rpca.Method, error) {
+// flags and the output directory, and returns the estimator.
+func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
 	if !flagSet(fs, "method") {
 		// The Gibbs fit is the most accurate model (docs/cli.md), at any
 		// rank; a flag that only the least-squares fit takes chooses
 		// als, on ratings more accurate than gd and scaledgd in far fewer
 		// sweeps, and the summary names it.
 		f.method = methodGibbs
-		for _, n := range append([]string{"center", "biases"}, gibbsIgnores...) {
-			if flagSet(fs, n) {
+		for _, n := range append([]string{"center", "biases"}, gibbsIgnores()...) {
+			if flagSet(fs, n) && (!isParam(n) || methods.Takes("als", n)) {
 				f.modelFlags = append(f.modelFlags, "--"+n)
 			}
 		}
@@ -132,14 +150,30 @@ func (f *completeFlags) resolve(fs *flag.FlagSet) (rpca.Method, error) {
 	if err := f.validate(fs); err != nil {
 		return nil, err
 	}
-	if err := checkOutputDir(f.out, f.force, f.in, f.predict); err != nil || f.method == methodGibbs {
+	if err := checkOutputDir(f.out, f.force, f.in, f.predict); err != nil {
 		return nil, err
 	}
-	m, err := f.newMethod(true)
-	if g, ok := m.(*rpca.GD); ok {
-		g.PerLine = true // α of each user's and item's own ratings: ratings are far from uniform
+	var e ratings.Estimator
+	var m rpca.Method
+	switch f.method {
+	case methodGibbs:
+		return &ratings.Gibbs{Tail: f.tail}, nil
+	case "als":
+		a := &ratings.ALS{}
+		e, m = a, &a.Method
+	default:
+		g := &ratings.Gradient{Method: gd.Method{Scaled: f.method == "scaledgd"}}
+		e, m = g, &g.Method
 	}
-	return m, err
+	if err := methods.Configure(m, f.params); err != nil {
+		return nil, paramError(err, f.method)
+	}
+	return e, nil
+}
+
+// isParam reports whether name is a setting of some method.
+func isParam(name string) bool {
+	return slices.ContainsFunc(methods.Params(), func(d methods.ParamDoc) bool { return d.Name == name })
 }
 
 // runError adds the command line's remedies to an error of ratings.Run.
@@ -173,11 +207,11 @@ func (f *completeFlags) read() (*triples.Ratings, *triples.Pairs, error) {
 }
 
 // fitOptions are the options of ratings.Fit from the flags.
-func (f *completeFlags) fitOptions(method rpca.Method, prog *progress.Printer) ratings.Options {
-	o := ratings.Options{Rank: f.rank, Alpha: f.alpha, Method: method, Settings: f.settings(), Baseline: ratings.BaselineMedian}
+func (f *completeFlags) fitOptions(e ratings.Estimator, prog *progress.Printer) ratings.Options {
+	o := ratings.Options{Rank: f.rank, Alpha: f.alpha, Model: e, Settings: f.settings(), Baseline: ratings.BaselineMedian}
 	o.Settings.Callback = prog.Record
 	if f.method == methodGibbs {
-		o.Method, o.Gibbs, o.Baseline, o.Clip = nil, &ratings.Gibbs{Tail: f.tail}, ratings.BaselineBiases, f.clipRange
+		o.Baseline, o.Clip = ratings.BaselineBiases, f.clipRange
 		return o
 	}
 	switch {
@@ -187,8 +221,8 @@ func (f *completeFlags) fitOptions(method rpca.Method, prog *progress.Printer) r
 		o.Baseline = ratings.BaselineNone
 	}
 	o.Clip = f.clipRange
-	if f.rank == 0 && f.ridge > 0 { // auto: the rank only
-		o.Select.Ridges = []float64{f.ridge}
+	if ridge, _ := strconv.ParseFloat(f.params["ridge"], 64); f.rank == 0 && ridge > 0 { // auto: the rank only
+		o.Select.Ridges = []float64{ridge}
 	}
 	return o
 }
@@ -199,7 +233,7 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 		rule{f.in == "", "complete: --in FILE is required (run 'rpca complete -h' for help)"},
 		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
 		rule{!slices.Contains([]string{"gd", "scaledgd", "als", methodGibbs}, f.method), fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gibbs, als, gd (Algorithm 2) or scaledgd only", f.method)},
-		rule{f.method == methodGibbs && anySet(fs, gibbsIgnores), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores, ", --") + " (they tune als, gd and scaledgd)"},
+		rule{f.method == methodGibbs && anySet(fs, gibbsIgnores()), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores(), ", --") + " (they tune als, gd and scaledgd)"},
 		rule{f.method == methodGibbs && !f.biases, "complete: --method gibbs fits the biases with the factors: drop --biases=false and --center"},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
 		rule{flagSet(fs, "tail") && (f.method != methodGibbs || f.alpha == 0), "complete: --tail sets the noise of --method gibbs with --alpha > 0"},

@@ -486,7 +486,7 @@ func TestCompleteAutoRank(t *testing.T) {
 	}
 }
 
-// TestCompleteImplicit: --implicit reaches rpca.GD.Implicit (the summary's
+// TestCompleteImplicit: --implicit reaches als.Method.Implicit (the summary's
 // params say so), and on generated low-rank ratings with the biases the
 // fit is as good as without it: the held-out RMSE within 2σ, the
 // implicit factors neither break nor degrade a model that does not need
@@ -504,7 +504,7 @@ func TestCompleteImplicit(t *testing.T) {
 	if rmse := sum["holdout_rmse"].(float64); !(rmse <= 2*sigma) {
 		t.Errorf("held-out RMSE %.4g with --implicit 5, want at most %g", rmse, 2*sigma)
 	}
-	wantError(t, 2, []string{"GD.Implicit"}, "complete", "--method", "als", "--in", in, "--header", "--rank", "6", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
+	wantError(t, 2, []string{"Huber (--huber) and Implicit (--implicit)"}, "complete", "--method", "als", "--in", in, "--header", "--rank", "6", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
 		"--out", join(dir, "model2"))
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca/gd"
 	"io"
 	"math"
 	"os"
@@ -146,15 +147,15 @@ func TestDecomposeRobust(t *testing.T) {
 		{"stray argument", 2, []string{"unexpected argument"}, []string{"--in", y, "--rank", "1", "extra"}},
 		{"factor-tol NaN", 2, []string{"flag -factor-tol"}, []string{"--in", y, "--rank", "1", "--factor-tol", "NaN"}},
 		{"workers negative", 2, []string{"flag -workers"}, []string{"--in", y, "--rank", "1", "--workers", "-1"}},
-		{"step rule unknown", 2, []string{"flag -step-rule", "fixed or backtracking"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--step-rule", "fast"}},
+		{"step rule unknown", 2, []string{"flag -step-rule", "fixed, backtracking"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--step-rule", "fast"}},
 		{"ridge negative", 2, []string{"flag -ridge"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--ridge", "-1"}},
 		{"ridge NaN", 2, []string{"flag -ridge"}, []string{"--in", y, "--rank", "1", "--ridge", "NaN"}},
 		{"huber negative", 2, []string{"flag -huber"}, []string{"--in", y, "--rank", "1", "--method", "als", "--huber", "-3"}},
 		{"huber NaN", 2, []string{"flag -huber"}, []string{"--in", y, "--rank", "1", "--method", "als", "--huber", "NaN"}},
 		{"huber a word", 2, []string{"flag -huber"}, []string{"--in", y, "--rank", "1", "--method", "als", "--huber", "strong"}},
-		{"huber with gd", 2, []string{"GD.Huber", "als"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--huber", "3"}},
+		{"huber with gd", 2, []string{"--huber does not apply to --method gd", "als"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--huber", "3"}},
 		{"implicit Inf", 2, []string{"flag -implicit"}, []string{"--in", y, "--rank", "1", "--method", "als", "--implicit", "Inf"}},
-		{"implicit with gd", 2, []string{"GD.Implicit", "als"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--implicit", "5"}},
+		{"implicit with gd", 2, []string{"--implicit does not apply to --method gd", "als"}, []string{"--in", y, "--rank", "1", "--method", "gd", "--implicit", "5"}},
 		{"too small for the model", 1, []string{"too small to separate"}, []string{"--in", testfile.Write(t, dir, "tiny.csv", "1,2\n3,4\n"), "--rank", "1"}},
 		{"truth dir missing", 1, []string{"--truth: input file", "A.npy", "does not exist"}, []string{"--in", y, "--rank", "1", "--truth", t.TempDir()}},
 		{"mtx NaN entry", 1, []string{"line 3", "leave missing entries out"}, []string{"--in", testfile.Write(t, dir, "nan.mtx", mm+"2 2 2\n1 1 nan\n2 2 1\n"), "--rank", "1"}},
@@ -235,8 +236,9 @@ func TestSynthRobust(t *testing.T) {
 		{"rank 0", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--d", "10", "--rank", "0"}},
 		{"ridge-decay above 1", 2, []string{"flag -ridge-decay", "in [0, 1]"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge", "0.01", "--ridge-decay", "1.5"}},
 		{"ridge-decay NaN", 2, []string{"flag -ridge-decay"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge", "0.01", "--ridge-decay", "NaN"}},
-		{"ridge-decay without --ridge", 2, []string{"RidgeDecay needs", "Ridge > 0"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge-decay", "0.8", "--quiet"}},
-		{"ridge-decay with gd", 2, []string{"RidgeDecay needs", "als"}, []string{"--d", "40", "--p", "0.5", "--ridge", "0.01", "--ridge-decay", "0.8", "--quiet"}},
+		{"ridge-decay without --ridge", 2, []string{"RidgeDecay (--ridge-decay) needs Ridge (--ridge) > 0"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge-decay", "0.8", "--quiet"}},
+		{"ridge-decay with gd", 2, []string{"--ridge-decay does not apply to --method gd", "als"}, []string{"--d", "40", "--p", "0.5", "--method", "gd", "--ridge", "0.01", "--ridge-decay", "0.8", "--quiet"}},
+		{"huber with auto on a full matrix", 2, []string{"--huber does not apply to --method auto", "als"}, []string{"--d", "40", "--huber", "3", "--quiet"}},
 		{"rank auto", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--d", "10", "--rank", "auto"}},
 		{"p 0", 2, []string{"flag -p: must be in (0, 1]"}, []string{"--d", "10", "--rank", "1", "--p", "0"}},
 		{"huge dense", 1, []string{"10000000×10000000", "GB", "free"}, []string{"--d", "10000000", "--rank", "1", "--quiet"}},
@@ -413,12 +415,12 @@ func TestLibraryRobust(t *testing.T) {
 		{"target error without truth", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Stop: rpca.Stop{TargetError: 1e-3}}, nil, false},
 		{"too small to identify", &rpca.Problem{Dense: mat.NewDense(2, 2, []float64{1, 2, 3, 4})}, rpca.Settings{Rank: 1, Alpha: 0.1}, nil, true},
 		{"dense-only on partial", &rpca.Problem{Observed: obs}, rpca.Settings{Rank: 1}, &ialm.Method{}, false},
-		{"GD unknown update", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Update: "newton"}, false},
-		{"GD step NaN", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{StepConst: math.NaN()}, false},
-		{"GD unknown step rule", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Step: "newton"}, false},
-		{"GD ridge negative", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Ridge: -1}, false},
-		{"GD ridge Inf", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &rpca.GD{Ridge: math.Inf(1)}, false},
-		{"GD gamma·alpha ≥ 1", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Alpha: 0.6}, &rpca.GD{}, false},
+		{"GD balance with the scaled step", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{Scaled: true, Balance: 1}, false},
+		{"GD step NaN", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{StepConst: math.NaN()}, false},
+		{"GD unknown step rule", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{Step: "newton"}, false},
+		{"GD ridge negative", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{Ridge: -1}, false},
+		{"GD ridge Inf", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{Ridge: math.Inf(1)}, false},
+		{"GD gamma·alpha ≥ 1", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1, Alpha: 0.6}, &gd.Method{}, false},
 		{"accaltproj gamma 1", &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &accaltproj.Method{Gamma: 1}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -87,7 +87,7 @@ func TestSynthSaveOnlyAndErrors(t *testing.T) {
 	}
 }
 
-// TestSynthHuber: --huber reaches rpca.GD.Huber. On an instance with
+// TestSynthHuber: --huber reaches als.Method.Huber. On an instance with
 // κ = 100 (p = 0.6) the als run with --huber 3 converges (no warning, a
 // converged stop, the true error below 1e-6). An instance with 30%
 // corruptions decomposed with --alpha 0.05 ends with sparse-excess and
@@ -115,5 +115,5 @@ func TestSynthHuber(t *testing.T) {
 		strings.Count(r.stderr, "rpca: warning:") != 1 || !strings.Contains(r.stderr, "more corruptions than α allows") {
 		t.Errorf("30%% corruptions, --alpha 0.05: stop %v, stderr %q", sum["stop_reason"], r.stderr)
 	}
-	wantError(t, 2, []string{"GD.Huber"}, "synth", "--d", "60", "--rank", "2", "--method", "gd", "--huber", "3")
+	wantError(t, 2, []string{"--huber does not apply to --method gd (it applies to als)"}, "synth", "--d", "60", "--rank", "2", "--method", "gd", "--huber", "3")
 }

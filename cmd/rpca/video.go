@@ -6,12 +6,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
-	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/methods"
@@ -170,8 +171,8 @@ func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job,
 		if err != nil {
 			return j, err
 		}
-		if g, ok := m.(*rpca.GD); ok && f.p < 1 {
-			g.SampleRate = f.p // Separate subsamples, covering every pixel and frame
+		if f.p < 1 {
+			j.Separate.SampleRate = f.p // Separate subsamples, covering every pixel and frame
 		}
 		j.Separate.Method = m
 		j.Separate.Settings = f.settings()
@@ -246,6 +247,7 @@ func (f *videoFlags) pickMethod() error {
 	gradient := f.method == "gd" || f.method == "scaledgd"
 	return firstBroken(
 		rule{f.method == "median" && f.foreground == "sparse", "--method median has no sparse part; use --foreground residual"},
+		rule{f.method == "median" && len(f.params) > 0, "--method median has none of the robust-PCA methods' settings (--" + strings.Join(slices.Sorted(maps.Keys(f.params)), ", --") + ")"},
 		rule{!gradient && f.method != "median" && f.p < 1, "--p < 1 (subsampling) works with --method gd or scaledgd only"},
 	)
 }
@@ -253,10 +255,17 @@ func (f *videoFlags) pickMethod() error {
 // applyPreset gives the settings not given (or 0, "default") the
 // preset's values (video.Preset.Fill).
 func (f *videoFlags) applyPreset(p video.Preset, set map[string]bool) {
-	s := p.Fill(video.Preset{Rank: f.rank, Alpha: f.alpha, Mu: f.mu, Gamma: f.gamma, StepConst: f.step,
-		FactorTol: f.factorTol, ResidualTol: f.tol, MaxIter: f.maxIter}, f.method, set["rank"], set["alpha"])
+	s := p.Fill(video.Preset{Rank: f.rank, Alpha: f.alpha, FactorTol: f.factorTol, ResidualTol: f.tol, MaxIter: f.maxIter},
+		f.method, set["rank"], set["alpha"])
 	f.rankByPreset = s.Rank != f.rank
-	f.rank, f.alpha, f.mu, f.gamma, f.step, f.factorTol, f.tol, f.maxIter = s.Rank, s.Alpha, s.Mu, s.Gamma, s.StepConst, s.FactorTol, s.ResidualTol, s.MaxIter
+	f.rank, f.alpha, f.factorTol, f.tol, f.maxIter = s.Rank, s.Alpha, s.FactorTol, s.ResidualTol, s.MaxIter
+	// The method's own settings the command line did not give (or gave
+	// as 0, the default) take the preset's, where the method has them.
+	for name, v := range map[string]float64{"mu": s.Mu, "gamma": s.Gamma, "step": s.StepConst} {
+		if given, _ := strconv.ParseFloat(f.params[name], 64); v != 0 && given == 0 && methods.Takes(f.method, name) {
+			f.params[name] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	}
 }
 
 // maskOptions are the foreground decision's options from the flags.

@@ -1,7 +1,8 @@
-package rpca
+package gdcore
 
 import (
 	"fmt"
+	"github.com/rpca-gd/rpca"
 	"math"
 	"sync/atomic"
 
@@ -153,7 +154,7 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 		shift = a.im.z
 	}
 	if l := a.solveLines(un, v, a.fixU, m.RowPtr, a.rowChunks, m.ColIdx, m.Val, keep, curU, tau, shift); l >= 0 {
-		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", ErrDiverged, l)
+		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", rpca.ErrDiverged, l)
 	}
 	if a.im != nil {
 		a.im.step(un, v, keep)
@@ -180,7 +181,7 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 		colKeep = nil
 	}
 	if l := a.solveLines(vn, un, a.fixV, m.ColPtr, a.colChunks, m.RowIdx, colVal, colKeep, curV, tau, blas64.General{}); l >= 0 {
-		return fmt.Errorf("%w: the least-squares system of column %d is not positive definite", ErrDiverged, l)
+		return fmt.Errorf("%w: the least-squares system of column %d is not positive definite", rpca.ErrDiverged, l)
 	}
 	return nil
 }

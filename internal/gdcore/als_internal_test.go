@@ -1,6 +1,7 @@
-package rpca
+package gdcore
 
 import (
+	"github.com/rpca-gd/rpca"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -90,7 +91,7 @@ func checkALSStep(t *testing.T, r int, lambda float64, biases, huber bool) {
 	if huber {
 		g.Huber = 3
 	}
-	q, err := g.paramsFor(d1, d2, m.Rate(), Settings{Rank: r, Workers: 2, Alpha: 0.1})
+	q, err := g.paramsFor(d1, d2, m.Rate(), rpca.Settings{Rank: r, Workers: 2, Alpha: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-package rpca
+package gdcore
 
 import (
 	"context"
+	"github.com/rpca-gd/rpca"
 	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -177,8 +178,8 @@ func (st *denseState) evaluate(u, v, gu, gv blas64.General) (float64, error) {
 // sparse returns S_t, handing over the state's storage (a copy would
 // raise the peak memory by the size of S at the very end of the run); the
 // state must not be used afterwards.
-func (st *denseState) sparse() *Sparse {
+func (st *denseState) sparse() *rpca.Sparse {
 	s := st.s
 	st.s = sparsify.Sparse{}
-	return &Sparse{Rows: s.Rows, Cols: s.Cols, RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val}
+	return &rpca.Sparse{Rows: s.Rows, Cols: s.Cols, RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val}
 }

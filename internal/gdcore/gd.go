@@ -1,15 +1,17 @@
-package rpca
+package gdcore
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca"
 	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/access"
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 	"github.com/rpca-gd/rpca/internal/selection"
@@ -112,7 +114,7 @@ type GD struct {
 	// data at a lower rank with columns added). σ̂₁, which sets the step
 	// and the projection's bound, is then the top singular value of
 	// U₀V₀ᵀ. Its factors must be d1×r and d2×r with r = Settings.Rank.
-	Start *Start
+	Start *rpca.Start
 
 	// Biases, with UpdateALS only, fits a bias per row and per column
 	// jointly with the rank-r factors: the low-rank part is
@@ -151,12 +153,6 @@ type GD struct {
 	Implicit float64
 }
 
-// Start holds the factors of a warm start ([GD.Start]): the low-rank
-// part starts as U·Vᵀ.
-type Start struct {
-	U, V *mat.Dense
-}
-
 // WarmStart returns the factors of g.Start, nil when it is not set
 // ([WarmStarter]).
 func (g *GD) WarmStart() (u, v *mat.Dense) {
@@ -167,26 +163,51 @@ func (g *GD) WarmStart() (u, v *mat.Dense) {
 }
 
 // WithWarmStart returns a copy of g that starts from U·Vᵀ ([WarmStarter]).
-func (g *GD) WithWarmStart(u, v *mat.Dense) Method {
+func (g *GD) WithWarmStart(u, v *mat.Dense) rpca.Method {
 	cp := *g
-	cp.Start = &Start{U: u, V: v}
+	cp.Start = &rpca.Start{U: u, V: v}
 	return &cp
+}
+
+// liveContext returns ctx (context.Background() for nil) and its error
+// if it is already done.
+func liveContext(ctx context.Context) (context.Context, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return ctx, ctx.Err()
+}
+
+// finite reports whether every entry of m is finite (true for nil).
+func finite(m *mat.Dense) bool {
+	if m == nil {
+		return true
+	}
+	raw := m.RawMatrix()
+	for i := range raw.Rows {
+		for _, x := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // startFactors copies a warm start into the solver's layout, balanced,
 // and returns σ₁(UVᵀ), the top singular value of R_U·R_Vᵀ for the thin QR
 // factors U = Q_U·R_U and V = Q_V·R_V.
-func startFactors(w *Start, q *gdParams) (u, v blas64.General, sigma1 float64, err error) {
+func startFactors(w *rpca.Start, q *gdParams) (u, v blas64.General, sigma1 float64, err error) {
 	if w.U == nil || w.V == nil {
-		return u, v, 0, errors.New("rpca: GD.Start needs both factors")
+		return u, v, 0, errors.New("Start needs both factors")
 	}
 	ur, uc := w.U.Dims()
 	vr, vc := w.V.Dims()
 	if ur != q.d1 || vr != q.d2 || uc != q.rank || vc != q.rank {
-		return u, v, 0, fmt.Errorf("rpca: GD.Start is %d×%d and %d×%d; want %d×%d and %d×%d (rank %d)", ur, uc, vr, vc, q.d1, q.rank, q.d2, q.rank, q.rank)
+		return u, v, 0, fmt.Errorf("Start is %d×%d and %d×%d; want %d×%d and %d×%d (rank %d)", ur, uc, vr, vc, q.d1, q.rank, q.d2, q.rank, q.rank)
 	}
 	if !finite(w.U) || !finite(w.V) {
-		return u, v, 0, errors.New("rpca: GD.Start has a value that is not finite")
+		return u, v, 0, errors.New("Start has a value that is not finite")
 	}
 	var qu, qv mat.QR
 	qu.Factorize(w.U)
@@ -199,12 +220,12 @@ func startFactors(w *Start, q *gdParams) (u, v blas64.General, sigma1 float64, e
 	core.Mul(ru0, rv0.T())
 	var sv mat.SVD
 	if !sv.Factorize(&core, mat.SVDFull) {
-		return u, v, 0, fmt.Errorf("rpca: %w: the SVD of GD.Start's %d×%d core failed", ErrDiverged, q.rank, q.rank)
+		return u, v, 0, fmt.Errorf("rpca: %w: the SVD of Start's %d×%d core failed", rpca.ErrDiverged, q.rank, q.rank)
 	}
 	sig := sv.Values(nil)
 	sigma1 = sig[0]
 	if !(sigma1 > 0) {
-		return u, v, 0, errors.New("rpca: GD.Start is zero")
+		return u, v, 0, errors.New("Start is zero")
 	}
 	// Balance the factors as Phase I does (U₀ = ŨΣ^½, V₀ = ṼΣ^½, so that
 	// U₀ᵀU₀ = V₀ᵀV₀): with R_U·R_Vᵀ = A·Σ·Bᵀ, U·R_U⁻¹·A·Σ^½ and
@@ -261,7 +282,7 @@ const (
 
 // DefaultGDStop are the default stopping rules of GD: at most 1000
 // iterations, relative residual 1e-9, or relative factor change 1e-16 (a step of 1e-8 relative to the factors).
-var DefaultGDStop = Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16}
+var DefaultGDStop = rpca.Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16}
 
 // DefaultALSStop is the stopping rule of GD with UpdateALS when Settings.Stop
 // leaves a field 0: 200 iterations, relative residual 1e-9, or relative
@@ -269,7 +290,7 @@ var DefaultGDStop = Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16}
 // size; at 1e-10 a rank-3 matrix plus an offset of 10³, condition number
 // about 10⁴, stopped 3·10⁻⁶ away from it). Each sweep solves for the factors exactly, so it needs tens of
 // sweeps where the gradient steps need hundreds (docs/performance.md).
-var DefaultALSStop = Stop{MaxIter: 200, ResidualTol: 1e-9, FactorTol: 1e-14}
+var DefaultALSStop = rpca.Stop{MaxIter: 200, ResidualTol: 1e-9, FactorTol: 1e-14}
 
 // Backtracking line search (StepBacktracking): the Armijo constant and
 // the largest number of step halvings per iteration.
@@ -278,7 +299,7 @@ const (
 	maxBacktracks = 50
 )
 
-const gdDivergenceHint = "the step size may be too large (lower GD.StepConst, or use GD.Step = StepBacktracking), or the rank or alpha may be wrong for this data"
+const gdDivergenceHint = "the step size may be too large (lower StepConst, or use Step = StepBacktracking), or the rank or alpha may be wrong for this data"
 
 // StepRule selects how GD sets the length of each step.
 type StepRule string
@@ -307,11 +328,11 @@ func (g *GD) Name() string {
 // entry), the residual, S_t's support and T's column copy (17), and its
 // own column copy (13), besides Y (counted from the arrays, not
 // measured).
-func (g *GD) Capabilities() Capabilities {
+func (g *GD) Capabilities() rpca.Capabilities {
 	if g.Update == UpdateALS {
-		return Capabilities{UsesAlpha: true, FixedRank: !g.Biases, FitsOffset: g.Biases, BytesPerEntry: 54}
+		return rpca.Capabilities{UsesAlpha: true, FixedRank: !g.Biases, FitsOffset: g.Biases, BytesPerEntry: 54}
 	}
-	return Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8}
+	return rpca.Capabilities{UsesAlpha: true, FixedRank: true, BytesPerEntry: 5 * 8}
 }
 
 // gdParams are the effective parameters of one run.
@@ -340,12 +361,12 @@ type gdParams struct {
 
 // CheckParams checks g's fields and their combination for p and s
 // ([ParamChecker]).
-func (g *GD) CheckParams(p *Problem, s Settings) error {
+func (g *GD) CheckParams(p *rpca.Problem, s rpca.Settings) error {
 	_, err := g.params(p, s)
 	return err
 }
 
-func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
+func (g *GD) params(p *rpca.Problem, s rpca.Settings) (gdParams, error) {
 	d1, d2 := p.Dims()
 	rate := 0.0 // a dense Y
 	if p.Observed != nil {
@@ -356,105 +377,137 @@ func (g *GD) params(p *Problem, s Settings) (gdParams, error) {
 
 // paramsFor validates g's fields and fills in the defaults for a d1×d2
 // problem observed at rate (0: a dense Y, which SampleRate may subsample).
-func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
+func (g *GD) paramsFor(d1, d2 int, rate float64, s rpca.Settings) (gdParams, error) {
+	name := "gd" // the package the user built the method from
+	if g.Update == UpdateALS {
+		name = "als"
+	}
 	q := gdParams{
 		rank: s.Rank, alpha: s.Alpha, workers: kernels.Workers(s.Workers), seed: s.Seed,
 		gamma: g.Gamma, c: g.StepConst, mu: g.Mu, balance: g.Balance, project: !g.NoProjection,
 		svdTol: g.SVDTol, d1: d1, d2: d2, p: 1, ridge: g.Ridge, ridgeDecay: 1,
 	}
+	if err := g.checkFields(); err != nil {
+		return q, fmt.Errorf("%s: %w", name, err)
+	}
+	q.scaled, q.als = g.Update == UpdateScaled, g.Update == UpdateALS
+	q.partial, q.p = sampling(rate, g.SampleRate)
+	if err := g.resolveALS(&q, s.Alpha); err != nil {
+		return q, fmt.Errorf("%s: %w", name, err)
+	}
+	q.defaults(g.Step)
+	if q.gamma*q.alpha >= 1 {
+		return q, fmt.Errorf("%s: γ·α = %g·%g ≥ 1: the sparse estimator T_{γα} would keep every entry and leave nothing to the low-rank part; lower α (--alpha) or γ (--gamma; default 2, or 3 with partial observations)", name, q.gamma, q.alpha)
+	}
+	q.counts(g.PerLine)
+	return q, nil
+}
+
+// checkFields refuses a field no run can use: a number that is not
+// finite and non-negative, an unknown step rule or update, a sampling
+// rate outside (0, 1].
+func (g *GD) checkFields() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"Gamma", g.Gamma}, {"StepConst", g.StepConst}, {"Mu", g.Mu}, {"Balance", g.Balance}, {"SVDTol", g.SVDTol}, {"Ridge", g.Ridge}, {"Huber", g.Huber}, {"Implicit", g.Implicit}} {
+	}{{"Gamma (--gamma)", g.Gamma}, {"StepConst (--step)", g.StepConst}, {"Mu (--mu)", g.Mu}, {"Balance (--balance)", g.Balance},
+		{"SVDTol", g.SVDTol}, {"Ridge (--ridge)", g.Ridge}, {"Huber (--huber)", g.Huber}, {"Implicit (--implicit)", g.Implicit}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
-			return q, fmt.Errorf("rpca: GD.%s must be a finite non-negative number, got %v", f.name, f.v)
+			return fmt.Errorf("%s must be a finite non-negative number, got %v", f.name, f.v)
 		}
 	}
-	switch g.Step {
-	case "", StepFixed, StepBacktracking:
-	default:
-		return q, fmt.Errorf("rpca: unknown GD.Step %q (want %q or %q)", g.Step, StepFixed, StepBacktracking)
-	}
-	switch g.Update {
-	case "", UpdatePaper:
-	case UpdateScaled:
-		q.scaled = true
-	case UpdateALS:
-		q.als = true
-	default:
-		return q, fmt.Errorf("rpca: unknown GD.Update %q (want %q, %q or %q)", g.Update, UpdatePaper, UpdateScaled, UpdateALS)
-	}
-	if sr := g.SampleRate; math.IsNaN(sr) || sr < 0 || sr > 1 {
-		return q, fmt.Errorf("rpca: GD.SampleRate p must be in (0, 1], got %v", sr)
-	}
+	return g.checkChoices()
+}
+
+// checkChoices refuses an unknown step rule or update and a rate or decay
+// outside its range.
+func (g *GD) checkChoices() error {
 	switch {
-	case rate > 0:
-		q.partial = true
-		q.p = rate
-		if g.SampleRate > 0 {
-			q.p = g.SampleRate
-		}
-	case g.SampleRate > 0 && g.SampleRate < 1:
-		q.partial = true
-		q.p = g.SampleRate
-	}
-	if g.Biases && !q.als {
-		return q, fmt.Errorf("rpca: GD.Biases needs GD.Update = %q (it is fitted by the exact least-squares steps)", UpdateALS)
-	}
-	q.biases = g.Biases
-	if g.Huber > 0 && (!q.als || s.Alpha == 0) {
-		return q, fmt.Errorf("rpca: GD.Huber needs GD.Update = %q and α > 0 (it weighs the exact least-squares fits against outliers)", UpdateALS)
-	}
-	q.huber = g.Huber
-	if g.Implicit > 0 && (!q.als || g.Huber > 0) {
-		return q, fmt.Errorf("rpca: GD.Implicit needs GD.Update = %q without GD.Huber", UpdateALS)
-	}
-	q.implicit = g.Implicit
-	switch {
+	case g.Step != "" && g.Step != StepFixed && g.Step != StepBacktracking:
+		return fmt.Errorf("unknown Step (--step-rule) %q (want %q or %q)", g.Step, StepFixed, StepBacktracking)
+	case g.Update != "" && g.Update != UpdatePaper && g.Update != UpdateScaled && g.Update != UpdateALS:
+		return fmt.Errorf("unknown update %q (want %q, %q or %q)", g.Update, UpdatePaper, UpdateScaled, UpdateALS)
+	case math.IsNaN(g.SampleRate) || g.SampleRate < 0 || g.SampleRate > 1:
+		return fmt.Errorf("SampleRate p (--p) must be in (0, 1], got %v", g.SampleRate)
 	case !(g.RidgeDecay >= 0 && g.RidgeDecay <= 1):
-		return q, fmt.Errorf("rpca: GD.RidgeDecay must be in [0, 1] (0: a fixed ridge), got %v", g.RidgeDecay)
-	case g.RidgeDecay > 0 && g.RidgeDecay < 1 && (!q.als || g.Ridge == 0):
-		return q, fmt.Errorf("rpca: GD.RidgeDecay needs GD.Update = %q and GD.Ridge > 0 (it shrinks the ridge of the least-squares sweeps)", UpdateALS)
-	case g.RidgeDecay > 0:
+		return fmt.Errorf("RidgeDecay (--ridge-decay) must be in [0, 1] (0: a fixed ridge), got %v", g.RidgeDecay)
+	}
+	return nil
+}
+
+// sampling returns whether a run is Algorithm 2 and its rate p, for a
+// problem observed at rate (0: dense) and the SampleRate asked for.
+func sampling(rate, sampleRate float64) (partial bool, p float64) {
+	switch {
+	case rate > 0 && sampleRate > 0:
+		return true, sampleRate
+	case rate > 0:
+		return true, rate
+	case sampleRate > 0 && sampleRate < 1:
+		return true, sampleRate
+	}
+	return false, 1
+}
+
+// resolveALS sets the least-squares options. Package gd has no Biases,
+// Huber, Implicit or RidgeDecay, and package als no step: the only
+// combinations left to refuse are Huber with Implicit, Huber at α = 0 (it
+// weighs the fits against the corruptions that α = 0 says there are none
+// of), and a decay of no ridge.
+func (g *GD) resolveALS(q *gdParams, alpha float64) error {
+	switch {
+	case g.Huber > 0 && alpha == 0:
+		return errors.New("Huber (--huber) weighs the fits against corruptions, and α = 0 says there are none")
+	case g.Huber > 0 && g.Implicit > 0:
+		return errors.New("Huber (--huber) and Implicit (--implicit) cannot be combined (the implicit factors' conjugate-gradient step has no weights)")
+	case g.RidgeDecay > 0 && g.RidgeDecay < 1 && g.Ridge == 0:
+		return errors.New("RidgeDecay (--ridge-decay) needs Ridge (--ridge) > 0: it decays the ridge")
+	}
+	q.biases = g.Biases && q.als
+	q.huber, q.implicit = g.Huber, g.Implicit
+	if g.RidgeDecay > 0 {
 		q.ridgeDecay = g.RidgeDecay
 	}
 	if q.als {
 		q.partial = true  // every entry of a dense Y counts as observed
 		q.project = false // no step to project, nor a step constant
 	}
-	q.backtrack = !q.als && (g.Step == StepBacktracking || (g.Step == "" && q.partial))
-	if q.gamma == 0 {
-		q.gamma = 2
-		if q.partial {
-			q.gamma = 3
+	return nil
+}
+
+// defaults fills in the zero fields: γ, the step constant, μ, the SVD's
+// tolerance and the balancing weight, by algorithm and update, and the
+// step rule.
+func (q *gdParams) defaults(rule StepRule) {
+	q.backtrack = !q.als && (rule == StepBacktracking || (rule == "" && q.partial))
+	byAlg := func(v, full, partial float64) float64 {
+		switch {
+		case v != 0:
+			return v
+		case q.partial:
+			return partial
 		}
+		return full
 	}
+	q.gamma = byAlg(q.gamma, 2, 3)
 	switch {
 	case q.als: // no step: StepConst is not read
 		q.c = 0
-	case q.c == 0 && q.scaled:
-		q.c = DefaultStepScaled
-	case q.c == 0 && q.partial:
-		q.c = DefaultStepPartial
-	case q.c == 0:
-		q.c = DefaultStepDense
+	case q.scaled:
+		q.c = cmp.Or(q.c, DefaultStepScaled)
+	default:
+		q.c = byAlg(q.c, DefaultStepDense, DefaultStepPartial)
 	}
 	q.mu = cmp.Or(q.mu, 10)
-	if q.svdTol == 0 {
-		q.svdTol = DefaultSVDTol
-		if q.partial {
-			q.svdTol = DefaultSVDTolPartial
-		}
-	}
-	if q.balance == 0 {
-		q.balance = 0.5
-		if q.partial {
-			q.balance = 1.0 / 16
-		}
-	}
-	if q.gamma*q.alpha >= 1 {
-		return q, fmt.Errorf("rpca: γ·α = %g·%g ≥ 1: the sparse estimator T_{γα} would keep every entry and leave nothing to the low-rank part; lower Alpha or GD.Gamma (default γ = 2, or 3 with partial observations)", q.gamma, q.alpha)
-	}
+	q.svdTol = byAlg(q.svdTol, DefaultSVDTol, DefaultSVDTolPartial)
+	q.balance = byAlg(q.balance, 0.5, 1.0/16)
+}
+
+// counts sets the entries T keeps per line: in the initialization
+// (⌊α·d⌋, or ⌊2pα·d⌋ for Algorithm 2) and in the iterations (⌊γpα·d⌋),
+// or the fractions of each line's observed entries with perLine.
+func (q *gdParams) counts(perLine bool) {
+	d1, d2 := q.d1, q.d2
 	pa := q.p * q.alpha
 	if q.partial {
 		q.kRow0, q.kCol0 = sparsify.Count(2*pa, d2), sparsify.Count(2*pa, d1)
@@ -462,10 +515,9 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s Settings) (gdParams, error) {
 		q.kRow0, q.kCol0 = sparsify.Count(q.alpha, d2), sparsify.Count(q.alpha, d1)
 	}
 	q.kRow, q.kCol = sparsify.Count(q.gamma*pa, d2), sparsify.Count(q.gamma*pa, d1)
-	if q.partial && g.PerLine && q.alpha > 0 {
+	if q.partial && perLine && q.alpha > 0 {
 		q.frac0, q.frac = 2*q.alpha, q.gamma*q.alpha
 	}
-	return q, nil
 }
 
 // initTrims reports whether the initialization's T sets anything aside.
@@ -508,22 +560,22 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 }
 
 // Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.
-func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
-	if err := p.checkShape(); err != nil {
-		return nil, badInput(err)
+func (g *GD) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
+	if err := p.CheckShape(); err != nil {
+		return nil, rpca.BadInput(err)
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	q, err := g.params(p, s)
 	if err != nil {
-		return nil, BadSettings(err)
+		return nil, rpca.BadSettings(err)
 	}
 	def := DefaultGDStop
 	if q.als {
 		def = DefaultALSStop
 	}
-	tr := NewTracker(ctx, p, s, def, gdDivergenceHint)
+	tr := rpca.NewTracker(ctx, p, s, def, gdDivergenceHint)
 	st, err := g.state(p, s, &q)
 	if err != nil {
 		return nil, err
@@ -532,7 +584,7 @@ func (g *GD) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 }
 
 // state returns the data layout of Algorithm 1 (dense) or 2 (partial).
-func (g *GD) state(p *Problem, s Settings, q *gdParams) (gdState, error) {
+func (g *GD) state(p *rpca.Problem, s rpca.Settings, q *gdParams) (gdState, error) {
 	if !q.partial {
 		return newDenseState(p.Dense.RawMatrix(), q), nil
 	}
@@ -541,7 +593,7 @@ func (g *GD) state(p *Problem, s Settings, q *gdParams) (gdState, error) {
 		return nil, err
 	}
 	if er, ec := m.EmptyLines(); er > 0 || ec > 0 {
-		return nil, fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec)
+		return nil, rpca.BadInput(fmt.Errorf("%d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec))
 	}
 	return newObservedState(m, q), nil
 }
@@ -554,25 +606,19 @@ func (g *GD) state(p *Problem, s Settings, q *gdParams) (gdState, error) {
 // first r' columns of U₀ and V₀ are the rank-r' start (up to the SVD's
 // tolerance, GD.SVDTol): one call at the largest rank serves several.
 // A zero Y has no start; it is ErrBadInput.
-func (g *GD) Initialize(ctx context.Context, p *Problem, s Settings) (*Start, error) {
-	if err := checkInput(p, s); err != nil {
+func (g *GD) Initialize(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Start, error) {
+	if err := rpca.CheckProblem(p, s); err != nil {
 		return nil, err
 	}
 	ctx, err := liveContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	fr := analyze(p, false)
-	if fr.constant && fr.median == 0 {
-		return nil, fmt.Errorf("%w: Y is zero, and Phase I has no rank-%d start", ErrBadInput, s.Rank)
-	}
-	c := fr.scale
-	if p, err = fr.problem(p); err != nil {
-		return nil, err
-	}
+	q0, c := access.Scaled(p)
+	p = q0.(*rpca.Problem)
 	q, err := g.params(p, s)
 	if err != nil {
-		return nil, BadSettings(err)
+		return nil, rpca.BadSettings(err)
 	}
 	st, err := g.state(p, s, &q)
 	if err != nil {
@@ -582,7 +628,7 @@ func (g *GD) Initialize(ctx context.Context, p *Problem, s Settings) (*Start, er
 	if err != nil {
 		return nil, err
 	}
-	w := &Start{U: kernels.Dense(u), V: kernels.Dense(v)}
+	w := &rpca.Start{U: kernels.Dense(u), V: kernels.Dense(v)}
 	if c != 1 {
 		w.U.Scale(c, w.U)
 	}
@@ -591,7 +637,7 @@ func (g *GD) Initialize(ctx context.Context, p *Problem, s Settings) (*Start, er
 
 // run is Phase I (the warm start g.Start, or st's initialization) and
 // Phase II.
-func (g *GD) run(ctx context.Context, tr *Tracker, st gdState, q *gdParams) (*Result, error) {
+func (g *GD) run(ctx context.Context, tr *rpca.Tracker, st gdState, q *gdParams) (*rpca.Result, error) {
 	var (
 		u, v   blas64.General
 		sigma1 float64
@@ -599,8 +645,8 @@ func (g *GD) run(ctx context.Context, tr *Tracker, st gdState, q *gdParams) (*Re
 	)
 	if g.Start != nil {
 		u, v, sigma1, err = startFactors(g.Start, q)
-		if err != nil && !errors.Is(err, ErrDiverged) {
-			err = badInput(err)
+		if err != nil && !errors.Is(err, rpca.ErrDiverged) {
+			err = rpca.BadInput(err)
 		}
 	} else {
 		u, v, sigma1, err = st.initialize(ctx)
@@ -613,9 +659,9 @@ func (g *GD) run(ctx context.Context, tr *Tracker, st gdState, q *gdParams) (*Re
 
 // observedMatrix returns Φ for Algorithm 2: the problem's own, or a random
 // subsample of a dense Y (all of it for UpdateALS without SampleRate).
-func (g *GD) observedMatrix(p *Problem, s Settings) (*observed.Matrix, error) {
+func (g *GD) observedMatrix(p *rpca.Problem, s rpca.Settings) (*observed.Matrix, error) {
 	if p.Observed != nil {
-		return p.Observed.m, nil
+		return access.ObservedMatrix(p.Observed), nil
 	}
 	rate := g.SampleRate
 	if rate == 0 { // UpdateALS on a dense Y: all of it
@@ -652,29 +698,13 @@ type gdState interface {
 	initLocation() float64
 	// sparse returns S_t of the last evaluation. It is called once, at the
 	// end of the run, and may hand the state's storage over.
-	sparse() *Sparse
+	sparse() *rpca.Sparse
 }
 
 // runGD is Phase II, shared by both algorithms: steps of the update rule
 // on (U, V) until a stopping rule fires. q is not modified.
-func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*Result, error) {
-	var upd updater
-	var eta float64
-	switch {
-	case q.als:
-		upd = newALSUpdate(st.(*observedState), q)
-	case q.scaled:
-		eta = q.c
-		upd = newScaledUpdate(q, sigma1)
-	default:
-		eta = q.c / sigma1
-		pu := newPaperUpdate(q, sigma1)
-		if pu.boundU > 0 {
-			projectRows(u, pu.boundU)
-			projectRows(v, pu.boundV)
-		}
-		upd = pu
-	}
+func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*rpca.Result, error) {
+	upd, eta := newUpdater(st, q, u, v, sigma1)
 	r := q.rank
 	if q.biases {
 		u, v = withBiasColumns(u, v)
@@ -709,39 +739,14 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		if q.backtrack {
 			fOld = 0.5*(res*ny)*(res*ny)/q.p + upd.penalty(u, v)
 		}
-		stationary := false
-		for try := 0; ; try++ {
-			if err := upd.step(un, vn, u, v, gu, gv, t); err != nil {
-				return nil, fmt.Errorf("%w at iteration %d", err, iter+1)
-			}
-			if !q.backtrack {
-				break
-			}
-			// Armijo: accept when F falls by at least 1e-4 of the decrease
-			// its gradient predicts for this step (any decrease when a
-			// projection makes the prediction useless), up to rounding.
-			f, err := st.trial(un, vn)
-			if err != nil {
-				return nil, err
-			}
-			fNew := f/q.p + upd.penalty(un, vn)
-			pred := math.Max(upd.predicted(un, vn, u, v, gu, gv), 0)
-			if fNew <= fOld-armijo*pred+1e-12*math.Abs(fOld) {
-				if try == 0 {
-					t = min(1, 2*t) // regain the full step after a cut
-				}
-				break
-			}
-			if try == maxBacktracks {
-				stationary = true
-				break
-			}
-			t /= 2
+		stationary, err := takeStep(st, upd, q, fOld, &t, un, vn, u, v, gu, gv)
+		if err != nil {
+			return nil, fmt.Errorf("%w at iteration %d", err, iter+1)
 		}
 		if stationary {
 			// No step lowers the objective beyond rounding: the factors
 			// are stationary for the step rule.
-			reason = StopStationary
+			reason = rpca.StopStationary
 			break
 		}
 		norm := kernels.SumSq(u, 1) + kernels.SumSq(v, 1)
@@ -758,7 +763,7 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		if err != nil {
 			return nil, err
 		}
-		if !q.scaled && !q.als && change <= tr.rules.FactorTol {
+		if !q.scaled && !q.als && change <= tr.Rules().FactorTol {
 			change = math.Max(change, probe.change(u, v, gu, gv))
 		}
 		reason, done, err = tr.Step(iter, res, change, kernels.Dense(u), kernels.Dense(v))
@@ -771,24 +776,17 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		// paper's model) or the model (r, α) does not fit the data.
 		if res > 10*minRes && res > 1e-6 {
 			return nil, fmt.Errorf("%w at iteration %d (relative residual rose from %.3g to %.3g): %s",
-				ErrDiverged, iter, minRes, res, gdDivergenceHint)
+				rpca.ErrDiverged, iter, minRes, res, gdDivergenceHint)
 		}
 		minRes = min(minRes, res)
 	}
 	hist := tr.History()
-	method := "gd"
-	switch {
-	case q.scaled:
-		method = "scaledgd"
-	case q.als:
-		method = "als"
-	}
 	sp := st.sparse()
 	if q.huber > 0 && reason.Converged() && float64(len(sp.Val)) > huberExcess*q.alpha*float64(st.(*observedState).m.NNZ()) {
-		reason = StopSparseExcess
+		reason = rpca.StopSparseExcess
 	}
-	return &Result{
-		Method:     method,
+	return &rpca.Result{
+		Method:     q.name(),
 		U:          kernels.Dense(u),
 		V:          kernels.Dense(v),
 		S:          sp,
@@ -799,6 +797,64 @@ func runGD(tr *Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 flo
 		History:    hist,
 		Params:     q.report(eta, sigma1, st.initLocation()),
 	}, nil
+}
+
+// newUpdater returns the update rule of q and its step η (0 for ALS),
+// projecting the start onto the constraint sets of the paper's step.
+func newUpdater(st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (updater, float64) {
+	switch {
+	case q.als:
+		return newALSUpdate(st.(*observedState), q), 0
+	case q.scaled:
+		return newScaledUpdate(q, sigma1), q.c
+	}
+	pu := newPaperUpdate(q, sigma1)
+	if pu.boundU > 0 {
+		projectRows(u, pu.boundU)
+		projectRows(v, pu.boundV)
+	}
+	return pu, q.c / sigma1
+}
+
+// takeStep writes the next factors into un, vn: one step of the update
+// at multiplier *t, or, with backtracking, the first of the halved steps
+// that lowers the objective fOld (Armijo: by at least armijo times the
+// decrease its gradient predicts, any decrease when a projection makes
+// the prediction useless, up to rounding), regaining the full step after
+// a cut. It reports the factors stationary when no step does.
+func takeStep(st gdState, upd updater, q *gdParams, fOld float64, t *float64, un, vn, u, v, gu, gv blas64.General) (bool, error) {
+	for try := 0; ; try++ {
+		if err := upd.step(un, vn, u, v, gu, gv, *t); err != nil || !q.backtrack {
+			return false, err
+		}
+		f, err := st.trial(un, vn)
+		if err != nil {
+			return false, err
+		}
+		fNew := f/q.p + upd.penalty(un, vn)
+		pred := math.Max(upd.predicted(un, vn, u, v, gu, gv), 0)
+		switch {
+		case fNew <= fOld-armijo*pred+1e-12*math.Abs(fOld):
+			if try == 0 {
+				*t = min(1, 2**t)
+			}
+			return false, nil
+		case try == maxBacktracks:
+			return true, nil
+		}
+		*t /= 2
+	}
+}
+
+// name is the method's name in results: gd, scaledgd or als.
+func (q *gdParams) name() string {
+	switch {
+	case q.scaled:
+		return "scaledgd"
+	case q.als:
+		return "als"
+	}
+	return "gd"
 }
 
 // remaining returns the relative squared change the steps still have to

@@ -1,4 +1,4 @@
-package rpca
+package gdcore
 
 import (
 	"math"

@@ -1,6 +1,7 @@
-package rpca
+package gdcore
 
 import (
+	"github.com/rpca-gd/rpca"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -49,7 +50,7 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := (&GD{Update: UpdateALS, Ridge: lambda, Biases: biases, Implicit: lambdaY}).paramsFor(d1, d2, m.Rate(), Settings{Rank: r, Workers: 2, Alpha: 0.1})
+	q, err := (&GD{Update: UpdateALS, Ridge: lambda, Biases: biases, Implicit: lambdaY}).paramsFor(d1, d2, m.Rate(), rpca.Settings{Rank: r, Workers: 2, Alpha: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-package rpca
+package gdcore
 
 import (
 	"context"
+	"github.com/rpca-gd/rpca"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -60,13 +61,13 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 	u1, v1 := cloneG(u0), cloneG(v0)
 	u2, v2 := cloneG(u0), cloneG(v0)
 
-	s := Settings{Rank: r, Alpha: 0.05, Stop: Stop{MaxIter: 25, ResidualTol: -1, FactorTol: -1}}
-	p := &Problem{}
-	res1, err := runGD(NewTracker(context.Background(), p, s, DefaultGDStop, ""), st1, &q1, u1, v1, sigma1)
+	s := rpca.Settings{Rank: r, Alpha: 0.05, Stop: rpca.Stop{MaxIter: 25, ResidualTol: -1, FactorTol: -1}}
+	p := &rpca.Problem{}
+	res1, err := runGD(rpca.NewTracker(context.Background(), p, s, DefaultGDStop, ""), st1, &q1, u1, v1, sigma1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res2, err := runGD(NewTracker(context.Background(), p, s, DefaultGDStop, ""), st2, &q2, u2, v2, sigma1)
+	res2, err := runGD(rpca.NewTracker(context.Background(), p, s, DefaultGDStop, ""), st2, &q2, u2, v2, sigma1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-package rpca
+package gdcore
 
 import (
 	"context"
+	"github.com/rpca-gd/rpca"
 	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -183,7 +184,7 @@ func (st *observedState) evaluate(u, v, gu, gv blas64.General) (float64, error) 
 
 // sparse rebuilds S_t = T(Π_Φ(Y − UVᵀ)) from the support and the factors
 // of the last residual call.
-func (st *observedState) sparse() *Sparse {
+func (st *observedState) sparse() *rpca.Sparse {
 	m := st.m
 	n := 0
 	for _, kept := range st.keep {
@@ -193,7 +194,7 @@ func (st *observedState) sparse() *Sparse {
 	}
 	// Sized exactly: at d = 1e6 growing by appends left about a gigabyte
 	// of garbage at the end of the run, the peak of its memory.
-	out := &Sparse{Rows: m.Rows, Cols: m.Cols, RowPtr: make([]int, m.Rows+1),
+	out := &rpca.Sparse{Rows: m.Rows, Cols: m.Cols, RowPtr: make([]int, m.Rows+1),
 		ColIdx: make([]int32, 0, n), Val: make([]float64, 0, n)}
 	r := st.u.Cols
 	for i := 0; i < m.Rows; i++ {

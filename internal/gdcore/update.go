@@ -1,7 +1,8 @@
-package rpca
+package gdcore
 
 import (
 	"fmt"
+	"github.com/rpca-gd/rpca"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -252,7 +253,7 @@ func gramInverse(dst, a blas64.General) error {
 	}
 	eps := 1e-13 * tr / float64(r)
 	if !(eps > 0) || math.IsInf(eps, 0) {
-		return fmt.Errorf("%w: a factor is zero or non-finite (trace of its Gram matrix %v)", ErrDiverged, tr)
+		return fmt.Errorf("%w: a factor is zero or non-finite (trace of its Gram matrix %v)", rpca.ErrDiverged, tr)
 	}
 	for k := 0; k < r; k++ {
 		dst.Data[k*dst.Stride+k] += eps
@@ -261,10 +262,10 @@ func gramInverse(dst, a blas64.General) error {
 	var ch blas64.Triangular
 	ch.N, ch.Stride, ch.Data, ch.Uplo, ch.Diag = r, dst.Stride, dst.Data, blas.Upper, blas.NonUnit
 	if _, ok := lapack64.Potrf(sym); !ok {
-		return fmt.Errorf("%w: the Gram matrix of a factor is not positive definite", ErrDiverged)
+		return fmt.Errorf("%w: the Gram matrix of a factor is not positive definite", rpca.ErrDiverged)
 	}
 	if _, ok := lapack64.Potri(ch); !ok {
-		return fmt.Errorf("%w: the Gram matrix of a factor is singular", ErrDiverged)
+		return fmt.Errorf("%w: the Gram matrix of a factor is singular", rpca.ErrDiverged)
 	}
 	// Potri fills the upper triangle; mirror it.
 	for i := 0; i < r; i++ {

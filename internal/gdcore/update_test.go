@@ -1,7 +1,8 @@
-package rpca
+package gdcore
 
 import (
 	"context"
+	"github.com/rpca-gd/rpca"
 	"math/rand/v2"
 	"testing"
 
@@ -90,12 +91,12 @@ func TestScaledConditioning(t *testing.T) {
 	in := kappaInstance(t, 300, 3, 10)
 	its := map[UpdateRule]int{}
 	for _, rule := range []UpdateRule{UpdatePaper, UpdateScaled} {
-		s := Settings{Rank: 3, Alpha: 0.1, Stop: Stop{TargetError: 1e-5, MaxIter: 3000}}
-		res, err := Solve(context.Background(), in, s, &GD{Update: rule})
+		s := rpca.Settings{Rank: 3, Alpha: 0.1, Stop: rpca.Stop{TargetError: 1e-5, MaxIter: 3000}}
+		res, err := rpca.Solve(context.Background(), in, s, &GD{Update: rule})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Stop != StopTargetError {
+		if res.Stop != rpca.StopTargetError {
 			t.Fatalf("%s: stopped by %s at error %.3g", rule, res.Stop, res.History[len(res.History)-1].Error)
 		}
 		its[rule] = res.Iterations
@@ -109,7 +110,7 @@ func TestScaledConditioning(t *testing.T) {
 // kappaInstance builds a d×d problem with M* = Q_A·diag(s)·Q_Bᵀ, s evenly
 // spaced from 1 to 1/κ, and 10% of the entries corrupted by values
 // uniform on ±[0, 5r/d] (the paper's magnitude).
-func kappaInstance(t *testing.T, d, r int, kappa float64) *Problem {
+func kappaInstance(t *testing.T, d, r int, kappa float64) *rpca.Problem {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(11, uint64(kappa)))
 	orth := func() *mat.Dense {
@@ -136,7 +137,7 @@ func kappaInstance(t *testing.T, d, r int, kappa float64) *Problem {
 			}
 		}
 	}
-	return &Problem{Dense: y, Truth: &Truth{A: qa, B: qb}}
+	return &rpca.Problem{Dense: y, Truth: &rpca.Truth{A: qa, B: qb}}
 }
 
 // TestRidgeOneStep checks the ridge terms of both update rules against

@@ -32,6 +32,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/beam/rpcabeam"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
@@ -133,7 +134,7 @@ type summary struct {
 	Seconds    float64         `json:"seconds"`
 	StopReason string          `json:"stop_reason"`
 	Residual   *float64        `json:"residual"`
-	Params     *rpca.GDParams  `json:"params"`
+	Params     *gd.Params      `json:"params"`
 	History    []historyRecord `json:"history"`
 }
 
@@ -166,7 +167,7 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 			fmt.Fprintf(os.Stderr, "iteration %d: residual %.3g (%.1fs)\n", r.Iter, r.Residual, r.Elapsed.Seconds())
 		}
 	}
-	res, err := (&rpca.GD{}).SolveDistributed(ctx, st, s)
+	res, err := (&gd.Method{}).SolveDistributed(ctx, st, s)
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 	sum := summary{Command: "rpca-beam", Input: o.in, Runner: o.runner, D1: d1, D2: d2, Observed: nnz, Rank: o.rank,
 		Alpha: o.alpha, Shards: o.shards, Iterations: res.Iterations, Pipelines: st.Pipelines(),
 		Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Residual: metrics.Finite(res.Residual)}
-	sum.Params, _ = res.Params.(*rpca.GDParams)
+	sum.Params, _ = res.Params.(*gd.Params)
 	for _, h := range res.History {
 		sum.History = append(sum.History, historyRecord{h.Iter, h.Elapsed.Seconds(), metrics.Finite(h.Residual)})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -51,7 +52,7 @@ func TestCommand(t *testing.T) {
 	}
 	// The instance is small for recovery (true error about 1e-2 either
 	// way); the command must give what rpca.Solve gives.
-	ref, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}, &rpca.GD{})
+	ref, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}, &gd.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}
