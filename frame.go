@@ -1,12 +1,10 @@
 package rpca
 
 import (
+	"github.com/rpca-gd/rpca/internal/robust"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/rpca-gd/rpca/internal/kernels"
-	"github.com/rpca-gd/rpca/internal/selection"
 )
 
 // How Solve presents the data to a method: its frame. The methods
@@ -51,7 +49,7 @@ import (
 // about μr times the matrix's root mean square, so one a million spreads
 // away is a corruption by any model the methods can recover, and removing
 // it keeps every sum of squares within the range of float64.
-const GrossSpreads = 1 << 20
+const GrossSpreads = robust.GrossSpreads
 
 // frameSample bounds the number of observed values, evenly spaced, from
 // which the median and spread are estimated.
@@ -94,17 +92,17 @@ func observedAt(p *Problem) func(k int) float64 {
 	return func(k int) float64 { return val[k] }
 }
 
-// analyze returns p's frame; robust (α > 0) sets gross entries aside and
+// analyze returns p's frame; aside (α > 0) sets gross entries aside and
 // removes the location. The median and spread come from a sample; one
 // pass over the data, in parallel over fixed chunks combined in order (the
 // frame does not depend on the worker count), finds the gross entries,
 // the largest deviation and magnitude, and the norm of the values the
 // method will see.
-func analyze(p *Problem, robust bool) frame { return analyzeFrame(p, robust, robust) }
+func analyze(p *Problem, aside bool) frame { return analyzeFrame(p, aside, aside) }
 
 // analyzeFrame is analyze, with the removal of the location (centre) apart
-// from the setting aside of gross entries (robust).
-func analyzeFrame(p *Problem, robust, centre bool) frame {
+// from the setting aside of gross entries (aside).
+func analyzeFrame(p *Problem, aside, centre bool) frame {
 	fr := frame{scale: 1, n: observedLen(p)}
 	if fr.n == 0 {
 		fr.constant = true
@@ -116,218 +114,47 @@ func analyzeFrame(p *Problem, robust, centre bool) frame {
 	for k := range buf {
 		buf[k] = at(int(int64(k) * int64(fr.n) / int64(m)))
 	}
-	c, sH := robustHalf(buf)
+	c, sH := robust.Half(buf)
 	fr.median = c
 	ch := c / 2
 	if sH == 0 {
 		// The sample was constant: the data may not be (a sparse M).
-		st := framePass(p, ch, 0, 1, false)
-		if st.maxH == 0 {
+		st := robust.Pass(robustValues(p), ch, 0, 1, false)
+		if st.MaxH == 0 {
 			fr.constant = true
 			return fr
 		}
-		sH = st.maxH * math.Sqrt(st.devSS/float64(fr.n))
+		sH = st.MaxH * math.Sqrt(st.DevSS/float64(fr.n))
 	}
 	fr.halfSpread = sH
 	var locH float64
-	if robust && centre {
+	if aside && centre {
 		locH = math.Copysign(max(math.Abs(ch)-sH, 0), ch)
 	}
-	st := framePass(p, ch, locH, sH, robust)
-	if st.maxH == 0 {
+	st := robust.Pass(robustValues(p), ch, locH, sH, aside)
+	if st.MaxH == 0 {
 		fr.constant = true
 		return fr
 	}
-	fr.gross = st.gross
+	fr.gross = st.Gross
 	fr.loc = 2 * locH
 	rest := ch - locH // what is left of the location: |rest| ≤ σ̂/2 when centred
-	if robust {
+	if aside {
 		_, e := math.Frexp(math.Hypot(sH, min(math.Abs(rest), sH))) // in [2^(e−1), 2^e)
 		if fr.loc != 0 || len(fr.gross) > 0 || e < -40 || e > 40 {
 			fr.scale, fr.transform = math.Ldexp(1, e+1), true
 		}
-	} else if _, e := math.Frexp(st.maxAbs); e-1 < -safeExp || e-1 > safeExp {
+	} else if _, e := math.Frexp(st.MaxAbs); e-1 < -safeExp || e-1 > safeExp {
 		// α = 0: Y as it is, scaled only when its largest magnitude is
 		// far from 1.
 		fr.scale, fr.transform = math.Ldexp(1, e-1), true
 	}
 	// ‖Π_Φ Y_f‖ from the pass's sum of squares of (y/2 − c'/2)/σ̂ (with
 	// the gross entries at the median), and the clean norm.
-	fr.normF = st.ss.norm() * sH * 2 / fr.scale
+	fr.normF = st.SS.Norm() * sH * 2 / fr.scale
 	fr.refF = math.Sqrt(float64(fr.n)) * 2 * math.Hypot(sH, min(math.Abs(rest), sH)) / fr.scale
 	return fr
 }
-
-// passStats is what framePass finds.
-type passStats struct {
-	maxH, maxAbs float64 // largest |y/2 − c/2| and |y|
-	devSS        float64 // Σ(|y/2 − c/2|/maxH)², with spread 0 only
-	ss           scaledSum
-	gross        []int
-}
-
-// framePasses is the number of chunks framePass splits the data into.
-const framePasses = 64
-
-// framePass makes the pass of analyze over the observed values with
-// ch = c/2, locH = c'/2 and sH = σ̂/2: the largest deviation and
-// magnitude, the gross entries (robust only), and the sum of squares of
-// (y/2 − locH)/sH with a gross entry counted at the median. With robust,
-// every other term is below (2^20 + 1)², so plain sums per chunk cannot
-// overflow; without, a second pass sums the squares scaled by a power of
-// two near the largest magnitude. Chunks are combined in order. With
-// spread 0 (sH = 1, from the constant-sample case) it also returns devSS.
-func framePass(p *Problem, ch, locH, sH float64, robust bool) passStats {
-	type part struct {
-		maxH, maxAbs, ss float64
-		gross            []int
-	}
-	n := observedLen(p)
-	parts := make([]part, framePasses)
-	inv := 1 / sH
-	gH := (ch - locH) * inv
-	chunks := func(fn func(t, base int, vals []float64)) {
-		switch {
-		case p.Dense != nil:
-			raw := p.Dense.RawMatrix()
-			kernels.ForEach(framePasses, 0, func(t int) {
-				for i := t * raw.Rows / framePasses; i < (t+1)*raw.Rows/framePasses; i++ {
-					fn(t, i*raw.Cols, raw.Data[i*raw.Stride:i*raw.Stride+raw.Cols])
-				}
-			})
-		default:
-			val := p.Observed.m.Val
-			kernels.ForEach(framePasses, 0, func(t int) {
-				lo, hi := t*n/framePasses, (t+1)*n/framePasses
-				fn(t, lo, val[lo:hi])
-			})
-		}
-	}
-	limit := GrossSpreads * sH
-	chunks(func(t, base int, vals []float64) {
-		pt := &parts[t]
-		// Four accumulators each, so that the chains of max and sum do
-		// not wait on one another.
-		var mh, ma, ss [4]float64
-		mh[0], ma[0], ss[0] = pt.maxH, pt.maxAbs, pt.ss
-		q := 0
-		if robust {
-			for ; q+4 <= len(vals); q += 4 {
-				for l := range 4 {
-					x := vals[q+l]
-					h := math.Abs(x*0.5 - ch)
-					// Plain comparisons: the data are finite (checked),
-					// and the NaN-aware max is slower.
-					if h > mh[l] {
-						mh[l] = h
-					}
-					if a := math.Abs(x); a > ma[l] {
-						ma[l] = a
-					}
-					f := (x*0.5 - locH) * inv
-					if h > limit {
-						pt.gross = append(pt.gross, base+q+l)
-						f = gH
-					}
-					ss[l] += f * f
-				}
-			}
-		}
-		for ; q < len(vals); q++ {
-			x := vals[q]
-			h := math.Abs(x*0.5 - ch)
-			mh[0] = max(mh[0], h)
-			ma[0] = max(ma[0], math.Abs(x))
-			if !robust {
-				continue
-			}
-			f := (x*0.5 - locH) * inv
-			if h > limit {
-				pt.gross = append(pt.gross, base+q)
-				f = gH
-			}
-			ss[0] += f * f
-		}
-		pt.maxH = max(mh[0], mh[1], mh[2], mh[3])
-		pt.maxAbs = max(ma[0], ma[1], ma[2], ma[3])
-		pt.ss = (ss[0] + ss[1]) + (ss[2] + ss[3])
-	})
-	var st passStats
-	for _, pt := range parts {
-		st.maxH = max(st.maxH, pt.maxH)
-		st.maxAbs = max(st.maxAbs, pt.maxAbs)
-		st.ss.add(math.Sqrt(pt.ss))
-		st.gross = append(st.gross, pt.gross...)
-	}
-	if !robust && st.maxAbs > 0 {
-		// Sums of squares of y/(2·sH) scaled by a power of two near the
-		// largest, in the same chunks.
-		_, e := math.Frexp(st.maxAbs * 0.5 * inv)
-		f := math.Ldexp(1, -e)
-		chunks(func(t, _ int, vals []float64) {
-			ss := 0.0
-			for _, x := range vals {
-				v := (x*0.5 - locH) * inv * f
-				ss += v * v
-			}
-			parts[t].ss = ss
-		})
-		st.ss = scaledSum{}
-		for _, pt := range parts {
-			st.ss.add(math.Sqrt(pt.ss) / f)
-		}
-		if sH == 1 && st.maxH > 0 {
-			// The constant-sample case: the deviations' sum of squares,
-			// scaled by their largest.
-			g := 1 / st.maxH
-			chunks(func(t, _ int, vals []float64) {
-				ss := 0.0
-				for _, x := range vals {
-					v := math.Abs(x*0.5-ch) * g
-					ss += v * v
-				}
-				parts[t].ss = ss
-			})
-			for _, pt := range parts {
-				st.devSS += pt.ss
-			}
-		}
-	}
-	return st
-}
-
-// scaledSum is a sum of squares kept as scale²·sumsq, as LAPACK's dnrm2
-// does, so that it neither overflows nor underflows.
-type scaledSum struct{ scale, sumsq float64 }
-
-func (s *scaledSum) add(x float64) {
-	a := math.Abs(x)
-	switch {
-	case a == 0:
-	case a > s.scale:
-		s.sumsq = 1 + s.sumsq*(s.scale/a)*(s.scale/a)
-		s.scale = a
-	default:
-		s.sumsq += (a / s.scale) * (a / s.scale)
-	}
-}
-
-func (s *scaledSum) merge(o scaledSum) {
-	switch {
-	case o.scale == 0:
-	case o.scale > s.scale:
-		s.sumsq = o.sumsq + s.sumsq*(s.scale/o.scale)*(s.scale/o.scale)
-		s.scale = o.scale
-	default:
-		s.sumsq += o.sumsq * (o.scale / s.scale) * (o.scale / s.scale)
-	}
-}
-
-// norm returns √(Σx²), +Inf when it exceeds the float64 range.
-func (s scaledSum) norm() float64 { return s.scale * math.Sqrt(s.sumsq) }
-
-// value returns Σx² (for sums that cannot overflow).
-func (s scaledSum) value() float64 { return s.scale * s.scale * s.sumsq }
 
 // RobustScale returns the median of x and its robust spread: 1.4826 times
 // the median absolute deviation from the median (the standard deviation of
@@ -340,48 +167,8 @@ func RobustScale(x []float64) (median, spread float64) {
 	if len(x) == 0 {
 		return math.NaN(), math.NaN()
 	}
-	c, sH := robustHalf(x)
+	c, sH := robust.Half(x)
 	return c, 2 * sH
-}
-
-// robustHalf is RobustScale with half the spread (which cannot overflow);
-// it overwrites x with the half deviations |x/2 − c/2|.
-func robustHalf(x []float64) (c, sH float64) {
-	m := len(x)
-	c = selection.SelectSmallest(x, (m+1)/2)
-	ch := c / 2
-	for k, v := range x {
-		x[k] = math.Abs(v/2 - ch)
-	}
-	sH = 1.4826 * selection.SelectSmallest(x, (m+1)/2)
-	// Most values equal to the median (a sparse M, constant rows): take
-	// a higher quantile, as a Gaussian's, or the root mean square.
-	for _, q := range []struct{ p, z float64 }{{0.75, 1.1503}, {0.9, 1.6449}, {0.99, 2.5758}} {
-		if sH > 0 {
-			break
-		}
-		sH = selection.SelectSmallest(x, min(m, max(1, int(math.Ceil(q.p*float64(m)))))) / q.z
-	}
-	if sH == 0 {
-		sH = scaledRMS(x)
-	}
-	return c, sH
-}
-
-// scaledRMS returns the root mean square of x without overflow.
-func scaledRMS(x []float64) float64 {
-	mx := 0.0
-	for _, v := range x {
-		mx = max(mx, v)
-	}
-	if mx == 0 {
-		return 0
-	}
-	ss := 0.0
-	for _, v := range x {
-		ss += (v / mx) * (v / mx)
-	}
-	return mx * math.Sqrt(ss/float64(len(x)))
 }
 
 // value maps an observed value of the data to the frame (half of y and
@@ -470,4 +257,12 @@ func (fr *frame) truth(t *Truth) *Truth {
 		b.Set(j, r, 1)
 	}
 	return &Truth{A: a, B: b}
+}
+
+// robustValues returns p's observed values for package robust.
+func robustValues(p *Problem) robust.Values {
+	if p.Dense != nil {
+		return robust.Values{Dense: p.Dense.RawMatrix()}
+	}
+	return robust.Values{Flat: p.Observed.m.Val}
 }

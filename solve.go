@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca/internal/verify"
 	"math"
 	"slices"
 	"sort"
@@ -226,7 +227,7 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 			return atf(k) - rowDot(res.U, res.V, i, j)
 		})
 	}
-	ver := verify(pf, res.U, res.V, res.S, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil)
+	ver := verifyAnswer(pf, res.U, res.V, res.S, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil)
 	if ver.Verified && !ver.Exact && !res.Stop.Converged() {
 		ver.fail(CheckConverged, fmt.Sprintf("the method stopped (%s) before meeting its convergence rule, and its residual, %.3g of the low-rank part's variation, is above rounding", res.Stop, ver.Residual))
 	}
@@ -354,8 +355,8 @@ func foldLocation(res *Result, loc float64, fixedRank bool, ver *Verification) {
 	for j := range d2 {
 		b.Set(j, 0, math.Copysign(sq, loc))
 	}
-	qa, ra := thinQ(a)
-	qb, rb := thinQ(b)
+	qa, ra := verify.ThinQ(a)
+	qb, rb := verify.ThinQ(b)
 	var core mat.Dense
 	core.Mul(ra, rb.T())
 	var svd mat.SVD

@@ -1,21 +1,18 @@
 package rpca
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca/internal/verify"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
-	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/metrics"
 )
 
@@ -258,7 +255,7 @@ func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 	u := mat.DenseCopyOf(res.U)
 	u.Scale(1/fr.scale, u)
 	sp := res.S.scaledCopy(1 / fr.scale)
-	return verify(pf, u, res.V, sp, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil), nil
+	return verifyAnswer(pf, u, res.V, sp, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil), nil
 }
 
 // scaledCopy returns a copy of s with its values multiplied by c.
@@ -271,11 +268,11 @@ func (s *Sparse) scaledCopy(c float64) *Sparse {
 	return out
 }
 
-// verify is Verify on a problem of unit scale (Solve's frame). With pca
+// verifyAnswer is Verify on a problem of unit scale (Solve's frame). With pca
 // (α = 0 on a fully observed Y) the answer asked for is the truncated SVD
 // of Y, whatever the rest of Y holds, so only finiteness, the empty S and
 // stationarity are checked.
-func verify(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64, workers int, pca bool) *Verification {
+func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64, workers int, pca bool) *Verification {
 	d1, d2 := p.Dims()
 	_, k := u.Dims()
 	ver := &Verification{Stationary: math.NaN(), Structure: math.NaN()}
@@ -283,7 +280,7 @@ func verify(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64,
 		ver.Failed, ver.Reason = c, fmt.Sprintf(format, a...)
 		return ver
 	}
-	if !finite(u) || !finite(v) || !finiteSlice(sp.Val) {
+	if !finite(u) || !finite(v) || !verify.Finite(sp.Val) {
 		return fail(CheckFinite, "the answer holds a value that is not finite")
 	}
 	// CheckSparse.
@@ -295,12 +292,12 @@ func verify(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64,
 	for _, n := range rowN {
 		nObs += n
 	}
-	qu, ru := thinQ(u)
-	qv, rv := thinQ(v)
-	ver.Coherence = coherence(qu, qv, k)
+	qu, ru := verify.ThinQ(u)
+	qv, rv := verify.ThinQ(v)
+	ver.Coherence = verify.Coherence(qu, qv, k)
 	// CheckIdentifiable.
 	if alpha > 0 {
-		if _, rows, cols, ok := localized(qu, ru, qv, rv, alpha, nObs/max(d1, 1), nObs/max(d2, 1), d1+d2); ok {
+		if _, rows, cols, ok := verify.Localized(qu, ru, qv, rv, alpha, nObs/max(d1, 1), nObs/max(d2, 1), d1+d2); ok {
 			return fail(CheckIdentifiable, "the low-rank part holds a rank-one block on %d rows and %d columns, small enough to be corruptions within α, so the split of Y into M and S is not unique; the rank may be set above the data's (try a lower rank)", rows, cols)
 		}
 	}
@@ -308,9 +305,16 @@ func verify(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64,
 	// E_off·X, E_offᵀ·Z for X = [Q_V Ω₂], Z = [Q_U Ω₁].
 	m := max(VerifySketch, 2*k+8)
 	rng := rand.New(rand.NewPCG(seed, 0x7e51f7))
-	x, z := withGaussian(qv, m, rng), qu
+	x, z := verify.WithGaussian(qv, m, rng), qu
 	ex, etz := kernels.NewGeneral(d1, k+m), kernels.NewGeneral(d2, k)
-	onSS, rowSS := residualProducts(p, u, v, sp, x, z, ex, etz, workers)
+	var y blas64.General
+	var o *observed.Matrix
+	if p.Dense != nil {
+		y = p.Dense.RawMatrix()
+	} else {
+		o = p.Observed.m
+	}
+	onSS, rowSS := verify.ResidualProducts(y, o, u.RawMatrix(), v.RawMatrix(), verify.CSR{RowPtr: sp.RowPtr, ColIdx: sp.ColIdx, Val: sp.Val}, x, z, ex, etz, workers)
 	ss := 0.0
 	for _, x := range rowSS {
 		ss += x
@@ -354,7 +358,7 @@ func verify(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64,
 		return fail(CheckFit, "the residual's rms is %.3g times that of the low-rank part's variation: the rank-%d model explains less of the data than it leaves; raise the rank, or the data are mostly noise", ver.Residual, k)
 	}
 	// CheckStationary.
-	proj := sumSqCols(ex, 0, k) + sumSqCols(etz, 0, k)
+	proj := verify.SumSqCols(ex, 0, k) + verify.SumSqCols(etz, 0, k)
 	ver.Stationary = proj / (ss * (float64(k)/float64(d2) + float64(k)/float64(d1)))
 	if ver.Stationary > VerifyStationary {
 		return fail(CheckStationary, "%.3g of the residual (rms %.3g of the low-rank part's) lies in the low-rank part's own spaces, %.2g times white noise's share: the method stopped before it converged; raise the iteration cap or lower the tolerances", proj/ss, ver.Residual, ver.Stationary)
@@ -372,7 +376,7 @@ func verify(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64,
 		return fail(CheckSampled, "the residual is %.3g of the low-rank part's variation, and a %d×%d matrix is too small to tell noise from a missed low-rank part at rank %d; only an exact fit is verified at this size", ver.Residual, d1, d2, k)
 	}
 	// CheckStructure.
-	ver.Structure = sketchStructure(ex, k, rowSS)
+	ver.Structure = verify.SketchStructure(ex, k, rowSS)
 	if ver.Structure > VerifyStructure {
 		return fail(CheckStructure, "the residual (rms %.3g of the low-rank part's) has a low-rank structure, %.2g times what noise shows: a part of Y that a rank-%d model with these corruptions does not explain; raise the rank, or another method may find it", ver.Residual, ver.Structure, k)
 	}
@@ -395,148 +399,6 @@ func linesOutside(sp *Sparse, rowN, colN []int) (minRow, minCol int) {
 		minCol = min(minCol, n-colS[j])
 	}
 	return minRow, minCol
-}
-
-// localized looks for a rank-one block that the answer could as well have
-// put in S: a vector of M's column space supported on at most maxRows
-// rows and one of its row space on at most maxCols columns, where maxRows
-// and maxCols are the corruptions α allows in a column and in a row.
-// When both exist, M − x·yᵀ (and S + x·yᵀ) is another decomposition of Y
-// that no check can tell from this one, the mark of a rank set above the
-// data's. Each search (sparseVector) alternates between the subspace and
-// the vectors of the allowed support, from the rows of highest leverage.
-func localized(qu blas64.General, ru *mat.Dense, qv blas64.General, rv *mat.Dense, alpha float64, colsPerRow, rowsPerCol, lines int) (c, rows, cols int, ok bool) {
-	k := qu.Cols
-	if k == 0 || qu.Rows <= k || qv.Rows <= k {
-		return 0, 0, 0, false
-	}
-	// The spaces M actually spans: the singular vectors of its nonzero
-	// singular values (a factor of deficient rank has columns that span
-	// nothing of M, and its QR completes them arbitrarily).
-	var core mat.Dense
-	core.Mul(ru, rv.T())
-	var svd mat.SVD
-	if !svd.Factorize(&core, mat.SVDFull) {
-		return 0, 0, 0, false
-	}
-	sig := svd.Values(nil)
-	ke := 0
-	for _, x := range sig {
-		if x > 1e-12*sig[0] {
-			ke++
-		}
-	}
-	if ke == 0 {
-		return 0, 0, 0, false
-	}
-	var w, z mat.Dense
-	svd.UTo(&w)
-	svd.VTo(&z)
-	span := func(q blas64.General, rot *mat.Dense) blas64.General {
-		out := kernels.NewGeneral(q.Rows, ke)
-		kernels.Dense(out).Mul(kernels.Dense(q), rot.Slice(0, k, 0, ke))
-		return out
-	}
-	maxRows := int(sparseAllowed(alpha, rowsPerCol, lines))
-	maxCols := int(sparseAllowed(alpha, colsPerRow, lines))
-	rows, okr := sparseVector(span(qu, &w), maxRows)
-	if !okr {
-		return 0, 0, 0, false
-	}
-	cols, okc := sparseVector(span(qv, &z), maxCols)
-	if !okc {
-		return 0, 0, 0, false
-	}
-	return ke - 1, rows, cols, true
-}
-
-// sparseVector reports whether the span of the orthonormal columns of q
-// holds a vector supported on at most s of its rows (to 1e-3 of its norm),
-// and the size of the support it found. It alternates x ← the s largest
-// entries of Q·c, c ← Qᵀx / ‖Qᵀx‖ (projections between the subspace and
-// the s-sparse vectors) from c = Qᵀe_i for the five rows i of highest
-// leverage, where a planted sparse vector shows itself.
-func sparseVector(q blas64.General, s int) (int, bool) {
-	d, k := q.Rows, q.Cols
-	if s < 1 || s >= d-k {
-		return 0, false
-	}
-	lev := make([]float64, d)
-	order := make([]int, d)
-	for i := range d {
-		row := q.Data[i*q.Stride : i*q.Stride+k]
-		for _, x := range row {
-			lev[i] += x * x
-		}
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lev[b], lev[a]) })
-	x := make([]float64, d)
-	mag, work := make([]float64, d), make([]float64, d)
-	c := make([]float64, k)
-	for _, start := range order[:min(5, d)] {
-		copy(c, q.Data[start*q.Stride:start*q.Stride+k])
-		for it := 0; it < 30; it++ {
-			for i := range d {
-				x[i] = kernels.Dot(q.Data[i*q.Stride:i*q.Stride+k], c)
-				mag[i] = math.Abs(x[i])
-			}
-			// Keep the s largest entries: a threshold by selection.
-			copy(work, mag)
-			th := selection.SelectSmallest(work, d-s)
-			off := 0.0
-			for i := range d {
-				if mag[i] <= th {
-					off += x[i] * x[i]
-					x[i] = 0
-				}
-			}
-			total := 0.0
-			for _, v := range c {
-				total += v * v
-			}
-			if off <= 1e-6*total {
-				mx := 0.0
-				for _, v := range x {
-					mx = max(mx, math.Abs(v))
-				}
-				n := 0
-				for _, v := range x {
-					if math.Abs(v) > 1e-3*mx {
-						n++
-					}
-				}
-				return n, true
-			}
-			clear(c)
-			for i, xi := range x {
-				if xi != 0 {
-					row := q.Data[i*q.Stride : i*q.Stride+k]
-					for l, v := range row {
-						c[l] += xi * v
-					}
-				}
-			}
-			nc := math.Sqrt(kernels.Dot(c, c))
-			if nc == 0 {
-				break
-			}
-			for l := range c {
-				c[l] /= nc
-			}
-		}
-	}
-	return 0, false
-}
-
-// finiteSlice reports whether every value of x is finite.
-func finiteSlice(x []float64) bool {
-	for _, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // observedCounts returns the number of observed entries of every row and
@@ -563,22 +425,6 @@ func observedCounts(p *Problem) (rowN, colN []int) {
 	return rowN, colN
 }
 
-// sparseAllowed is the largest number of S's entries a line of n observed
-// entries may hold under α, among lines lines: α·n plus z standard
-// deviations of a binomial count, plus one, with z = √(2·ln(2·lines)) + ½.
-// Corruptions drawn at random at rate α (the paper's experiments) exceed
-// α·n on about half of the lines, and the largest of L Gaussian counts is
-// about √(2 ln L) deviations above the mean; the half and the one cover
-// the small counts where the binomial is skewed.
-func sparseAllowed(alpha float64, n, lines int) float64 {
-	if alpha == 0 {
-		return 0
-	}
-	fn := float64(n)
-	z := math.Sqrt(2*math.Log(2*float64(max(lines, 1)))) + 0.5
-	return alpha*fn + z*math.Sqrt(alpha*(1-alpha)*fn) + 1
-}
-
 // sparseCounts fills ver's sparse figures and returns the reason S breaks
 // α, or "".
 func sparseCounts(sp *Sparse, rowN, colN []int, alpha float64, ver *Verification) string {
@@ -599,18 +445,18 @@ func sparseCounts(sp *Sparse, rowN, colN []int, alpha float64, ver *Verification
 		c := sp.RowPtr[i+1] - sp.RowPtr[i]
 		nObs += rowN[i]
 		ver.SparseRow = max(ver.SparseRow, frac(c, rowN[i]))
-		if worst == "" && float64(c) > sparseAllowed(alpha, rowN[i], lines) {
-			worst = fmt.Sprintf("row %d has %d of its %d entries in S (α = %g allows %.0f)", i, c, rowN[i], alpha, math.Floor(sparseAllowed(alpha, rowN[i], lines)))
+		if worst == "" && float64(c) > verify.SparseAllowed(alpha, rowN[i], lines) {
+			worst = fmt.Sprintf("row %d has %d of its %d entries in S (α = %g allows %.0f)", i, c, rowN[i], alpha, math.Floor(verify.SparseAllowed(alpha, rowN[i], lines)))
 		}
 	}
 	for j, c := range colS {
 		ver.SparseCol = max(ver.SparseCol, frac(c, colN[j]))
-		if worst == "" && float64(c) > sparseAllowed(alpha, colN[j], lines) {
-			worst = fmt.Sprintf("column %d has %d of its %d entries in S (α = %g allows %.0f)", j, c, colN[j], alpha, math.Floor(sparseAllowed(alpha, colN[j], lines)))
+		if worst == "" && float64(c) > verify.SparseAllowed(alpha, colN[j], lines) {
+			worst = fmt.Sprintf("column %d has %d of its %d entries in S (α = %g allows %.0f)", j, c, colN[j], alpha, math.Floor(verify.SparseAllowed(alpha, colN[j], lines)))
 		}
 	}
 	if len(rowN) > 0 {
-		ver.SparseAllowed = sparseAllowed(alpha, nObs/len(rowN), lines) / math.Max(float64(nObs/len(rowN)), 1)
+		ver.SparseAllowed = verify.SparseAllowed(alpha, nObs/len(rowN), lines) / math.Max(float64(nObs/len(rowN)), 1)
 	}
 	if allowed := alpha*float64(nObs) + 3*math.Sqrt(alpha*float64(nObs)) + 1; alpha > 0 && float64(total) > allowed && worst == "" {
 		worst = fmt.Sprintf("S holds %d entries, %.3g%% of the observed ones (α = %g allows %.0f)", total, 100*frac(total, nObs), alpha, math.Floor(allowed))
@@ -622,239 +468,4 @@ func sparseCounts(sp *Sparse, rowN, colN []int, alpha float64, ver *Verification
 		return fmt.Sprintf("α = 0 allows no corruptions, but S holds %d entries", total)
 	}
 	return worst + ": the answer explains the data by more corruptions than α allows; if the data hold more, raise alpha, otherwise the low-rank part is wrong where S is dense"
-}
-
-// thinQ returns the orthonormal factor Q (d×k) and the triangular R (k×k)
-// of a thin Householder QR of a (d ≥ k), which it does not change.
-func thinQ(a *mat.Dense) (q blas64.General, r *mat.Dense) {
-	d, k := a.Dims()
-	q = kernels.NewGeneral(d, k)
-	kernels.Copy(q, a.RawMatrix())
-	r = mat.NewDense(max(k, 1), max(k, 1), nil)
-	if k == 0 || d == 0 {
-		return q, r
-	}
-	kk := min(d, k)
-	tau := make([]float64, kk)
-	work := make([]float64, 1)
-	lapack64.Geqrf(q, tau, work, -1)
-	lw := int(work[0])
-	if d >= k {
-		lapack64.Orgqr(q, tau, work, -1)
-		lw = max(lw, int(work[0]))
-	}
-	work = make([]float64, max(lw, 1))
-	lapack64.Geqrf(q, tau, work, len(work))
-	for i := range kk {
-		for j := i; j < k; j++ {
-			r.Set(i, j, q.Data[i*q.Stride+j])
-		}
-	}
-	if d < k { // the columns span all of ℝ^d: Q = [I 0]
-		clear(q.Data)
-		for i := range d {
-			q.Data[i*q.Stride+i] = 1
-		}
-		return q, r
-	}
-	lapack64.Orgqr(q, tau, work, len(work))
-	return q, r
-}
-
-// coherence returns max(d1/k·max_i‖Q_U,i‖², d2/k·max_j‖Q_V,j‖²).
-func coherence(qu, qv blas64.General, k int) float64 {
-	if k == 0 {
-		return 0
-	}
-	mu := 0.0
-	for _, q := range []blas64.General{qu, qv} {
-		for i := range q.Rows {
-			n := 0.0
-			for _, x := range q.Data[i*q.Stride : i*q.Stride+q.Cols] {
-				n += x * x
-			}
-			mu = max(mu, n*float64(q.Rows)/float64(k))
-		}
-	}
-	return mu
-}
-
-// withGaussian returns [q G] with G a d×m matrix of standard normal
-// draws from rng.
-func withGaussian(q blas64.General, m int, rng *rand.Rand) blas64.General {
-	out := kernels.NewGeneral(q.Rows, q.Cols+m)
-	for i := range q.Rows {
-		row := out.Data[i*out.Stride : i*out.Stride+out.Cols]
-		copy(row, q.Data[i*q.Stride:i*q.Stride+q.Cols])
-		for c := q.Cols; c < out.Cols; c++ {
-			row[c] = rng.NormFloat64()
-		}
-	}
-	return out
-}
-
-// residualProducts forms E = Π_Φ(Y − U·Vᵀ − S), returns the sum of
-// squares of E on S's support, and with that support zeroed (E_off) sets
-// ex = E_off·X and etz = E_offᵀ·Z and returns the sums of squares of
-// E_off's rows.
-func residualProducts(p *Problem, u, v *mat.Dense, sp *Sparse, x, z, ex, etz blas64.General, workers int) (onSS float64, rowSS []float64) {
-	d1, d2 := p.Dims()
-	rowSS = make([]float64, d1)
-	if p.Dense != nil {
-		// By blocks of rows, so that E is never held whole: each block is
-		// formed in a buffer that stays in cache, its sums taken, and its
-		// share of the two products added.
-		y := p.Dense.RawMatrix()
-		ur := u.RawMatrix()
-		block := max(64, min(d1, (1<<19)/max(d2, 1)))
-		buf := kernels.NewGeneral(min(block, d1), d2)
-		part := kernels.NewGeneral(d2, etz.Cols)
-		zero(etz)
-		var groupOn [verifyGroups]float64
-		for lo := 0; lo < d1; lo += block {
-			hi := min(lo+block, d1)
-			n := hi - lo
-			e := blas64.General{Rows: n, Cols: d2, Stride: buf.Stride, Data: buf.Data}
-			rowsOf := func(m blas64.General) blas64.General {
-				return blas64.General{Rows: n, Cols: m.Cols, Stride: m.Stride, Data: m.Data[lo*m.Stride:]}
-			}
-			kernels.SubMulABt(e, rowsOf(y), rowsOf(ur), v.RawMatrix(), workers)
-			// S's entries out, and the sums of squares: in verifyGroups
-			// fixed groups of rows, added in order, so that nothing
-			// depends on the worker count.
-			kernels.ForEach(verifyGroups, workers, func(g int) {
-				a, b := lo+g*n/verifyGroups, lo+(g+1)*n/verifyGroups
-				on := 0.0
-				for i := a; i < b; i++ {
-					row := e.Data[(i-lo)*e.Stride : (i-lo)*e.Stride+d2]
-					for q := sp.RowPtr[i]; q < sp.RowPtr[i+1]; q++ {
-						j := sp.ColIdx[q]
-						r := row[j] - sp.Val[q]
-						on += r * r
-						row[j] = 0
-					}
-					t := 0.0
-					for _, x := range row {
-						t += x * x
-					}
-					rowSS[i] = t
-				}
-				groupOn[g] = on
-			})
-			for g := range verifyGroups {
-				onSS += groupOn[g]
-			}
-			kernels.MulAXAtY(rowsOf(ex), part, e, x, rowsOf(z), workers)
-			for i := range d2 {
-				dst := etz.Data[i*etz.Stride : i*etz.Stride+etz.Cols]
-				for c, w := range part.Data[i*part.Stride : i*part.Stride+part.Cols] {
-					dst[c] += w
-				}
-			}
-		}
-		return onSS, rowSS
-	}
-	o := p.Observed.m
-	plan := observed.NewPlan(o)
-	e := make([]float64, o.NNZ())
-	plan.Residual(e, u.RawMatrix(), v.RawMatrix(), workers)
-	for i := range d1 {
-		q, end := o.RowPtr[i], o.RowPtr[i+1]
-		for s := sp.RowPtr[i]; s < sp.RowPtr[i+1]; s++ {
-			j := sp.ColIdx[s]
-			for q < end && o.ColIdx[q] < j {
-				q++
-			}
-			if q < end && o.ColIdx[q] == j {
-				r := e[q] - sp.Val[s]
-				onSS += r * r
-				e[q] = 0
-			}
-		}
-		t := 0.0
-		for q := o.RowPtr[i]; q < end; q++ {
-			t += e[q] * e[q]
-		}
-		rowSS[i] = t
-	}
-	plan.MulVals(ex, e, x, workers)
-	plan.MulTransVals(etz, e, z, workers)
-	return onSS, rowSS
-}
-
-// verifyGroups is the number of groups of rows of a block whose sums the
-// verification takes in parallel.
-const verifyGroups = 4
-
-// zero sets every element of a to 0.
-func zero(a blas64.General) {
-	for i := range a.Rows {
-		clear(a.Data[i*a.Stride : i*a.Stride+a.Cols])
-	}
-}
-
-// sumSqCols returns the sum of squares of columns [c0, c1) of a.
-func sumSqCols(a blas64.General, c0, c1 int) float64 {
-	t := 0.0
-	for i := range a.Rows {
-		for _, x := range a.Data[i*a.Stride+c0 : i*a.Stride+c1] {
-			t += x * x
-		}
-	}
-	return t
-}
-
-// sketchStructure returns how far the sketch in columns [k, k+m) of s,
-// each row scaled by the root of lineSS (rows with no residual left out),
-// is from what white noise gives, as the larger of two ratios to their
-// values for n rows of isotropic Gaussian noise: its concentration,
-// m·λ₁/tr(G) of the Gram matrix G, against (1 + √(m/n))², which a
-// structure of low rank s raises to about m/s; and its condition number
-// λ₁/λ_m against ((1 + √(m/n))/(1 − √(m/n)))², which a residual of rank
-// below m, as the error of a wrong answer on exact data is, makes
-// infinite.
-func sketchStructure(s blas64.General, k int, lineSS []float64) float64 {
-	m := s.Cols - k
-	g := mat.NewSymDense(m, nil)
-	n := 0
-	row := make([]float64, m)
-	vec := mat.NewVecDense(m, row)
-	for i := range s.Rows {
-		if !(lineSS[i] > 0) {
-			continue
-		}
-		f := 1 / math.Sqrt(lineSS[i])
-		for c := range m {
-			row[c] = f * s.Data[i*s.Stride+k+c]
-		}
-		g.SymRankOne(g, 1, vec)
-		n++
-	}
-	if n == 0 {
-		return 0
-	}
-	if n <= m {
-		return math.Inf(1)
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(g, false) {
-		return math.Inf(1)
-	}
-	vals := eig.Values(nil)
-	tr, top, bottom := 0.0, 0.0, math.Inf(1)
-	for _, x := range vals {
-		tr += x
-		top = max(top, x)
-		bottom = min(bottom, x)
-	}
-	if tr == 0 {
-		return 0
-	}
-	q := math.Sqrt(float64(m) / float64(n))
-	conc := float64(m) * top / tr / ((1 + q) * (1 + q))
-	cond := math.Inf(1)
-	if bottom > 0 && q < 1 {
-		cond = top / bottom / (((1 + q) / (1 - q)) * ((1 + q) / (1 - q)))
-	}
-	return max(conc, cond)
 }
