@@ -77,6 +77,14 @@ type Start struct {
 	U, V *mat.Dense
 }
 
+// Factors returns U and V, nil for a nil start.
+func (s *Start) Factors() (u, v *mat.Dense) {
+	if s == nil {
+		return nil, nil
+	}
+	return s.U, s.V
+}
+
 // WarmStarter is implemented by methods that can start from given factors
 // (GD.Start). [Solve] uses it to express the start in the units of the
 // data it hands the method, and does not remove a location from Y when a

@@ -3,6 +3,7 @@ package rpca
 import (
 	"errors"
 	"fmt"
+	"gonum.org/v1/gonum/blas/blas64"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -258,4 +259,13 @@ func (o *Observed) Row(i int) (cols []int32, vals []float64) {
 		return nil, nil
 	}
 	return o.m.Row(i)
+}
+
+// storage returns p's dense Y, or its observed entries (the other is
+// empty).
+func (p *Problem) storage() (blas64.General, *observed.Matrix) {
+	if p.Dense != nil {
+		return p.Dense.RawMatrix(), nil
+	}
+	return blas64.General{}, p.Observed.m
 }

@@ -8,11 +8,9 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
-	"github.com/rpca-gd/rpca/internal/observed"
 	"github.com/rpca-gd/rpca/metrics"
 )
 
@@ -26,7 +24,7 @@ const (
 	CheckFinite Check = "finite"
 	// CheckSparse: S respects α. No row or column holds more corrupted
 	// entries than a fraction α of its observed entries allows, with the
-	// slack of the largest of d1 + d2 binomial counts (sparseAllowed), nor
+	// slack of the largest of d1 + d2 binomial counts, nor
 	// S more than α·|Φ| + 3√(α|Φ|) + 1 in all; with α = 0, S is empty.
 	CheckSparse Check = "sparse"
 	// CheckSparseFit: on the entries of S, the residual E = Π_Φ(Y − M − S)
@@ -307,13 +305,7 @@ func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed u
 	rng := rand.New(rand.NewPCG(seed, 0x7e51f7))
 	x, z := verify.WithGaussian(qv, m, rng), qu
 	ex, etz := kernels.NewGeneral(d1, k+m), kernels.NewGeneral(d2, k)
-	var y blas64.General
-	var o *observed.Matrix
-	if p.Dense != nil {
-		y = p.Dense.RawMatrix()
-	} else {
-		o = p.Observed.m
-	}
+	y, o := p.storage()
 	onSS, rowSS := verify.ResidualProducts(y, o, u.RawMatrix(), v.RawMatrix(), verify.CSR{RowPtr: sp.RowPtr, ColIdx: sp.ColIdx, Val: sp.Val}, x, z, ex, etz, workers)
 	ss := 0.0
 	for _, x := range rowSS {

@@ -105,12 +105,7 @@ func (m *Method) Initialize(ctx context.Context, p *rpca.Problem, s rpca.Setting
 }
 
 // WarmStart returns the factors of m.Start ([rpca.WarmStarter]).
-func (m *Method) WarmStart() (u, v *mat.Dense) {
-	if m.Start == nil {
-		return nil, nil
-	}
-	return m.Start.U, m.Start.V
-}
+func (m *Method) WarmStart() (u, v *mat.Dense) { return m.Start.Factors() }
 
 // WithWarmStart returns a copy of m that starts from U·Vᵀ
 // ([rpca.WarmStarter]).

@@ -62,16 +62,21 @@ type leastSquares interface {
 	exact() bool
 }
 
+// override sets *r to ridge unless it is negative, and *st to start
+// unless it is nil.
+func override(ridge float64, start *rpca.Start, r *float64, st **rpca.Start) {
+	if ridge >= 0 {
+		*r = ridge
+	}
+	if start != nil {
+		*st = start
+	}
+}
+
 func (e *ALS) solver(ridge float64, biases bool, start *rpca.Start) rpca.Method {
 	m := e.Method
-	m.PerLine = true
-	if ridge >= 0 {
-		m.Ridge = ridge
-	}
-	m.Biases = m.Biases || biases
-	if start != nil {
-		m.Start = start
-	}
+	m.PerLine, m.Biases = true, m.Biases || biases
+	override(ridge, start, &m.Ridge, &m.Start)
 	return &m
 }
 
@@ -88,12 +93,7 @@ func (*ALS) exact() bool { return true }
 func (e *Gradient) solver(ridge float64, _ bool, start *rpca.Start) rpca.Method {
 	m := e.Method
 	m.PerLine = true
-	if ridge >= 0 {
-		m.Ridge = ridge
-	}
-	if start != nil {
-		m.Start = start
-	}
+	override(ridge, start, &m.Ridge, &m.Start)
 	return &m
 }
 

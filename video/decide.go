@@ -161,18 +161,9 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 	// Per-pixel noise scales (over time), one per channel and pixel.
 	var pixNoise []float64
 	if rep.Rule == "noise" && o.PixelNoise {
-		pixNoise = make([]float64, rows)
-		buf := make([]float64, frames)
-		for i := 0; i < rows; i++ {
-			if i%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, rep, err
-				}
-			}
-			for j := range buf {
-				buf[j] = math.Abs(fg.At(i, j))
-			}
-			pixNoise[i] = lowScale(buf)
+		var err error
+		if pixNoise, err = pixelNoiseScales(ctx, fg); err != nil {
+			return nil, rep, err
 		}
 	}
 
@@ -211,29 +202,14 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 		} else {
 			gatherColumns(cols[:nb], fg, j0)
 		}
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(fw *frameWork) {
-				defer wg.Done()
-				for k := w; k < nb; k += workers {
-					var yc, bc []float64
-					if shadows {
-						yc, bc = ycols[k], bcols[k]
-					}
-					masks[k], frameNoise[j0+k], shadow[j0+k] = o.decideFrame(fw, cols[k], yc, bc, g, pixNoise, rep.Rule == "fixed")
-				}
-			}(work[w])
-		}
-		wg.Wait()
-		for k := 0; k < nb; k++ {
-			for i, v := range masks[k] {
-				if v {
-					out.Set(i, j0+k, 1)
-					rep.Foreground++
-				}
+		parallelFrames(nb, workers, func(w, k int) {
+			var yc, bc []float64
+			if shadows {
+				yc, bc = ycols[k], bcols[k]
 			}
-		}
+			masks[k], frameNoise[j0+k], shadow[j0+k] = o.decideFrame(work[w], cols[k], yc, bc, g, pixNoise, rep.Rule == "fixed")
+		})
+		rep.Foreground += setMasks(out, masks[:nb], j0)
 	}
 	for _, n := range shadow {
 		rep.Shadow += n
@@ -243,6 +219,57 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 		rep.Noise = selection.Select(frameNoise, (frames+1)/2)
 	}
 	return out, rep, nil
+}
+
+// pixelNoiseScales returns the noise scale of each row of fg over time
+// (lowScale of its absolute values).
+func pixelNoiseScales(ctx context.Context, fg Matrix) ([]float64, error) {
+	rows, frames := fg.Dims()
+	pixNoise := make([]float64, rows)
+	buf := make([]float64, frames)
+	for i := 0; i < rows; i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		for j := range buf {
+			buf[j] = math.Abs(fg.At(i, j))
+		}
+		pixNoise[i] = lowScale(buf)
+	}
+	return pixNoise, nil
+}
+
+// parallelFrames runs fn(w, k) for k < n on workers goroutines, worker w
+// taking k = w, w + workers, ….
+func parallelFrames(n, workers int, fn func(w, k int)) {
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < n; k += workers {
+				fn(w, k)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// setMasks writes masks as columns j0, j0+1, … of out (1 for foreground)
+// and returns the number of foreground pixels.
+func setMasks(out *mat.Dense, masks [][]bool, j0 int) float64 {
+	n := 0.0
+	for k, m := range masks {
+		for i, v := range m {
+			if v {
+				out.Set(i, j0+k, 1)
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // isNil reports whether m is nil or a nil *mat.Dense.

@@ -103,7 +103,31 @@ func Generate(scene Scene, o GenerateOptions) (*Clip, error) {
 	nc := g.Channels()
 	p := g.Pixels()
 
-	// A texture of a few plane waves per channel, in [0.2, 0.7].
+	bg := texture(g, rng)
+
+	objs := sceneObjects(scene, w, h, nc, rng)
+	clip := &Clip{Sequence: &Sequence{Geometry: g, Y: mat.NewDense(g.Rows(), n, nil)}}
+	col := make([]float64, nc*p)
+	for j := 0; j < n; j++ {
+		t := float64(j) / float64(n-1)
+		clip.Names = append(clip.Names, fmt.Sprintf("frame%04d.png", j+1))
+		copy(col, bg)
+		sceneChange(scene, col, g, j, n, t)
+		truth := drawObjects(scene, objs, col, g, j)
+		for i, v := range col {
+			v += noise * rng.NormFloat64()
+			col[i] = math.Round(255*min(max(v, 0), 1)) / 255
+		}
+		clip.Y.SetCol(j, col)
+		clip.Truth = append(clip.Truth, truth)
+	}
+	return clip, nil
+}
+
+// texture returns a background of a few plane waves per channel, in
+// [0.2, 0.7].
+func texture(g Geometry, rng *rand.Rand) []float64 {
+	w, h, nc, p := g.Width, g.Height, g.Channels(), g.Pixels()
 	bg := make([]float64, nc*p)
 	for c := 0; c < nc; c++ {
 		type wave struct{ fx, fy, ph, a float64 }
@@ -122,73 +146,70 @@ func Generate(scene Scene, o GenerateOptions) (*Clip, error) {
 		}
 	}
 
-	objs := sceneObjects(scene, w, h, nc, rng)
-	clip := &Clip{Sequence: &Sequence{Geometry: g, Y: mat.NewDense(g.Rows(), n, nil)}}
-	col := make([]float64, nc*p)
-	for j := 0; j < n; j++ {
-		t := float64(j) / float64(n-1)
-		clip.Names = append(clip.Names, fmt.Sprintf("frame%04d.png", j+1))
-		copy(col, bg)
-		// The background's change.
-		switch scene {
-		case SceneIllumination:
-			gain := 0.6 + 0.6*t
-			for i := range col {
-				col[i] *= gain
-			}
-		case SceneLightSwitch:
-			if j >= n/2 {
-				cx, cy, r := 0.7*float64(w), 0.35*float64(h), 0.3*float64(h)
-				for c := 0; c < nc; c++ {
-					for y := 0; y < h; y++ {
-						for x := 0; x < w; x++ {
-							d2 := (sq(float64(x)-cx) + sq(float64(y)-cy)) / sq(r)
-							col[c*p+y*w+x] += 0.3 * math.Exp(-d2)
-						}
-					}
-				}
-			}
-		case SceneWaving:
+	return bg
+}
+
+// sceneChange applies the scene's change of the background to frame j
+// of n (t = j/(n−1)) in col.
+func sceneChange(scene Scene, col []float64, g Geometry, j, n int, t float64) {
+	w, h, nc, p := g.Width, g.Height, g.Channels(), g.Pixels()
+	switch scene {
+	case SceneIllumination:
+		gain := 0.6 + 0.6*t
+		for i := range col {
+			col[i] *= gain
+		}
+	case SceneLightSwitch:
+		if j >= n/2 {
+			cx, cy, r := 0.7*float64(w), 0.35*float64(h), 0.3*float64(h)
 			for c := 0; c < nc; c++ {
-				for y := 0; y < h/2; y++ {
-					for x := 0; x < w/2; x++ {
-						phase := float64(x)/3 + float64(y)/4
-						col[c*p+y*w+x] += 0.25 * math.Sin(2*math.Pi*float64(j)/9+phase)
+				for y := 0; y < h; y++ {
+					for x := 0; x < w; x++ {
+						d2 := (sq(float64(x)-cx) + sq(float64(y)-cy)) / sq(r)
+						col[c*p+y*w+x] += 0.3 * math.Exp(-d2)
 					}
 				}
 			}
 		}
-		// Shadows, then the objects over them.
-		truth := make([]bool, p)
-		for _, ob := range objs {
-			x0, y0 := ob.at(j)
-			if scene == SceneShadows {
-				sx, sy := x0+ob.w/2, y0+ob.h/3
-				ob.cover(sx, sy, w, h, func(i, _, _ int) {
-					for c := 0; c < nc; c++ {
-						col[c*p+i] *= 0.6
-					}
-				})
+	case SceneWaving:
+		for c := 0; c < nc; c++ {
+			for y := 0; y < h/2; y++ {
+				for x := 0; x < w/2; x++ {
+					phase := float64(x)/3 + float64(y)/4
+					col[c*p+y*w+x] += 0.25 * math.Sin(2*math.Pi*float64(j)/9+phase)
+				}
 			}
 		}
-		for _, ob := range objs {
-			x0, y0 := ob.at(j)
-			ob.cover(x0, y0, w, h, func(i, x, y int) {
-				truth[i] = true
+	}
+}
+
+// drawObjects draws the shadows, then the objects over them, of frame j
+// into col, and returns the truth mask.
+func drawObjects(scene Scene, objs []*object, col []float64, g Geometry, j int) []bool {
+	w, h, nc, p := g.Width, g.Height, g.Channels(), g.Pixels()
+	truth := make([]bool, p)
+	for _, ob := range objs {
+		x0, y0 := ob.at(j)
+		if scene == SceneShadows {
+			sx, sy := x0+ob.w/2, y0+ob.h/3
+			ob.cover(sx, sy, w, h, func(i, _, _ int) {
 				for c := 0; c < nc; c++ {
-					// The object's own colour with a little texture.
-					col[c*p+i] = ob.color[c] + 0.04*math.Sin(float64(x-x0)+float64(2*(y-y0)))
+					col[c*p+i] *= 0.6
 				}
 			})
 		}
-		for i, v := range col {
-			v += noise * rng.NormFloat64()
-			col[i] = math.Round(255*min(max(v, 0), 1)) / 255
-		}
-		clip.Y.SetCol(j, col)
-		clip.Truth = append(clip.Truth, truth)
 	}
-	return clip, nil
+	for _, ob := range objs {
+		x0, y0 := ob.at(j)
+		ob.cover(x0, y0, w, h, func(i, x, y int) {
+			truth[i] = true
+			for c := 0; c < nc; c++ {
+				// The object's own colour with a little texture.
+				col[c*p+i] = ob.color[c] + 0.04*math.Sin(float64(x-x0)+float64(2*(y-y0)))
+			}
+		})
+	}
+	return truth
 }
 
 func sq(x float64) float64 { return x * x }

@@ -19,138 +19,28 @@ import (
 	"github.com/rpca-gd/rpca/internal/tsvd"
 )
 
-// GD is the paper's projected gradient method on the factors U, V:
-// Algorithm 1 for a fully observed Y and Algorithm 2 for a partially
-// observed one (or for a dense Y subsampled at rate SampleRate). The zero
-// value uses the defaults documented on each field.
+// GD is the union of the two public methods, gd.Method (the paper's
+// Algorithms 1 and 2, and scaled steps) and als.Method (alternating least
+// squares), which build it: they share Phase I, the sparse estimator, the
+// stopping rules and the driver. Each field is documented where the user
+// sets it, on gd.Method or als.Method; Update says which method it is.
 type GD struct {
-	// Gamma is γ: the iterations estimate S_t = T_{γα}(Y − U_tV_tᵀ)
-	// (Algorithm 1 line 6; T_{γpα} in Algorithm 2). 0 means 2 for a fully
-	// observed Y (Theorem 2's value) and 3 for partial observations
-	// (Theorem 4's value); γ = 1 stalls at 1–2% error on the paper's model
-	// because rows with more than αd corruptions leak into the gradient.
-	Gamma float64
-
-	// Update is the Phase II step: UpdatePaper (the zero value, the
-	// paper's Algorithms 1 and 2) or UpdateScaled (scaled gradient steps,
-	// whose speed does not depend on the condition number of M).
-	Update UpdateRule
-
-	// StepConst is c in the step size η = c/σ̂₁ of UpdatePaper, with σ̂₁
-	// the top singular value of the initial SVD, or the step η itself of
-	// UpdateScaled. 0 means DefaultStepDense for Algorithm 1 and
-	// DefaultStepPartial for Algorithm 2 (see docs/performance.md for the
-	// measurements behind them), and DefaultStepScaled for UpdateScaled.
-	StepConst float64
-
-	// Mu is the incoherence parameter μ of the constraint sets 𝒰, 𝒱 of
-	// eq. (set): rows of U are kept within √(2μr/d1)·‖U₀‖op and rows of V
-	// within √(2μr/d2)·‖V₀‖op. 0 means 10 (the paper's video setting).
-	Mu float64
-
-	// NoProjection switches the projections Π_𝒰, Π_𝒱 off.
-	NoProjection bool
-
-	// Step is the step rule: StepFixed takes the update rule's η as it is
-	// every iteration (the paper's rule); StepBacktracking halves it until
-	// the objective with S_t fixed — ½‖Π_Φ(Y − UVᵀ − S_t)‖²/p plus the
-	// balancing term ¼·Balance·‖UᵀU − VᵀV‖²_F of UpdatePaper — falls by at
-	// least 1e-4 of the decrease its gradient predicts (Armijo), and
-	// doubles it again (up to η) after a step accepted at once, so the
-	// objective never rises within an iteration. "" means StepBacktracking
-	// for partial observations, where η = c/σ̂₁ (from the 1/p-scaled
-	// initial SVD) is too long when the observed entries are far from
-	// uniform, as real ratings are, and StepFixed for a fully observed Y.
-	Step StepRule
-
-	// SampleRate is p. For a dense Y, a value in (0, 1) runs Algorithm 2 on
-	// a random fraction p of the entries (the paper's subsampling trick,
-	// Section 4.2); 0 or 1 runs Algorithm 1 on all of Y. For a partially
-	// observed Y it overrides the default p = |Φ|/(d1·d2).
-	SampleRate float64
-
-	// Balance is the weight of the balancing term −Balance·η·U(UᵀU − VᵀV)
-	// in the update of U (and symmetrically of V) of UpdatePaper. 0 means
-	// 1/2 for Algorithm 1 and 1/16 for Algorithm 2, the paper's constants.
-	// UpdateScaled has no balancing term.
-	Balance float64
-
-	// Ridge is λ of a ridge penalty (λ/2)(‖U‖²_F + ‖V‖²_F) added to the
-	// loss ½‖Π_Φ(Y − UVᵀ − S)‖²_F (both divided by p, like the loss of
-	// Algorithm 2). It is not in the paper: on real ratings, where most
-	// rows and columns have a handful of entries, the unregularised fit
-	// overfits them. 0 (the default) leaves it out.
-	Ridge float64
-
-	// RidgeDecay ρ ∈ (0, 1], with UpdateALS and Ridge > 0, makes the ridge
-	// a continuation: sweep t = 1, 2, … solves with λ·ρᵗ, so the penalty
-	// steadies the first sweeps, while the fit is far from the data, and
-	// vanishes from the solution. With Huber it lets partial observations
-	// of a badly conditioned M converge at the paper's rate, where the
-	// Huber weights alone diverge and a fixed ridge stalls (the recipe and
-	// its measurements are in docs/performance.md). 0 means 1, a fixed λ.
-	// It is not in the paper.
-	RidgeDecay float64
-
-	// SVDTol is the relative accuracy of the initial truncated SVD (line 2
-	// of Algorithms 1 and 2); 0 means DefaultSVDTol for Algorithm 1 and
-	// DefaultSVDTolPartial for Algorithm 2.
-	SVDTol float64
-
-	// PerLine, for partial observations (Algorithm 2), makes T keep a
-	// fraction of each line's observed entries: ⌊γα·n⌋ of a row or column
-	// with n observed entries in the iterations and ⌊2α·n⌋ in the
-	// initialization, in place of the paper's ⌊γpα·d⌋ and ⌊2pα·d⌋ for
-	// every line of length d (Algorithm 2, lines 1 and 6). The two agree
-	// when Φ is uniform (n ≈ p·d). When it is not, as with ratings, the
-	// paper's counts keep at most ⌊γpα·d1⌋ of a column, however many
-	// entries it has, and lines shorter than 1/(γα) keep nothing. Not
-	// available with SolveDistributed.
-	PerLine bool
-
-	// Start, when not nil, replaces Phase I (lines 1–3: the initial T_α
-	// and SVD): the iterations start from its factors, as a warm start
-	// from a related problem (the previous window of a video, or the same
-	// data at a lower rank with columns added). σ̂₁, which sets the step
-	// and the projection's bound, is then the top singular value of
-	// U₀V₀ᵀ. Its factors must be d1×r and d2×r with r = Settings.Rank.
-	Start *rpca.Start
-
-	// Biases, with UpdateALS only, fits a bias per row and per column
-	// jointly with the rank-r factors: the low-rank part is
-	// M = U₀V₀ᵀ + b1ᵀ + 1cᵀ, returned as the factors U = [U₀ b 1] and
-	// V = [V₀ 1 c] (r + 2 columns; U is multiplied by Result.DataScale
-	// like any U). The biases start at 0 and carry the ridge λ of the
-	// factors. It is not in the paper: recommenders fit such biases,
-	// and fitting them together with the factors rather than before
-	// them predicts real ratings better (docs/cli.md).
-	Biases bool
-
-	// Huber, with UpdateALS only, replaces T_{γα} of the iterations
-	// (Algorithm 2 line 6; Phase I keeps T_α) by Huber weights: with
-	// τ_t = Huber × the median absolute residual of the observed entries,
-	// each row and column fit weighs an entry whose residual r_ij exceeds
-	// τ_t by τ_t/|r_ij| instead of dropping the γα largest (iteratively
-	// reweighted least squares for the Huber loss, a majorize-minimize
-	// step: with τ_t fixed it never raises that loss). S_t is reported as
-	// the residuals above 3τ_t. It is not in the paper: a count-based T
-	// also sets aside the largest residuals of the part of M not yet
-	// fitted, and at condition numbers near 100 the fit stalls on them,
-	// while τ_t shrinks with the fit. It needs observed entries well above
-	// the paper's rate; docs/performance.md has where it converges and
-	// where it does not. 0 (the default) keeps T_{γα}; 3 is a sound
-	// value.
-	Huber float64
-
-	// Implicit, with UpdateALS only (and without Huber), adds SVD++'s
-	// implicit feedback (Koren, KDD 2008) to the row factors and is λ_y,
-	// the ridge on its factors: u_i = p_i + |Φ_i|^(−½) Σ_{l ∈ Φ_i} y_l,
-	// so that which columns a row has observed (which movies a user chose
-	// to rate) informs its factor, not only their values. Each sweep fits
-	// P's rows (ridge λ on P), then Y by a few conjugate-gradient steps,
-	// then V's rows. U is returned with the implicit part added in, so
-	// M = U·Vᵀ as always. Not in the paper. 0 (the default) leaves it out.
-	Implicit float64
+	Gamma        float64     // γ of T_γα in the iterations
+	Update       UpdateRule  // UpdatePaper, UpdateScaled (gd.Method) or UpdateALS (als.Method)
+	StepConst    float64     // c in η = c/σ̂₁, or η of the scaled step
+	Mu           float64     // μ of the constraint sets
+	NoProjection bool        // no projections Π_𝒰, Π_𝒱
+	Step         StepRule    // StepFixed or StepBacktracking
+	SampleRate   float64     // p: subsample a dense Y, or override |Φ|/(d1·d2)
+	Balance      float64     // weight of the balancing term
+	Ridge        float64     // λ of the ridge (λ/2)(‖U‖² + ‖V‖²)
+	RidgeDecay   float64     // ρ of the ridge λ·ρᵗ of sweep t (ALS)
+	SVDTol       float64     // accuracy of the initial truncated SVD
+	PerLine      bool        // T keeps a fraction of each line's observed entries
+	Start        *rpca.Start // factors that replace Phase I
+	Biases       bool        // a bias per row and per column (ALS)
+	Huber        float64     // Huber weights in place of T (ALS)
+	Implicit     float64     // λ_y of SVD++'s implicit factors (ALS)
 }
 
 // WarmStart returns the factors of g.Start, nil when it is not set

@@ -76,14 +76,36 @@ func Build(s Spec) (*Case, error) {
 	if scale == 0 {
 		scale = 1
 	}
-	// The truth: Gaussian factors with column scales spread over [1/√κ, 1]
-	// on each side (κ between the singular values), and the offset as one
-	// more column pair.
+	a, b := truthFactors(s, rng, scale)
+	var m mat.Dense
+	m.Mul(a, b.T())
+	y := corrupt(&m, s, rng)
+	c := &Case{Class: s.Class, A: a, B: b, Holds: s.Holds,
+		Settings: rpca.Settings{Rank: ask, Alpha: s.Alpha, Seed: s.Seed}}
+	c.Name = fmt.Sprintf("%s/%dx%d/r%d(ask %d)/a%g/off%g/k%g/spk%d×%g/sc%g/p%g/seed%d",
+		s.Class, d1, d2, r, ask, s.Alpha, s.Offset, s.Kappa, s.Spikes, s.SpikeSize, scale, s.P, s.Seed)
+	if s.P == 0 || s.P >= 1 {
+		c.Problem = &rpca.Problem{Dense: y}
+		return c, nil
+	}
+	obs, err := rpca.Sampling{P: s.P, Seed: s.Seed, Cover: true}.Dense(y)
+	if err != nil {
+		return nil, err
+	}
+	c.Problem = &rpca.Problem{Observed: obs}
+	return c, nil
+}
+
+// truthFactors draws the truth's factors: Gaussian columns with scales
+// spread over [1/√κ, 1] on each side (κ between the singular values),
+// the offset as one more column pair, zeroed rows and columns.
+func truthFactors(s Spec, rng *rand.Rand, scale float64) (a, b *mat.Dense) {
+	d1, d2, r := s.D1, s.D2, s.Rank
 	cols := r
 	if s.Offset != 0 {
 		cols++
 	}
-	a, b := mat.NewDense(d1, max(cols, 1), nil), mat.NewDense(d2, max(cols, 1), nil)
+	a, b = mat.NewDense(d1, max(cols, 1), nil), mat.NewDense(d2, max(cols, 1), nil)
 	for k := range r {
 		w := 1.0
 		if s.Kappa > 1 && r > 1 {
@@ -122,11 +144,14 @@ func Build(s Spec) (*Case, error) {
 			b.Set(j*(d2/max(s.ConstCols, 1)), k, 0)
 		}
 	}
-	var m mat.Dense
-	m.Mul(a, b.T())
-	// Corruptions: a fraction TrueAlpha of the entries, uniform in
-	// ±Mag·rms of M's varying part.
-	rms := centredRMS(&m)
+	return a, b
+}
+
+// corrupt returns a copy of m with corruptions on a fraction TrueAlpha of
+// the entries, uniform in ±Mag·rms of M's varying part, and the spikes.
+func corrupt(m *mat.Dense, s Spec, rng *rand.Rand) *mat.Dense {
+	d1, d2 := m.Dims()
+	rms := centredRMS(m)
 	mag := s.Mag
 	if mag == 0 {
 		mag = 5
@@ -135,7 +160,7 @@ func Build(s Spec) (*Case, error) {
 	if ta == 0 {
 		ta = s.Alpha / 2
 	}
-	y := mat.DenseCopyOf(&m)
+	y := mat.DenseCopyOf(m)
 	if !s.NoCorruptions {
 		for i := range d1 {
 			for j := range d2 {
@@ -149,20 +174,7 @@ func Build(s Spec) (*Case, error) {
 		i, j := rng.IntN(d1), rng.IntN(d2)
 		y.Set(i, j, math.Copysign(s.SpikeSize, rng.Float64()-0.5))
 	}
-	c := &Case{Class: s.Class, A: a, B: b, Holds: s.Holds,
-		Settings: rpca.Settings{Rank: ask, Alpha: s.Alpha, Seed: s.Seed}}
-	c.Name = fmt.Sprintf("%s/%dx%d/r%d(ask %d)/a%g/off%g/k%g/spk%d×%g/sc%g/p%g/seed%d",
-		s.Class, d1, d2, r, ask, s.Alpha, s.Offset, s.Kappa, s.Spikes, s.SpikeSize, scale, s.P, s.Seed)
-	if s.P == 0 || s.P >= 1 {
-		c.Problem = &rpca.Problem{Dense: y}
-		return c, nil
-	}
-	obs, err := rpca.Sampling{P: s.P, Seed: s.Seed, Cover: true}.Dense(y)
-	if err != nil {
-		return nil, err
-	}
-	c.Problem = &rpca.Problem{Observed: obs}
-	return c, nil
+	return y
 }
 
 // centredRMS returns the root mean square of m less its mean, scaled so
