@@ -115,7 +115,9 @@ func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
 	}
 	rowsPer, colsPer := ceilDiv(st.d1, shards), ceilDiv(st.d2, shards)
 	p, s := beam.NewPipelineWithRoot()
-	names := beam.CreateList(s, files)
+	// Reshuffle breaks the fusion of the list with the reads, so that
+	// the files are read in parallel (one bundle otherwise).
+	names := beam.Reshuffle(s, beam.CreateList(s, files))
 	byRow, byCol := beam.ParDo2(s, &readFn{D1: st.d1, D2: st.d2, RowsPer: rowsPer, ColsPer: colsPer}, names)
 	beam.ParDo0(s, &writeShardFn{Dir: st.dir, ID: st.id, N: st.d1, Per: rowsPer, Other: st.d2}, beam.GroupByKey(s, byRow))
 	beam.ParDo0(s, &writeShardFn{Dir: st.dir, ID: st.id, Col: true, N: st.d2, Per: colsPer, Other: st.d1}, beam.GroupByKey(s, byCol))
@@ -212,7 +214,10 @@ func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error 
 		paths[k] = s.path
 	}
 	p, s := beam.NewPipelineWithRoot()
-	beam.ParDo0(s, &fn, beam.CreateList(s, paths))
+	// Reshuffle breaks the fusion of the list of shards with the pass, so
+	// that the runner spreads the shards over its workers; fused, they run
+	// one after another in one bundle.
+	beam.ParDo0(s, &fn, beam.Reshuffle(s, beam.CreateList(s, paths)))
 	return st.runPipeline(ctx, p)
 }
 

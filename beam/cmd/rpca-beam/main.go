@@ -57,13 +57,20 @@ func main() {
 	os.Exit(code)
 }
 
+// beamInit is beam.Init; a test replaces it.
+var beamInit = beam.Init
+
+// errWorker is parse's answer when the binary ran as a Beam worker: the
+// SDK's harness ran (and normally ended the process) in beam.Init.
+var errWorker = errors.New("rpca-beam: ran as a Beam worker")
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parse(args, stderr)
 	if err == nil {
 		err = solve(ctx, o, stdout)
 	}
 	switch {
-	case err == nil || errors.Is(err, flag.ErrHelp):
+	case err == nil || errors.Is(err, flag.ErrHelp) || errors.Is(err, errWorker):
 		return 0
 	case errors.Is(err, cliflag.ErrUsage), errors.Is(err, rpca.ErrBadSettings): // the method's settings come from the flags
 		fmt.Fprintf(stderr, "rpca-beam: %v (run 'rpca-beam -h' for help)\n", err)
@@ -100,16 +107,25 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if err := cliflag.Parse(fs, args); err != nil {
 		return nil, err
 	}
+	// A runner starts the binary as a worker with the SDK's flags alone
+	// (--worker=true --id=… and the endpoints): beam.Init runs the
+	// worker's harness then, before any flag of the command is checked.
+	if f := flag.CommandLine.Lookup("worker"); f != nil && f.Value.String() == "true" {
+		beamInit()
+		return nil, errWorker
+	}
 	switch {
 	case o.in == "" || o.out == "":
 		return nil, cliflag.Usagef("--in and --out are required")
 	case o.rank < 1:
 		return nil, cliflag.Usagef("--rank is required")
+	case o.runner != "prism" && o.work == "":
+		return nil, cliflag.Usagef("--runner %s needs --work, a directory every worker reaches (gs://…, or a shared file system): a temporary directory on this machine is not", o.runner)
 	}
 	if err := flag.CommandLine.Set("runner", o.runner); err != nil {
 		return nil, err
 	}
-	beam.Init()
+	beamInit()
 	level := "error"
 	if o.verbose {
 		level = "info"

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,6 +81,7 @@ func TestCommand(t *testing.T) {
 		{2, "unexpected argument", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "extra"}},
 		{1, "no file matches", []string{"--in", filepath.Join(dir, "none.mtx"), "--out", filepath.Join(dir, "o2"), "--rank", "2"}},
 		{1, "exists", []string{"--in", y, "--out", out, "--rank", "2"}},
+		{2, "--runner flink needs --work", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--runner", "flink"}},
 	} {
 		code, _, stderr := runCmd(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
@@ -94,5 +96,31 @@ func TestCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "o2")); !os.IsNotExist(err) {
 		t.Errorf("a failed run left its output: %v", err)
+	}
+}
+
+// TestWorkerStarts: started as a runner starts a worker, with the SDK's
+// flags alone (--worker=true --id=… and the endpoints, none of the
+// command's), the binary hands over to the SDK's harness (beam.Init)
+// before any of its own flags is checked, and exits 0 when the harness
+// returns. beam.Init is replaced by a recorder here (the real harness
+// would dial the endpoints).
+func TestWorkerStarts(t *testing.T) {
+	saved := beamInit
+	t.Cleanup(func() {
+		beamInit = saved
+		flag.CommandLine.Set("worker", "false")
+	})
+	calls := 0
+	beamInit = func() { calls++ }
+	code, _, stderr := runCmd(t, "--worker=true", "--id=1-1", "--logging_endpoint=localhost:1", "--control_endpoint=localhost:1", "--semi_persist_dir=/tmp")
+	if code != 0 || calls != 1 || stderr != "" {
+		t.Errorf("as a worker: exit %d, beam.Init called %d times, stderr %q; want 0, once, nothing", code, calls, stderr)
+	}
+	flag.CommandLine.Set("worker", "false")
+	calls = 0
+	code, _, stderr = runCmd(t, "--rank", "2")
+	if code != 2 || calls != 0 || !strings.Contains(stderr, "--in and --out are required") {
+		t.Errorf("as a launcher without --in: exit %d, beam.Init called %d times, stderr %q", code, calls, stderr)
 	}
 }
