@@ -22,7 +22,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -111,6 +113,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	// (--worker=true --id=… and the endpoints): beam.Init runs the
 	// worker's harness then, before any flag of the command is checked.
 	if f := flag.CommandLine.Lookup("worker"); f != nil && f.Value.String() == "true" {
+		go exitWithParent(os.Getppid(), time.Second)
 		beamInit()
 		return nil, errWorker
 	}
@@ -125,6 +128,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if err := flag.CommandLine.Set("runner", o.runner); err != nil {
 		return nil, err
 	}
+	if err := defaultWorkerBinary(o.runner); err != nil {
+		return nil, err
+	}
 	beamInit()
 	level := "error"
 	if o.verbose {
@@ -132,6 +138,62 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	beamlog.SetupLogging(level, "text")
 	return o, nil
+}
+
+// exitWithParent ends a worker whose parent has gone. The SDK's boot
+// loader starts the worker as its child and a runner stops the boot
+// loader when the job ends; Prism (v2.77) does so without the worker,
+// which then runs on, one process per job. Every interval the worker
+// compares its parent with ppid, the one it started with; when they
+// differ it removes the copy of itself that the boot loader made to run
+// it (stagedCopy) and exits.
+func exitWithParent(ppid int, interval time.Duration) {
+	for range time.Tick(interval) {
+		if os.Getppid() != ppid {
+			if dir, ok := stagedCopy(); ok {
+				os.RemoveAll(dir)
+			}
+			os.Exit(0)
+		}
+	}
+}
+
+// stagedCopy returns the directory of the running binary when it is the
+// copy the Go SDK's boot loader makes for one worker (/tmp/bin…/worker,
+// a directory of its own holding that file alone), so that an orphaned
+// worker does not leave it behind.
+func stagedCopy() (string, bool) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", false
+	}
+	dir := filepath.Dir(self)
+	if filepath.Base(self) != "worker" || filepath.Dir(dir) != "/tmp" || !strings.HasPrefix(filepath.Base(dir), "bin") {
+		return "", false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		return "", false
+	}
+	return dir, true
+}
+
+// defaultWorkerBinary makes this binary the workers' (Beam's
+// --worker_binary) for a runner that starts workers of its own, unless
+// --worker_binary names one: it is a Go binary for this machine's system,
+// so the cluster's workers must run the same system. Without it the SDK
+// compiles the command's source again, which a built binary does not
+// have.
+func defaultWorkerBinary(runner string) error {
+	f := flag.CommandLine.Lookup("worker_binary")
+	if runner == "prism" || f == nil || f.Value.String() != "" {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("rpca-beam: cannot find this binary to give the workers (pass --worker_binary): %w", err)
+	}
+	return f.Value.Set(self)
 }
 
 // summary is summary.json.
