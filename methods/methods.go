@@ -156,7 +156,8 @@ type ParamDoc struct {
 	Name    string
 	Usage   string // "gd, scaledgd: …; als: …", methods with one text grouped
 	Methods []string
-	Bool    bool // a switch (no value on a command line)
+	Bool    bool   // a switch (no value on a command line)
+	Kind    string // the value's type in help texts ("float", "string"; "" for a switch)
 }
 
 // Params returns every setting name of the table, sorted.
@@ -167,6 +168,7 @@ func Params() []ParamDoc {
 	}
 	byName := map[string][]use{}
 	bools := map[string]bool{}
+	kinds := map[string]string{}
 	for _, e := range Table {
 		for _, p := range e.New().Params() {
 			us := byName[p.Name]
@@ -180,11 +182,14 @@ func Params() []ParamDoc {
 			if b, ok := p.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 				bools[p.Name] = true
 			}
+			if k, ok := p.Value.(interface{ Kind() string }); ok {
+				kinds[p.Name] = k.Kind()
+			}
 		}
 	}
 	var docs []ParamDoc
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		d := ParamDoc{Name: name, Bool: bools[name]}
+		d := ParamDoc{Name: name, Bool: bools[name], Kind: kinds[name]}
 		var parts []string
 		for _, u := range byName[name] {
 			parts = append(parts, strings.Join(u.methods, ", ")+": "+u.usage)

@@ -18,10 +18,14 @@ import (
 	"github.com/rpca-gd/rpca/synth"
 )
 
-// cliResult is the outcome of one in-process run of the command line.
+// cliResult is the outcome of one in-process run of the command line:
+// stderr holds its messages (the lines that start with "rpca:"), progress
+// the rest of what it wrote on stderr (stages and iteration lines, which
+// a command writes off a terminal unless --quiet).
 type cliResult struct {
-	code           int
-	stdout, stderr string
+	code             int
+	stdout, stderr   string
+	progress, allErr string
 }
 
 // runCLI runs the command line in-process with buffers for its streams.
@@ -29,12 +33,21 @@ func runCLI(t *testing.T, ctx context.Context, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(ctx, &env{stdout: &out, stderr: &errb}, args)
-	return cliResult{code, out.String(), errb.String()}
+	r := cliResult{code: code, stdout: out.String(), allErr: errb.String()}
+	var msgs, prog strings.Builder
+	for _, line := range strings.SplitAfter(r.allErr, "\n") {
+		if strings.HasPrefix(line, "rpca:") || strings.HasPrefix(line, "\nrpca:") {
+			msgs.WriteString(line)
+		} else {
+			prog.WriteString(line)
+		}
+	}
+	r.stderr, r.progress = msgs.String(), prog.String()
+	return r
 }
 
 // mustRun runs the command line and fails the test unless it succeeds
-// without writing to stderr (no progress output when stderr is not a
-// terminal).
+// without a message on stderr (progress lines aside).
 func mustRun(t *testing.T, args ...string) cliResult {
 	t.Helper()
 	r := runCLI(t, context.Background(), args...)
@@ -149,17 +162,57 @@ func writeInstance(t *testing.T, d1, d2, r int, alpha float64, seed uint64) (dir
 
 func join(elem ...string) string { return filepath.Join(elem...) }
 
-// TestHelpTexts: every command's -h starts with its help text, and no
-// placeholder is left unfilled.
+// TestHelpTexts: every command's -h (and rpca's own usage) starts with
+// its help text, leaves no placeholder unfilled, fits 80 columns, and
+// names every flag in one style (--name); a flag's printed default is the
+// value its command starts from (complete's --method: gibbs, not the gd
+// the shared flags start from).
 func TestHelpTexts(t *testing.T) {
+	check := func(name, s string) {
+		for i, line := range strings.Split(s, "\n") {
+			if n := len([]rune(line)); n > 80 {
+				t.Errorf("%s: line %d has %d columns: %q", name, i+1, n, line)
+			}
+			if strings.HasPrefix(line, "  -") && !strings.HasPrefix(line, "  --") {
+				t.Errorf("%s: line %d names a flag with one dash: %q", name, i+1, line)
+			}
+		}
+	}
 	for name := range commands {
 		var out bytes.Buffer
 		e := &env{stdout: &out, stderr: io.Discard}
 		if code := run(context.Background(), e, []string{name, "-h"}); code != 0 {
 			t.Errorf("%s -h: exit %d", name, code)
 		}
-		if s := out.String(); !strings.HasPrefix(s, "Usage: rpca "+name) || strings.Contains(s, "{{") || len(s) < 200 {
+		s := out.String()
+		if !strings.HasPrefix(s, "Usage: rpca "+name) || strings.Contains(s, "{{") || len(s) < 200 {
 			t.Errorf("%s -h: %q", name, s)
+		}
+		check(name+" -h", s)
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), &env{stdout: &out, stderr: io.Discard}, []string{"help"}); code != 0 {
+		t.Errorf("rpca help: exit %d", code)
+	}
+	check("rpca help", out.String())
+	out.Reset()
+	run(context.Background(), &env{stdout: &out, stderr: io.Discard}, []string{"complete", "-h"})
+	if s := out.String(); !strings.Contains(s, `(default "gibbs")`) || strings.Contains(s, `(default "gd")`) {
+		t.Errorf("complete -h does not show gibbs as --method's default")
+	}
+}
+
+// TestNoCommandAndVersion: rpca alone is a usage error (the usage on
+// stderr, exit 2); rpca version and --version print the build's version.
+func TestNoCommandAndVersion(t *testing.T) {
+	r := runCLI(t, context.Background())
+	if r.code != 2 || r.stdout != "" || !strings.Contains(r.allErr, "Usage: rpca COMMAND") {
+		t.Errorf("rpca alone: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.allErr)
+	}
+	for _, arg := range []string{"version", "--version"} {
+		r := runCLI(t, context.Background(), arg)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "rpca ") || !strings.Contains(r.stdout, "go1.") || r.allErr != "" {
+			t.Errorf("rpca %s: exit %d, stdout %q, stderr %q", arg, r.code, r.stdout, r.allErr)
 		}
 	}
 }
@@ -172,8 +225,8 @@ func TestDemo(t *testing.T) {
 		t.Errorf("stdout %q", r.stdout)
 	}
 	r = runCLI(t, context.Background(), "demo", "--d", "400", "--rank", "2")
-	if r.code != 0 || strings.Count(r.stderr, "initializing") != 3 || !strings.Contains(r.stderr, "generating a 400×400") {
-		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	if r.code != 0 || strings.Count(r.progress, "initializing") != 3 || !strings.Contains(r.progress, "generating a 400×400") || r.stderr != "" {
+		t.Errorf("exit %d, progress %q, messages %q", r.code, r.progress, r.stderr)
 	}
 	wantError(t, 2, []string{"flag -d", "[1, 20000]"}, "demo", "--d", "0")
 	wantError(t, 2, []string{"flag -rank", "positive integer"}, "demo", "--rank", "0")

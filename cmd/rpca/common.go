@@ -97,6 +97,7 @@ type solveFlags struct {
 	workers     int
 	quiet       bool
 	verbose     bool
+	progress    string // --progress: auto, bar, lines or off
 	jsonOut     bool
 	allowAuto   bool // --method auto is accepted (and the default)
 	// params are the methods' own settings given on the command line
@@ -162,7 +163,8 @@ func (f *solveFlags) defs() []flagDef {
 		{flagMaxIter, "max-iter", cliflag.Checked(&f.maxIter, cliflag.AtLeast(0), "non-negative (0: the method's default)"), "iteration cap (0: method default)"},
 		{flagSeed, "seed", &f.seed, "random seed"},
 		{flagWorkers, "workers", cliflag.Checked(&f.workers, cliflag.AtLeast(0), "non-negative (0: all cores)"), "goroutines for the parallel kernels (0: all cores)"},
-		{flagQuiet, "quiet", &f.quiet, "no progress output on stderr"},
+		{flagQuiet, "quiet", &f.quiet, "no progress output on stderr (--progress off)"},
+		{flagQuiet, "progress", cliflag.Checked(&f.progress, cliflag.OneOf("auto", "bar", "lines", "off"), "auto, bar, lines or off"), "progress on stderr: auto (an updating bar on a terminal, else a line every 5 s), bar, lines (one per iteration, as --verbose) or off (as --quiet)"},
 		{flagVerbose, "verbose", &f.verbose, "one progress line per iteration on stderr, even when it is not a terminal"},
 		{flagJSON, "json", &f.jsonOut, "print the summary as one JSON object on stdout"},
 	}
@@ -171,7 +173,7 @@ func (f *solveFlags) defs() []flagDef {
 // register adds the flags of mask to fs, with the values already in f
 // (the method: auto when allowAuto is set, gd otherwise) as defaults.
 func (f *solveFlags) register(fs *flag.FlagSet, mask flagMask) {
-	f.method, f.p, f.seed = "gd", 1, 1
+	f.method, f.p, f.seed, f.progress = "gd", 1, 1, "auto"
 	if f.allowAuto {
 		f.method = methodAuto
 	}
@@ -214,7 +216,7 @@ func (f *solveFlags) registerParams(fs *flag.FlagSet) {
 		if len(own) < len(d.Methods) {
 			usage = methods.ParamUsage(d.Name, own)
 		}
-		fs.Var(&paramFlag{name: d.Name, method: own[0], values: f.params, isBool: d.Bool}, d.Name, usage)
+		fs.Var(&paramFlag{name: d.Name, method: own[0], values: f.params, isBool: d.Bool, valueKind: d.Kind}, d.Name, usage)
 	}
 }
 
@@ -224,7 +226,10 @@ type paramFlag struct {
 	name, method string
 	values       map[string]string
 	isBool       bool
+	valueKind    string // for help texts
 }
+
+func (p *paramFlag) kind() string { return p.valueKind }
 
 func (p *paramFlag) String() string {
 	if p.values == nil {
@@ -349,19 +354,24 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 	return m, nil
 }
 
-// newProgress is the progress printer of a command on stderr: an
-// updating line on a terminal, one line per iteration with --verbose,
+// newProgress is the progress printer of a command on stderr (--progress):
+// an updating line on a terminal, a line every few seconds off one (a
+// pipe, a log, a notebook), one line per iteration with --verbose,
 // nothing with --quiet.
 func newProgress(e *env, f *solveFlags) *progress.Printer {
+	var p *progress.Printer
 	switch {
-	case f.quiet:
-		return progress.New(e.stderr, progress.Off, 0)
-	case f.verbose:
-		return progress.New(e.stderr, progress.Lines, 0)
-	case e.stderrIsTerminal:
-		return progress.New(e.stderr, progress.Bar, e.termWidth())
+	case f.quiet || f.progress == "off":
+		p = progress.New(e.stderr, progress.Off, 0)
+	case f.verbose || f.progress == "lines":
+		p = progress.New(e.stderr, progress.Lines, 0)
+	case f.progress == "bar" || e.stderrIsTerminal:
+		p = progress.New(e.stderr, progress.Bar, e.termWidth())
+	default:
+		p = progress.New(e.stderr, progress.Periodic, 0)
 	}
-	return progress.New(e.stderr, progress.Off, 0)
+	p.SetGoal(f.maxIter, max(f.tol, 0))
+	return p
 }
 
 // reportVerification tells on stderr (unless --quiet) what became of

@@ -38,7 +38,7 @@ type experimentFlags struct {
 func (f *experimentFlags) register(e *env) *flag.FlagSet {
 	var list strings.Builder
 	for _, x := range experiment.List() {
-		fmt.Fprintf(&list, "  %-7s %s\n", x.Name, x.Summary)
+		fmt.Fprintf(&list, "  %-7s %s\n", x.Name, strings.TrimLeft(cliflag.Wrap(x.Summary, cliflag.Width, 10), " "))
 	}
 	fs := newFlagSet(e, "experiment", "NAME [flags]", map[string]string{"experiments": list.String()})
 	f.solveFlags.register(fs, flagRank|flagAlpha|flagGamma|flagStep|flagFactorTol|flagMaxIter|flagSeed|flagWorkers|flagQuiet)

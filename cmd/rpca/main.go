@@ -15,6 +15,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -89,7 +90,14 @@ func run(ctx context.Context, e *env, args []string) (code int) {
 			code = 1
 		}
 	}()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+	switch {
+	case len(args) == 0: // a usage error: say what the commands are, on stderr
+		usage(e.stderr)
+		return 2
+	case args[0] == "version" || args[0] == "--version" || args[0] == "-version":
+		fmt.Fprintln(e.stdout, version())
+		return 0
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
 				return exitCode(e, c.run(ctx, e, []string{"-h"}))
@@ -104,6 +112,37 @@ func run(ctx context.Context, e *env, args []string) (code int) {
 		return 2
 	}
 	return exitCode(e, c.run(ctx, e, args[1:]))
+}
+
+// version is the module's version and the revision it was built from,
+// from the build information the Go toolchain embeds: "rpca v1.2.3",
+// "rpca (devel) 1a2b3c4d5e6f (modified) 2026-11-27T00:00:00Z go1.26.8".
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "rpca (no build information)"
+	}
+	v := "rpca " + info.Main.Version
+	var rev, at, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = " (modified)"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev + modified
+	}
+	if at != "" {
+		v += " " + at
+	}
+	return v + " " + info.GoVersion
 }
 
 func exitCode(e *env, err error) int {
@@ -138,7 +177,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func usage(w io.Writer) {
 	var list strings.Builder
 	for _, n := range slices.Sorted(maps.Keys(commands)) {
-		fmt.Fprintf(&list, "  %-11s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&list, "  %-11s %s\n", n, strings.TrimLeft(cliflag.Wrap(commands[n].summary, cliflag.Width, 14), " "))
 	}
 	fmt.Fprintln(w, helpText("rpca", map[string]string{"commands": list.String()}))
 }

@@ -28,8 +28,8 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		n := 0
 		fs.VisitAll(func(f *flag.Flag) {
 			n++
-			if !strings.Contains(r.stdout, "  -"+f.Name+" ") && !strings.Contains(r.stdout, "  -"+f.Name+"\n") {
-				t.Errorf("%s -h does not document -%s", name, f.Name)
+			if !strings.Contains(r.stdout, "  --"+f.Name+" ") && !strings.Contains(r.stdout, "  --"+f.Name+"\n") {
+				t.Errorf("%s -h does not document --%s", name, f.Name)
 			}
 			if strings.TrimSpace(f.Usage) == "" {
 				t.Errorf("%s: flag -%s has no description", name, f.Name)

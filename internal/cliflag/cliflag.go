@@ -147,26 +147,57 @@ func Between[T int | float64](lo, hi T) func(T) bool {
 	return func(n T) bool { return n >= lo && n <= hi }
 }
 
-// PrintDefaults is flag.PrintDefaults on w, with the value of a checked
-// or list flag named by its type (int, float, string, list).
+// Width is the number of columns help texts are wrapped to.
+const Width = 80
+
+// PrintDefaults is flag.PrintDefaults on w in the command line's one
+// style: each flag as --name, the value of a checked or list flag named
+// by its type (int, float, string, list), and the usage wrapped to Width
+// columns under it.
 func PrintDefaults(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, usage := flag.UnquoteUsage(f)
 		if k, ok := f.Value.(interface{ kind() string }); ok && name == "value" {
 			name = k.kind()
 		}
-		fmt.Fprintf(w, "  -%s", f.Name)
+		head := "  --" + f.Name
 		if name != "" {
-			fmt.Fprintf(w, " %s", name)
+			head += " " + name
 		}
-		fmt.Fprintf(w, "\n    \t%s", usage)
 		switch {
 		case slices.Contains([]string{"", "0", "0s", "false"}, f.DefValue):
 		case name == "string":
-			fmt.Fprintf(w, " (default %q)", f.DefValue)
+			usage += fmt.Sprintf(" (default %q)", f.DefValue)
 		default:
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
+			usage += fmt.Sprintf(" (default %s)", f.DefValue)
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, head)
+		fmt.Fprintln(w, Wrap(usage, Width, 8))
 	})
+}
+
+// Wrap breaks text into lines of at most width columns (runes) at
+// spaces, each indented by indent spaces; a word longer than a line
+// stands alone on its line.
+func Wrap(text string, width, indent int) string {
+	pad := strings.Repeat(" ", indent)
+	var b strings.Builder
+	n := 0 // runes on the current line
+	for _, word := range strings.Fields(text) {
+		l := len([]rune(word))
+		switch {
+		case n == 0:
+			b.WriteString(pad)
+			n = indent
+		case n+1+l > width:
+			b.WriteString("\n" + pad)
+			n = indent
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += l
+	}
+	return b.String()
 }

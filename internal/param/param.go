@@ -56,6 +56,9 @@ func (v *number) String() string {
 	return strconv.FormatFloat(*v.p, 'g', -1, 64)
 }
 
+// Kind names the value in help texts.
+func (*number) Kind() string { return "float" }
+
 func (v *number) Set(s string) error {
 	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || !v.c.OK(x) {
@@ -96,6 +99,9 @@ func (v *choice[T]) String() string {
 	}
 	return string(*v.p)
 }
+
+// Kind names the value in help texts.
+func (*choice[T]) Kind() string { return "string" }
 
 func (v *choice[T]) Set(s string) error {
 	if !slices.Contains(v.choices, T(s)) {

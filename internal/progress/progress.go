@@ -1,6 +1,6 @@
 // Package progress reports the stages and iterations of a long run on a
-// stream: an updating line on a terminal, one line per iteration in a log,
-// or nothing.
+// stream: an updating line on a terminal, a line every few seconds in a
+// log or a pipe, one line per iteration, or nothing.
 package progress
 
 import (
@@ -17,10 +17,14 @@ type Mode int
 
 // The modes.
 const (
-	Off   Mode = iota // nothing
-	Lines             // one line per stage and per iteration (a log)
-	Bar               // stages on lines of their own, iterations on one updating line
+	Off      Mode = iota // nothing
+	Lines                // one line per stage and per iteration (a log)
+	Bar                  // stages on lines of their own, iterations on one updating line
+	Periodic             // stages, the first iteration, then a line every Interval (a pipe, nohup, a notebook)
 )
+
+// Interval is the time between two iteration lines in Periodic mode.
+const Interval = 5 * time.Second
 
 // Printer writes progress to w. Its methods are not safe for concurrent
 // use; rpca.Solve calls its callback from one goroutine.
@@ -30,6 +34,12 @@ type Printer struct {
 	width   int // columns of the terminal (the bar is cut to width−1)
 	last    time.Time
 	printed bool // the bar line is on the screen
+	now     func() time.Time
+
+	maxIter int     // the iteration cap, for "of N" (0: not shown)
+	tol     float64 // the residual the run stops at, for the estimate of the time left (0: none)
+	lastRec rpca.Record
+	haveRec bool
 }
 
 // New returns a Printer on w. width is the terminal's number of columns
@@ -38,7 +48,15 @@ func New(w io.Writer, mode Mode, width int) *Printer {
 	if width <= 0 {
 		width = 80
 	}
-	return &Printer{w: w, mode: mode, width: width}
+	return &Printer{w: w, mode: mode, width: width, now: time.Now}
+}
+
+// SetGoal gives the run's iteration cap and the residual it stops at, so
+// that the lines say "of N" and how long the run may still take (an
+// estimate from the residual's recent rate of decrease; none while the
+// residual does not decrease). 0 leaves either out.
+func (p *Printer) SetGoal(maxIter int, residualTol float64) {
+	p.maxIter, p.tol = maxIter, residualTol
 }
 
 // Stage announces a step of the work ("reading Y.npy", "solving") on a
@@ -55,13 +73,46 @@ func (p *Printer) Stage(msg string) {
 func (p *Printer) Stagef(format string, args ...any) { p.Stage(fmt.Sprintf(format, args...)) }
 
 // Record shows one iteration; it is an rpca.Settings.Callback. The bar is
-// redrawn at most every 100 ms.
+// redrawn at most every 100 ms; in Periodic mode a line is written for the
+// first record and then at most every Interval.
 func (p *Printer) Record(r rpca.Record) {
 	if p.mode == Off {
 		return
 	}
-	// At most 72 columns: "iter 1234 res 1.234e-05 chg 1.23e-07 err 1.234e-05 123.45s 12.3it/s".
-	line := fmt.Sprintf("iter %4d res %.3e", r.Iter, r.Residual)
+	eta := p.remaining(r)
+	p.lastRec, p.haveRec = r, true
+	line := p.line(r, eta)
+	now := p.now()
+	switch p.mode {
+	case Lines:
+		fmt.Fprintln(p.w, line)
+	case Periodic:
+		if p.last.IsZero() || now.Sub(p.last) >= Interval {
+			p.last = now
+			fmt.Fprintln(p.w, line)
+		}
+	default:
+		if now.Sub(p.last) > 100*time.Millisecond {
+			p.last = now
+			fmt.Fprintf(p.w, "\r\033[K%s", p.fit(line))
+			p.printed = true
+		}
+	}
+}
+
+// line formats one iteration, in at most 79 columns: "iter 1234/5000 res
+// 1.234e-05 chg 1.23e-07 err 1.234e-05 123.45s 12.3it/s ~6s left".
+func (p *Printer) line(r rpca.Record, eta float64) string {
+	line := fmt.Sprintf("iter %4d", r.Iter)
+	if p.maxIter > 0 && p.maxIter < math.MaxInt32 {
+		line += fmt.Sprintf("/%d", p.maxIter)
+	}
+	switch {
+	case !math.IsNaN(r.Residual):
+		line += fmt.Sprintf(" res %.3e", r.Residual)
+	case !math.IsNaN(r.Validation):
+		line += fmt.Sprintf(" val %.4f", r.Validation)
+	}
 	if !math.IsNaN(r.FactorChange) {
 		line += fmt.Sprintf(" chg %.2e", r.FactorChange)
 	}
@@ -73,15 +124,27 @@ func (p *Printer) Record(r rpca.Record) {
 	if r.Iter > 0 && secs > 0 {
 		line += fmt.Sprintf(" %.1fit/s", float64(r.Iter)/secs)
 	}
-	if p.mode == Lines {
-		fmt.Fprintln(p.w, line)
-		return
+	if eta >= 0 {
+		line += fmt.Sprintf(" ~%.0fs left", math.Ceil(eta))
 	}
-	if now := time.Now(); now.Sub(p.last) > 100*time.Millisecond {
-		p.last = now
-		fmt.Fprintf(p.w, "\r\033[K%s", p.fit(line))
-		p.printed = true
+	return line
+}
+
+// remaining estimates the seconds until the residual reaches the goal, at
+// the rate (per iteration) it fell since the previous record, and within
+// the iteration cap; −1 when it cannot tell.
+func (p *Printer) remaining(r rpca.Record) float64 {
+	q := p.lastRec
+	if p.tol <= 0 || !p.haveRec || r.Iter <= q.Iter || !(r.Residual > p.tol) || !(r.Residual < q.Residual) || r.Iter == 0 {
+		return -1
 	}
+	perIter := r.Elapsed.Seconds() / float64(r.Iter)
+	rate := math.Log(r.Residual/q.Residual) / float64(r.Iter-q.Iter) // < 0
+	left := math.Log(p.tol/r.Residual) / rate
+	if p.maxIter > 0 {
+		left = min(left, float64(p.maxIter-r.Iter))
+	}
+	return left * perIter
 }
 
 // Done clears the bar line.

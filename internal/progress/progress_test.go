@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +48,38 @@ func TestModes(t *testing.T) {
 	p.Done()
 	if b.Len() != 0 {
 		t.Errorf("Off wrote %q", b.String())
+	}
+}
+
+// TestPeriodic: off a terminal, the first record is written at once and
+// then one line per Interval, whatever the iteration rate; with a goal,
+// the lines say "of N" and estimate the time left from the residual's
+// rate of decrease (here ×0.1 per iteration at 1 s an iteration, from
+// 1e-5 at iteration 5 to the goal 1e-8: 3 iterations, 3 s).
+func TestPeriodic(t *testing.T) {
+	var b strings.Builder
+	p := New(&b, Periodic, 0)
+	clock := time.Unix(0, 0)
+	p.now = func() time.Time { return clock }
+	p.SetGoal(100, 1e-8)
+	res := 1.0
+	for it := 0; it <= 20; it++ {
+		p.Record(rpca.Record{Iter: it, Residual: res, FactorChange: math.NaN(), Error: math.NaN(), Validation: math.NaN(), Elapsed: time.Duration(it) * time.Second})
+		res /= 10
+		clock = clock.Add(time.Second)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	// Records at 0 s, 5 s, 10 s, 15 s, 20 s.
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "iter    0/100 res 1.000e+00") || !strings.HasPrefix(lines[1], "iter    5/100") {
+		t.Fatalf("lines %q", lines)
+	}
+	if !strings.HasSuffix(lines[1], "~3s left") {
+		t.Errorf("at iteration 5 (residual 1e-5, falling ×0.1 an iteration, 1 s each) want ~3s left (1e-5 → 1e-8 is 3 iterations of 1 s): %q", lines[1])
+	}
+	// Gibbs sampling has no residual: its validation RMSE is shown.
+	b.Reset()
+	New(&b, Lines, 0).Record(rpca.Record{Iter: 3, Residual: math.NaN(), Validation: 0.8712, FactorChange: math.NaN(), Error: math.NaN(), Elapsed: time.Second})
+	if s := b.String(); strings.Contains(s, "NaN") || !strings.Contains(s, "val 0.8712") {
+		t.Errorf("no residual: %q", s)
 	}
 }
