@@ -64,6 +64,7 @@ type completeFlags struct {
 	// not given (none: the default, gibbs).
 	modelFlags    []string
 	holdout, tail float64
+	cv            int // --cv K: K-fold cross-validation instead of a model
 	clipRange     *[2]float64
 }
 
@@ -86,6 +87,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	cliflag.Var(fs, &f.unknown, "unknown", "error", cliflag.OneOf("error", "nan", "bias"), "error, nan or bias", "ids in --predict that have no training rating: error, nan, or bias (with --biases: the mean plus the known id's bias)")
 	cliflag.Var(fs, &f.tail, "tail", 0, cliflag.AtLeast(1.0), "at least 1, or inf", "degrees of freedom ν of the Student-t noise of --method gibbs with --alpha (default 5; inf: normal noise, which the shilling attack of docs/experiments.md moves less)")
 	cliflag.Var(fs, &f.holdout, "holdout", 0, cliflag.Fraction, "in [0, 1)", "fraction in [0, 1) of the ratings held out to measure the prediction error")
+	cliflag.Var(fs, &f.cv, "cv", 0, cliflag.AtLeast(0), "a number of folds (0: off)", "K-fold cross-validation of the model instead of a fit: a table of RMSE, MAE and fit seconds per fold, their mean and standard deviation, for the model and the bias baseline (--json: as JSON); writes no --out")
 	fs.StringVar(&f.clip, "clip", "", "clip predictions to the rating scale lo:hi, e.g. 1:5")
 	fs.BoolVar(&f.center, "center", true, "fit the ratings minus their median (U and V get one more column holding it); --center=false fits the raw values")
 	fs.BoolVar(&f.biases, "biases", false, "fit a global mean and regularised user and item biases first (Surprise's BaselineOnly: ALS, reg 15 and 10, 10 sweeps) and the low-rank part to what they leave; U and V get two more columns holding them; replaces --center (default: on with --rank auto, off with a given rank)")
@@ -106,6 +108,9 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	prog := newProgress(e, &f.solveFlags)
+	if f.cv > 0 {
+		return f.crossValidate(ctx, e, r, method, prog)
+	}
 	prog.Stagef("solving with %s on the training ratings, then writing %s", f.method, f.out)
 	rep, err := ratings.Run(ctx, ratings.Job{Input: f.in, Predict: f.predict, Ratings: r, Pairs: pairs, Unknown: ratings.Unknown(f.unknown),
 		Holdout: f.holdout, Seed: f.seed, Options: f.fitOptions(method, prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
@@ -151,7 +156,7 @@ func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
 	if err := f.validate(fs); err != nil {
 		return nil, err
 	}
-	if err := checkOutputDir(f.out, f.force, f.in, f.predict); err != nil {
+	if err := checkOutputDir(f.out, f.force, f.in, f.predict); f.cv == 0 && err != nil {
 		return nil, err
 	}
 	var e ratings.Estimator
@@ -175,6 +180,45 @@ func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
 // isParam reports whether name is a setting of some method.
 func isParam(name string) bool {
 	return slices.ContainsFunc(methods.Params(), func(d methods.ParamDoc) bool { return d.Name == name })
+}
+
+// crossValidate runs --cv and prints its table (or JSON).
+func (f *completeFlags) crossValidate(ctx context.Context, e *env, r *triples.Ratings, method ratings.Estimator, prog *progress.Printer) error {
+	o := f.fitOptions(method, prog)
+	o.Settings.Callback = nil // a line per fold instead
+	prog.Stagef("%d-fold cross-validation of %s on %d ratings", f.cv, f.method, r.Len())
+	cv, err := ratings.CrossValidate(ctx, r, f.cv, f.seed, o, func(k int, fold ratings.Fold) {
+		prog.Stagef("fold %d of %d: RMSE %.4f, %.1fs", k+1, f.cv, fold.RMSE, fold.Seconds)
+	})
+	prog.Done()
+	if err != nil {
+		return f.runError(err)
+	}
+	if f.jsonOut {
+		return writeJSON(e.stdout, struct {
+			Command string `json:"command"`
+			Model   string `json:"model"`
+			*ratings.CrossValidation
+		}{"complete", f.method, cv})
+	}
+	_, err = fmt.Fprint(e.stdout, cvTable(f.method, cv))
+	return err
+}
+
+// cvTable is the cross-validation's table: a row per fold, then the mean
+// and the standard deviation.
+func cvTable(model string, cv *ratings.CrossValidation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-6s %9s %9s %11s %11s %9s\n", "fold", model+" RMSE", "MAE", "biases RMSE", "biases MAE", "fit (s)")
+	row := func(name string, f ratings.Fold) {
+		fmt.Fprintf(&b, "%-6s %9.4f %9.4f %11.4f %11.4f %9.2f\n", name, f.RMSE, f.MAE, f.BiasRMSE, f.BiasMAE, f.Seconds)
+	}
+	for k, f := range cv.Folds {
+		row(strconv.Itoa(k+1), f)
+	}
+	row("mean", cv.Mean)
+	row("std", cv.Std)
+	return b.String()
 }
 
 // runError adds the command line's remedies to an error of ratings.Run.
@@ -232,14 +276,19 @@ func (f *completeFlags) fitOptions(e ratings.Estimator, prog *progress.Printer) 
 func (f *completeFlags) validate(fs *flag.FlagSet) error {
 	err := firstBroken(
 		rule{f.in == "", "complete: --in FILE is required (run 'rpca complete -h' for help)"},
-		rule{f.out == "", "complete: --out DIR is required (run 'rpca complete -h' for help)"},
+		rule{f.out == "" && f.cv == 0, "complete: --out DIR is required (run 'rpca complete -h' for help)"},
+		rule{f.cv == 1, "complete: --cv needs at least 2 folds"},
+		rule{f.cv > 0 && (f.out != "" || f.predict != "" || f.holdout > 0), "complete: --cv scores the model by cross-validation and writes nothing: drop --out, --predict and --holdout"},
 		rule{!slices.Contains([]string{"gd", "scaledgd", "als", methodGibbs}, f.method), fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gibbs, als, gd (Algorithm 2) or scaledgd only", f.method)},
 		rule{f.method == methodGibbs && anySet(fs, gibbsIgnores()), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores(), ", --") + " (they tune als, gd and scaledgd)"},
 		rule{f.method == methodGibbs && !f.biases, "complete: --method gibbs fits the biases with the factors: drop --biases=false and --center"},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
 		rule{flagSet(fs, "tail") && (f.method != methodGibbs || f.alpha == 0), "complete: --tail sets the noise of --method gibbs with --alpha > 0"},
 	)
-	if err = cmp.Or(err, f.outFlags.validate("complete")); err != nil { // the first that is not nil
+	if f.cv == 0 { // --cv writes nothing
+		err = cmp.Or(err, f.outFlags.validate("complete")) // the first that is not nil
+	}
+	if err != nil {
 		return err
 	}
 	if f.clip != "" {

@@ -604,3 +604,29 @@ func readRatingsFile(t *testing.T, path string) [][2]string {
 	}
 	return out
 }
+
+// TestCompleteCV: --cv K prints a row per fold, then the mean and the
+// standard deviation, the model's RMSE below the biases' on low-rank
+// ratings; --json gives the same figures; it writes nothing; and the
+// flags it cannot combine with are usage errors.
+func TestCompleteCV(t *testing.T) {
+	_, in := ratingFixture(t)
+	r := mustRun(t, "complete", "--in", in, "--header", "--cv", "3", "--rank", "4", "--quiet")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[4], "mean") || !strings.HasPrefix(lines[5], "std") {
+		t.Fatalf("table %q", r.stdout)
+	}
+	var mean [4]float64
+	if _, err := fmt.Sscanf(strings.TrimPrefix(lines[4], "mean"), "%f %f %f %f", &mean[0], &mean[1], &mean[2], &mean[3]); err != nil || !(mean[0] < mean[2]) {
+		t.Errorf("mean row %q (%v): want the model's RMSE below the biases'", lines[4], err)
+	}
+	j := mustRun(t, "complete", "--in", in, "--header", "--cv", "3", "--rank", "4", "--quiet", "--json")
+	sum := readJSON(t, j.stdout)
+	folds, _ := sum["folds"].([]any)
+	m, _ := sum["mean"].(map[string]any)
+	if len(folds) != 3 || m == nil || fmt.Sprintf("%.4f", m["rmse"]) != fmt.Sprintf("%.4f", mean[0]) || sum["model"] != "gibbs" {
+		t.Errorf("JSON %v: want 3 folds and the table's mean RMSE %.4f", sum, mean[0])
+	}
+	wantError(t, 2, []string{"--cv needs at least 2 folds"}, "complete", "--in", in, "--header", "--cv", "1")
+	wantError(t, 2, []string{"--cv", "drop --out"}, "complete", "--in", in, "--header", "--cv", "3", "--out", join(t.TempDir(), "o"))
+}
