@@ -20,8 +20,8 @@ type Fold struct {
 	MAE      float64 `json:"mae"`       // the model's
 	BiasRMSE float64 `json:"bias_rmse"` // the bias model's, fitted with the model (NaN without BaselineBiases)
 	BiasMAE  float64 `json:"bias_mae"`
-	Seconds  float64 `json:"seconds"`   // the fit, on the other folds
-	Rank     int     `json:"rank"`      // the rank fitted
+	Seconds  float64 `json:"seconds"` // the fit, on the other folds
+	Rank     int     `json:"rank"`    // the rank fitted
 }
 
 // CrossValidation is the outcome of CrossValidate: each fold and the mean
