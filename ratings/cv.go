@@ -2,6 +2,7 @@ package ratings
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -146,3 +147,17 @@ func foldStats(folds []Fold) (mean, std Fold) {
 
 // randPerm is the permutation CrossValidate deals the folds from.
 func randPerm(n int, seed uint64) []int { return rand.New(rand.NewPCG(seed, 2)).Perm(n) }
+
+// MarshalJSON writes a figure that is not a number (the bias baseline's
+// without BaselineBiases) as null.
+func (f Fold) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Ratings  int      `json:"ratings"`
+		RMSE     *float64 `json:"rmse"`
+		MAE      *float64 `json:"mae"`
+		BiasRMSE *float64 `json:"bias_rmse"`
+		BiasMAE  *float64 `json:"bias_mae"`
+		Seconds  float64  `json:"seconds"`
+		Rank     int      `json:"rank"`
+	}{f.Ratings, metrics.Finite(f.RMSE), metrics.Finite(f.MAE), metrics.Finite(f.BiasRMSE), metrics.Finite(f.BiasMAE), f.Seconds, f.Rank})
+}

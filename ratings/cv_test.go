@@ -2,6 +2,7 @@ package ratings
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"testing"
@@ -72,5 +73,13 @@ func TestCrossValidate(t *testing.T) {
 	cancel()
 	if _, err := CrossValidate(ctx, r, 3, 1, opt, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestFoldJSON: a figure that is not a number is null in JSON.
+func TestFoldJSON(t *testing.T) {
+	b, err := json.Marshal(Fold{Ratings: 3, RMSE: 0.5, MAE: 0.4, BiasRMSE: math.NaN(), BiasMAE: math.NaN(), Seconds: 1, Rank: 2})
+	if err != nil || string(b) != `{"ratings":3,"rmse":0.5,"mae":0.4,"bias_rmse":null,"bias_mae":null,"seconds":1,"rank":2}` {
+		t.Errorf("%s (%v)", b, err)
 	}
 }
