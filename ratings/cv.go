@@ -88,6 +88,8 @@ func (m *Model) score(r *triples.Ratings, held []bool) Fold {
 		if !h {
 			continue
 		}
+		want := r.Val[k]
+		pm, _ := m.PredictAny(r.RowIDs[r.Row[k]], r.ColIDs[r.Col[k]])
 		i, j, okI, okJ := m.Index(r.RowIDs[r.Row[k]], r.ColIDs[r.Col[k]])
 		if !okI {
 			i = -1
@@ -95,15 +97,7 @@ func (m *Model) score(r *triples.Ratings, held []bool) Fold {
 		if !okJ {
 			j = -1
 		}
-		want := r.Val[k]
 		pb := m.PredictBiases(i, j)
-		pm := pb
-		if math.IsNaN(pm) { // no bias model: the training mean
-			pm = m.Clip(m.TrainMean)
-		}
-		if okI && okJ {
-			pm = m.Predict(i, j)
-		}
 		n++
 		sq.Add(pm - want)
 		abs += (math.Abs(pm-want) - abs) / float64(n)
@@ -143,6 +137,27 @@ func foldStats(folds []Fold) (mean, std Fold) {
 		mean.Ratings += f.Ratings
 	}
 	return mean, std
+}
+
+// PredictAny returns the prediction for any pair of ids: the model's
+// (known true) when both have training ratings, else the bias model's
+// with the bias of the id it knows, or the clipped training mean without
+// a bias model.
+func (m *Model) PredictAny(rowID, colID string) (v float64, known bool) {
+	i, j, okI, okJ := m.Index(rowID, colID)
+	if okI && okJ {
+		return m.Predict(i, j), true
+	}
+	if !okI {
+		i = -1
+	}
+	if !okJ {
+		j = -1
+	}
+	if v = m.PredictBiases(i, j); math.IsNaN(v) {
+		v = m.Clip(m.TrainMean)
+	}
+	return v, false
 }
 
 // randPerm is the permutation CrossValidate deals the folds from.

@@ -111,7 +111,16 @@ func rpca_result(h C.int64_t) *C.char {
 	if j.err != nil {
 		return C.CString(errorJSON(j.err))
 	}
-	b, err := json.Marshal(j.report())
+	var v any
+	switch {
+	case j.cv != nil:
+		v = j.cv
+	case j.model != nil:
+		v = modelReport(j.model)
+	default:
+		v = j.report()
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return C.CString(errorJSON(err))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/methods"
+	"github.com/rpca-gd/rpca/ratings"
 	"github.com/rpca-gd/rpca/video"
 )
 
@@ -70,6 +71,8 @@ type job struct {
 	last   rpca.Record
 
 	res    *rpca.Result
+	model  *ratings.Model           // a rating fit
+	cv     *ratings.CrossValidation // a rating cross-validation
 	err    error
 	d1, d2 int
 	choice *video.RankChoice

@@ -10,6 +10,7 @@ AccAltProj, scaled steps, ALS, AltProj, IALM).
 from ._errors import CancelledError, NotVerifiedWarning
 from ._estimator import RobustPCA
 from ._lib import version
+from ._ratings import CompletionModel, complete, cross_validate
 
 
 def decompose(Y, rank=None, alpha=None, method="auto", mask=None, **kw):
@@ -21,4 +22,5 @@ def decompose(Y, rank=None, alpha=None, method="auto", mask=None, **kw):
     return est.low_rank_, est.sparse_, est.report_
 
 
-__all__ = ["RobustPCA", "decompose", "NotVerifiedWarning", "CancelledError", "version"]
+__all__ = ["RobustPCA", "decompose", "complete", "cross_validate", "CompletionModel", "NotVerifiedWarning",
+           "CancelledError", "version"]

@@ -157,24 +157,8 @@ def solve(Y, mask=None, rank=None, alpha=None, method="auto", params=None, max_i
                        json.dumps(cfg).encode("utf-8"), ctypes.byref(err))
     if h == 0:
         _raise(json.loads(_string(lib, err.value)))
-    bar = _Progress(progress)
-    it, res, secs = ctypes.c_int64(), ctypes.c_double(), ctypes.c_double()
     try:
-        try:
-            # Wait in short steps: the library runs the solve on threads of
-            # its own, and this thread stays free to take Ctrl-C.
-            while not lib.rpca_wait(h, 100):
-                lib.rpca_progress(h, ctypes.byref(it), ctypes.byref(res), ctypes.byref(secs))
-                bar.update(it.value, res.value, secs.value)
-        except KeyboardInterrupt:
-            lib.rpca_cancel(h)
-            lib.rpca_wait(h, -1)
-            raise
-        finally:
-            bar.close()
-        rep = json.loads(_string(lib, lib.rpca_result(h)))
-        if "error" in rep:
-            _raise(rep)
+        rep = _wait(lib, h, progress)
         k, nnz = rep["k"], rep["nnz"]
         U = np.empty((d1, k), dtype=np.float64)
         V = np.empty((d2, k), dtype=np.float64)
@@ -192,6 +176,28 @@ def solve(Y, mask=None, rank=None, alpha=None, method="auto", params=None, max_i
         warnings.warn("rpca: %s's answer is not verified (%s check): %s" % (
             rep.get("method"), v.get("failed", "?"), v.get("reason", "")), NotVerifiedWarning, stacklevel=3)
     return U, V, S, rep
+
+
+def _wait(lib, h, progress):
+    """Waits for solve h in short steps (the library runs it on threads of
+    its own, so this thread stays free to take Ctrl-C, which cancels it),
+    shows its progress, and returns its report, or raises its error."""
+    bar = _Progress(progress)
+    it, res, secs = ctypes.c_int64(), ctypes.c_double(), ctypes.c_double()
+    try:
+        while not lib.rpca_wait(h, 100):
+            lib.rpca_progress(h, ctypes.byref(it), ctypes.byref(res), ctypes.byref(secs))
+            bar.update(it.value, res.value, secs.value)
+    except KeyboardInterrupt:
+        lib.rpca_cancel(h)
+        lib.rpca_wait(h, -1)
+        raise
+    finally:
+        bar.close()
+    rep = json.loads(_string(lib, lib.rpca_result(h)))
+    if "error" in rep:
+        _raise(rep)
+    return rep
 
 
 def _param_text(v):
