@@ -22,6 +22,14 @@ const (
 	// foreground candidate when its residual exceeds k times the noise
 	// level of its frame in some channel.
 	DefaultNoiseFactor = 6
+	// DefaultMaskSmooth is the default radius of the box mean of the
+	// normalised residual before thresholding (MaskOptions.Smooth).
+	DefaultMaskSmooth = 2
+	// SmoothGate is the fraction of the threshold a pixel's own
+	// normalised residual must exceed when the mask is smoothed: noise is
+	// below it nearly always (at the default noise factor, 3 noise
+	// levels), so smoothing does not spread objects onto the background.
+	SmoothGate = 0.5
 	// DefaultMaskFilter is the radius of the majority filter on the
 	// thresholded mask (1: 3×3; a 5×5 filter erodes objects of 4×4
 	// pixels).
@@ -38,13 +46,17 @@ const (
 // shadow when every channel is darker than the background by a ratio in
 // [ShadowMinRatio, ShadowMaxRatio] and, for colour frames, the channels'
 // ratios differ by at most ShadowChromaTol (a shadow dims the light but
-// keeps the surface's colour). For gray frames the ratio must vary by at
-// most ShadowChromaTol over the 3×3 neighbourhood (a shadow keeps the
-// texture under it).
+// keeps the surface's colour) on a background that has a colour: its
+// channels' spread is at least ShadowMinChroma of their mean (on a gray
+// surface a gray object darker than it keeps its chromaticity too, and
+// the test removed car pixels on a gray road). For gray frames the ratio
+// must vary by at most ShadowChromaTol over the 3×3 neighbourhood (a
+// shadow keeps the texture under it).
 const (
 	ShadowMinRatio  = 0.4
 	ShadowMaxRatio  = 0.9
 	ShadowChromaTol = 0.08
+	ShadowMinChroma = 0.1
 )
 
 // MaskOptions configure the foreground decision of [Masks]. The zero value
@@ -68,8 +80,14 @@ type MaskOptions struct {
 	PixelNoise bool
 
 	// Smooth is the radius of a box mean of the normalised magnitude
-	// before thresholding (0: none). It fills objects of low contrast
-	// but widens every object by its radius.
+	// (0: DefaultMaskSmooth; < 0: none): a pixel is also a candidate when
+	// the mean over its (2r+1)² window exceeds the threshold and its own
+	// magnitude exceeds SmoothGate times it. The mean fills the holes of
+	// objects of low contrast (the misses on real footage are holes
+	// inside cars); the gate keeps it from spreading an object onto the
+	// background around it; a pixel above the threshold on its own is a
+	// candidate whatever its window holds, so small objects keep their
+	// corners.
 	Smooth int
 
 	// Filter is the radius of the hysteresis filter of [CleanMask]
@@ -95,7 +113,7 @@ func (o MaskOptions) withDefaults() MaskOptions {
 			*v = 0
 		}
 	}
-	o.Smooth = max(o.Smooth, 0)
+	def(&o.Smooth, DefaultMaskSmooth)
 	def(&o.Filter, DefaultMaskFilter)
 	def(&o.MinObject, DefaultMinObject)
 	o.NoiseFactor = cmp.Or(o.NoiseFactor, DefaultNoiseFactor)
@@ -403,8 +421,12 @@ func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g Geometry
 		}
 	}
 	boxMean(w.zs, z, w.sat, g.Width, g.Height, o.Smooth)
+	gate := 0.0
+	if o.Smooth > 0 {
+		gate = SmoothGate
+	}
 	for i := range w.cand {
-		w.cand[i] = w.zs[i] > 1
+		w.cand[i] = z[i] > 1 || (w.zs[i] > 1 && z[i] > gate)
 	}
 	shadow := 0
 	if yc != nil {
@@ -499,38 +521,51 @@ func suppressShadows(fw *frameWork, yc, bc []float64, g Geometry) int {
 		}
 	}
 	inRange := func(r float64) bool { return r >= ShadowMinRatio && r <= ShadowMaxRatio }
-	cleared := 0
-	for i, c := range cand {
-		if !c || !inRange(ratios[0][i]) {
-			continue
-		}
-		lo, hi := ratios[0][i], ratios[0][i]
-		ok := true
-		if nc > 1 {
-			for c := 1; c < nc && ok; c++ {
-				r := ratios[c][i]
-				ok = inRange(r)
+	// spread returns the range of the ratios of channel c over the 3×3
+	// neighbourhood of pixel i, +Inf when one is out of range.
+	spread := func(c, i int) float64 {
+		x, y := i%w, i/w
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for dy := -1; dy <= 1; dy++ {
+			for dx := -1; dx <= 1; dx++ {
+				if x+dx < 0 || x+dx >= w || y+dy < 0 || y+dy >= h {
+					continue
+				}
+				r := ratios[c][(y+dy)*w+x+dx]
+				if !inRange(r) {
+					return math.Inf(1)
+				}
 				lo, hi = min(lo, r), max(hi, r)
 			}
-		} else {
-			// Gray: the ratio must be about the same over the 3×3
-			// neighbourhood (a shadow keeps the texture under it).
-			x, yy := i%w, i/w
-			for dy := -1; dy <= 1 && ok; dy++ {
-				for dx := -1; dx <= 1; dx++ {
-					if x+dx < 0 || x+dx >= w || yy+dy < 0 || yy+dy >= h {
-						continue
-					}
-					r := ratios[0][(yy+dy)*w+x+dx]
-					if !inRange(r) {
-						ok = false
-						break
-					}
-					lo, hi = min(lo, r), max(hi, r)
-				}
-			}
 		}
-		if ok && hi-lo <= ShadowChromaTol {
+		return hi - lo
+	}
+	// coloured reports whether the background at pixel i has a colour.
+	coloured := func(i int) bool {
+		lo, hi, sum := math.Inf(1), 0.0, 0.0
+		for c := range nc {
+			v := bc[c*p+i]
+			lo, hi, sum = min(lo, v), max(hi, v), sum+v
+		}
+		return sum > 0 && (hi-lo)/(sum/float64(nc)) >= ShadowMinChroma
+	}
+	isShadow := func(i int) bool {
+		lo, hi := ratios[0][i], ratios[0][i]
+		for c := 0; c < nc; c++ {
+			r := ratios[c][i]
+			if !inRange(r) {
+				return false
+			}
+			lo, hi = min(lo, r), max(hi, r)
+		}
+		if nc > 1 {
+			return hi-lo <= ShadowChromaTol && coloured(i)
+		}
+		return spread(0, i) <= ShadowChromaTol
+	}
+	cleared := 0
+	for i, c := range cand {
+		if c && isShadow(i) {
 			cand[i] = false
 			cleared++
 		}

@@ -121,7 +121,7 @@ func TestMasksFixedMatchesThreshold(t *testing.T) {
 		}
 	}
 	const tau = 0.25
-	m, rep, err := Masks(context.Background(), r, nil, nil, g, MaskOptions{Threshold: tau, Filter: -1, MinObject: -1, KeepShadows: true})
+	m, rep, err := Masks(context.Background(), r, nil, nil, g, MaskOptions{Threshold: tau, Filter: -1, MinObject: -1, Smooth: -1, KeepShadows: true})
 	if err != nil {
 		t.Fatal(err)
 	}

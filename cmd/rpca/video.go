@@ -83,10 +83,10 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	cliflag.Var(fs, &f.noiseFactor, "noise-factor", video.DefaultNoiseFactor, cliflag.Positive, "a positive number", "foreground when the residual exceeds this many times the frame's noise level")
 	fs.BoolVar(&f.pixelNoise, "pixel-noise", false, "also scale the threshold by each pixel's own noise level over time (for moving backgrounds such as foliage)")
 	cliflag.Var(fs, &f.sketchRows, "sketch-rows", video.DefaultSketchRows, cliflag.AtLeast(0), "a number of rows (0: all)", "solve on this many rows of Y (pixel channels, drawn at random) and fit every row to the background's frame components found there (0: solve on all rows)")
-	cliflag.Var(fs, &f.maskSmooth, "mask-smooth", 0, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of a box mean of the residual before thresholding (0: off)")
+	cliflag.Var(fs, &f.maskSmooth, "mask-smooth", video.DefaultMaskSmooth, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of a box mean of the normalised residual before thresholding, a pixel's own residual also above half the threshold: fills holes inside objects without spreading them (0: off)")
 	cliflag.Var(fs, &f.maskFilter, "mask-filter", video.DefaultMaskFilter, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of the majority filter on each frame's mask (1: 3×3 windows; 0: off)")
 	cliflag.Var(fs, &f.minObject, "min-object", video.DefaultMinObject, cliflag.AtLeast(0), "non-negative (0 or 1: off)", "drop foreground regions of fewer pixels than this (≤ 1: off)")
-	fs.BoolVar(&f.keepShadows, "keep-shadows", false, "count cast shadows as foreground")
+	fs.BoolVar(&f.keepShadows, "keep-shadows", false, "count cast shadows as foreground (by default a pixel darker than the background by one factor in every channel, keeping its colour and its texture, is a shadow)")
 	cliflag.Var(fs, &f.foreground, "foreground", "residual", cliflag.OneOf("residual", "sparse"), "residual or sparse", "foreground image and mask source: residual (|Y − M|) or sparse (|S|, the method's sparse part)")
 	fs.StringVar(&f.truth, "truth", "", "ground-truth mask image of one frame (nonzero = foreground) to score the mask")
 	fs.StringVar(&f.truthFrame, "truth-frame", "", "name of the frame that --truth belongs to (required with --truth)")
@@ -278,7 +278,7 @@ func (f *videoFlags) maskOptions() video.MaskOptions {
 	}
 	return video.MaskOptions{
 		Threshold: f.maskThreshold, NoiseFactor: f.noiseFactor, PixelNoise: f.pixelNoise,
-		Smooth: f.maskSmooth, Filter: off(f.maskFilter, 0), MinObject: off(f.minObject, 1),
+		Smooth: off(f.maskSmooth, 0), Filter: off(f.maskFilter, 0), MinObject: off(f.minObject, 1),
 		KeepShadows: f.keepShadows,
 	}
 }
