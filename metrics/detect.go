@@ -41,6 +41,13 @@ func Detect(pred, truth []bool) (Scores, error) {
 			s.FalseNeg++
 		}
 	}
+	return FromCounts(s.TruePos, s.FalsePos, s.FalseNeg), nil
+}
+
+// FromCounts returns the scores of tp true positives, fp false positives
+// and fn false negatives, with Detect's conventions.
+func FromCounts(tp, fp, fn int) Scores {
+	s := Scores{TruePos: tp, FalsePos: fp, FalseNeg: fn}
 	s.Precision, s.Recall = 1, 1
 	if n := s.TruePos + s.FalsePos; n > 0 {
 		s.Precision = float64(s.TruePos) / float64(n)
@@ -51,7 +58,7 @@ func Detect(pred, truth []bool) (Scores, error) {
 	if sum := s.Precision + s.Recall; sum > 0 {
 		s.F = 2 * s.Precision * s.Recall / sum
 	}
-	return s, nil
+	return s
 }
 
 // Threshold returns the mask |x_i| > tau, for example the foreground given

@@ -37,6 +37,11 @@ type Job struct {
 	Create outdir.WriteFunc
 	// Truth, when set, is scored against the mask of its frame.
 	Truth *Truth
+	// TruthDir, when set, is a directory of ground truths in the layout
+	// of the change-detection benchmark CDnet 2014 ([LabelsFor]): every
+	// frame that has one is scored, and the counts are pooled over the
+	// frames (Report.TruthDir).
+	TruthDir string
 	// MontageFrames is the number of frames in montage.png (0: 4).
 	MontageFrames int
 	// Preview writes preview.gif.
@@ -120,6 +125,7 @@ type Report struct {
 	DisplayScale    float64      `json:"foreground_display_scale"`
 	DisplayFloor    float64      `json:"foreground_display_floor"`
 	Truth           *TruthScore  `json:"truth,omitempty"`
+	TruthDir        *LabelsScore `json:"truth_dir,omitempty"`
 	Window          int          `json:"window,omitempty"`
 	Windows         []WindowInfo `json:"windows,omitempty"`
 	// Unconverged counts the windows whose solve ended at its iteration
@@ -156,6 +162,55 @@ type MaskSummary struct {
 	Shadows        bool    `json:"shadows_removed"`
 	ShadowPixels   int     `json:"shadow_pixels"`
 	ForegroundRate float64 `json:"foreground_fraction"`
+}
+
+// LabelsScore is the pooled score of the masks against the ground truths
+// of a directory (Job.TruthDir), with the benchmark's rules.
+type LabelsScore struct {
+	Dir       string  `json:"dir"`
+	Frames    int     `json:"frames"` // frames scored
+	TruePos   int     `json:"true_positives"`
+	FalsePos  int     `json:"false_positives"`
+	FalseNeg  int     `json:"false_negatives"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F         float64 `json:"f_measure"`
+}
+
+// scoreLabels adds the window's masks of the frames that have a ground
+// truth in j.TruthDir to rep.TruthDir.
+func (j *Job) scoreLabels(seq *Sequence, sep *Separation, rep *Report) error {
+	if j.TruthDir == "" {
+		return nil
+	}
+	if rep.TruthDir == nil {
+		rep.TruthDir = &LabelsScore{Dir: j.TruthDir}
+	}
+	t := rep.TruthDir
+	c := Counts{Frames: t.Frames, TruePos: t.TruePos, FalsePos: t.FalsePos, FalseNeg: t.FalseNeg}
+	pred := make([]bool, seq.Pixels())
+	for k, name := range seq.Names {
+		l, err := LabelsFor(j.TruthDir, name)
+		if errors.Is(err, ErrNoLabels) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if l.W != seq.Width || l.H != seq.Height {
+			return fmt.Errorf("video: the ground truth %s is %d×%d, the frames %d×%d (score at --scale 1)", l.Path, l.W, l.H, seq.Width, seq.Height)
+		}
+		for i := range pred {
+			pred[i] = sep.Masks.At(i, k) > 0
+		}
+		if err := c.Add(pred, l); err != nil {
+			return err
+		}
+	}
+	sc := c.Score()
+	*t = LabelsScore{Dir: t.Dir, Frames: c.Frames, TruePos: c.TruePos, FalsePos: c.FalsePos, FalseNeg: c.FalseNeg,
+		Precision: sc.Precision, Recall: sc.Recall, F: sc.F}
+	return nil
 }
 
 // TruthScore is the score of one frame's mask against a ground truth.
@@ -219,6 +274,9 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	j.record(w, rep)
 	truthIdx, err := j.score(seq, sep, rep)
 	if err != nil {
+		return err
+	}
+	if err := j.scoreLabels(seq, sep, rep); err != nil {
 		return err
 	}
 	fg := Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale)
@@ -500,6 +558,9 @@ func (rep *Report) String() string {
 	fmt.Fprintf(&b, " in %.2fs", rep.Seconds)
 	if t := rep.Truth; t != nil {
 		fmt.Fprintf(&b, "; %s: precision %.3f, recall %.3f, F %.3f", t.Frame, t.Precision, t.Recall, t.F)
+	}
+	if t := rep.TruthDir; t != nil {
+		fmt.Fprintf(&b, "; %d frames with ground truth: precision %.3f, recall %.3f, F %.3f", t.Frames, t.Precision, t.Recall, t.F)
 	}
 	fmt.Fprintf(&b, "; wrote %s", rep.Output)
 	return b.String()

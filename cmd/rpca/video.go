@@ -48,6 +48,7 @@ type videoFlags struct {
 	foreground    string
 	truth         string
 	truthFrame    string
+	truthDir      string
 	force         bool
 	montageFrames int
 	preview       bool
@@ -90,6 +91,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	cliflag.Var(fs, &f.foreground, "foreground", "residual", cliflag.OneOf("residual", "sparse"), "residual or sparse", "foreground image and mask source: residual (|Y − M|) or sparse (|S|, the method's sparse part)")
 	fs.StringVar(&f.truth, "truth", "", "ground-truth mask image of one frame (nonzero = foreground) to score the mask")
 	fs.StringVar(&f.truthFrame, "truth-frame", "", "name of the frame that --truth belongs to (required with --truth)")
+	fs.StringVar(&f.truthDir, "truth-dir", "", "directory of ground truths in the layout of the CDnet 2014 benchmark (gt + the frame name's digits + .png; 255 foreground, 0 and 50 background, other values not scored): the masks of every frame that has one are scored, pooled (needs --scale 1)")
 	fs.BoolVar(&f.force, "force", false, "replace DIR if it exists and is not empty")
 	cliflag.Var(fs, &f.montageFrames, "montage-frames", 4, cliflag.AtLeast(1), "at least 1", "number of frames shown in montage.png")
 	cliflag.Var(fs, &f.window, "window", 0, func(n int) bool { return n == 0 || n >= video.MinWindow }, fmt.Sprintf("0 (off) or at least %d frames", video.MinWindow), fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once)", video.MinWindow))
@@ -178,6 +180,7 @@ func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job,
 		j.Separate.Settings = f.settings()
 		j.Separate.Settings.Callback = prog.Record
 	}
+	j.TruthDir = f.truthDir
 	if f.truth == "" {
 		return j, nil
 	}
@@ -228,6 +231,7 @@ func (f *videoFlags) checkVideo() error {
 		rule{absPath(f.in) == absPath(f.out), "video: --out must differ from --in"},
 		rule{f.color && f.gray, "--color and --gray exclude each other"},
 		rule{f.truth == "" && f.truthFrame != "", "--truth-frame needs --truth MASK.png"},
+		rule{f.truthDir != "" && f.scale != 1, "--truth-dir scores the frames at their size: drop --scale"},
 		rule{f.truth != "" && f.truthFrame == "", "--truth needs --truth-frame NAME, the frame the mask belongs to"},
 	)
 }
