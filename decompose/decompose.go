@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/autorank"
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
@@ -48,6 +50,9 @@ type Job struct {
 	// cannot take partial data; rpca.Solve says so).
 	Method   rpca.Method
 	Settings rpca.Settings
+	// AutoRank, when set, chooses the rank from the data (package
+	// autorank, with these options) and Settings.Rank is ignored.
+	AutoRank *autorank.Options
 	// Sampling is the rate Data were subsampled at by the loader
 	// (0 or 1: not subsampled), for the summary.
 	Sampling float64
@@ -77,25 +82,28 @@ func (e *TruthError) Unwrap() error { return e.Err }
 
 // Summary is summary.json of a decomposition.
 type Summary struct {
-	Command       string  `json:"command"`
-	Method        string  `json:"method"`
-	Input         string  `json:"input"`
-	InputFormat   string  `json:"input_format"`
-	D1            int     `json:"d1"`
-	D2            int     `json:"d2"`
-	Observed      int     `json:"observed_entries"`
-	Partial       bool    `json:"partial"`
-	Rank          int     `json:"rank"`           // rank of the result (IALM finds its own)
-	RankRequested int     `json:"rank_requested"` // Settings.Rank
-	Alpha         float64 `json:"alpha"`
-	P             float64 `json:"p"`
-	Seed          uint64  `json:"seed"`
-	Params        any     `json:"params"`
-	DataScale     float64 `json:"data_scale,omitempty"` // set only when Solve scaled the data
-	Iterations    int     `json:"iterations"`
-	Seconds       float64 `json:"seconds"`
-	StopReason    string  `json:"stop_reason"`
-	Converged     bool    `json:"converged"` // rpca.StopReason.Converged of StopReason: the method's own rule, not a check of the answer
+	Command       string `json:"command"`
+	Method        string `json:"method"`
+	Input         string `json:"input"`
+	InputFormat   string `json:"input_format"`
+	D1            int    `json:"d1"`
+	D2            int    `json:"d2"`
+	Observed      int    `json:"observed_entries"`
+	Partial       bool   `json:"partial"`
+	Rank          int    `json:"rank"`           // rank of the result (IALM finds its own)
+	RankRequested int    `json:"rank_requested"` // Settings.Rank (0: --rank auto)
+	// RankChoice says how --rank auto chose the rank (nil for a given
+	// rank).
+	RankChoice *autorank.Choice `json:"rank_choice,omitempty"`
+	Alpha      float64          `json:"alpha"`
+	P          float64          `json:"p"`
+	Seed       uint64           `json:"seed"`
+	Params     any              `json:"params"`
+	DataScale  float64          `json:"data_scale,omitempty"` // set only when Solve scaled the data
+	Iterations int              `json:"iterations"`
+	Seconds    float64          `json:"seconds"`
+	StopReason string           `json:"stop_reason"`
+	Converged  bool             `json:"converged"` // rpca.StopReason.Converged of StopReason: the method's own rule, not a check of the answer
 	// Verified and Verification are rpca.Solve's check of the answer
 	// against the data (rpca.Verify); Attempts lists the methods tried
 	// when the first answer was not verified (--method auto).
@@ -156,11 +164,17 @@ func Run(ctx context.Context, j Job) (*Summary, error) {
 		}
 		p.Truth = t
 	}
-	res, err := rpca.Solve(ctx, p, j.Settings, j.Method)
+	var res *rpca.Result
+	var choice *autorank.Choice
+	if j.AutoRank != nil {
+		res, choice, err = autorank.Solve(ctx, p, j.Settings, j.Method, *j.AutoRank)
+	} else {
+		res, err = rpca.Solve(ctx, p, j.Settings, j.Method)
+	}
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{
+	sum := &Summary{RankChoice: choice,
 		Command: "decompose", Method: res.Method, Input: j.Input, InputFormat: string(in.Format),
 		D1: in.D1, D2: in.D2, Partial: in.Observed != nil, Observed: in.D1 * in.D2,
 		Rank: res.U.RawMatrix().Cols, RankRequested: j.Settings.Rank, Alpha: j.Settings.Alpha, P: 1, Seed: j.Settings.Seed,
@@ -274,7 +288,19 @@ func (s *Summary) String() string {
 	if s.RelError != nil {
 		trueErr = fmt.Sprintf(", true relative error %.3g", *s.RelError)
 	}
-	return fmt.Sprintf("%s on %d×%d%s, r=%d, α=%g: %d iterations in %.2fs (%s, %s), residual %s%s, %d sparse entries; wrote %s",
-		s.Method, s.D1, s.D2, obs, s.Rank, s.Alpha, s.Iterations, s.Seconds, s.StopReason, s.Verification.Status(),
-		metrics.Format("%.3g", s.Residual), trueErr, s.SparseEntries, s.Output)
+	rank := fmt.Sprintf("r=%d", s.Rank)
+	if c := s.RankChoice; c != nil {
+		rank = fmt.Sprintf("r=%d (chosen by --rank auto, rule %s)", s.Rank, c.Rule)
+	}
+	return fmt.Sprintf("%s on %d×%d%s, %s, α=%g: %d iterations in %.2fs (%s, %s), residual %s%s, %d sparse entries; wrote %s",
+		s.Method, s.D1, s.D2, obs, rank, s.Alpha, s.Iterations, s.Seconds, s.StopReason, s.Verification.Status(),
+		metrics.Format("%.3g", s.Residual), trueErr, s.SparseEntries, s.Output) + s.rankLine()
+}
+
+// rankLine is the second line of String when the rank was chosen: why.
+func (s *Summary) rankLine() string {
+	if s.RankChoice == nil {
+		return ""
+	}
+	return "\nrank " + strconv.Itoa(s.Rank) + ": " + s.RankChoice.Reason
 }

@@ -2,11 +2,13 @@ package video
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/spectrum"
 )
 
 // Defaults of the rank rule ([ChooseRank]).
@@ -50,13 +52,7 @@ func (c RankChoice) Reason() string {
 	if k == 0 {
 		return "no spectrum"
 	}
-	var sb []byte
-	for i, s := range c.Sigma {
-		if i > 0 {
-			sb = append(sb, ", "...)
-		}
-		sb = fmt.Appendf(sb, "%.3g", s)
-	}
+	sb := spectrum.Format(c.Sigma)
 	if c.Gap < c.MinGap {
 		return fmt.Sprintf("no gap σk/σk+1 ≥ %g among the first %d singular values (%s) of %d frames × %d pixels; rank 1 (the mean frame)",
 			c.MinGap, k, sb, c.Frames, c.Pixels)
@@ -95,8 +91,8 @@ func ChooseRank(ctx context.Context, y mat.Matrix, maxRank int, minGap float64) 
 	if k < 1 {
 		return RankChoice{}, fmt.Errorf("video: a %d×%d frame matrix is too small for a rank choice (needs at least 2 frames and 2 pixels)", d1, d2)
 	}
-	cols := spread(d2, DefaultRankFrames)
-	rows := spread(d1, DefaultRankPixels)
+	cols := spectrum.Spread(d2, DefaultRankFrames)
+	rows := spectrum.Spread(d1, DefaultRankPixels)
 	// x holds the sampled frames as rows, so that x·xᵀ is their Gram matrix.
 	x := mat.NewDense(len(cols), len(rows), nil)
 	for a, j := range cols {
@@ -105,80 +101,16 @@ func ChooseRank(ctx context.Context, y mat.Matrix, maxRank int, minGap float64) 
 			row[b] = y.At(i, j)
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	sigma, err := spectrum.Values(ctx, x, k)
+	if errors.Is(err, spectrum.ErrNotFinite) {
+		return RankChoice{}, fmt.Errorf("video: the frames contain NaN or infinite values")
+	}
+	if err != nil {
 		return RankChoice{}, err
-	}
-	var gram mat.SymDense
-	gram.SymOuterK(1, x)
-	if err := ctx.Err(); err != nil {
-		return RankChoice{}, err
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(&gram, false) {
-		return RankChoice{}, fmt.Errorf("video: the eigendecomposition of the %d×%d Gram matrix failed", len(cols), len(cols))
-	}
-	ev := eig.Values(nil)
-	for _, v := range ev {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return RankChoice{}, fmt.Errorf("video: the frames contain NaN or infinite values")
-		}
-	}
-	slices.Sort(ev)
-	slices.Reverse(ev)
-	k = min(k, len(ev)-1)
-	sigma := make([]float64, k+1)
-	for i := range sigma {
-		sigma[i] = math.Sqrt(max(ev[i], 0))
 	}
 	c := RankChoice{Sigma: sigma, Frames: len(cols), Pixels: len(rows), MinGap: minGap}
-	c.Rank, c.Gap = lastGap(sigma, minGap)
+	c.Rank, c.Gap = spectrum.LastGap(sigma, minGap)
 	return c, nil
-}
-
-// lastGap returns the largest k in 1…len(sigma)−1 (1-based) with
-// sigma[k-1]/sigma[k] ≥ minGap, stopping at the first sigma[k] below
-// 1e-6·σ_1 (ratio +Inf: the Gram route resolves singular values only
-// down to about √ε·σ_1 ≈ 1.5e-8·σ_1, so smaller ones are zero), and that
-// ratio; without such a k it returns 1
-// and σ_1/σ_2. An all-zero spectrum gives 1 and ratio 1.
-func lastGap(sigma []float64, minGap float64) (int, float64) {
-	if len(sigma) < 2 || sigma[0] == 0 {
-		return 1, 1
-	}
-	ratio := func(k int) float64 {
-		if sigma[k] <= 1e-6*sigma[0] {
-			return math.Inf(1)
-		}
-		return sigma[k-1] / sigma[k]
-	}
-	best, gap := 1, ratio(1)
-	for k := 1; k < len(sigma); k++ {
-		g := ratio(k)
-		if g >= minGap {
-			best, gap = k, g
-		}
-		if math.IsInf(g, 1) {
-			break // exactly rank k: later ratios are meaningless
-		}
-	}
-	return best, gap
-}
-
-// spread returns at most m indices evenly spaced over 0…n−1 (all of them
-// when n ≤ m).
-func spread(n, m int) []int {
-	if n <= m {
-		idx := make([]int, n)
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx
-	}
-	idx := make([]int, m)
-	for i := range idx {
-		idx[i] = int(int64(i) * int64(n) / int64(m))
-	}
-	return idx
 }
 
 // MedianBackground returns the per-pixel temporal median of the frames

@@ -110,25 +110,6 @@ func TestChooseRankLowRank(t *testing.T) {
 	}
 }
 
-func TestLastGap(t *testing.T) {
-	for _, tc := range []struct {
-		sigma []float64
-		want  int
-		gap   float64
-	}{
-		{[]float64{10, 9, 8, 7}, 1, 10.0 / 9},
-		{[]float64{100, 10, 9, 1}, 3, 9},
-		{[]float64{100, 10, 9.5, 9}, 1, 10},
-		{[]float64{5, 4, 0, 0}, 2, math.Inf(1)},
-		{[]float64{0, 0, 0}, 1, 1},
-	} {
-		k, g := lastGap(tc.sigma, 2)
-		if k != tc.want || g != tc.gap {
-			t.Errorf("lastGap(%v) = %d, %v; want %d, %v", tc.sigma, k, g, tc.want, tc.gap)
-		}
-	}
-}
-
 func TestChooseRankErrors(t *testing.T) {
 	if _, err := ChooseRank(context.Background(), mat.NewDense(10, 1, nil), 0, 0); err == nil {
 		t.Error("one frame: no error")

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/autorank"
 	"github.com/rpca-gd/rpca/decompose"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/internal/cliflag"
@@ -32,13 +33,16 @@ type decomposeFlags struct {
 	factors    bool
 	truth      string
 	missingNaN bool
+	maxRank    int
 }
 
 func (f *decomposeFlags) register(e *env) *flag.FlagSet {
-	fs := newFlagSet(e, "decompose", "--in FILE --rank R --out DIR [flags]", nil)
-	f.allowAuto, f.alpha = true, 0.1
+	fs := newFlagSet(e, "decompose", "--in FILE --out DIR [--rank R] [flags]", nil)
+	f.allowAuto, f.rankAuto, f.alpha = true, true, 0.1
 	f.solveFlags.register(fs, flagsSolve)
-	fs.Lookup("rank").Usage = "rank `r` of the low-rank part, a positive integer (required)"
+	fs.Lookup("rank").Usage = "rank `r` of the low-rank part, a positive integer, or auto (the default) to choose it from the data: the spectrum of Y, checked on each answer and by principal component pursuit (see docs/cli.md)"
+	fs.Lookup("rank").DefValue = "auto"
+	cliflag.Var(fs, &f.maxRank, "max-rank", autorank.DefaultMaxRank, cliflag.AtLeast(1), "at least 1", "largest rank --rank auto considers")
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "input matrix file (required)")
 	fs.StringVar(&f.inFormat, "in-format", "", "input format, overriding the extension: npy, csv, tsv, txt (white space) or mtx")
@@ -79,7 +83,12 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 		job.Method = method
 	}
 	job.Settings.Callback = prog.Record
-	prog.Stagef("solving %d×%d at rank %d with %s (initialization, then iterations), then writing %s", job.Data.D1, job.Data.D2, f.rank, job.Method.Name(), f.out)
+	if f.rank == 0 {
+		job.AutoRank = &autorank.Options{MaxRank: f.maxRank, Stage: func(s string) { prog.Stagef("%s", s) }}
+		prog.Stagef("solving %d×%d with %s at a rank chosen from the data, then writing %s", job.Data.D1, job.Data.D2, job.Method.Name(), f.out)
+	} else {
+		prog.Stagef("solving %d×%d at rank %d with %s (initialization, then iterations), then writing %s", job.Data.D1, job.Data.D2, f.rank, job.Method.Name(), f.out)
+	}
 	sum, err := decompose.Run(ctx, job)
 	prog.Done()
 	var te *decompose.TruthError
@@ -105,8 +114,8 @@ func (f *decomposeFlags) validate(fs *flag.FlagSet) error {
 	if err := f.outFlags.validate("decompose"); err != nil {
 		return err
 	}
-	if !flagSet(fs, "rank") {
-		return cliflag.Usagef("decompose: --rank R is required, the rank of the low-rank part (run 'rpca decompose -h' for help)")
+	if flagSet(fs, "max-rank") && f.rank != 0 {
+		return cliflag.Usagef("decompose: --max-rank applies to --rank auto, not to --rank %d", f.rank)
 	}
 	return nil
 }
@@ -119,7 +128,7 @@ func (f *decomposeFlags) load(method rpca.Method) (*load.Matrix, error) {
 		Sample:        rpca.Sampling{P: f.p, Seed: f.seed},
 		BytesPerEntry: method.Capabilities().BytesPerEntry,
 		CheckDims: func(d1, d2 int) error {
-			if f.rank >= min(d1, d2) {
+			if f.rank != 0 && f.rank >= min(d1, d2) {
 				return cliflag.Usagef("--rank %d must be smaller than min(d1, d2) = %d for the %d×%d matrix in %s", f.rank, min(d1, d2), d1, d2, f.in)
 			}
 			return nil

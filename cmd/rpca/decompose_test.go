@@ -252,7 +252,8 @@ func TestDecomposeErrors(t *testing.T) {
 		{"bad number", 1, []string{"bad.csv", "line 3, column 2", `invalid number "8.5.1"`}, []string{"--in", bad, "--rank", "1"}},
 		{"NaN in npy", 1, []string{"nan.npy", "NaN", "row 4, column 5", "--missing-nan"}, []string{"--in", ynan, "--rank", "2"}},
 		{"rank too large", 2, []string{"--rank 15", "min(d1, d2) = 15", "20×15"}, []string{"--in", ynpy, "--rank", "15"}},
-		{"rank missing", 2, []string{"--rank", "required"}, []string{"--in", ynpy}},
+		{"rank word", 2, []string{"flag -rank", "a positive integer or auto"}, []string{"--in", ynpy, "--rank", "many"}},
+		{"max-rank with a rank", 2, []string{"--max-rank", "--rank 2"}, []string{"--in", ynpy, "--rank", "2", "--max-rank", "5"}},
 		{"alpha 1", 2, []string{"flag -alpha", "[0, 1)", "invalid value \"1\""}, []string{"--in", ynpy, "--rank", "2", "--alpha", "1"}},
 		{"alpha negative", 2, []string{"flag -alpha", "[0, 1)"}, []string{"--in", ynpy, "--rank", "2", "--alpha", "-0.1"}},
 		{"unknown extension", 2, []string{"unknown input format", ".xyz", "--in-format"}, []string{"--in", odd, "--rank", "1"}},
@@ -498,5 +499,54 @@ func TestDecomposeDataScale(t *testing.T) {
 		if c != 1 && (!ok || s < 1e200 || math.Log2(s) != math.Round(math.Log2(s))) {
 			t.Errorf("c=%g: data_scale %v", c, sum["data_scale"])
 		}
+	}
+}
+
+// TestDecomposeRankAuto: without --rank the rank is chosen from the data.
+// Rank 5 plus an offset of 1e3 is rank 6; the answer at the chosen rank
+// is verified and right to the end-to-end tolerance, measured against
+// the varying part of M* (the offset is not in the denominator), and the
+// summary says which rank was chosen and why.
+func TestDecomposeRankAuto(t *testing.T) {
+	in := testInstance(t, 150, 120, 5, 0.05, 21)
+	const offset = 1e3
+	m := truthM(in)
+	d1, d2 := m.Dims()
+	var mean float64
+	for i := range d1 {
+		for j := range d2 {
+			mean += m.At(i, j)
+			m.Set(i, j, m.At(i, j)+offset)
+			in.Y.Set(i, j, in.Y.At(i, j)+offset)
+		}
+	}
+	mean = mean/float64(d1*d2) + offset
+	dir := t.TempDir()
+	y := join(dir, "Y.npy")
+	testfile.WriteWith(t, y, func(w io.Writer) error { return npy.Write(w, in.Y) })
+	out := join(dir, "out")
+	r := mustRun(t, "decompose", "--in", y, "--alpha", "0.05", "--out", out, "--json")
+	sum := readJSON(t, r.stdout)
+	choice, ok := sum["rank_choice"].(map[string]any)
+	if !ok {
+		t.Fatalf("summary has no rank_choice: %v", sum)
+	}
+	if sum["rank"] != 6.0 || choice["rank"] != 6.0 || sum["rank_requested"] != 0.0 || sum["verified"] != true {
+		t.Errorf("rank %v (choice %v, requested %v), verified %v; want 6, verified", sum["rank"], choice["rank"], sum["rank_requested"], sum["verified"])
+	}
+	if reason, _ := choice["reason"].(string); !strings.Contains(reason, "verified at rank 6") {
+		t.Errorf("reason %q does not say where it was verified", reason)
+	}
+	low := readNpy(t, join(out, "lowrank.npy"))
+	var diff, centred mat.Dense
+	diff.Sub(low, m)
+	centred.Apply(func(_, _ int, v float64) float64 { return v - mean }, m)
+	if e := mat.Norm(&diff, 2) / mat.Norm(&centred, 2); e > tolFloat64 {
+		t.Errorf("low-rank part: error %.3g of M*'s variation, want ≤ %g", e, tolFloat64)
+	}
+	// The text summary has the reason on its second line.
+	r = mustRun(t, "decompose", "--in", y, "--alpha", "0.05", "--out", out, "--force", "--quiet")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 2 || !strings.Contains(lines[0], "chosen by --rank auto") || !strings.HasPrefix(lines[1], "rank 6: ") {
+		t.Errorf("summary:\n%s", r.stdout)
 	}
 }

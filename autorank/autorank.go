@@ -1,0 +1,510 @@
+// Package autorank solves a problem whose rank is not known: it chooses
+// the rank r of the low-rank part from the data and returns the answer at
+// that rank (rpca decompose --rank auto).
+//
+// No single rule finds the rank of corrupted data. The spectrum of Y
+// shows it only when the corruptions are small against the smallest
+// component; a non-convex method run above the rank absorbs corruptions
+// into the extra components, so the spectrum of its answer shows no gap;
+// and a fit below the rank leaves a residual that hides the missed
+// components among the corruptions. The choice therefore combines three
+// rules, each checked by the next, and ends with an answer that
+// rpca.Solve verified:
+//
+//  1. the spectrum: the last clear gap σ_k/σ_{k+1} ≥ MinGap among the
+//     leading singular values of a sample of Y (of the observed entries
+//     filled in, for partial data), the first guess;
+//  2. the robust spectrum: after a fit at rank k, the same rule on
+//     M + clip(Y − M), the residual clipped per column at three robust
+//     spreads; clipping takes out the corruptions but leaves missed
+//     components that cover many entries, and a larger rank found here
+//     is solved again;
+//  3. for fully observed data whose fit is not verified, principal
+//     component pursuit (IALM), whose nuclear norm finds the rank itself
+//     (Candès, Li, Ma and Wright 2011); the rank is read off the robust
+//     spectrum of its answer and the method is run again at it. For
+//     partial data, where IALM does not apply, the rank grows by the
+//     robust spectrum or by one until an answer is verified.
+//
+// The rank of an answer is the width of its factors, location included:
+// rank 3 plus a constant offset is rank 4 (rpca.Solve removes the
+// location and adds it back within the rank).
+package autorank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/ialm"
+	"github.com/rpca-gd/rpca/internal/spectrum"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultMaxRank is the largest rank considered.
+	DefaultMaxRank = 50
+	// DefaultMinGap is the smallest ratio σ_k/σ_{k+1} taken as the end of
+	// the low-rank spectrum.
+	DefaultMinGap = 2
+	// DefaultMaxSolves caps the number of solves.
+	DefaultMaxSolves = 8
+	// SampleCols and SampleRows bound the sample whose spectrum is
+	// computed: evenly spaced columns and rows of Y.
+	SampleCols = 400
+	SampleRows = 40000
+	// ClipSpreads is the clipping level of the robust spectrum, in robust
+	// spreads (1.4826·median absolute value) of each column's residual.
+	ClipSpreads = 3
+	// EdgeFactor is the margin over the noise edge of the robust
+	// spectrum (robustRank) that a singular value must clear to count as
+	// a component.
+	EdgeFactor = 1.5
+)
+
+// Options tune the choice. The zero value uses the defaults.
+type Options struct {
+	// MaxRank is the largest rank considered (0: DefaultMaxRank); it is
+	// also capped at min(d1, d2) − 1.
+	MaxRank int
+	// MinGap is the gap rule's threshold, above 1 (0: DefaultMinGap).
+	MinGap float64
+	// MaxSolves caps the number of solves (0: DefaultMaxSolves).
+	MaxSolves int
+	// Stage, when set, receives one line before each step.
+	Stage func(string)
+}
+
+// Rules by which the rank was chosen ([Choice].Rule).
+const (
+	RuleSpectrum = "spectrum" // the first guess was verified and confirmed
+	RuleRobust   = "robust"   // the robust spectrum of a fit raised the rank
+	RuleConvex   = "convex"   // principal component pursuit found the rank
+	RuleSearch   = "search"   // partial data: the rank grew until verified
+	RuleNone     = "none"     // no answer was verified
+)
+
+// Choice says which rank was chosen and why.
+type Choice struct {
+	// Rank is the rank of the answer returned.
+	Rank int `json:"rank"`
+	// Rule is how it was found (RuleSpectrum, …), and Reason says so in
+	// one line with the figures.
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+	// Guess is the rank the spectrum of Y gave, and Sigma the leading
+	// singular values it was read from (of the sample).
+	Guess int       `json:"guess"`
+	Sigma []float64 `json:"sigma"`
+	// Tried lists the ranks solved at, in order, and Methods the method
+	// whose answer was kept at each.
+	Tried   []int    `json:"tried"`
+	Methods []string `json:"methods"`
+	// MaxRank is the cap that applied.
+	MaxRank int `json:"max_rank"`
+}
+
+// ErrTooSmall is a matrix with fewer than two rows or columns: there is
+// no rank to choose.
+var ErrTooSmall = errors.New("autorank: the matrix needs at least 2 rows and 2 columns for a rank choice")
+
+// attempt is one solve.
+type attempt struct {
+	asked int
+	res   *rpca.Result
+	// robust is the rank the robust spectrum reads off the answer.
+	robust int
+	gap    float64
+}
+
+func (a *attempt) rank() int {
+	_, k := a.res.U.Dims()
+	return k
+}
+
+func (a *attempt) verified() bool {
+	return a.res.Verification != nil && a.res.Verification.Verified
+}
+
+// Solve chooses the rank and solves p at it with method m under s
+// (s.Rank is ignored). The result is rpca.Solve's at the chosen rank;
+// when no rank gave a verified answer, the answer that fit best is
+// returned, its Verification says it is not verified, and the Choice's
+// Rule is RuleNone.
+func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method, o Options) (*rpca.Result, *Choice, error) {
+	if p == nil || m == nil {
+		return nil, nil, errors.New("autorank: no problem or no method")
+	}
+	d1, d2 := dims(p)
+	if d1 < 2 || d2 < 2 {
+		return nil, nil, fmt.Errorf("%w (got %d×%d)", ErrTooSmall, d1, d2)
+	}
+	if o.MaxRank <= 0 {
+		o.MaxRank = DefaultMaxRank
+	}
+	o.MaxRank = min(o.MaxRank, min(d1, d2)-1)
+	if !(o.MinGap > 1) {
+		o.MinGap = DefaultMinGap
+	}
+	if o.MaxSolves <= 0 {
+		o.MaxSolves = DefaultMaxSolves
+	}
+	stage := func(format string, a ...any) {
+		if o.Stage != nil {
+			o.Stage(fmt.Sprintf(format, a...))
+		}
+	}
+
+	stage("choosing the rank: the spectrum of a sample of %d×%d", d1, d2)
+	sigma, err := spectrum.Values(ctx, sampleData(p), o.MaxRank)
+	if err != nil {
+		return nil, nil, err
+	}
+	guess, guessGap := spectrum.LastGap(sigma, o.MinGap)
+	c := &Choice{Guess: guess, Sigma: sigma, MaxRank: o.MaxRank}
+
+	var tries []*attempt
+	tried := map[int]bool{}
+	solve := func(r int, method rpca.Method) (*attempt, error) {
+		s := s
+		s.Rank = r
+		stage("solving at rank %d with %s", r, method.Name())
+		res, err := rpca.Solve(ctx, p, s, method)
+		if err != nil {
+			return nil, err
+		}
+		a := &attempt{asked: r, res: res}
+		stage("checking rank %d: the robust spectrum of the answer", a.rank())
+		a.robust, a.gap, err = robustRank(ctx, p, res, o)
+		if err != nil {
+			return nil, err
+		}
+		tries = append(tries, a)
+		tried[r] = true
+		c.Tried = append(c.Tried, r)
+		c.Methods = append(c.Methods, res.Method)
+		return a, nil
+	}
+
+	r, rule := guess, RuleSpectrum
+	reason := fmt.Sprintf("the spectrum of Y has its last gap σk/σk+1 ≥ %g at k = %d (%.3g)", o.MinGap, guess, guessGap)
+	convexDone := p.Observed != nil || m.Name() == "ialm"
+	// kept is the verified answer to return; once there is one, an answer
+	// at another rank that is not verified ends the search.
+	var kept *attempt
+	keptRule, keptReason := "", ""
+	var pending []int // ranks still to try, from the convex rule
+	keep := func(a *attempt) { kept, keptRule, keptReason = a, rule, reason }
+	for len(tries) < o.MaxSolves {
+		a, err := solve(r, m)
+		if err != nil {
+			return nil, nil, err
+		}
+		k := a.rank()
+		if a.verified() && k <= o.MaxRank {
+			keep(a)
+			switch {
+			case a.robust > k && a.robust <= o.MaxRank && !tried[a.robust]:
+				// Missed components stand out once the corruptions are
+				// clipped: solve again at the larger rank.
+				r, rule = a.robust, RuleRobust
+				reason = fmt.Sprintf("the answer at rank %d was verified, but M + clip(Y − M) has its last gap at k = %d (%.3g)", k, a.robust, a.gap)
+				continue
+			case k != a.asked && !tried[k]:
+				// A method that finds its own rank (IALM, as the last
+				// of the auto chain) settled on k: run the method again
+				// at that rank, which it may fit more accurately.
+				r, rule = k, RuleConvex
+				reason = fmt.Sprintf("asked for rank %d, %s found rank %d", a.asked, a.res.Method, k)
+				continue
+			}
+			break
+		}
+		if len(pending) > 0 {
+			r, pending = pending[0], pending[1:]
+			continue
+		}
+		if kept != nil {
+			break
+		}
+		if !convexDone {
+			// Fully observed: principal component pursuit finds the rank.
+			convexDone = true
+			stage("the answer at rank %d was not verified (%s); finding the rank by principal component pursuit", k, a.res.Verification.Failed)
+			b, err := solve(r, &ialm.Method{})
+			if err != nil {
+				return nil, nil, err
+			}
+			rule = RuleConvex
+			reason = fmt.Sprintf("the answer at rank %d was not verified (%s); principal component pursuit found rank %d, whose robust spectrum has its last gap at k = %d (%.3g)",
+				k, a.res.Verification.Failed, b.rank(), b.robust, b.gap)
+			if b.verified() && b.rank() <= o.MaxRank {
+				keep(b)
+			}
+			// The rank its robust spectrum shows first, then the rank of
+			// its answer (they differ under noise, or when the smallest
+			// component is near the clipped corruptions' level).
+			for _, k := range []int{b.robust, b.rank()} {
+				if !tried[k] && k <= o.MaxRank && !slices.Contains(pending, k) {
+					pending = append(pending, k)
+				}
+			}
+			if len(pending) == 0 {
+				break
+			}
+			r, pending = pending[0], pending[1:]
+			continue
+		}
+		// Partial data (or after the convex rule): grow the rank, or shrink
+		// it when the answer has a component a block of corruptions could
+		// explain.
+		next := max(a.robust, a.asked+1)
+		if a.res.Verification.Failed == rpca.CheckIdentifiable {
+			next = a.asked - 1
+		}
+		if next < 1 || next > o.MaxRank || tried[next] {
+			break
+		}
+		if rule == RuleSpectrum {
+			rule = RuleSearch
+		}
+		reason = fmt.Sprintf("the answer at rank %d was not verified (%s); trying rank %d", a.asked, a.res.Verification.Failed, next)
+		r = next
+	}
+	if kept == nil {
+		// The answer that fits best among those within the cap (all of
+		// them when none is).
+		within := slices.DeleteFunc(slices.Clone(tries), func(a *attempt) bool { return a.rank() > o.MaxRank })
+		if len(within) == 0 {
+			within = tries
+		}
+		best := within[0]
+		for _, a := range within[1:] {
+			if a.res.Verification.Residual < best.res.Verification.Residual {
+				best = a
+			}
+		}
+		c.Rank, c.Rule = best.rank(), RuleNone
+		why := best.res.Verification.Reason
+		if best.verified() {
+			why = fmt.Sprintf("its rank is above --max-rank %d", o.MaxRank)
+		}
+		c.Reason = fmt.Sprintf("no answer of rank at most %d was verified (ranks tried: %v); returned the one that fit best, at rank %d (%s)", o.MaxRank, c.Tried, c.Rank, why)
+		return best.res, c, nil
+	}
+	c.Rank, c.Rule = kept.rank(), keptRule
+	c.Reason = keptReason + fmt.Sprintf("; verified at rank %d", c.Rank)
+	if kept.robust <= c.Rank {
+		c.Reason += fmt.Sprintf(", and M + clip(Y − M) has no gap beyond it (last at k = %d)", kept.robust)
+	}
+	return kept.res, c, nil
+}
+
+func dims(p *rpca.Problem) (int, int) {
+	if p.Observed != nil {
+		return p.Observed.Dims()
+	}
+	if p.Dense != nil {
+		return p.Dense.Dims()
+	}
+	return 0, 0
+}
+
+// sample holds evenly spaced rows and columns of the data: the values
+// and whether each was observed.
+type sample struct {
+	rows, cols []int
+	val        *mat.Dense // len(rows)×len(cols), 0 where not observed
+	seen       [][]bool   // nil when fully observed
+}
+
+func newSample(p *rpca.Problem) *sample {
+	d1, d2 := dims(p)
+	sm := &sample{rows: spectrum.Spread(d1, SampleRows), cols: spectrum.Spread(d2, SampleCols)}
+	sm.val = mat.NewDense(len(sm.rows), len(sm.cols), nil)
+	if p.Observed == nil {
+		for a, i := range sm.rows {
+			row := sm.val.RawRowView(a)
+			for b, j := range sm.cols {
+				row[b] = p.Dense.At(i, j)
+			}
+		}
+		return sm
+	}
+	rowAt := make([]int, d1)
+	colAt := make([]int, d2)
+	for i := range rowAt {
+		rowAt[i] = -1
+	}
+	for j := range colAt {
+		colAt[j] = -1
+	}
+	for a, i := range sm.rows {
+		rowAt[i] = a
+	}
+	for b, j := range sm.cols {
+		colAt[j] = b
+	}
+	sm.seen = make([][]bool, len(sm.rows))
+	for a := range sm.seen {
+		sm.seen[a] = make([]bool, len(sm.cols))
+	}
+	for a, i := range sm.rows {
+		cols, vals := p.Observed.Row(i)
+		for t, j := range cols {
+			if b := colAt[j]; b >= 0 {
+				sm.val.Set(a, b, vals[t])
+				sm.seen[a][b] = true
+			}
+		}
+	}
+	return sm
+}
+
+// wide returns x or its transpose, whichever has no more rows than
+// columns (the cheap orientation for spectrum.Values).
+func wide(x *mat.Dense) *mat.Dense {
+	n1, n2 := x.Dims()
+	if n1 <= n2 {
+		return x
+	}
+	t := mat.NewDense(n2, n1, nil)
+	t.Copy(x.T())
+	return t
+}
+
+// sampleData returns the sample of Y for the first guess: for partial
+// data, the observed values less their median, zero elsewhere, scaled by
+// the inverse of the sample's observed fraction (an unbiased estimate of
+// the centred matrix, whose spectrum estimates its spectrum).
+func sampleData(p *rpca.Problem) *mat.Dense {
+	sm := newSample(p)
+	if sm.seen == nil {
+		return wide(sm.val)
+	}
+	var obs []float64
+	for a, row := range sm.seen {
+		for b, ok := range row {
+			if ok {
+				obs = append(obs, sm.val.At(a, b))
+			}
+		}
+	}
+	if len(obs) == 0 {
+		return wide(sm.val)
+	}
+	med := median(obs)
+	n1, n2 := sm.val.Dims()
+	scale := float64(n1*n2) / float64(len(obs))
+	for a, row := range sm.seen {
+		for b, ok := range row {
+			if ok {
+				sm.val.Set(a, b, (sm.val.At(a, b)-med)*scale)
+			}
+		}
+	}
+	return wide(sm.val)
+}
+
+// robustRank reads the rank off the robust spectrum of an answer: the
+// sample of M + clip(Y − M), where each column's residual on its observed
+// entries is clipped at ClipSpreads robust spreads and unobserved entries
+// take M's value.
+func robustRank(ctx context.Context, p *rpca.Problem, res *rpca.Result, o Options) (int, float64, error) {
+	sm := newSample(p)
+	u, v := res.U, res.V
+	n1, n2 := len(sm.rows), len(sm.cols)
+	fit := mat.NewDense(n1, n2, nil)
+	for a, i := range sm.rows {
+		ui := u.RawRowView(i)
+		row := fit.RawRowView(a)
+		for b, j := range sm.cols {
+			row[b] = dot(ui, v.RawRowView(j))
+		}
+	}
+	z := mat.NewDense(n1, n2, nil)
+	abs := make([]float64, 0, n1)
+	var noise float64 // Σ of the squared clipped, scaled residual
+	for b := range n2 {
+		abs = abs[:0]
+		for a := range n1 {
+			if sm.seen == nil || sm.seen[a][b] {
+				abs = append(abs, math.Abs(sm.val.At(a, b)-fit.At(a, b)))
+			}
+		}
+		lim, scale := 0.0, 1.0
+		if len(abs) > 0 {
+			lim = ClipSpreads * 1.4826 * median(abs)
+			// Partial data: the clipped residual divided by the column's
+			// observed fraction, so that a missed component keeps its
+			// strength (as in the zero-filled estimate of the first guess).
+			scale = float64(n1) / float64(len(abs))
+		}
+		for a := range n1 {
+			mv := fit.At(a, b)
+			if sm.seen == nil || sm.seen[a][b] {
+				e := sm.val.At(a, b) - mv
+				c := scale * min(max(e, -lim), lim)
+				mv += c
+				noise += c * c
+			}
+			z.Set(a, b, mv)
+		}
+	}
+	sigma, err := spectrum.Values(ctx, wide(z), o.MaxRank)
+	if err != nil {
+		return 0, 0, err
+	}
+	k, gap := spectrum.LastGap(sigma, o.MinGap)
+	// The noise edge: a matrix of independent entries of rms σ has its
+	// largest singular value near σ·(√n1 + √n2). Singular values of Z
+	// clearly above the edge of the clipped residual are components, even
+	// where no single ratio reaches MinGap (partial data, many components).
+	// The residual of a fit below the rank holds the missed components,
+	// whose energy would raise the edge above them: the energy of the
+	// values found above the edge, beyond the fit's own rank, is taken
+	// out of the noise, and the count repeated until it settles.
+	_, kfit := u.Dims()
+	above := 0
+	for range 20 {
+		rest := noise
+		for i := kfit; i < above; i++ {
+			rest -= sigma[i] * sigma[i]
+		}
+		edge := EdgeFactor * math.Sqrt(max(rest, 0)/float64(n1*n2)) * (math.Sqrt(float64(n1)) + math.Sqrt(float64(n2)))
+		n := 0
+		for _, v := range sigma {
+			if v > edge && v > spectrum.Zero*sigma[0] {
+				n++
+			}
+		}
+		if n <= above {
+			break
+		}
+		above = n
+	}
+	if above > k && above < len(sigma) {
+		k, gap = above, sigma[above-1]/sigma[above]
+	}
+	return k, gap, nil
+}
+
+func dot(x, y []float64) float64 {
+	var s float64
+	for i, v := range x {
+		s += v * y[i]
+	}
+	return s
+}
+
+// median returns the median of x (upper middle for an even count); it
+// reorders x.
+func median(x []float64) float64 {
+	slices.Sort(x)
+	return x[len(x)/2]
+}
