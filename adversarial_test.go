@@ -17,7 +17,11 @@ import (
 // problems with a known truth (internal/hostile), solved by every method
 // and by the command line's default, asserting that
 //   - a verified answer is right: error ≤ 1e-6, measured against the
-//     truth's varying part (hostile.Error);
+//     truth's varying part (hostile.Error), or, on noisy data, within the
+//     noise's level (the rms of the noise relative to that of the varying
+//     part: a fit of the right rank averages the noise down, to 0.2–0.3
+//     of it in noise_test.go, while a missed component or a corruption
+//     left in M is far above it);
 //   - where the model holds with margin, the default verifies.
 //
 // RPCA_SUITE=N runs N problems per class (default 2, 1 with -short; .ci/run
@@ -70,7 +74,7 @@ func TestAdversarial(t *testing.T) {
 			v := res.Verification
 			if v.Verified {
 				st.verified++
-				if e <= 1e-6 {
+				if e <= max(1e-6, c.Noise) {
 					st.right++
 				} else {
 					st.wrong++

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/rpca-gd/rpca/internal/selection"
+	"github.com/rpca-gd/rpca/internal/verify"
 	"github.com/rpca-gd/rpca/metrics"
 )
 
@@ -36,10 +37,12 @@ const (
 const noiseSample = 1 << 16
 
 // pruneSparse applies the SparseNoiseFactor rule to r for the problem p it
-// was computed from.
-func (r *Result) pruneSparse(p *Problem) {
+// was computed from, and returns the entries it took out of S: they are
+// the method's, and the verification's stationarity check is made against
+// the method's own S (verify.Dropped).
+func (r *Result) pruneSparse(p *Problem) []verify.Entry {
 	if r.S == nil || r.S.NNZ() == 0 || r.U == nil || r.V == nil {
-		return
+		return nil
 	}
 	d1, d2 := p.Dims()
 	floor := math.Max(SparseNoiseFactor*noiseScale(p, r.U.RawMatrix(), r.V.RawMatrix()),
@@ -47,6 +50,7 @@ func (r *Result) pruneSparse(p *Problem) {
 	s := r.S
 	k, lo := 0, 0
 	dropped := 0.0
+	var out []verify.Entry
 	for i := 0; i < s.Rows; i++ {
 		hi := s.RowPtr[i+1]
 		for q := lo; q < hi; q++ {
@@ -55,6 +59,7 @@ func (r *Result) pruneSparse(p *Problem) {
 				k++
 			} else {
 				dropped += v * v
+				out = append(out, verify.Entry{Row: i, Col: int(s.ColIdx[q]), Val: v})
 			}
 		}
 		lo = hi
@@ -66,6 +71,7 @@ func (r *Result) pruneSparse(p *Problem) {
 			r.Residual = math.Sqrt(r.Residual*r.Residual + dropped/yss)
 		}
 	}
+	return out
 }
 
 // noiseScale returns 1.4826·median|Y_ij − U_i·V_j| over up to noiseSample

@@ -91,6 +91,13 @@ const (
 	StopSchedule    StopReason = "schedule"     // a method with a fixed schedule ran all of it (AltProj's r stages, line 17 of its Algorithm 1)
 	StopStationary  StopReason = "stationary"   // no step lowers the objective beyond rounding (GD's backtracking rule)
 	StopValidation  StopReason = "validation"   // the held-out error of Stop.Validation stopped improving (early stopping)
+	// StopNoiseFloor: the steps of the factors stopped shrinking at a
+	// size far below the residual (gdcore.NoiseChange): on noisy data, the
+	// end of what iterating can do. It is not a convergence claim by
+	// itself (Converged is false): Solve accepts it when the verification
+	// finds the residual to be noise, and a method stuck at a wrong point,
+	// whose steps also plateau, fails there.
+	StopNoiseFloor StopReason = "noise-floor"
 	// StopSparseExcess: a rule was met, but S holds more than 1.5α of the
 	// entries, more corruptions than the model allows (GD.Huber on data
 	// too sparse for it); the answer is not to be trusted.

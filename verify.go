@@ -68,7 +68,9 @@ const (
 	// matrices at least twice the sketch's width on each side.
 	CheckSampled Check = "sampled"
 	// CheckConverged: an answer above rounding comes from a method that
-	// met its own convergence rule, not its iteration cap.
+	// met its own convergence rule, not its iteration cap; a stop at the
+	// noise floor (StopNoiseFloor) counts when every other check found
+	// the residual to be noise.
 	CheckConverged Check = "converged"
 	// CheckOffset: the location Solve removed before the method ran
 	// could be added back without raising the rank: the (r+1)-th singular
@@ -253,7 +255,7 @@ func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 	u := mat.DenseCopyOf(res.U)
 	u.Scale(1/fr.scale, u)
 	sp := res.S.scaledCopy(1 / fr.scale)
-	return verifyAnswer(pf, u, res.V, sp, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil), nil
+	return verifyAnswer(pf, u, res.V, sp, nil, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil), nil
 }
 
 // scaledCopy returns a copy of s with its values multiplied by c.
@@ -270,7 +272,7 @@ func (s *Sparse) scaledCopy(c float64) *Sparse {
 // (α = 0 on a fully observed Y) the answer asked for is the truncated SVD
 // of Y, whatever the rest of Y holds, so only finiteness, the empty S and
 // stationarity are checked.
-func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed uint64, workers int, pca bool) *Verification {
+func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, dropped []verify.Entry, alpha float64, seed uint64, workers int, pca bool) *Verification {
 	d1, d2 := p.Dims()
 	_, k := u.Dims()
 	ver := &Verification{Stationary: math.NaN(), Structure: math.NaN()}
@@ -350,10 +352,16 @@ func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, alpha float64, seed u
 		return fail(CheckFit, "the residual's rms is %.3g times that of the low-rank part's variation: the rank-%d model explains less of the data than it leaves; raise the rank, or the data are mostly noise", ver.Residual, k)
 	}
 	// CheckStationary.
-	proj := verify.SumSqCols(ex, 0, k) + verify.SumSqCols(etz, 0, k)
-	ver.Stationary = proj / (ss * (float64(k)/float64(d2) + float64(k)/float64(d1)))
+	// Against the method's own S: the entries Solve took out of it as
+	// noise (dropped) are part of E here but were not part of the
+	// method's fit.
+	proj, ssFit := verify.Dropped(ex, etz, k, qu, qv, dropped, ss)
+	ver.Stationary = 0
+	if ssFit > 0 {
+		ver.Stationary = proj / (ssFit * (float64(k)/float64(d2) + float64(k)/float64(d1)))
+	}
 	if ver.Stationary > VerifyStationary {
-		return fail(CheckStationary, "%.3g of the residual (rms %.3g of the low-rank part's) lies in the low-rank part's own spaces, %.2g times white noise's share: the method stopped before it converged; raise the iteration cap or lower the tolerances", proj/ss, ver.Residual, ver.Stationary)
+		return fail(CheckStationary, "%.3g of the residual (rms %.3g of the low-rank part's) lies in the low-rank part's own spaces, %.2g times white noise's share: the method stopped before it converged; raise the iteration cap or lower the tolerances", proj/ssFit, ver.Residual, ver.Stationary)
 	}
 	if pca {
 		ver.Verified = true

@@ -170,6 +170,21 @@ const (
 	DefaultStepPartial = 0.75
 )
 
+// NoiseChange: a run stops with rpca.StopNoiseFloor once the steps have
+// stopped shrinking and their relative squared change is below
+// (NoiseChange·ρ)², ρ the relative residual, for the gradient updates
+// with α > 0 (without a sparse part the steps shrink to rounding and
+// FactorTol applies; ALS's steps include its drift along the
+// factorizations of one U·Vᵀ, which plateaus on exact data too). On noisy data ρ stays
+// at the noise level while the support of S keeps changing among entries
+// near the threshold, so the factors never settle to FactorTol; a fit is
+// accurate only to about ρ, and steps of a thousandth of that, no longer
+// shrinking, change nothing a user can see. A slow approach (κ ≫ 1),
+// whose steps are as small but still shrink, is left to run; a method
+// stuck at a wrong point, whose steps also plateau, is told apart by the
+// verification, which accepts the stop only when the residual is noise.
+const NoiseChange = 1e-3
+
 // DefaultGDStop are the default stopping rules of GD: at most 1000
 // iterations, relative residual 1e-9, or relative factor change 1e-16 (a step of 1e-8 relative to the factors).
 var DefaultGDStop = rpca.Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16}
@@ -645,6 +660,7 @@ func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma
 		}
 		step := (diffSq(un, u) + diffSq(vn, v)) / norm
 		change := remaining(step, prevStep)
+		plateau := prevStep > 0 && step >= prevStep // the steps stopped shrinking
 		prevStep = step
 		u, un = un, u
 		v, vn = vn, v
@@ -653,12 +669,22 @@ func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma
 		if err != nil {
 			return nil, err
 		}
-		if !q.scaled && !q.als && change <= tr.Rules().FactorTol {
+		floor := NoiseChange * res * NoiseChange * res
+		if !q.scaled && !q.als && change <= max(tr.Rules().FactorTol, floor) {
 			change = math.Max(change, probe.change(u, v, gu, gv))
 		}
 		reason, done, err = tr.Step(iter, res, change, kernels.Dense(u), kernels.Dense(v))
 		if err != nil {
 			return nil, err
+		}
+		if q.alpha > 0 && !q.als && !done && plateau && change <= floor {
+			// At the noise floor: the factors still move (the support
+			// of S changes among entries at the noise level), no longer
+			// shrinking, and by far less than the noise lets any fit be
+			// accurate to. A slow approach, whose steps still shrink, is
+			// not stopped by this. Whether the residual is noise is for
+			// the verification to say (rpca.StopNoiseFloor).
+			reason, done = rpca.StopNoiseFloor, true
 		}
 		// A fixed-step gradient method that is inside its basin only ever
 		// shrinks the residual up to noise; a tenfold rise above the best

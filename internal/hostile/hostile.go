@@ -36,6 +36,9 @@ type Case struct {
 	Holds bool
 	// Class names the hostile feature, for reports.
 	Class string
+	// Noise is the relative level of the noise on every entry (Spec.Noise):
+	// a verified answer is right when its error is within it.
+	Noise float64
 }
 
 // Spec is the recipe of a case.
@@ -59,6 +62,9 @@ type Spec struct {
 	Holds          bool
 	NoCorruptions  bool
 	Multiplicative bool // M = a·bᵀ with positive a, b, and no other offset
+	// Noise is the rms of Gaussian noise added to every entry of Y, in
+	// multiples of the rms of M's varying part (0: none).
+	Noise float64
 }
 
 // Build makes the case of s.
@@ -80,10 +86,13 @@ func Build(s Spec) (*Case, error) {
 	var m mat.Dense
 	m.Mul(a, b.T())
 	y := corrupt(&m, s, rng)
-	c := &Case{Class: s.Class, A: a, B: b, Holds: s.Holds,
+	if s.Noise > 0 {
+		addNoise(y, &m, s.Noise, rand.New(rand.NewPCG(s.Seed, 0x5e15e)))
+	}
+	c := &Case{Class: s.Class, A: a, B: b, Holds: s.Holds, Noise: s.Noise,
 		Settings: rpca.Settings{Rank: ask, Alpha: s.Alpha, Seed: s.Seed}}
-	c.Name = fmt.Sprintf("%s/%dx%d/r%d(ask %d)/a%g/off%g/k%g/spk%d×%g/sc%g/p%g/seed%d",
-		s.Class, d1, d2, r, ask, s.Alpha, s.Offset, s.Kappa, s.Spikes, s.SpikeSize, scale, s.P, s.Seed)
+	c.Name = fmt.Sprintf("%s/%dx%d/r%d(ask %d)/a%g/off%g/k%g/spk%d×%g/sc%g/p%g/noise%g/seed%d",
+		s.Class, d1, d2, r, ask, s.Alpha, s.Offset, s.Kappa, s.Spikes, s.SpikeSize, scale, s.P, s.Noise, s.Seed)
 	if s.P == 0 || s.P >= 1 {
 		c.Problem = &rpca.Problem{Dense: y}
 		return c, nil
@@ -94,6 +103,27 @@ func Build(s Spec) (*Case, error) {
 	}
 	c.Problem = &rpca.Problem{Observed: obs}
 	return c, nil
+}
+
+// addNoise adds Gaussian noise of rms level·rms(M − mean M) to every
+// entry of y.
+func addNoise(y, m *mat.Dense, level float64, rng *rand.Rand) {
+	d1, d2 := m.Dims()
+	n := float64(d1 * d2)
+	mean := mat.Sum(m) / n
+	var ss float64
+	for i := range d1 {
+		for _, v := range m.RawRowView(i) {
+			ss += (v - mean) * (v - mean)
+		}
+	}
+	sd := level * math.Sqrt(ss/n)
+	for i := range d1 {
+		row := y.RawRowView(i)
+		for j := range row {
+			row[j] += sd * rng.NormFloat64()
+		}
+	}
 }
 
 // truthFactors draws the truth's factors: Gaussian columns with scales
@@ -330,6 +360,17 @@ func Suite(seed uint64, n int) []Spec {
 			Spec{Class: "partial-alpha0", D1: size(100, 200), D2: size(100, 200), Rank: 1 + rng.IntN(3), Alpha: 0, NoCorruptions: true, P: pr(0.4, 0.8), Seed: next(), Holds: true},
 			Spec{Class: "partial-scale", D1: size(100, 200), D2: size(100, 200), Rank: 1 + rng.IntN(3), Alpha: 0.1, P: pr(0.4, 0.8), Scale: 1e-300, Seed: next(), Holds: true},
 			Spec{Class: "partial-sparse", D1: size(100, 200), D2: size(100, 200), Rank: 1, Alpha: 0.1, P: pr(0.03, 0.06), Seed: next()},
+		)
+	}
+	// Dense Gaussian noise on every entry, from a stream of its own so that
+	// the cases above stay as they were before this class.
+	nrng := rand.New(rand.NewPCG(seed, 0x9015e))
+	nsize := func(lo, hi int) int { return lo + nrng.IntN(hi-lo+1) }
+	for range n {
+		out = append(out,
+			Spec{Class: "noise", D1: nsize(120, 200), D2: nsize(120, 200), Rank: 1 + nrng.IntN(4), Alpha: 0.1, Noise: 0.01, Seed: nrng.Uint64(), Holds: true},
+			Spec{Class: "noise", D1: nsize(120, 200), D2: nsize(120, 200), Rank: 1 + nrng.IntN(4), Alpha: 0.1, Noise: 0.1, Seed: nrng.Uint64()},
+			Spec{Class: "partial-noise", D1: nsize(150, 200), D2: nsize(150, 200), Rank: 1 + nrng.IntN(3), Alpha: 0.1, Noise: 0.01, P: 0.3 + 0.4*nrng.Float64(), Seed: nrng.Uint64()},
 		)
 	}
 	for i := range out {

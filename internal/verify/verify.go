@@ -419,3 +419,48 @@ func SparseAllowed(alpha float64, n, lines int) float64 {
 	z := math.Sqrt(2*math.Log(2*float64(max(lines, 1)))) + 0.5
 	return alpha*fn + z*math.Sqrt(alpha*(1-alpha)*fn) + 1
 }
+
+// Entry is one entry (Row, Col, Val) of a sparse matrix.
+type Entry struct {
+	Row, Col int
+	Val      float64
+}
+
+// Dropped returns the statistic of the stationarity check,
+// ‖E'·Q_V‖² + ‖E'ᵀ·Q_U‖², and ‖E'‖², for E' = E − D: the residual E of
+// the reported S (whose products with Q_V and Q_U are the first k columns
+// of ex and etz, and whose sum of squares is ss) less the entries D that
+// were taken out of the method's S as noise. On D's support E equals D,
+// so ‖E'‖² = ss − ‖D‖².
+func Dropped(ex, etz blas64.General, k int, qu, qv blas64.General, d []Entry, ss float64) (proj, ssFit float64) {
+	if len(d) == 0 {
+		return SumSqCols(ex, 0, k) + SumSqCols(etz, 0, k), ss
+	}
+	// ex[:, :k] − D·Q_V and etz − Dᵀ·Q_U, on copies of the first k
+	// columns.
+	a := make([]float64, ex.Rows*k)
+	for i := range ex.Rows {
+		copy(a[i*k:(i+1)*k], ex.Data[i*ex.Stride:i*ex.Stride+k])
+	}
+	b := make([]float64, etz.Rows*k)
+	for j := range etz.Rows {
+		copy(b[j*k:(j+1)*k], etz.Data[j*etz.Stride:j*etz.Stride+k])
+	}
+	ssFit = ss
+	for _, e := range d {
+		ai, bj := a[e.Row*k:(e.Row+1)*k], b[e.Col*k:(e.Col+1)*k]
+		qvj, qui := qv.Data[e.Col*qv.Stride:e.Col*qv.Stride+k], qu.Data[e.Row*qu.Stride:e.Row*qu.Stride+k]
+		for c := range k {
+			ai[c] -= e.Val * qvj[c]
+			bj[c] -= e.Val * qui[c]
+		}
+		ssFit -= e.Val * e.Val
+	}
+	for _, x := range a {
+		proj += x * x
+	}
+	for _, x := range b {
+		proj += x * x
+	}
+	return proj, max(ssFit, 0)
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
@@ -137,5 +138,58 @@ func TestSparseAllowed(t *testing.T) {
 	z := math.Sqrt(2*math.Log(20)) + 0.5
 	if got, want := SparseAllowed(0.1, 100, 10), 10+z*3+1; math.Abs(got-want) > 1e-12 {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestDroppedAgainstDirect compares Dropped with (E − D)·Q_V and
+// (E − D)ᵀ·Q_U formed densely.
+func TestDroppedAgainstDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const d1, d2, k = 30, 20, 3
+	e := mat.NewDense(d1, d2, nil)
+	for i := range d1 {
+		for j := range d2 {
+			e.Set(i, j, rng.NormFloat64())
+		}
+	}
+	randQ := func(n int) *mat.Dense {
+		a := mat.NewDense(n, k, nil)
+		for i := range n {
+			for c := range k {
+				a.Set(i, c, rng.NormFloat64())
+			}
+		}
+		var qr mat.QR
+		qr.Factorize(a)
+		var q mat.Dense
+		qr.QTo(&q)
+		return mat.DenseCopyOf(q.Slice(0, n, 0, k))
+	}
+	qu, qv := randQ(d1), randQ(d2)
+	// D: entries of E itself (on D's support E equals D).
+	var drop []Entry
+	dm := mat.NewDense(d1, d2, nil)
+	for _, ij := range [][2]int{{0, 0}, {3, 7}, {29, 19}, {3, 8}} {
+		v := e.At(ij[0], ij[1])
+		drop = append(drop, Entry{Row: ij[0], Col: ij[1], Val: v})
+		dm.Set(ij[0], ij[1], v)
+	}
+	var ex, etz mat.Dense
+	ex.Mul(e, qv)
+	etz.Mul(e.T(), qu)
+	ss := mat.Norm(e, 2) * mat.Norm(e, 2)
+	proj, ssFit := Dropped(ex.RawMatrix(), etz.RawMatrix(), k, qu.RawMatrix(), qv.RawMatrix(), drop, ss)
+
+	var ed, a, b mat.Dense
+	ed.Sub(e, dm)
+	a.Mul(&ed, qv)
+	b.Mul(ed.T(), qu)
+	wantProj := mat.Norm(&a, 2)*mat.Norm(&a, 2) + mat.Norm(&b, 2)*mat.Norm(&b, 2)
+	wantSS := mat.Norm(&ed, 2) * mat.Norm(&ed, 2)
+	if math.Abs(proj-wantProj) > 1e-12*wantProj || math.Abs(ssFit-wantSS) > 1e-12*wantSS {
+		t.Errorf("Dropped = %.15g, %.15g; direct %.15g, %.15g", proj, ssFit, wantProj, wantSS)
+	}
+	if p0, s0 := Dropped(ex.RawMatrix(), etz.RawMatrix(), k, qu.RawMatrix(), qv.RawMatrix(), nil, ss); math.Abs(s0-ss) > 0 || p0 <= 0 {
+		t.Errorf("no entries dropped: %v, %v", p0, s0)
 	}
 }
