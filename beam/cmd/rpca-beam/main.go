@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -85,15 +86,45 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
+// usage prints the help: rpca-beam's own flags in full, then the names of
+// Beam's SDK flags, which the binary passes on (their meanings are in
+// Beam's documentation), so that the few flags a user needs are not lost
+// among Beam's many.
+func usage(w io.Writer, fs *flag.FlagSet, beamFlags []string) {
+	fmt.Fprintln(w, "Usage: rpca-beam --in FILE --rank R --out DIR [--runner NAME --work DIR] [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, cliflag.Wrap("Solves a partially observed Y = M + S with the paper's Algorithm 2 as Apache Beam pipelines (docs/distributed.md).", cliflag.Width, 0))
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Flags:")
+	own := flag.NewFlagSet("rpca-beam", flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !slices.Contains(beamFlags, f.Name) {
+			own.Var(f.Value, f.Name, f.Usage)
+			own.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	cliflag.PrintDefaults(w, own)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Apache Beam's flags, passed to the SDK (see Beam's documentation):")
+	names := make([]string, len(beamFlags))
+	for i, n := range beamFlags {
+		names[i] = "--" + n
+	}
+	fmt.Fprintln(w, cliflag.Wrap(strings.Join(names, " "), cliflag.Width, 2))
+}
+
 func parse(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("rpca-beam", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	var beamFlags []string
 	flag.CommandLine.VisitAll(func(f *flag.Flag) { // Beam's runner flags, but --runner, which is ours
 		if f.Name != "runner" {
 			fs.Var(f.Value, f.Name, f.Usage)
+			beamFlags = append(beamFlags, f.Name)
 		}
 	})
+	fs.Usage = func() { usage(stderr, fs, beamFlags) }
 	fs.StringVar(&o.in, "in", "", "Matrix Market coordinate file, or a glob of such files holding parts of the entries (required)")
 	fs.StringVar(&o.out, "out", "", "output directory: U.npy, V.npy, summary.json (required)")
 	fs.StringVar(&o.work, "work", "", "work directory for the shards of Φ and the exchanged factors; on a cluster one that every worker reaches, e.g. gs://bucket/tmp (default: a temporary local directory, removed at the end)")

@@ -124,3 +124,32 @@ func TestWorkerStarts(t *testing.T) {
 		t.Errorf("as a launcher without --in: exit %d, beam.Init called %d times, stderr %q", code, calls, stderr)
 	}
 }
+
+// TestHelp: rpca-beam -h shows its own flags first, in full, and Beam's
+// SDK flags apart, by name only; no line is wider than 80 columns.
+func TestHelp(t *testing.T) {
+	code, _, stderr := runCmd(t, "-h")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	own := strings.Index(stderr, "\nFlags:\n")
+	beamAt := strings.Index(stderr, "Apache Beam's flags")
+	if own < 0 || beamAt < own {
+		t.Fatalf("own flags not before Beam's:\n%s", stderr)
+	}
+	for _, f := range []string{"--in", "--out", "--rank", "--alpha", "--work", "--runner", "--shards"} {
+		if i := strings.Index(stderr, "  "+f+" "); i < own || i > beamAt {
+			t.Errorf("%s is not among rpca-beam's own flags", f)
+		}
+	}
+	for _, f := range []string{"--worker_binary", "--environment_type", "--job_name"} {
+		if i := strings.Index(stderr, f); i < beamAt {
+			t.Errorf("Beam's %s is not in Beam's list", f)
+		}
+	}
+	for _, line := range strings.Split(stderr, "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("line of %d columns: %q", n, line)
+		}
+	}
+}
