@@ -20,11 +20,11 @@
 //     components that cover many entries, and a larger rank found here
 //     is solved again;
 //  3. for fully observed data whose fit is not verified, principal
-//     component pursuit (IALM), whose nuclear norm finds the rank itself
-//     (Candès, Li, Ma and Wright 2011); the rank is read off the robust
-//     spectrum of its answer and the method is run again at it. For
-//     partial data, where IALM does not apply, the rank grows by the
-//     robust spectrum or by one until an answer is verified.
+//     component pursuit (IALM, Options.Convex), whose nuclear norm finds
+//     the rank itself (Candès, Li, Ma and Wright 2011); the rank is read
+//     off the robust spectrum of its answer and the method is run again
+//     at it. For partial data, where IALM does not apply, the rank grows
+//     by the robust spectrum or by one until an answer is verified.
 //
 // The rank of an answer is the width of its factors, location included:
 // rank 3 plus a constant offset is rank 4 (rpca.Solve removes the
@@ -41,7 +41,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/spectrum"
 )
 
@@ -76,6 +75,11 @@ type Options struct {
 	MinGap float64
 	// MaxSolves caps the number of solves (0: DefaultMaxSolves).
 	MaxSolves int
+	// Convex is the method that finds the rank itself, run once when a
+	// fully observed answer is not verified: principal component pursuit
+	// (ialm.Method, as the command line passes). nil skips that rule, and
+	// the rank grows by search as for partial data.
+	Convex rpca.Method
 	// Stage, when set, receives one line before each step.
 	Stage func(string)
 }
@@ -117,9 +121,11 @@ var ErrTooSmall = errors.New("autorank: the matrix needs at least 2 rows and 2 c
 type attempt struct {
 	asked int
 	res   *rpca.Result
-	// robust is the rank the robust spectrum reads off the answer.
-	robust int
-	gap    float64
+	// robust is the rank the robust spectrum reads off the answer: the
+	// larger of gapRank, its last gap, and the count above its noise edge;
+	// gap is σ_k/σ_{k+1} there.
+	robust, gapRank int
+	gap             float64
 }
 
 func (a *attempt) rank() int {
@@ -180,7 +186,7 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 		}
 		a := &attempt{asked: r, res: res}
 		stage("checking rank %d: the robust spectrum of the answer", a.rank())
-		a.robust, a.gap, err = robustRank(ctx, p, res, o)
+		a.robust, a.gapRank, a.gap, err = robustRank(ctx, p, res, o)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +199,7 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 
 	r, rule := guess, RuleSpectrum
 	reason := fmt.Sprintf("the spectrum of Y has its last gap σk/σk+1 ≥ %g at k = %d (%.3g)", o.MinGap, guess, guessGap)
-	convexDone := p.Observed != nil || m.Name() == "ialm"
+	convexDone := p.Observed != nil || o.Convex == nil || m.Name() == o.Convex.Name()
 	// kept is the verified answer to return; once there is one, an answer
 	// at another rank that is not verified ends the search.
 	var kept *attempt
@@ -236,20 +242,23 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 			// Fully observed: principal component pursuit finds the rank.
 			convexDone = true
 			stage("the answer at rank %d was not verified (%s); finding the rank by principal component pursuit", k, a.res.Verification.Failed)
-			b, err := solve(r, &ialm.Method{})
+			b, err := solve(r, o.Convex)
 			if err != nil {
 				return nil, nil, err
 			}
 			rule = RuleConvex
-			reason = fmt.Sprintf("the answer at rank %d was not verified (%s); principal component pursuit found rank %d, whose robust spectrum has its last gap at k = %d (%.3g)",
-				k, a.res.Verification.Failed, b.rank(), b.robust, b.gap)
+			reason = fmt.Sprintf("the answer at rank %d was not verified (%s); principal component pursuit found rank %d, whose robust spectrum has its last gap at k = %d and %d values above its noise edge",
+				k, a.res.Verification.Failed, b.rank(), b.gapRank, b.robust)
 			if b.verified() && b.rank() <= o.MaxRank {
 				keep(b)
 			}
-			// The rank its robust spectrum shows first, then the rank of
-			// its answer (they differ under noise, or when the smallest
-			// component is near the clipped corruptions' level).
-			for _, k := range []int{b.robust, b.rank()} {
+			// The last gap of its robust spectrum first, then the count
+			// above the noise edge, then the rank of its answer. They
+			// differ under noise, which IALM's answer keeps as many small
+			// components (and the edge, measured on what it left, is low),
+			// or when the smallest component is near the level of the
+			// clipped corruptions.
+			for _, k := range []int{b.gapRank, b.robust, b.rank()} {
 				if !tried[k] && k <= o.MaxRank && !slices.Contains(pending, k) {
 					pending = append(pending, k)
 				}
@@ -415,7 +424,7 @@ func sampleData(p *rpca.Problem) *mat.Dense {
 // sample of M + clip(Y − M), where each column's residual on its observed
 // entries is clipped at ClipSpreads robust spreads and unobserved entries
 // take M's value.
-func robustRank(ctx context.Context, p *rpca.Problem, res *rpca.Result, o Options) (int, float64, error) {
+func robustRank(ctx context.Context, p *rpca.Problem, res *rpca.Result, o Options) (robust, gapRank int, gap float64, err error) {
 	sm := newSample(p)
 	u, v := res.U, res.V
 	n1, n2 := len(sm.rows), len(sm.cols)
@@ -458,9 +467,10 @@ func robustRank(ctx context.Context, p *rpca.Problem, res *rpca.Result, o Option
 	}
 	sigma, err := spectrum.Values(ctx, wide(z), o.MaxRank)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	k, gap := spectrum.LastGap(sigma, o.MinGap)
+	gapRank = k
 	// The noise edge: a matrix of independent entries of rms σ has its
 	// largest singular value near σ·(√n1 + √n2). Singular values of Z
 	// clearly above the edge of the clipped residual are components, even
@@ -491,7 +501,7 @@ func robustRank(ctx context.Context, p *rpca.Problem, res *rpca.Result, o Option
 	if above > k && above < len(sigma) {
 		k, gap = above, sigma[above-1]/sigma[above]
 	}
-	return k, gap, nil
+	return k, gapRank, gap, nil
 }
 
 func dot(x, y []float64) float64 {

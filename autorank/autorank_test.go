@@ -11,6 +11,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/autorank"
+	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -113,7 +114,7 @@ func check(t *testing.T, tc rankCase, method string) (ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, c, err := autorank.Solve(context.Background(), inst.prob, rpca.Settings{Alpha: 0.1}, m, autorank.Options{})
+	res, c, err := autorank.Solve(context.Background(), inst.prob, rpca.Settings{Alpha: 0.1}, m, autorank.Options{Convex: &ialm.Method{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestSolveErrors(t *testing.T) {
 func TestSolveMaxRank(t *testing.T) {
 	inst := generate(t, 120, 6, 1, 0, 1, 6)
 	m, _ := methods.New("accaltproj", false, nil)
-	res, c, err := autorank.Solve(context.Background(), inst.prob, rpca.Settings{Alpha: 0.1}, m, autorank.Options{MaxRank: 3})
+	res, c, err := autorank.Solve(context.Background(), inst.prob, rpca.Settings{Alpha: 0.1}, m, autorank.Options{MaxRank: 3, Convex: &ialm.Method{}})
 	if err != nil {
 		t.Fatal(err)
 	}

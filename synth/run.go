@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/autorank"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
@@ -31,6 +32,10 @@ type Job struct {
 	Command string
 	// Stage, when set, is told each step of the work.
 	Stage func(msg string)
+	// AutoRank, when set, solves without the rank (package autorank,
+	// with these options, as rpca decompose --rank auto does), so that
+	// the rank it chooses can be compared with Config.Rank.
+	AutoRank *autorank.Options
 }
 
 // Report is the summary of a Job.
@@ -70,6 +75,9 @@ type SolveReport struct {
 	SparseEntries int          `json:"sparse_entries"`
 	Params        any          `json:"params"`
 	Result        *rpca.Result `json:"-"`
+	// RankChoice says which rank Job.AutoRank chose and why (nil when
+	// the rank was given).
+	RankChoice *autorank.Choice `json:"rank_choice,omitempty"`
 }
 
 // Run does the job. On an error, or when ctx is cancelled, no output
@@ -110,8 +118,19 @@ func Run(ctx context.Context, job Job) (*Report, error) {
 		}
 	}
 	if job.Method != nil {
-		stage(fmt.Sprintf("solving with %s (initialization, then iterations)", job.Method.Name()))
-		res, err := rpca.Solve(ctx, in.Problem(), job.Settings, job.Method)
+		var res *rpca.Result
+		var choice *autorank.Choice
+		if job.AutoRank != nil {
+			stage(fmt.Sprintf("solving with %s at a rank chosen from the data", job.Method.Name()))
+			o := *job.AutoRank
+			if o.Stage == nil {
+				o.Stage = stage
+			}
+			res, choice, err = autorank.Solve(ctx, in.Problem(), job.Settings, job.Method, o)
+		} else {
+			stage(fmt.Sprintf("solving with %s (initialization, then iterations)", job.Method.Name()))
+			res, err = rpca.Solve(ctx, in.Problem(), job.Settings, job.Method)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +139,7 @@ func Run(ctx context.Context, job Job) (*Report, error) {
 			Iterations: res.Iterations, Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Converged: res.Stop.Converged(),
 			Verified: res.Verification.Verified, Verification: res.Verification, Attempts: res.Attempts,
 			RelError: metrics.Finite(metrics.CentredRelError(res.U, res.V, in.A, in.B)), Residual: metrics.Finite(res.Residual),
-			SparseEntries: res.S.NNZ(), Params: res.Params, Result: res,
+			SparseEntries: res.S.NNZ(), Params: res.Params, Result: res, RankChoice: choice,
 		}
 	}
 	if dir != nil {
@@ -205,7 +224,11 @@ func (r *Report) String() string {
 		return fmt.Sprintf("generated %d×%d, r=%d, α=%g, p=%g, seed %d (%d corruptions) in %.2fs%s",
 			r.D1, r.D2, r.Rank, r.Alpha, r.P, r.Seed, r.Corrupted, r.GenerateSeconds, saved)
 	}
+	rank := ""
+	if c := r.RankChoice; c != nil {
+		rank = fmt.Sprintf("\nrank %d chosen by --rank-auto (true rank %d, rule %s): %s", c.Rank, r.Rank, c.Rule, c.Reason)
+	}
 	return fmt.Sprintf("%s on %d×%d, r=%d, α=%g, p=%g: %d iterations in %.2fs (%s, %s); relative error %s, residual %s%s",
 		r.Method, r.D1, r.D2, r.Rank, r.Alpha, r.P, r.Iterations, r.Seconds, r.StopReason, r.Verification.Status(),
-		metrics.Format("%.3g", r.RelError), metrics.Format("%.3g", r.Residual), saved)
+		metrics.Format("%.3g", r.RelError), metrics.Format("%.3g", r.Residual), saved) + rank
 }

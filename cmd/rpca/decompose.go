@@ -11,6 +11,7 @@ import (
 	"github.com/rpca-gd/rpca/autorank"
 	"github.com/rpca-gd/rpca/decompose"
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/load"
 )
@@ -84,7 +85,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	}
 	job.Settings.Callback = prog.Record
 	if f.rank == 0 {
-		job.AutoRank = &autorank.Options{MaxRank: f.maxRank, Stage: func(s string) { prog.Stagef("%s", s) }}
+		job.AutoRank = &autorank.Options{MaxRank: f.maxRank, Convex: &ialm.Method{}, Stage: func(s string) { prog.Stagef("%s", s) }}
 		prog.Stagef("solving %d×%d with %s at a rank chosen from the data, then writing %s", job.Data.D1, job.Data.D2, job.Method.Name(), f.out)
 	} else {
 		prog.Stagef("solving %d×%d at rank %d with %s (initialization, then iterations), then writing %s", job.Data.D1, job.Data.D2, f.rank, job.Method.Name(), f.out)

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/rpca-gd/rpca/autorank"
+	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/synth"
@@ -30,6 +32,7 @@ type synthFlags struct {
 	force       bool
 	noSolve     bool
 	kappa       float64
+	rankAuto    bool // --rank-auto: solve without the rank
 }
 
 func (f *synthFlags) register(e *env) *flag.FlagSet {
@@ -47,6 +50,7 @@ func (f *synthFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.save, "save", "", "the older name of --out")
 	fs.BoolVar(&f.force, "force", false, "with --out: replace the directory if it exists and is not empty")
 	fs.BoolVar(&f.noSolve, "no-solve", false, "with --out: only generate and save the instance, do not solve it")
+	fs.BoolVar(&f.rankAuto, "rank-auto", false, "solve without being told the rank, choosing it as 'rpca decompose --rank auto' does, and report the rank chosen against --rank")
 	return fs
 }
 
@@ -97,6 +101,12 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 		if job.Method, err = f.newMethod(); err != nil {
 			return err
 		}
+	}
+	if f.rankAuto {
+		if f.noSolve {
+			return cliflag.Usagef("--rank-auto needs a solve; drop --no-solve")
+		}
+		job.AutoRank = &autorank.Options{Convex: &ialm.Method{}}
 	}
 	rep, err := synth.Run(ctx, job)
 	prog.Done()

@@ -117,3 +117,25 @@ func TestSynthHuber(t *testing.T) {
 	}
 	wantError(t, 2, []string{"--huber does not apply to --method gd (it applies to als)"}, "synth", "--d", "60", "--rank", "2", "--method", "gd", "--huber", "3")
 }
+
+// TestSynthRankAuto: --rank-auto solves without the rank and reports the
+// rank chosen, here the true one, with a verified answer and a small
+// true error; with --no-solve it is a usage error.
+func TestSynthRankAuto(t *testing.T) {
+	r := mustRun(t, "synth", "--d", "150", "--rank", "4", "--alpha", "0.1", "--rank-auto", "--json")
+	sum := readJSON(t, r.stdout)
+	choice, ok := sum["rank_choice"].(map[string]any)
+	if !ok {
+		t.Fatalf("no rank_choice in %v", sum)
+	}
+	if choice["rank"] != 4.0 || sum["verified"] != true {
+		t.Errorf("rank %v (true 4), verified %v: %v", choice["rank"], sum["verified"], choice["reason"])
+	}
+	if e, _ := sum["rel_error"].(float64); !(e < 1e-5) {
+		t.Errorf("true error %v", sum["rel_error"])
+	}
+	res := runCLI(t, t.Context(), "synth", "--d", "50", "--rank", "2", "--rank-auto", "--no-solve", "--out", t.TempDir())
+	if res.code != 2 || !strings.Contains(res.stderr, "--rank-auto needs a solve") {
+		t.Errorf("--rank-auto --no-solve: exit %d, %q", res.code, res.stderr)
+	}
+}
