@@ -205,6 +205,9 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 	var kept *attempt
 	keptRule, keptReason := "", ""
 	var pending []int // ranks still to try, from the convex rule
+	// jumped: the search last jumped by the robust spectrum; jumpFailed: a
+	// jump led to an answer that was not verified.
+	jumped, jumpFailed := false, false
 	keep := func(a *attempt) { kept, keptRule, keptReason = a, rule, reason }
 	for len(tries) < o.MaxSolves {
 		a, err := solve(r, m)
@@ -269,12 +272,21 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 			r, pending = pending[0], pending[1:]
 			continue
 		}
-		// Partial data (or after the convex rule): grow the rank, or shrink
-		// it when the answer has a component a block of corruptions could
-		// explain.
-		next := max(a.robust, a.asked+1)
-		if a.res.Verification.Failed == rpca.CheckIdentifiable {
-			next = a.asked - 1
+		// Partial data (or after the convex rule): jump to the rank the
+		// robust spectrum shows, once; after a jump that failed (an answer
+		// above the rank fails too, and no check tells the two apart),
+		// the smallest rank not tried above the lowest one tried.
+		if jumped {
+			jumpFailed, jumped = true, false
+		}
+		var next int
+		if !jumpFailed && a.robust > a.asked+1 && !tried[a.robust] {
+			next, jumped = a.robust, true
+		} else {
+			next = slices.Min(c.Tried) + 1
+			for tried[next] {
+				next++
+			}
 		}
 		if next < 1 || next > o.MaxRank || tried[next] {
 			break
