@@ -42,16 +42,17 @@ const (
 func (c *chart) build() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = c.title
+	p.Title.Padding = vg.Points(8) // room between the title and a legend at the top
 	p.X.Label.Text = c.xlabel
 	p.Y.Label.Text = c.ylabel
 	p.Add(plotter.NewGrid())
 	if c.logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = ticks125{}
 	}
 	if c.logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = ticks125{}
 	}
 	if c.xticks != nil {
 		p.X.Tick.Marker = plot.ConstantTicks(c.xticks)
@@ -161,4 +162,34 @@ func grayIfGray(img *image.RGBA) *image.Gray {
 		}
 	}
 	return g
+}
+
+// ticks125 marks a log axis at 1, 2 and 5 times the powers of ten, with
+// the other integer multiples as unlabelled minor ticks, when the axis
+// spans at most three decades (gonum/plot's LogTicks labels only the
+// powers of ten, so an axis from 2 to 50 had one label); wider axes keep
+// LogTicks.
+type ticks125 struct{}
+
+// Ticks returns the ticks of [min, max] (plot.Ticker).
+func (ticks125) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max > min) || math.Log10(max/min) > 3 {
+		return plot.LogTicks{Prec: -1}.Ticks(min, max)
+	}
+	var out []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		p := math.Pow(10, e)
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * p
+			if v < min*(1-1e-12) || v > max*(1+1e-12) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = fmt.Sprintf("%g", v)
+			}
+			out = append(out, t)
+		}
+	}
+	return out
 }
