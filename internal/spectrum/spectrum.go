@@ -53,7 +53,38 @@ const Deflate = 1e3
 // exceeds Deflate, the leading j left singular vectors are projected out
 // of x and the rest is computed again from the projected matrix, which
 // resolves it to √ε of σ_{j+1} instead of σ₁ (at most three times).
+//
+// x is scaled in place by a power of two that brings its largest
+// magnitude near 1 (the Gram matrix squares the entries: data at 1e±200
+// would overflow or underflow), and the values are scaled back.
 func Values(ctx context.Context, x *mat.Dense, k int) ([]float64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	big := 0.0
+	raw := x.RawMatrix()
+	for i := range raw.Rows {
+		for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, ErrNotFinite
+			}
+			big = max(big, math.Abs(v))
+		}
+	}
+	if big == 0 {
+		return make([]float64, min(k+1, raw.Rows)), nil
+	}
+	_, e := math.Frexp(big)
+	x.Scale(math.Ldexp(1, -e), x)
+	vals, err := deflated(ctx, x, k)
+	for i := range vals {
+		vals[i] = math.Ldexp(vals[i], e)
+	}
+	return vals, err
+}
+
+// deflated is Values on x of unit scale.
+func deflated(ctx context.Context, x *mat.Dense, k int) ([]float64, error) {
 	var out []float64
 	cur := x
 	for round := 0; ; round++ {

@@ -41,7 +41,7 @@ func TestValuesAgainstSVD(t *testing.T) {
 			x.Set(i, j, rng.NormFloat64()*math.Pow(10, -float64(i%4)))
 		}
 	}
-	got, err := Values(context.Background(), x, 9)
+	got, err := Values(context.Background(), mat.DenseCopyOf(x), 9) // Values scales its argument
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestValuesDeflates(t *testing.T) {
 			x.Set(i, j, 1e6+rng.NormFloat64())
 		}
 	}
-	got, err := Values(context.Background(), x, 8)
+	got, err := Values(context.Background(), mat.DenseCopyOf(x), 8) // Values scales its argument
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,5 +134,38 @@ func TestLastGapAfterOffset(t *testing.T) {
 	}
 	if k, _ := LastGap([]float64{2e5, 1, 0.9, 0.1, 0.09, 0.085}, 2); k != 3 {
 		t.Errorf("rank 3 under an offset above noise at 0.1: %d, want 3", k)
+	}
+}
+
+// TestValuesExtremeScales: data at 1e±200, whose Gram matrix would
+// overflow or underflow, give the values of the same data at unit scale
+// times the scale, to rounding; an all-zero matrix gives zeros.
+func TestValuesExtremeScales(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	base := mat.NewDense(10, 30, nil)
+	for i := range 10 {
+		for j := range 30 {
+			base.Set(i, j, rng.NormFloat64())
+		}
+	}
+	want, err := Values(context.Background(), mat.DenseCopyOf(base), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []float64{1e-200, 1e200} {
+		x := mat.DenseCopyOf(base)
+		x.Scale(sc, x)
+		got, err := Values(context.Background(), x, 4)
+		if err != nil {
+			t.Fatalf("scale %g: %v", sc, err)
+		}
+		for i := range want {
+			if math.Abs(got[i]/sc-want[i]) > 1e-12*want[0] {
+				t.Errorf("scale %g: σ%d = %g, want %g", sc, i+1, got[i]/sc, want[i])
+			}
+		}
+	}
+	if got, err := Values(context.Background(), mat.NewDense(3, 5, nil), 1); err != nil || len(got) != 2 || got[0] != 0 {
+		t.Errorf("zero matrix: %v, %v", got, err)
 	}
 }
