@@ -2,7 +2,6 @@ package rpca_test
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -10,12 +9,14 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/methods"
+	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
 
 // noisyInstance is the paper's model at d×d, rank r, α = 0.1, with
-// Gaussian noise of rms level·rms(L*) added to every entry of Y, and L*.
-func noisyInstance(t *testing.T, d, r int, level float64, seed uint64) (*mat.Dense, *mat.Dense) {
+// Gaussian noise of rms level·rms(L*) added to every entry of Y, and the
+// truth's factors (L* = A·Bᵀ).
+func noisyInstance(t *testing.T, d, r int, level float64, seed uint64) (y, a, b *mat.Dense) {
 	t.Helper()
 	in, err := synth.Dense(synth.Config{D1: d, D2: d, Rank: r, Alpha: 0.1, Kappa: 1, Seed: seed})
 	if err != nil {
@@ -31,22 +32,7 @@ func noisyInstance(t *testing.T, d, r int, level float64, seed uint64) (*mat.Den
 			row[j] += level * rms * rng.NormFloat64()
 		}
 	}
-	return in.Y, &l
-}
-
-// centredErr is ‖M − L*‖_F / ‖L* − mean(L*)‖_F.
-func centredErr(m, l *mat.Dense) float64 {
-	d1, d2 := l.Dims()
-	mean := mat.Sum(l) / float64(d1*d2)
-	var num, den float64
-	for i := range d1 {
-		for j := range d2 {
-			e, c := m.At(i, j)-l.At(i, j), l.At(i, j)-mean
-			num += e * e
-			den += c * c
-		}
-	}
-	return math.Sqrt(num / den)
+	return in.Y, in.A, in.B
 }
 
 // TestNoisyDataVerified: with dense Gaussian noise on every entry (what
@@ -64,7 +50,7 @@ func TestNoisyDataVerified(t *testing.T) {
 		r     int
 		level float64
 	}{{1, 0.01}, {2, 0.01}, {2, 0.1}, {5, 0.01}, {5, 0.1}} {
-		y, l := noisyInstance(t, 200, tc.r, tc.level, uint64(tc.r))
+		y, a, b := noisyInstance(t, 200, tc.r, tc.level, uint64(tc.r))
 		for _, name := range []string{"auto", "gd", "scaledgd"} {
 			m, err := methods.New(name, false, nil)
 			if err != nil {
@@ -74,7 +60,7 @@ func TestNoisyDataVerified(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := centredErr(res.LowRank(), l)
+			e := metrics.CentredRelError(res.U, res.V, a, b)
 			t.Logf("rank %d, noise %g, %s (%s): error %.3g", tc.r, tc.level, name, res.Method, e)
 			if !res.Verification.Verified || e > tc.level {
 				t.Errorf("rank %d, noise %g, %s (%s): %s, error %.3g (bound %g)", tc.r, tc.level, name, res.Method, res.Verification, e, tc.level)
@@ -86,7 +72,7 @@ func TestNoisyDataVerified(t *testing.T) {
 // TestNoisyDataRankTooLow: under the same noise, an answer one rank short
 // is not verified: the missed component is structure in the residual.
 func TestNoisyDataRankTooLow(t *testing.T) {
-	y, _ := noisyInstance(t, 200, 5, 0.01, 5)
+	y, _, _ := noisyInstance(t, 200, 5, 0.01, 5)
 	for _, name := range []string{"gd", "scaledgd", "accaltproj"} {
 		m, _ := methods.New(name, false, nil)
 		res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 4, Alpha: 0.1}, m)

@@ -41,6 +41,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/internal/spectrum"
 )
 
@@ -527,6 +528,5 @@ func dot(x, y []float64) float64 {
 // median returns the median of x (upper middle for an even count); it
 // reorders x.
 func median(x []float64) float64 {
-	slices.Sort(x)
-	return x[len(x)/2]
+	return selection.SelectSmallest(x, len(x)/2+1)
 }

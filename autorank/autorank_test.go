@@ -13,14 +13,16 @@ import (
 	"github.com/rpca-gd/rpca/autorank"
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/methods"
+	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
 
-// instance is a generated problem with its true low-rank part.
+// instance is a generated problem with the factors of its true low-rank
+// part.
 type instance struct {
-	prob  *rpca.Problem
-	truth *mat.Dense // L*, offset included
-	rank  int        // rank of L*, offset included
+	prob *rpca.Problem
+	a, b *mat.Dense // L* = A·Bᵀ, the offset as one more column
+	rank int        // rank of L*, offset included
 }
 
 // generate returns the paper's model at d×d, rank r, condition number
@@ -39,16 +41,10 @@ func generate(t testing.TB, d, r int, kappa, offset, p float64, seed uint64) ins
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l mat.Dense
-	l.Mul(in.A, in.B.T())
-	inst := instance{truth: &l, rank: r}
+	inst := instance{a: in.A, b: in.B, rank: r}
 	if offset != 0 {
 		inst.rank++
-		for i := range d {
-			for j := range d {
-				l.Set(i, j, l.At(i, j)+offset)
-			}
-		}
+		inst.a, inst.b = withColumn(in.A, math.Sqrt(offset)), withColumn(in.B, math.Sqrt(offset))
 	}
 	if p < 1 {
 		var rows, cols []int
@@ -74,27 +70,15 @@ func generate(t testing.TB, d, r int, kappa, offset, p float64, seed uint64) ins
 	return inst
 }
 
-// centredError is ‖M − L*‖_F / ‖L* − mean(L*)‖_F: the offset is not in
-// the denominator, so it cannot hide an error in the varying part.
-func centredError(m, l *mat.Dense) float64 {
-	d1, d2 := l.Dims()
-	var mean float64
-	for i := range d1 {
-		for j := range d2 {
-			mean += l.At(i, j)
-		}
+// withColumn returns [f, c·1].
+func withColumn(f *mat.Dense, c float64) *mat.Dense {
+	n, k := f.Dims()
+	out := mat.NewDense(n, k+1, nil)
+	out.Slice(0, n, 0, k).(*mat.Dense).Copy(f)
+	for i := range n {
+		out.Set(i, k, c)
 	}
-	mean /= float64(d1 * d2)
-	var num, den float64
-	for i := range d1 {
-		for j := range d2 {
-			e := m.At(i, j) - l.At(i, j)
-			c := l.At(i, j) - mean
-			num += e * e
-			den += c * c
-		}
-	}
-	return math.Sqrt(num / den)
+	return out
 }
 
 type rankCase struct {
@@ -118,7 +102,9 @@ func check(t *testing.T, tc rankCase, method string) (ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := centredError(res.LowRank(), inst.truth)
+	// ‖M − L*‖_F / ‖L* − mean(L*)‖_F: the offset is not in the
+	// denominator, so it cannot hide an error in the varying part.
+	e := metrics.CentredRelError(res.U, res.V, inst.a, inst.b)
 	// 1e-5: the verified answers reproduce the data to 1e-7 of M's
 	// variation (IALM's stopping rule) or better; the true error of an
 	// answer at the right rank follows, with the conditioning (κ ≤ 100)

@@ -175,9 +175,9 @@ const (
 // (NoiseChange·ρ)², ρ the relative residual, for the gradient updates
 // with α > 0 (without a sparse part the steps shrink to rounding and
 // FactorTol applies; ALS's steps include its drift along the
-// factorizations of one U·Vᵀ, which plateaus on exact data too). On noisy data ρ stays
-// at the noise level while the support of S keeps changing among entries
-// near the threshold, so the factors never settle to FactorTol; a fit is
+// factorizations of one U·Vᵀ, which plateaus on exact data too). On
+// noisy data ρ stays at the noise level while the support of S keeps
+// changing among entries near the threshold, so the factors never settle to FactorTol; a fit is
 // accurate only to about ρ, and steps of a thousandth of that, no longer
 // shrinking, change nothing a user can see. A slow approach (κ ≫ 1),
 // whose steps are as small but still shrink, is left to run; a method
@@ -669,7 +669,10 @@ func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma
 		if err != nil {
 			return nil, err
 		}
-		floor := NoiseChange * res * NoiseChange * res
+		floor := 0.0 // the noise floor of the steps, where the rule applies
+		if q.alpha > 0 && !q.als {
+			floor = NoiseChange * res * NoiseChange * res
+		}
 		if !q.scaled && !q.als && change <= max(tr.Rules().FactorTol, floor) {
 			change = math.Max(change, probe.change(u, v, gu, gv))
 		}
@@ -677,7 +680,7 @@ func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma
 		if err != nil {
 			return nil, err
 		}
-		if q.alpha > 0 && !q.als && !done && plateau && change <= floor {
+		if floor > 0 && !done && plateau && change <= floor {
 			// At the noise floor: the factors still move (the support
 			// of S changes among entries at the noise level), no longer
 			// shrinking, and by far less than the noise lets any fit be
