@@ -101,3 +101,51 @@ func TestDirCreate(t *testing.T) {
 		t.Error("Create after Commit")
 	}
 }
+
+// TestCreateFile: a new file gets the marker and the bytes; an existing
+// one is replaced only with force and only when it starts with the
+// marker; a directory, an input and a file in an input directory are
+// refused; a failed write leaves the old file.
+func TestCreateFile(t *testing.T) {
+	dir := t.TempDir()
+	const marker = "# made by a test\n"
+	body := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	path := filepath.Join(dir, "out.tsv")
+	if err := CreateFile(path, false, marker, body("a\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != marker+"a\n" {
+		t.Fatalf("content %q", b)
+	}
+	if err := CreateFile(path, false, marker, body("b\n")); !errors.Is(err, ErrFileExists) {
+		t.Errorf("existing without force: %v", err)
+	}
+	if err := CreateFile(path, true, marker, body("b\n")); err != nil {
+		t.Errorf("ours with force: %v", err)
+	}
+	if err := CreateFile(path, true, marker, func(io.Writer) error { return errors.New("disk full") }); err == nil {
+		t.Error("failed write reported no error")
+	}
+	if b, _ := os.ReadFile(path); string(b) != marker+"b\n" {
+		t.Errorf("content after replace and failed write %q", b)
+	}
+	user := filepath.Join(dir, "user.tsv")
+	os.WriteFile(user, []byte("precious\n"), 0o644)
+	if err := CreateFile(user, true, marker, body("c\n")); !errors.Is(err, ErrNotOurs) {
+		t.Errorf("user's file with force: %v", err)
+	}
+	if b, _ := os.ReadFile(user); string(b) != "precious\n" {
+		t.Errorf("user's file changed: %q", b)
+	}
+	if err := CreateFile(dir, true, marker, body("c\n")); err == nil {
+		t.Error("a directory accepted")
+	}
+	if err := CreateFile(path, true, marker, body("c\n"), path); !errors.Is(err, ErrContainsInput) {
+		t.Errorf("the input itself: %v", err)
+	}
+	if err := CreateFile(filepath.Join(dir, "new.tsv"), false, marker, body("c\n"), dir); !errors.Is(err, ErrContainsInput) {
+		t.Errorf("inside an input directory: %v", err)
+	}
+}

@@ -393,3 +393,61 @@ func WriteJSON(path string, v any) error {
 		return enc.Encode(v)
 	})
 }
+
+// ErrFileExists is wrapped by [CreateFile] when the output file exists
+// and force is not set.
+var ErrFileExists = errors.New("output file exists")
+
+// CreateFile writes the file at path atomically ([WriteFile]): marker, a
+// first line that says rpca wrote the file, then the bytes that write
+// produces. Whether path may be written is [CheckFile]'s rule.
+func CreateFile(path string, force bool, marker string, write func(w io.Writer) error, inputs ...string) error {
+	if err := CheckFile(path, force, marker, inputs...); err != nil {
+		return err
+	}
+	return WriteFile(path, func(w io.Writer) error {
+		if _, err := io.WriteString(w, marker); err != nil {
+			return err
+		}
+		return write(w)
+	})
+}
+
+// CheckFile reports, without writing, whether [CreateFile] may write
+// path: an existing file is replaced only when force is set and its
+// first bytes are marker, so that a file rpca did not write is never
+// replaced; a directory is refused; and path may not be one of inputs,
+// nor lie in a directory among them.
+func CheckFile(path string, force bool, marker string, inputs ...string) error {
+	abs := resolve(path)
+	for _, in := range inputs {
+		if in != "" && within(abs, resolve(in)) {
+			return fmt.Errorf("%s: %w (%s); write the output elsewhere", path, ErrContainsInput, in)
+		}
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s: %w", path, ErrIsDir)
+	case !force:
+		return fmt.Errorf("%s: %w (use force to replace a file that rpca wrote)", path, ErrFileExists)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	head := make([]byte, len(marker))
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	if err != nil || string(head) != marker {
+		return fmt.Errorf("%s: %w: its first line is not %q, so force will not replace it", path, ErrNotOurs, strings.TrimSpace(marker))
+	}
+	return nil
+}
+
+// ErrIsDir is wrapped by [CheckFile] when the output file is a directory.
+var ErrIsDir = errors.New("is a directory, and the output is a file")

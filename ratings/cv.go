@@ -139,27 +139,6 @@ func foldStats(folds []Fold) (mean, std Fold) {
 	return mean, std
 }
 
-// PredictAny returns the prediction for any pair of ids: the model's
-// (known true) when both have training ratings, else the bias model's
-// with the bias of the id it knows, or the clipped training mean without
-// a bias model.
-func (m *Model) PredictAny(rowID, colID string) (v float64, known bool) {
-	i, j, okI, okJ := m.Index(rowID, colID)
-	if okI && okJ {
-		return m.Predict(i, j), true
-	}
-	if !okI {
-		i = -1
-	}
-	if !okJ {
-		j = -1
-	}
-	if v = m.PredictBiases(i, j); math.IsNaN(v) {
-		v = m.Clip(m.TrainMean)
-	}
-	return v, false
-}
-
 // randPerm is the permutation CrossValidate deals the folds from.
 func randPerm(n int, seed uint64) []int { return rand.New(rand.NewPCG(seed, 2)).Perm(n) }
 

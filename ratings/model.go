@@ -99,35 +99,17 @@ func (e *RankError) Error() string {
 		e.Rank, min(e.D1, e.D2), e.D1, e.D2)
 }
 
-// Model is a fitted completion model: the prediction for fitted row i and
-// column j is U[i]·V[j], clipped to Options.Clip. Only ids with at least
-// one training rating are fitted.
+// Model is a fitted completion model: its Predictor (the factors, the
+// ids, the clip range and the bias model) and what the fit reports. Only
+// ids with at least one training rating are fitted.
 type Model struct {
-	// RowIDs and ColIDs are the ids of the fitted rows and columns, in
-	// the order of the rows of U and V.
-	RowIDs, ColIDs []string
-	// U and V are the factors with the baseline folded in: for
-	// BaselineMedian one more column each ([U, m·1] and [V, 1]), for
-	// BaselineBiases two ([U, mean + b_row, 1] and [V, 1, b_col], with
-	// the biases of the joint refit unless Options.FixedBiases), none
-	// for BaselineNone.
-	U, V *mat.Dense
+	Predictor
 	// Offset is the median subtracted by BaselineMedian (0 otherwise).
 	Offset float64
-	// Biases is the bias model of BaselineBiases (nil otherwise), as
-	// fitted before the low-rank part: the baseline that Evaluate's
-	// BiasRMSE scores and that predicts for unknown ids. The biases
-	// refitted jointly with the factors are in U and V.
-	Biases *Biases
 	// Result is the solver's result on the ratings minus the baseline
-	// (its U and V are replaced by the ones above); Result.S holds the
+	// (its U and V are replaced by the Predictor's); Result.S holds the
 	// ratings set aside as outliers, in fitted indices.
 	Result *rpca.Result
-	// Train holds the training ratings in fitted indices, in the order
-	// of r's ratings that are not held out.
-	Train *formats.Triplets
-	// TrainMean is the mean training rating.
-	TrainMean float64
 	// Options are the options of the fit (with the chosen rank when
 	// Rank was 0).
 	Options Options
@@ -139,9 +121,7 @@ type Model struct {
 	// median).
 	SetAside int
 
-	rowIndex, colIndex map[string]int
-	clip               *[2]float64
-	scored             int // validation ratings with a fitted row and column
+	scored int // validation ratings with a fitted row and column
 }
 
 // HoldOut returns which of n ratings to hold out: a uniformly random
@@ -409,7 +389,7 @@ func fitBayes(ctx context.Context, r *triples.Ratings, held []bool, opt Options,
 // ratings in fitted indices: all ratings not held out, and only ids that
 // have one, in order of first appearance.
 func trainingSet(r *triples.Ratings, held []bool) *Model {
-	m := &Model{rowIndex: map[string]int{}, colIndex: map[string]int{}}
+	m := &Model{Predictor: Predictor{rowIndex: map[string]int{}, colIndex: map[string]int{}}}
 	rowMap := make([]int, r.D1)
 	colMap := make([]int, r.D2)
 	for i := range rowMap {
@@ -440,45 +420,6 @@ func trainingSet(r *triples.Ratings, held []bool) *Model {
 	tr.D1, tr.D2 = len(m.RowIDs), len(m.ColIDs)
 	m.Train = tr
 	return m
-}
-
-// Index returns the fitted row and column of a pair of ids, and whether
-// each is known (has a training rating).
-func (m *Model) Index(rowID, colID string) (i, j int, rowOK, colOK bool) {
-	i, rowOK = m.rowIndex[rowID]
-	j, colOK = m.colIndex[colID]
-	return i, j, rowOK, colOK
-}
-
-// Clip bounds v to Options.Clip (NaN stays NaN).
-func (m *Model) Clip(v float64) float64 {
-	if m.clip == nil || math.IsNaN(v) {
-		return v
-	}
-	return math.Min(math.Max(v, m.clip[0]), m.clip[1])
-}
-
-// Fitted returns U[i]·V[j], the fitted value of row i and column j
-// without clipping.
-func (m *Model) Fitted(i, j int) float64 {
-	a, b := m.U.RawRowView(i), m.V.RawRowView(j)
-	var s float64
-	for k := range a {
-		s += a[k] * b[k]
-	}
-	return s
-}
-
-// Predict returns the clipped prediction for fitted row i and column j.
-func (m *Model) Predict(i, j int) float64 { return m.Clip(m.Fitted(i, j)) }
-
-// PredictBiases returns the bias model's clipped prediction, with no bias
-// for an unknown row (i < 0) or column (j < 0); NaN without BaselineBiases.
-func (m *Model) PredictBiases(i, j int) float64 {
-	if m.Biases == nil {
-		return math.NaN()
-	}
-	return m.Clip(m.Biases.Predict(i, j))
 }
 
 // IsOutlier reports whether training rating k (an index into Train) was

@@ -2,10 +2,9 @@ package ratings
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"strconv"
 
@@ -66,47 +65,6 @@ func unknownPair(r *triples.Ratings, held []bool, p *triples.Pairs) error {
 	return nil
 }
 
-// ErrUnknownPolicy: UnknownBias asked of a model without biases, or an
-// unknown policy.
-var ErrUnknownPolicy = errors.New("ratings: unknown-id policy not available")
-
-// PredictPairs predicts every pair of p. Unknown ids follow the policy;
-// fromBiases counts the pairs UnknownBias predicted from the biases alone.
-func (m *Model) PredictPairs(p *triples.Pairs, policy Unknown) (preds []float64, fromBiases int, err error) {
-	switch {
-	case policy == UnknownBias && m.Biases == nil:
-		return nil, 0, fmt.Errorf("%w: %q needs a model fitted with BaselineBiases", ErrUnknownPolicy, policy)
-	case policy != UnknownError && policy != UnknownNaN && policy != UnknownBias:
-		return nil, 0, fmt.Errorf("%w: %q (want error, nan or bias)", ErrUnknownPolicy, policy)
-	}
-	preds = make([]float64, p.Len())
-	for k := range preds {
-		i, j, okRow, okCol := m.Index(p.Row[k], p.Col[k])
-		switch {
-		case okRow && okCol:
-			preds[k] = m.Predict(i, j)
-		case policy == UnknownNaN:
-			preds[k] = math.NaN()
-		case policy == UnknownBias:
-			if !okRow {
-				i = -1 // no row bias
-			}
-			if !okCol {
-				j = -1
-			}
-			preds[k] = m.PredictBiases(i, j)
-			fromBiases++
-		default:
-			e := &UnknownIDError{Line: p.Line[k], Kind: "row", ID: p.Row[k]}
-			if okRow {
-				e.Kind, e.ID = "column", p.Col[k]
-			}
-			return nil, 0, e
-		}
-	}
-	return preds, fromBiases, nil
-}
-
 // WriteOutliers writes the training ratings the model set aside as
 // outliers, one a line: row id, column id, rating and fitted value
 // U[i]·V[j], separated by tabs, after a comment line naming the columns.
@@ -139,6 +97,7 @@ const (
 
 // Save writes the model into the directory dir, which must exist: U and V
 // as U.npy and V.npy (U.csv and V.csv with csv), FileRows and FileCols,
+// FileModel and FileTrain (with which [Load] reads the model back),
 // FileOutliers when there are outliers, and FilePredictions when pairs is
 // not nil (preds from PredictPairs). It returns the names of the files.
 // Each file is written atomically.
@@ -170,6 +129,23 @@ func (m *Model) Save(ctx context.Context, dir string, csv bool, pairs *triples.P
 		if err := write(l.name, func(w io.Writer) error { return writeLines(w, l.ids) }); err != nil {
 			return nil, err
 		}
+	}
+	factors := "npy"
+	if csv {
+		factors = "csv"
+	}
+	if err := write(FileModel, func(w io.Writer) error {
+		b, err := json.MarshalIndent(m.describe(factors), "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := write(FileTrain, m.writeTrain); err != nil {
+		return nil, err
 	}
 	if pairs != nil {
 		if err := write(FilePredictions, func(w io.Writer) error { return triples.Write(w, "\t", pairs.Row, pairs.Col, preds) }); err != nil {

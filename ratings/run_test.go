@@ -54,7 +54,7 @@ func TestPredictSaveReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"U.npy", "V.npy", FileRows, FileCols, FilePredictions}
+	want := []string{"U.npy", "V.npy", FileRows, FileCols, FileModel, FileTrain, FilePredictions}
 	outliers := 0
 	for k := range m.Train.Val {
 		if m.IsOutlier(k) {

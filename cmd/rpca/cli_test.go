@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -248,4 +250,54 @@ func readNpy(t *testing.T, path string) *mat.Dense {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestReadmeCommandLines: every "rpca COMMAND …" line of README.md and
+// docs/*.md names a command that exists and only flags it defines.
+func TestReadmeCommandLines(t *testing.T) {
+	files, _ := filepath.Glob(join("..", "..", "docs", "*.md"))
+	files = append(files, join("..", "..", "README.md"))
+	flagRE := regexp.MustCompile(`(?:^|[\s\[|(])--([a-z][a-z0-9-]*)`)
+	checked := 0
+	for _, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			name, rest, ok := strings.Cut(strings.TrimPrefix(line, "rpca "), " ")
+			if !strings.HasPrefix(line, "rpca ") || !ok || commands[name] == nil {
+				continue
+			}
+			rest, _, _ = strings.Cut(rest, "#") // a comment
+			fs := commandFlags(t, name)
+			for _, m := range flagRE.FindAllStringSubmatch(rest, -1) {
+				if fs.Lookup(m[1]) == nil {
+					t.Errorf("%s:%d: rpca %s has no flag --%s", path, n+1, name, m[1])
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 10 {
+		t.Errorf("only %d command lines found", checked)
+	}
+}
+
+// commandFlags returns the flag set of command name, from the flags its
+// -h lists after "Flags:".
+func commandFlags(t *testing.T, name string) *flag.FlagSet {
+	t.Helper()
+	var out bytes.Buffer
+	run(context.Background(), &env{stdout: &out, stderr: io.Discard}, []string{name, "-h"})
+	_, list, _ := strings.Cut(out.String(), "\nFlags:\n")
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	for _, l := range strings.Split(list, "\n") {
+		if f, ok := strings.CutPrefix(l, "  --"); ok {
+			f, _, _ = strings.Cut(f, " ")
+			fs.Bool(f, false, "")
+		}
+	}
+	return fs
 }

@@ -160,7 +160,7 @@ func TestCompleteHoldout(t *testing.T) {
 	r := mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "4", "--holdout", "0.1", "--seed", "7",
 		"--predict", pairsPath, "--predict-header", "--out", out, "--json", "--quiet")
 	sum := readJSON(t, r.stdout)
-	if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[U.npy V.npy cols.txt predictions.tsv rows.txt summary.json]" {
+	if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[U.npy V.npy cols.txt model.json predictions.tsv rows.txt summary.json train.tsv]" {
 		t.Fatalf("files %v", testfile.List(t, out, outdir.OwnerMarker))
 	}
 	n := float64(len(rs.observed))
