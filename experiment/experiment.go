@@ -112,8 +112,8 @@ type Options struct {
 
 	// Ratings is the input of the ratings experiment: a file of "user item
 	// rating" lines (a header line and extra fields are skipped), or
-	// SyntheticRatings. Empty means DefaultRatings when present, else
-	// generated ratings.
+	// SyntheticRatings. Empty means DefaultRatings, and the error
+	// ErrNoRatings when that file is absent.
 	Ratings string
 
 	// Alpha is α of the ratings experiment's robust fits (0:

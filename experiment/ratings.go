@@ -165,16 +165,23 @@ func countTrue(b []bool) int {
 	return n
 }
 
+// ErrNoRatings is returned by the ratings experiment when Options.Ratings
+// is empty and DefaultRatings finds no file: it does not fall back to
+// generated ratings unasked, since their figures are not MovieLens's.
+var ErrNoRatings = errors.New("experiment ratings: no ratings to use: ../shared/data/ratings/ml-latest-small/ratings.csv is not beside the module; give a file of user item rating lines (--ratings FILE), or ask for generated ratings (--ratings synthetic)")
+
 // loadRatings reads o.Ratings (a file of "user item rating" lines, with
 // or without a header line, extra fields ignored), or generates ratings
-// for SyntheticRatings. Empty means DefaultRatings when present, else
-// generated ratings.
+// for SyntheticRatings. Empty means DefaultRatings, and ErrNoRatings when
+// that file is absent.
 func loadRatings(o *Options) (*triples.Ratings, string, error) {
 	src := o.Ratings
 	if src == "" {
-		src = DefaultRatings()
+		if src = DefaultRatings(); src == "" {
+			return nil, "", ErrNoRatings
+		}
 	}
-	if src == "" || src == SyntheticRatings {
+	if src == SyntheticRatings {
 		d1, d2 := 600, 400
 		if o.Quick {
 			d1, d2 = 300, 200

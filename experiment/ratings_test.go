@@ -135,6 +135,12 @@ func TestRatingsInput(t *testing.T) {
 			t.Errorf("%s: the output directory was left", name)
 		}
 	}
+	// Outside the repository the default ratings are absent: an error
+	// that says so, not generated ratings in their place.
+	t.Chdir(dir)
+	if _, err := Run(context.Background(), "ratings", Options{Quick: true, Out: filepath.Join(dir, "out-default")}); !errors.Is(err, ErrNoRatings) {
+		t.Errorf("no default ratings: %v", err)
+	}
 	// An interrupted run stops with the context's error and leaves nothing.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -63,7 +63,7 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 	fs.StringVar(&f.frames, "clips", "", "video: frames directory, clips directory, or \"synthetic\"")
 	cliflag.Var(fs, &f.scale, "scale", 0, cliflag.Rate, "in (0, 1]", "video: downscale frames by 1/n, e.g. 0.5 (default: full size, or 0.5 with --quick)")
 	cliflag.Var(fs, &f.maxFrames, "max-frames", 0, cliflag.AtLeast(0), "non-negative", "video: use at most this many frames per clip (0: all, quick 30)")
-	fs.StringVar(&f.ratings, "ratings", "", "ratings: file of user item rating lines, or \"synthetic\" (default: ../shared's MovieLens ml-latest-small when present)")
+	fs.StringVar(&f.ratings, "ratings", "", "ratings: file of user item rating lines, or \"synthetic\" for generated ratings (default: ../shared's MovieLens ml-latest-small; an error when it is absent)")
 	return fs
 }
 
