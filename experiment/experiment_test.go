@@ -406,6 +406,7 @@ func TestScenesQuick(t *testing.T) {
 	if d, m := f[[2]string{"illumination", "default (scaledgd)"}], f[[2]string{"illumination", "median"}]; !(d > m+0.1) {
 		t.Errorf("illumination: default F %v, median F %v; want the default well ahead", d, m)
 	}
+	checkPNG(t, filepath.Join(dir, "scenes.png"), 576, 384)
 }
 
 // TestDemo runs the demo on a small problem: every method recovers M*

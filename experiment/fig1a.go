@@ -108,7 +108,6 @@ func runFig1a(ctx context.Context, w *writer, o *Options) error {
 	c := &chart{
 		title:  fmt.Sprintf("Fig. 1(a): GD, d=%d, r=%d, alpha=%g\n%s", d, r, fig1aAlpha, gammaText(o)),
 		xlabel: "iteration", ylabel: "log10 relative error ||UV'-M*||_F/||M*||_F",
-		headroom: 0.3,
 	}
 	for _, run := range runs {
 		s := series{name: fmt.Sprintf("p=%g (contraction %.3f/iter)", run.p, run.rate)}

@@ -116,7 +116,7 @@ func runFig1b(ctx context.Context, w *writer, o *Options) error {
 	w.sumf("log-log slope of time vs d (runs that reached the target): %.3f", slope)
 	c := &chart{
 		title:  fmt.Sprintf("Fig. 1(b): Algorithm 2 time to error %g, r=%d", fig1bTarget, r),
-		xlabel: "d", ylabel: "seconds", logX: true, logY: true, legendTopLeft: true,
+		xlabel: "d", ylabel: "seconds", logX: true, logY: true,
 	}
 	s := series{name: fmt.Sprintf("Algorithm 2 (log-log slope %.2f)", slope), points: true}
 	for i := range xs {

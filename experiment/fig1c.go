@@ -125,8 +125,7 @@ func runFig1c(ctx context.Context, w *writer, o *Options) error {
 		xlabel: "seconds, log scale (true-error evaluation excluded)", ylabel: "log10 relative error",
 		// A log time axis keeps the fast methods apart when a slow one
 		// (AltProj's full schedule) takes ten times longer.
-		logX:     true,
-		headroom: 0.3,
+		logX: true,
 	}
 	for _, run := range runs {
 		s := series{name: run.label}

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // series is one curve of a line plot.
@@ -22,20 +23,22 @@ type series struct {
 	noLine bool // markers only (points over named categories)
 }
 
-// chart describes a line plot.
+// chart describes a line plot. Its legend is drawn in a column of its
+// own to the right of the axes, so that it covers neither data nor the
+// title, however the data fall.
 type chart struct {
 	title, xlabel, ylabel string
 	logX, logY            bool
-	legendTopLeft         bool
-	headroom              float64 // extra fraction of the y range on top, for the legend (linear y only)
 	series                []series
 	xticks                []plot.Tick // named x positions (categories); nil: numbers
 }
 
-// Plot size: 6×4 inches at the PNG default of 96 dpi (576×384 pixels).
+// Plot size: 6×4 inches at the PNG default of 96 dpi (576×384 pixels),
+// plus the legend's column.
 const (
 	plotWidth  = 6 * vg.Inch
 	plotHeight = 4 * vg.Inch
+	legendGap  = vg.Length(10) // points between the axes and the legend
 )
 
 // build turns the chart into a gonum plot.
@@ -58,8 +61,7 @@ func (c *chart) build() (*plot.Plot, error) {
 		p.X.Tick.Marker = plot.ConstantTicks(c.xticks)
 		p.X.Min, p.X.Max = c.xticks[0].Value-0.5, c.xticks[len(c.xticks)-1].Value+0.5
 	}
-	p.Legend.Top = true
-	p.Legend.Left = c.legendTopLeft
+	p.Legend.Top, p.Legend.Left = true, true // icons first, in writePNG's column
 	nonEmpty := 0
 	for i, s := range c.series {
 		xys := make(plotter.XYs, 0, len(s.xs))
@@ -114,23 +116,40 @@ func (c *chart) build() (*plot.Plot, error) {
 	}
 	if c.logY {
 		p.Y.Min, p.Y.Max = p.Y.Min/1.3, p.Y.Max*1.3
-	} else if c.headroom > 0 {
-		p.Y.Max += c.headroom * (p.Y.Max - p.Y.Min)
 	}
 	return p, nil
 }
 
-// writePNG renders the chart as a PNG.
+// writePNG renders the chart as a PNG: the axes in plotWidth×plotHeight,
+// and the legend, when there is one, in a column to their right, its top
+// level with the top of the axes.
 func (c *chart) writePNG(w io.Writer) error {
 	p, err := c.build()
 	if err != nil {
 		return err
 	}
-	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
-	if err != nil {
-		return err
+	return renderPNG(w, p)
+}
+
+// renderPNG draws p with its legend moved out of the axes (see
+// chart.writePNG) and encodes it as a PNG.
+func renderPNG(w io.Writer, p *plot.Plot) error {
+	legend := p.Legend
+	p.Legend = plot.NewLegend() // no entries: the axes draw none
+	var legendWidth vg.Length
+	if r := legend.Rectangle(draw.Canvas{}); r.Max.X > r.Min.X {
+		legendWidth = r.Max.X - r.Min.X + 2*legendGap
 	}
-	_, err = wt.WriteTo(w)
+	img := vgimg.New(plotWidth+legendWidth, plotHeight)
+	dc := draw.New(img)
+	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+	if legendWidth > 0 {
+		area := p.DataCanvas(draw.Crop(dc, 0, -legendWidth, 0, 0))
+		col := draw.Crop(dc, plotWidth+legendGap, 0, 0, 0)
+		col.Max.Y = area.Max.Y
+		legend.Draw(col)
+	}
+	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 	return err
 }
 

@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"bytes"
+	"image"
+	"image/png"
 	"slices"
 	"testing"
 )
@@ -39,5 +42,44 @@ func TestTicks125(t *testing.T) {
 	// Minor ticks at the other integer multiples: 2–9 and 10–50 by 10.
 	if got := len((ticks125{}).Ticks(2, 50)); got != 8+5 {
 		t.Errorf("[2, 50]: %d ticks, want 13", got)
+	}
+}
+
+// TestLegendOutsideAxes: the legend is drawn in a column to the right of
+// the axes and nowhere else: two charts whose data fill the whole range
+// and differ only in their series' names are identical, pixel for pixel,
+// within the axes' width, and differ in the column, which widens with
+// the longer name.
+func TestLegendOutsideAxes(t *testing.T) {
+	render := func(name string) image.Image {
+		xs, ys := []float64{0, 1, 2, 3}, []float64{3, 0, 3, 0} // corners: where a legend inside would sit
+		c := &chart{title: "t", xlabel: "x", ylabel: "y", series: []series{{name: name, xs: xs, ys: ys, points: true}}}
+		var b bytes.Buffer
+		if err := c.writePNG(&b); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img
+	}
+	a, b := render("a"), render("a much longer name")
+	axes := int(plotWidth.Dots(96))
+	if a.Bounds().Dx() <= axes || b.Bounds().Dx() <= a.Bounds().Dx() || a.Bounds().Dy() != b.Bounds().Dy() {
+		t.Fatalf("sizes %v and %v; the axes are %d wide", a.Bounds(), b.Bounds(), axes)
+	}
+	differ := false
+	for y := range a.Bounds().Dy() {
+		for x := range a.Bounds().Dx() {
+			same := a.At(x, y) == b.At(x, y)
+			if x < axes && !same {
+				t.Fatalf("pixel (%d, %d) inside the axes depends on the legend", x, y)
+			}
+			differ = differ || !same
+		}
+	}
+	if !differ {
+		t.Error("the legends look the same")
 	}
 }

@@ -489,7 +489,7 @@ func sortXY(xs, ys []float64) {
 // ratingsBars plots the held-out RMSE of every scenario: the bias model
 // of the α = 0 fit, the α = 0 fit and the α > 0 fit.
 func ratingsBars(runs []ratingsRun) *chart {
-	c := &chart{title: "held-out RMSE on clean ratings", ylabel: "RMSE", headroom: 0.35}
+	c := &chart{title: "held-out RMSE on clean ratings", ylabel: "RMSE"}
 	bias := series{name: "biases alone", noLine: true}
 	var fits []series // one per method and α, in the order of runs
 	at := map[string]int{}
