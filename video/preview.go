@@ -9,15 +9,19 @@ import (
 	"image/color/palette"
 	"image/gif"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/rpca-gd/rpca/outdir"
 )
 
-// Defaults of [WritePreview].
+// Defaults of [WritePreview]. A GIF shows fewer, smaller frames than an
+// MP4, whose compression keeps every frame at full size small.
 const (
-	DefaultPreviewFrames = 100 // frames shown, evenly spaced
-	DefaultPreviewWidth  = 960 // largest width of the animation in pixels
-	DefaultPreviewDelay  = 10  // time per frame, in hundredths of a second
+	DefaultPreviewFrames   = 100  // GIF: frames shown, evenly spaced (MP4: all)
+	DefaultPreviewWidth    = 960  // GIF: largest width of the animation in pixels
+	DefaultPreviewWidthMP4 = 1920 // MP4: largest width
+	DefaultPreviewDelay    = 10   // time per frame, in hundredths of a second
 )
 
 // PreviewColumn is one column of an animated preview: a matrix whose
@@ -33,18 +37,30 @@ type PreviewOptions struct {
 	MaxFrames int // at most this many frames, evenly spaced
 	MaxWidth  int // panels shrink by an integer factor to fit
 	Delay     int // hundredths of a second per frame
+	// Names, when given, are the frames' names (one per column of the
+	// matrices), shown after the frame's number above the first column.
+	Names []string
+	// LookPath finds ffmpeg for an MP4 (nil: exec.LookPath).
+	LookPath func(file string) (string, error)
 }
 
-// WritePreview writes an animated GIF to path (atomically): the columns
+// WritePreview writes an animation to path (atomically): the columns
 // side by side under their titles, one animation frame per video frame
-// (at most MaxFrames, evenly spaced). Gray columns use 256 gray levels;
-// when any column is in colour, the frames are mapped to the web-safe
-// palette plus 40 grays.
-func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts PreviewOptions) error {
-	p, err := newPreview(cols, opts)
+// (at most MaxFrames, evenly spaced), each labelled with its number
+// ("k/N") and its name, or "frame k/N" without names. A path ending in .mp4 is an H.264 video that ffmpeg encodes
+// (ErrNoFFmpeg without it); any other is an animated GIF, in which gray
+// columns use 256 gray levels and, when any column is in colour, the
+// frames are mapped to the web-safe palette plus 40 grays.
+func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts PreviewOptions) (err error) {
+	p, err := newPreview(ctx, path, cols, opts)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			p.abort()
+		}
+	}()
 	// The shown frames' columns are gathered previewBlock source frames
 	// at a time, in one pass over each matrix's rows.
 	bufs := make([][][]float64, len(cols))
@@ -64,10 +80,12 @@ func WritePreview(ctx context.Context, path string, cols []PreviewColumn, opts P
 			for c := range cols {
 				shown[c] = bufs[c][j-j0]
 			}
-			p.add(shown)
+			if err := p.add(shown); err != nil {
+				return err
+			}
 		}
 	}
-	return p.write(path)
+	return p.write()
 }
 
 // preview builds the animation of [WritePreview] a frame at a time.
@@ -77,12 +95,17 @@ type preview struct {
 	frames, n int // source frames, shown frames
 	shrink    int
 	delay     int
-	q         *quantizer
+	names     []string
+	path      string
+	q         *quantizer // GIF
 	anim      gif.GIF
+	mp4       *mp4Writer // MP4
+	shown     int        // animation frames added
 }
 
-// newPreview checks the columns and sizes the animation.
-func newPreview(cols []PreviewColumn, opts PreviewOptions) (*preview, error) {
+// newPreview checks the columns and sizes the animation to path, whose
+// extension chooses its format.
+func newPreview(ctx context.Context, path string, cols []PreviewColumn, opts PreviewOptions) (*preview, error) {
 	if len(cols) == 0 {
 		return nil, errors.New("video: a preview needs at least one column")
 	}
@@ -98,12 +121,19 @@ func newPreview(cols []PreviewColumn, opts PreviewOptions) (*preview, error) {
 	if frames == 0 {
 		return nil, errors.New("video: a preview needs at least one frame")
 	}
+	isMP4 := strings.EqualFold(filepath.Ext(path), ".mp4")
 	maxFrames, maxWidth, delay := opts.MaxFrames, opts.MaxWidth, opts.Delay
 	if maxFrames <= 0 {
 		maxFrames = DefaultPreviewFrames
+		if isMP4 {
+			maxFrames = frames
+		}
 	}
 	if maxWidth <= 0 {
 		maxWidth = DefaultPreviewWidth
+		if isMP4 {
+			maxWidth = DefaultPreviewWidthMP4
+		}
 	}
 	if delay <= 0 {
 		delay = DefaultPreviewDelay
@@ -112,7 +142,18 @@ func newPreview(cols []PreviewColumn, opts PreviewOptions) (*preview, error) {
 	for len(cols)*(cols[0].G.Width/shrink+4)+4 > maxWidth && cols[0].G.Width/shrink > 16 {
 		shrink++
 	}
-	p := &preview{cols: cols, frames: frames, n: min(maxFrames, frames), shrink: shrink, delay: delay, q: newQuantizer(colour)}
+	if opts.Names != nil && len(opts.Names) != frames {
+		return nil, fmt.Errorf("video: %d preview frame names for %d frames", len(opts.Names), frames)
+	}
+	p := &preview{cols: cols, frames: frames, n: min(maxFrames, frames), shrink: shrink, delay: delay, names: opts.Names, path: path}
+	if isMP4 {
+		var err error
+		if p.mp4, err = newMP4Writer(ctx, path, max(1, 100/delay), opts.LookPath); err != nil {
+			return nil, err
+		}
+	} else {
+		p.q = newQuantizer(colour)
+	}
 	for _, c := range cols {
 		p.headers = append(p.headers, c.Title)
 	}
@@ -122,7 +163,7 @@ func newPreview(cols []PreviewColumn, opts PreviewOptions) (*preview, error) {
 // next returns the source frame that the next animation frame shows, or
 // −1 when the animation is complete: the k-th of n shows k·frames/n.
 func (p *preview) next() int {
-	k := len(p.anim.Image)
+	k := p.shown
 	if k >= p.n {
 		return -1
 	}
@@ -131,19 +172,40 @@ func (p *preview) next() int {
 
 // add appends the animation frame of the source frame next() returns,
 // given that frame's column of every preview column.
-func (p *preview) add(cols [][]float64) {
+func (p *preview) add(cols [][]float64) error {
+	f := p.next()
 	row := make([]Panel, len(p.cols))
 	for c, col := range p.cols {
 		row[c] = Panel{Image: Shrink(planeImage(cols[c], col.G), p.shrink)}
 	}
+	row[0].Label = fmt.Sprintf("frame %d/%d", f+1, p.frames)
+	if p.names != nil { // short, to fit a panel of 160 pixels
+		row[0].Label = fmt.Sprintf("%d/%d %s", f+1, p.frames, p.names[f])
+	}
 	m := Montage([][]Panel{row}, MontageOptions{Headers: p.headers})
+	p.shown++
+	if p.mp4 != nil {
+		return p.mp4.add(m)
+	}
 	p.anim.Image = append(p.anim.Image, p.q.quantize(m))
 	p.anim.Delay = append(p.anim.Delay, p.delay)
+	return nil
 }
 
-// write writes the animation to path, atomically.
-func (p *preview) write(path string) error {
-	return outdir.WriteFile(path, func(w io.Writer) error { return gif.EncodeAll(w, &p.anim) })
+// write writes the animation to its path, atomically.
+func (p *preview) write() error {
+	if p.mp4 != nil {
+		return p.mp4.finish()
+	}
+	return outdir.WriteFile(p.path, func(w io.Writer) error { return gif.EncodeAll(w, &p.anim) })
+}
+
+// abort drops an animation that will not be written (an MP4's encoder
+// and temporary file).
+func (p *preview) abort() {
+	if p.mp4 != nil {
+		p.mp4.abort()
+	}
 }
 
 // previewBlock is the number of source frames whose columns

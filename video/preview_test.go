@@ -3,10 +3,16 @@ package video
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/gif"
+	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rpca-gd/rpca/internal/testfile"
@@ -106,5 +112,112 @@ func TestZeroMeansDefault(t *testing.T) {
 	}
 	if got := zeroMeansDefault(0, 4) + zeroMeansDefault(-3, 4) + zeroMeansDefault(7, 4); got != 4+0+7 {
 		t.Errorf("int cases sum to %d, want 11", got)
+	}
+}
+
+// TestPreviewFrameLabels: every animation frame carries its number and
+// name above the first column (the label area has text, and it differs
+// from one frame to the next while the images are identical); a name
+// list of the wrong length is refused.
+func TestPreviewFrameLabels(t *testing.T) {
+	g := Geometry{Width: 140, Height: 6}
+	const frames = 12
+	y := mat.NewDense(g.Rows(), frames, nil) // every frame black
+	names := make([]string, frames)
+	for j := range names {
+		names[j] = fmt.Sprintf("in%03d.png", j)
+	}
+	path := filepath.Join(t.TempDir(), "preview.gif")
+	if err := WritePreview(context.Background(), path, []PreviewColumn{{"original", y, g}}, PreviewOptions{Names: names}); err != nil {
+		t.Fatal(err)
+	}
+	anim := readGIF(t, path)
+	label := func(img image.Image) (dark int, key string) {
+		var b strings.Builder
+		y0 := 4 + labelHeight + 4
+		for yy := y0; yy < y0+labelHeight; yy++ {
+			for x := 4; x < 4+g.Width; x++ {
+				r, _, _, _ := img.At(x, yy).RGBA()
+				if r>>8 < 128 {
+					dark++
+					b.WriteByte('#')
+				} else {
+					b.WriteByte('.')
+				}
+			}
+		}
+		return dark, b.String()
+	}
+	seen := map[string]bool{}
+	for k, img := range anim.Image {
+		dark, key := label(img)
+		if dark < 20 || seen[key] {
+			t.Fatalf("frame %d: label with %d dark pixels, seen before: %v", k, dark, seen[key])
+		}
+		seen[key] = true
+	}
+	if err := WritePreview(context.Background(), path, []PreviewColumn{{"original", y, g}}, PreviewOptions{Names: names[1:]}); err == nil {
+		t.Error("11 names for 12 frames accepted")
+	}
+}
+
+// TestPreviewMP4: with ffmpeg, a .mp4 path gets an H.264 video of every
+// frame at full size, which LoadVideo decodes back to the right number
+// of frames, the montage's size (padded to even) and, H.264 being lossy,
+// the panels' gray levels within 6 of 255; without ffmpeg (an injected
+// LookPath that fails) it is ErrNoFFmpeg and PreviewName says .gif; a
+// cancelled write leaves no file behind.
+func TestPreviewMP4(t *testing.T) {
+	g := Geometry{Width: 40, Height: 30}
+	const frames = 24
+	y := mat.NewDense(g.Rows(), frames, nil)
+	for j := range frames {
+		for i := range g.Rows() {
+			y.Set(i, j, 1) // white
+		}
+	}
+	cols := []PreviewColumn{{"original", y, g}, {"copy", y, g}}
+	dir := t.TempDir()
+	noFFmpeg := func(string) (string, error) { return "", exec.ErrNotFound }
+	if err := WritePreview(context.Background(), filepath.Join(dir, "p.mp4"), cols, PreviewOptions{LookPath: noFFmpeg}); !errors.Is(err, ErrNoFFmpeg) {
+		t.Errorf("without ffmpeg: %v", err)
+	}
+	if PreviewName(noFFmpeg) != "preview.gif" {
+		t.Error("PreviewName without ffmpeg")
+	}
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg is not installed")
+	}
+	if PreviewName(nil) != "preview.mp4" {
+		t.Error("PreviewName with ffmpeg")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := WritePreview(ctx, filepath.Join(dir, "cancelled.mp4"), cols, PreviewOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	path := filepath.Join(dir, "p.mp4")
+	if err := WritePreview(context.Background(), path, cols, PreviewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("files left: %v", ents)
+	}
+	seq, err := LoadVideo(context.Background(), path, Options{Color: ColorGray})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Montage: gap 4, a header row, a labelled cell per column.
+	wantW, wantH := 4+2*(g.Width+4), 4+labelHeight+4+labelHeight+g.Height+4
+	wantW, wantH = wantW+wantW%2, wantH+wantH%2
+	if _, n := seq.Y.Dims(); n != frames || seq.Width != wantW || seq.Height != wantH {
+		t.Fatalf("decoded %d frames of %d×%d, want %d of %d×%d", n, seq.Width, seq.Height, frames, wantW, wantH)
+	}
+	y0 := 4 + labelHeight + 4 + labelHeight
+	for _, x := range []int{4 + g.Width/2, 4 + g.Width + 4 + g.Width/2} {
+		if v := seq.Y.At((y0+g.Height/2)*seq.Width+x, frames/2); math.Abs(v-1) > 6.0/255 {
+			t.Errorf("panel pixel at x = %d: %v, want white", x, v)
+		}
 	}
 }

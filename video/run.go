@@ -44,7 +44,8 @@ type Job struct {
 	TruthDir string
 	// MontageFrames is the number of frames in montage.png (0: 4).
 	MontageFrames int
-	// Preview writes preview.gif.
+	// Preview writes PreviewName(Load.LookPath): preview.mp4 when ffmpeg
+	// is installed, preview.gif otherwise.
 	Preview bool
 	// RankRule and RankReason, when set, report where a given rank
 	// (SeparateOptions.Rank) came from instead of "given".
@@ -225,7 +226,7 @@ type TruthScore struct {
 // Run separates the clip window by window and writes into j.Dir, for each
 // window, background/, foreground/ (the residual above its display floor,
 // scaled) and mask/, one PNG per frame; for the first window montage.png
-// and, with j.Preview, preview.gif. It returns the report (which the
+// and, with j.Preview, the preview (PreviewName). It returns the report (which the
 // caller writes as summary.json).
 func Run(ctx context.Context, j Job) (*Report, error) {
 	rep := j.Report
@@ -299,19 +300,24 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	var ycols [][]float64
 	if j.Preview && w.Index == 0 {
 		var err error
-		pv, err = newPreview([]PreviewColumn{
+		pv, err = newPreview(ctx, filepath.Join(j.Dir, PreviewName(j.Load.LookPath)), []PreviewColumn{
 			{Title: "original", M: seq.Y, G: g},
 			{Title: "background", M: sep.Background, G: g},
 			{Title: "foreground", M: fg, G: g},
 			{Title: "mask", M: sep.Masks, G: gray},
-		}, PreviewOptions{})
+		}, PreviewOptions{Names: seq.Names, LookPath: j.Load.LookPath})
 		if err != nil {
 			return err
 		}
+		defer func() {
+			if pv != nil {
+				pv.abort() // after an error; a no-op once written
+			}
+		}()
 		ycols = newColumns(writeBlock, g.Rows())
 	}
 	if pv != nil {
-		j.stage("writing %d PNGs into %s and preview.gif", len(sets)*n, rep.Output)
+		j.stage("writing %d PNGs into %s and %s", len(sets)*n, rep.Output, filepath.Base(pv.path))
 	} else {
 		j.stage("writing %d PNGs into %s", len(sets)*n, rep.Output)
 	}
@@ -338,7 +344,10 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 			for f := pv.next(); f >= 0 && f < j0+nb; f = pv.next() {
 				k := f - j0
 				shown[0], shown[1], shown[2], shown[3] = ycols[k], sets[0].cols[k], sets[1].cols[k], sets[2].cols[k]
-				pv.add(shown)
+				if err := pv.add(shown); err != nil {
+					<-werr
+					return err
+				}
 			}
 		}
 		if err := <-werr; err != nil {
@@ -358,7 +367,9 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 		return err
 	}
 	if pv != nil {
-		if err := pv.write(filepath.Join(j.Dir, "preview.gif")); err != nil {
+		err := pv.write()
+		pv = nil
+		if err != nil {
 			return err
 		}
 	}

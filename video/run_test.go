@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -23,7 +24,8 @@ import (
 func TestRun(t *testing.T) {
 	c, in := writeClip(t, SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 50, Gray: true, Seed: 4})
 	k := 33
-	job := Job{Input: in, Window: 25, Separate: DefaultOptions(), Dir: t.TempDir(), Preview: true,
+	noFFmpeg := func(string) (string, error) { return "", exec.ErrNotFound } // the GIF, whose pixels checkPreview reads
+	job := Job{Input: in, Load: Options{LookPath: noFFmpeg}, Window: 25, Separate: DefaultOptions(), Dir: t.TempDir(), Preview: true,
 		Truth:  &Truth{Path: "truth.png", Frame: c.Names[k], Mask: c.Truth[k], W: 32, H: 24},
 		Report: Report{Input: in, Output: "out"}}
 	rep, err := Run(context.Background(), job)
@@ -58,6 +60,24 @@ func TestRun(t *testing.T) {
 	}
 	if !slices.ContainsFunc(montageHeaders(rep), func(s string) bool { return s == "original" }) {
 		t.Errorf("headers %v", montageHeaders(rep))
+	}
+
+	// With ffmpeg, the preview is an MP4 of the first window's frames.
+	if _, err := exec.LookPath("ffmpeg"); err == nil {
+		job.Load.LookPath, job.Dir = nil, t.TempDir()
+		if _, err := Run(context.Background(), job); err != nil {
+			t.Fatal(err)
+		}
+		seq, err := LoadVideo(context.Background(), filepath.Join(job.Dir, "preview.mp4"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, n := seq.Y.Dims(); n != 25 {
+			t.Errorf("preview.mp4 has %d frames, want the first window's 25", n)
+		}
+		if _, err := os.Stat(filepath.Join(job.Dir, "preview.gif")); err == nil {
+			t.Error("preview.gif written beside preview.mp4")
+		}
 	}
 
 	job.Truth.Frame = "nosuchframe"

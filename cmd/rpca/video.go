@@ -95,7 +95,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs.BoolVar(&f.force, "force", false, "replace DIR if it exists and is not empty")
 	cliflag.Var(fs, &f.montageFrames, "montage-frames", 4, cliflag.AtLeast(1), "at least 1", "number of frames shown in montage.png")
 	cliflag.Var(fs, &f.window, "window", 0, func(n int) bool { return n == 0 || n >= video.MinWindow }, fmt.Sprintf("0 (off) or at least %d frames", video.MinWindow), fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once)", video.MinWindow))
-	fs.BoolVar(&f.preview, "preview", true, "write preview.gif, an animation of original | background | foreground | mask (at most 100 frames)")
+	fs.BoolVar(&f.preview, "preview", true, "write an animation of original | background | foreground | mask: preview.mp4, every frame at full size, when ffmpeg is installed; else preview.gif, at most 100 frames, shrunk to 960 pixels")
 	return fs
 }
 

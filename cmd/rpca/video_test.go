@@ -143,7 +143,7 @@ func TestVideoEndToEnd(t *testing.T) {
 	if !strings.Contains(stdout, "scaledgd on 30 frames of 48×36") || strings.Count(stdout, "\n") != 1 {
 		t.Errorf("summary line %q", stdout)
 	}
-	for _, f := range []string{"montage.png", "preview.gif", "summary.json"} {
+	for _, f := range []string{"montage.png", video.PreviewName(nil), "summary.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
