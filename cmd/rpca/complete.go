@@ -108,6 +108,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	prog := newProgress(e, &f.solveFlags)
+	defer prog.Done() // stops the heartbeat on every return
 	if f.cv > 0 {
 		return f.crossValidate(ctx, e, r, method, prog)
 	}

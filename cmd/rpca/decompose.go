@@ -72,6 +72,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 		return outDirError(err, f.out)
 	}
 	prog := newProgress(e, &f.solveFlags)
+	defer prog.Done() // stops the heartbeat on every return
 	prog.Stagef("reading %s", f.in)
 	if job.Data, err = f.load(method); err != nil {
 		return err

@@ -94,6 +94,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 		Command: fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --kappa %g --p %g --seed %d",
 			cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, cfg.Corruption, cfg.Magnitude, cfg.Kappa, f.p, cfg.Seed)}
 	prog := newProgress(e, &f.solveFlags)
+	defer prog.Done() // stops the heartbeat on every return
 	job.Stage, job.Settings.Callback = prog.Stage, prog.Record
 	job.Settings.Stop.TargetError = f.targetError
 	if !f.noSolve {

@@ -118,6 +118,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("--in: %v", err)
 	}
 	prog := newProgress(e, &f.solveFlags)
+	defer prog.Done() // stops the heartbeat on every return
 	job, err := f.job(opts, prog)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/rpca-gd/rpca"
@@ -23,18 +24,31 @@ const (
 	Periodic             // stages, the first iteration, then a line every Interval (a pipe, nohup, a notebook)
 )
 
-// Interval is the time between two iteration lines in Periodic mode.
+// Interval is the time between two iteration lines in Periodic mode, and
+// the longest silence there: when a step writes nothing for Interval (a
+// long initialization, a slow iteration), a line says which stage is
+// still running.
 const Interval = 5 * time.Second
 
-// Printer writes progress to w. Its methods are not safe for concurrent
-// use; rpca.Solve calls its callback from one goroutine.
+// Printer writes progress to w. Its methods may be called from any
+// goroutine.
 type Printer struct {
+	mu      sync.Mutex
 	w       io.Writer
 	mode    Mode
 	width   int // columns of the terminal (the bar is cut to width−1)
 	last    time.Time
 	printed bool // the bar line is on the screen
 	now     func() time.Time
+
+	// Periodic mode's heartbeat: the time of the last line written, the
+	// current stage and when it began, and the goroutine that writes a
+	// line after interval of silence (running while stop is not nil).
+	interval   time.Duration
+	lastWrite  time.Time
+	stage      string
+	stageStart time.Time
+	stop       chan struct{}
 
 	maxIter int     // the iteration cap, for "of N" (0: not shown)
 	tol     float64 // the residual the run stops at, for the estimate of the time left (0: none)
@@ -48,7 +62,7 @@ func New(w io.Writer, mode Mode, width int) *Printer {
 	if width <= 0 {
 		width = 80
 	}
-	return &Printer{w: w, mode: mode, width: width, now: time.Now}
+	return &Printer{w: w, mode: mode, width: width, now: time.Now, interval: Interval}
 }
 
 // SetGoal gives the run's iteration cap and the residual it stops at, so
@@ -65,8 +79,38 @@ func (p *Printer) Stage(msg string) {
 	if p.mode == Off {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.clear()
 	fmt.Fprintln(p.w, msg)
+	now := p.now()
+	p.lastWrite, p.stage, p.stageStart = now, msg, now
+	if p.mode == Periodic && p.stop == nil {
+		p.stop = make(chan struct{})
+		go p.heartbeat(p.stop, p.interval)
+	}
+}
+
+// heartbeat writes, in Periodic mode, a line whenever nothing was written
+// for interval, until stop is closed.
+func (p *Printer) heartbeat(stop chan struct{}, interval time.Duration) {
+	tick := time.NewTicker(interval / 5)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		p.mu.Lock()
+		if p.stop == stop { // not stopped meanwhile
+			if now := p.now(); now.Sub(p.lastWrite) >= interval {
+				fmt.Fprintf(p.w, "… still %s (%.0fs)\n", p.stage, now.Sub(p.stageStart).Seconds())
+				p.lastWrite = now
+			}
+		}
+		p.mu.Unlock()
+	}
 }
 
 // Stagef is Stage with a format.
@@ -79,6 +123,8 @@ func (p *Printer) Record(r rpca.Record) {
 	if p.mode == Off {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	eta := p.remaining(r)
 	p.lastRec, p.haveRec = r, true
 	line := p.line(r, eta)
@@ -86,9 +132,10 @@ func (p *Printer) Record(r rpca.Record) {
 	switch p.mode {
 	case Lines:
 		fmt.Fprintln(p.w, line)
+		p.lastWrite = now
 	case Periodic:
-		if p.last.IsZero() || now.Sub(p.last) >= Interval {
-			p.last = now
+		if p.last.IsZero() || now.Sub(p.last) >= p.interval || now.Sub(p.lastWrite) >= p.interval {
+			p.last, p.lastWrite = now, now
 			fmt.Fprintln(p.w, line)
 		}
 	default:
@@ -147,8 +194,17 @@ func (p *Printer) remaining(r rpca.Record) float64 {
 	return left * perIter
 }
 
-// Done clears the bar line.
-func (p *Printer) Done() { p.clear() }
+// Done clears the bar line and stops Periodic mode's heartbeat (a later
+// Stage starts it again).
+func (p *Printer) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
+}
 
 func (p *Printer) clear() {
 	if p.printed {

@@ -3,6 +3,7 @@ package progress
 import (
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,5 +82,56 @@ func TestPeriodic(t *testing.T) {
 	New(&b, Lines, 0).Record(rpca.Record{Iter: 3, Residual: math.NaN(), Validation: 0.8712, FactorChange: math.NaN(), Error: math.NaN(), Elapsed: time.Second})
 	if s := b.String(); strings.Contains(s, "NaN") || !strings.Contains(s, "val 0.8712") {
 		t.Errorf("no residual: %q", s)
+	}
+}
+
+// syncBuffer is a strings.Builder safe for the heartbeat's goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestHeartbeat: in Periodic mode a stage that writes nothing for the
+// interval gets a line naming it, and again after each further interval
+// of silence; after Done nothing more is written; the other modes have no
+// heartbeat.
+func TestHeartbeat(t *testing.T) {
+	var b syncBuffer
+	p := New(&b, Periodic, 0)
+	p.interval = 20 * time.Millisecond
+	p.Stage("initializing")
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(b.String(), "… still initializing") < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := strings.Count(b.String(), "… still initializing"); n < 2 {
+		t.Fatalf("%d heartbeat lines in 5 s: %q", n, b.String())
+	}
+	p.Done()
+	done := b.String()
+	time.Sleep(100 * time.Millisecond) // five intervals
+	if b.String() != done {
+		t.Errorf("wrote after Done: %q", strings.TrimPrefix(b.String(), done))
+	}
+	var l syncBuffer
+	q := New(&l, Lines, 0)
+	q.interval = 20 * time.Millisecond
+	q.Stage("initializing")
+	time.Sleep(100 * time.Millisecond)
+	q.Done()
+	if s := l.String(); s != "initializing\n" {
+		t.Errorf("Lines mode wrote %q", s)
 	}
 }
