@@ -168,11 +168,10 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 	}
 
 	stage("choosing the rank: the spectrum of a sample of %d×%d", d1, d2)
-	sigma, err := spectrum.Values(ctx, sampleData(p), o.MaxRank)
+	guess, guessGap, guessFrom, sigma, err := firstGuess(ctx, p, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	guess, guessGap := spectrum.LastGap(sigma, o.MinGap)
 	c := &Choice{Guess: guess, Sigma: sigma, MaxRank: o.MaxRank}
 
 	var tries []*attempt
@@ -199,7 +198,7 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 	}
 
 	r, rule := guess, RuleSpectrum
-	reason := fmt.Sprintf("the spectrum of Y has its last gap σk/σk+1 ≥ %g at k = %d (%.3g)", o.MinGap, guess, guessGap)
+	reason := fmt.Sprintf("the spectrum of %s has its last gap σk/σk+1 ≥ %g at k = %d (%.3g)", guessFrom, o.MinGap, guess, guessGap)
 	convexDone := p.Observed != nil || o.Convex == nil || m.Name() == o.Convex.Name()
 	// kept is the verified answer to return; once there is one, an answer
 	// at another rank that is not verified ends the search.
@@ -428,6 +427,61 @@ func sampleData(p *rpca.Problem) *mat.Dense {
 			if ok {
 				sm.val.Set(a, b, (sm.val.At(a, b)-med)*scale)
 			}
+		}
+	}
+	return wide(sm.val)
+}
+
+// firstGuess is the rank the search starts from: the last gap of the
+// spectrum of the sample of Y, and for a fully observed Y also of the
+// sample with each column clipped (clippedSample), whichever is larger.
+// Dense corruptions (10% of the entries, 16 times the clean spread in the
+// paper's model) raise a noise bulk that hides the gap of Y's spectrum;
+// clipped, the gap shows. Neither guess was seen above the true rank on
+// generated problems (d = 200–3000, κ ≤ 100, offsets), so the larger is
+// taken. It returns the rank, its gap, which matrix it came from, and
+// that matrix's singular values.
+func firstGuess(ctx context.Context, p *rpca.Problem, o Options) (int, float64, string, []float64, error) {
+	sigma, err := spectrum.Values(ctx, sampleData(p), o.MaxRank)
+	if err != nil {
+		return 0, 0, "", nil, err
+	}
+	guess, gap := spectrum.LastGap(sigma, o.MinGap)
+	from := "Y"
+	if p.Observed == nil {
+		clipped, err := spectrum.Values(ctx, clippedSample(p), o.MaxRank)
+		if err != nil {
+			return 0, 0, "", nil, err
+		}
+		if k, g := spectrum.LastGap(clipped, o.MinGap); k > guess {
+			guess, gap, from, sigma = k, g, "Y with each column clipped around its median", clipped
+		}
+	}
+	return guess, gap, from, sigma, nil
+}
+
+// clippedSample returns the sample of a fully observed Y with each
+// column clipped at ClipSpreads robust spreads (1.4826·median absolute
+// deviation) around its median: the gross corruptions are cut to the
+// clean entries' scale, and the location and the low-rank part, which
+// fill the bulk of every column, are kept.
+func clippedSample(p *rpca.Problem) *mat.Dense {
+	sm := newSample(p)
+	n1, n2 := sm.val.Dims()
+	col := make([]float64, n1)
+	dev := make([]float64, n1)
+	for b := range n2 {
+		for a := range n1 {
+			col[a] = sm.val.At(a, b)
+		}
+		copy(dev, col)
+		med := median(dev)
+		for a := range n1 {
+			dev[a] = math.Abs(col[a] - med)
+		}
+		lim := ClipSpreads * 1.4826 * median(dev)
+		for a := range n1 {
+			sm.val.Set(a, b, med+min(max(col[a]-med, -lim), lim))
 		}
 	}
 	return wide(sm.val)
