@@ -192,22 +192,23 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 	out := mat.NewDense(p, frames, nil)
 	frameNoise := make([]float64, frames)
 	shadow := make([]int, frames)
-	workers := max(1, min(runtime.GOMAXPROCS(0), maskBlock))
+	workers := max(1, min(runtime.GOMAXPROCS(0), maskBlock, frames))
 	work := make([]*frameWork, workers)
 	for k := range work {
 		work[k] = newFrameWork(g)
 	}
-	cols := newColumns(maskBlock, rows)
+	block := min(maskBlock, frames) // one frame at a time for a stream
+	cols := newColumns(block, rows)
 	var ycols, bcols [][]float64
 	if shadows {
-		ycols, bcols = newColumns(maskBlock, rows), newColumns(maskBlock, rows)
+		ycols, bcols = newColumns(block, rows), newColumns(block, rows)
 	}
-	masks := make([][]bool, maskBlock)
-	for j0 := 0; j0 < frames; j0 += maskBlock {
+	masks := make([][]bool, block)
+	for j0 := 0; j0 < frames; j0 += block {
 		if err := ctx.Err(); err != nil {
 			return nil, rep, err
 		}
-		nb := min(maskBlock, frames-j0)
+		nb := min(block, frames-j0)
 		if shadows {
 			gatherColumns(ycols[:nb], y, j0)
 			gatherColumns(bcols[:nb], bg, j0)

@@ -26,7 +26,12 @@ type Job struct {
 	Load  Options
 	// Window is the number of frames separated at a time (0: the whole
 	// clip at once); see SeparateWindows.
-	Window   int
+	Window int
+	// Stream, when set, separates the frames one by one with a
+	// [Subtractor] (Separate's options as its Fit) instead of each window
+	// as a whole: every frame's background is learnt from the frames
+	// before it only.
+	Stream   *StreamOptions
 	Separate SeparateOptions
 	// Dir is the output directory, which must exist (the caller makes it
 	// atomic).
@@ -136,6 +141,18 @@ type Report struct {
 	// not verify (rpca.Verify), and Verification is the first window's.
 	Unverified   int                `json:"unverified_windows,omitempty"`
 	Verification *rpca.Verification `json:"verification,omitempty"`
+	// Stream describes a frame-by-frame separation (Job.Stream).
+	Stream *StreamReport `json:"stream,omitempty"`
+}
+
+// StreamReport is what summary.json says of a Subtractor's run.
+type StreamReport struct {
+	History    int     `json:"history"`
+	Refit      int     `json:"refit"`
+	Warmup     int     `json:"warmup"`
+	Fits       int     `json:"fits"`
+	FitSeconds float64 `json:"fit_seconds"`
+	Rank       int     `json:"last_rank"`
 }
 
 // WindowInfo is one window of a windowed run.
@@ -235,11 +252,30 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 	if size == 0 {
 		size = math.MaxInt32 // the whole clip at once
 	}
-	err := SeparateWindows(ctx, j.Input, j.Load, size, j.Separate, func(w Window) error {
+	separate := func(ctx context.Context, seq *Sequence) (*Separation, error) { return Separate(ctx, seq, j.Separate) }
+	var sub *Subtractor
+	if j.Stream != nil {
+		separate = func(ctx context.Context, seq *Sequence) (*Separation, error) {
+			if sub == nil {
+				o := *j.Stream
+				fit := j.Separate
+				o.Fit = &fit
+				var err error
+				if sub, err = NewSubtractor(seq.Geometry, o); err != nil {
+					return nil, err
+				}
+			}
+			return sub.separate(ctx, seq, j.Separate.Stage)
+		}
+	}
+	err := separateWindows(ctx, j.Input, j.Load, size, separate, func(w Window) error {
 		return j.window(ctx, w, &rep)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if sub != nil {
+		rep.Stream = &StreamReport{History: sub.history, Refit: sub.refit, Warmup: sub.warmup, Fits: sub.Fits, FitSeconds: sub.FitSeconds, Rank: sub.Rank}
 	}
 	if j.Truth != nil && rep.Truth == nil {
 		return nil, fmt.Errorf("%w: %s is not among the %d frames (%s … %s)", ErrTruthFrame, j.Truth.Frame, rep.Frames, rep.FirstFrame, rep.LastFrame)
@@ -563,7 +599,10 @@ func (rep *Report) String() string {
 	if rep.Rank > 0 {
 		fmt.Fprintf(&b, ", rank %d (%s)", rep.Rank, rep.RankRule)
 	}
-	if rep.Method != "median" {
+	switch {
+	case rep.Stream != nil:
+		fmt.Fprintf(&b, ", frame by frame (%d fits to the last %d frames)", rep.Stream.Fits, rep.Stream.History)
+	case rep.Method != "median":
 		fmt.Fprintf(&b, ", %d iterations (%s)", rep.Iterations, rep.StopReason)
 	}
 	fmt.Fprintf(&b, " in %.2fs", rep.Seconds)

@@ -48,6 +48,14 @@ func windowSizes(n, size int) []int {
 // A video file is decoded once, in a stream. Each window is solved from
 // scratch: there is no warm start from the previous window's background.
 func SeparateWindows(ctx context.Context, path string, opts Options, size int, o SeparateOptions, each func(Window) error) error {
+	return separateWindows(ctx, path, opts, size, func(ctx context.Context, seq *Sequence) (*Separation, error) {
+		return Separate(ctx, seq, o)
+	}, each)
+}
+
+// separateWindows is SeparateWindows with the separation of a window
+// given as a function (Separate, or a Subtractor's frame by frame).
+func separateWindows(ctx context.Context, path string, opts Options, size int, separate func(context.Context, *Sequence) (*Separation, error), each func(Window) error) error {
 	if size < MinWindow {
 		return fmt.Errorf("video: a window must hold at least %d frames, got %d", MinWindow, size)
 	}
@@ -55,7 +63,7 @@ func SeparateWindows(ctx context.Context, path string, opts Options, size int, o
 	last := time.Now() // the end of the previous window's work
 	process := func(seq *Sequence, first int) error {
 		load := time.Since(last).Seconds()
-		sep, err := Separate(ctx, seq, o)
+		sep, err := separate(ctx, seq)
 		if err != nil {
 			if k == 0 && len(seq.Names) < size {
 				return err // the whole clip is one window

@@ -54,6 +54,9 @@ type videoFlags struct {
 	preview       bool
 	window        int
 	sketchRows    int
+	stream        bool
+	history       int
+	refit         int
 }
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
@@ -95,6 +98,9 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs.BoolVar(&f.force, "force", false, "replace DIR if it exists and is not empty")
 	cliflag.Var(fs, &f.montageFrames, "montage-frames", 4, cliflag.AtLeast(1), "at least 1", "number of frames shown in montage.png")
 	cliflag.Var(fs, &f.window, "window", 0, func(n int) bool { return n == 0 || n >= video.MinWindow }, fmt.Sprintf("0 (off) or at least %d frames", video.MinWindow), fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once)", video.MinWindow))
+	fs.BoolVar(&f.stream, "stream", false, "separate the frames one by one, each from the frames before it only, as OpenCV's background subtractors do: the background is fitted again every --refit frames to the last --history frames, and each frame is projected on it (video.Subtractor)")
+	cliflag.Var(fs, &f.history, "history", video.DefaultHistory, cliflag.AtLeast(video.DefaultWarmup), fmt.Sprintf("at least %d frames", video.DefaultWarmup), "with --stream: the number of past frames the background is fitted to")
+	cliflag.Var(fs, &f.refit, "refit", video.DefaultRefit, cliflag.AtLeast(1), "at least 1 frame", "with --stream: the number of frames between two fits of the background")
 	fs.BoolVar(&f.preview, "preview", true, "write an animation of original | background | foreground | mask: preview.mp4, every frame at full size, when ffmpeg is installed; else preview.gif, at most 100 frames, shrunk to 960 pixels")
 	return fs
 }
@@ -169,6 +175,9 @@ func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job,
 	if f.rankByPreset {
 		j.RankRule, j.RankReason = "preset", fmt.Sprintf("the %s preset's r = %d", f.preset, f.rank)
 	}
+	if f.stream {
+		j.Stream = &video.StreamOptions{History: f.history, Refit: f.refit}
+	}
 	if f.method != "median" {
 		m, err := f.newMethod()
 		if err != nil {
@@ -198,6 +207,12 @@ func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job,
 func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	var opts video.Options
 	if err := f.checkVideo(); err != nil {
+		return opts, err
+	}
+	if err := firstBroken(
+		rule{(set["history"] || set["refit"]) && !f.stream, "--history and --refit tune --stream"},
+		rule{f.stream && f.foreground == "sparse", "--stream decides on the residual Y − M: drop --foreground sparse"},
+	); err != nil {
 		return opts, err
 	}
 	r, err := video.ParseRange(f.frames)

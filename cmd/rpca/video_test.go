@@ -742,3 +742,34 @@ func TestVideoSketchRows(t *testing.T) {
 		}
 	}
 }
+
+// TestVideoStream: --stream separates the generated clip frame by frame:
+// the summary says so, summary.json has the stream's settings and fits,
+// every frame has its outputs, and the square is found (F ≥ 0.9 on the
+// truth frame, late enough to follow the first fit).
+func TestVideoStream(t *testing.T) {
+	c, in := newClip(t)
+	truthK := 25
+	truth := c.writeTruth(t, truthK)
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", out, "--quiet", "--preview=false",
+		"--stream", "--history", "20", "--refit", "5", "--truth", truth, "--truth-frame", c.names[truthK])
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(stdout, "frame by frame (") {
+		t.Errorf("summary line %q", stdout)
+	}
+	sum := readJSONFile(t, filepath.Join(out, "summary.json"))
+	st, _ := sum["stream"].(map[string]any)
+	if st == nil || st["history"] != 20.0 || st["refit"] != 5.0 || !(st["fits"].(float64) >= 2) {
+		t.Errorf("stream in summary.json: %v", sum["stream"])
+	}
+	if f := sum["truth"].(map[string]any)["f_measure"].(float64); f < 0.9 {
+		t.Errorf("F %v on frame %d", f, truthK)
+	}
+	ents, err := os.ReadDir(filepath.Join(out, "mask"))
+	if err != nil || len(ents) != c.frames {
+		t.Errorf("mask: %d files (%v)", len(ents), err)
+	}
+}

@@ -1,0 +1,401 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/selection"
+)
+
+// Defaults of [StreamOptions].
+const (
+	// DefaultHistory is the number of past frames the background is
+	// fitted to.
+	DefaultHistory = 100
+	// DefaultRefit is the number of frames between two fits.
+	DefaultRefit = 20
+	// DefaultWarmup is the number of frames before the first fit; until
+	// then the background is the per-pixel median of the frames so far.
+	DefaultWarmup = 20
+)
+
+// The robust projection of a frame on the background's column space
+// ([Subtractor.Apply]): projectRounds rounds of least squares on the
+// frame with its residual clipped at projectClip robust spreads
+// (iteratively winsorised least squares, a Huber fit), the spread taken
+// over at most projectSample residuals.
+const (
+	projectRounds = 5
+	projectClip   = 3
+	projectSample = 20000
+)
+
+// StreamOptions configure a [Subtractor]. The zero value is the default.
+type StreamOptions struct {
+	// History is the number of past frames the background is fitted to
+	// (0: DefaultHistory).
+	History int
+	// Refit is the number of frames between two fits of the background
+	// (0: DefaultRefit).
+	Refit int
+	// Warmup is the number of frames before the first fit (0:
+	// DefaultWarmup; at least 2 and at most History).
+	Warmup int
+	// Fit is how the background is fitted to the history: the method,
+	// the rank rule, the sketch and the foreground decision of
+	// [Separate] (nil: [DefaultOptions]). A nil Fit.Method makes the
+	// background the per-pixel temporal median of the history.
+	Fit *SeparateOptions
+}
+
+// Subtractor separates a video frame by frame, as the background
+// subtractors of OpenCV do: each frame passed to Apply gets its
+// background and foreground mask at once, from a background model
+// learnt from the frames before it. Every Refit frames the background's
+// low-rank column space is fitted again to the last History frames by the
+// batch method (the paper's robust PCA through [Separate]'s solver and
+// rank rule); each frame is projected on that space robustly (a Huber
+// fit, so that its own moving objects do not pull the background), and
+// the foreground is decided by [Masks] with the fit's options, frame by
+// frame as in the batch command. The first Warmup frames are compared
+// with the per-pixel median of the frames so far. A Subtractor is not
+// safe for concurrent use.
+type Subtractor struct {
+	g       Geometry
+	history int
+	refit   int
+	warmup  int
+	fit     SeparateOptions
+
+	hist   *mat.Dense // Rows × history, a ring of the last frames
+	seen   int        // frames applied
+	basisT *mat.Dense // rank × Rows, orthonormal rows; nil before the first fit
+	since  int        // frames since the last fit
+
+	// Rank is the rank of the current background model's fit (0 before
+	// the first fit; the model also has one constant per channel); Fits
+	// counts the fits and FitSeconds their time.
+	Rank       int
+	Fits       int
+	FitSeconds float64
+}
+
+// ErrFrameSize is returned by [Subtractor.Apply] for a frame whose length
+// is not the geometry's.
+var ErrFrameSize = errors.New("video: frame of the wrong size")
+
+// NewSubtractor returns a Subtractor for frames of geometry g.
+func NewSubtractor(g Geometry, o StreamOptions) (*Subtractor, error) {
+	if g.Width <= 0 || g.Height <= 0 {
+		return nil, fmt.Errorf("video: frame size %d×%d must be positive", g.Width, g.Height)
+	}
+	s := &Subtractor{g: g, history: o.History, refit: o.Refit, warmup: o.Warmup}
+	if s.history == 0 {
+		s.history = DefaultHistory
+	}
+	if s.refit == 0 {
+		s.refit = DefaultRefit
+	}
+	if s.warmup == 0 {
+		s.warmup = min(DefaultWarmup, s.history)
+	}
+	switch {
+	case s.history < 2 || s.refit < 1:
+		return nil, fmt.Errorf("video: a stream needs a history of at least 2 frames and a refit interval of at least 1, got %d and %d", s.history, s.refit)
+	case s.warmup < 2 || s.warmup > s.history:
+		return nil, fmt.Errorf("video: the warm-up must be between 2 frames and the history (%d), got %d", s.history, s.warmup)
+	}
+	if o.Fit != nil {
+		s.fit = *o.Fit
+	} else {
+		s.fit = DefaultOptions()
+	}
+	if s.fit.SparseForeground {
+		return nil, errors.New("video: a stream decides on the residual Y − M; the sparse foreground needs the batch command")
+	}
+	if err := s.fit.Mask.Validate(); err != nil {
+		return nil, err
+	}
+	s.hist = mat.NewDense(g.Rows(), s.history, nil)
+	return s, nil
+}
+
+// Frame is what [Subtractor.Apply] returns for one frame.
+type Frame struct {
+	// Background has the frame's layout (Geometry.Rows values in
+	// [0, 1]); Mask has one 0/1 value per pixel.
+	Background, Mask []float64
+	// Noise is the frame's noise level (see MaskReport.Noise), Shadow
+	// the number of its candidate pixels set aside as shadows.
+	Noise  float64
+	Shadow int
+}
+
+// Apply separates one frame: Geometry.Rows values in [0, 1] (the pixels
+// row by row, then the next channel, as a column of Sequence.Y). It may
+// fit the background first (see [Subtractor]), which takes a batch
+// solve; the other frames take a projection and the decision.
+func (s *Subtractor) Apply(ctx context.Context, frame []float64) (*Frame, error) {
+	if len(frame) != s.g.Rows() {
+		return nil, fmt.Errorf("%w: %d values for %d×%d×%d", ErrFrameSize, len(frame), s.g.Width, s.g.Height, s.g.Channels())
+	}
+	for _, v := range frame {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errors.New("video: a frame value is not finite")
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.hist.SetCol(s.seen%s.history, frame)
+	s.seen++
+	s.since++
+	if s.seen >= s.warmup && (s.basisT == nil || s.since >= s.refit) {
+		if err := s.refitBackground(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var bg []float64
+	if s.basisT == nil {
+		bg = s.median()
+	} else {
+		bg = s.project(frame)
+	}
+	y := mat.NewDense(len(frame), 1, frame)
+	b := mat.NewDense(len(frame), 1, bg)
+	var r mat.Dense
+	r.Sub(y, b)
+	masks, rep, err := Masks(ctx, &r, y, b, s.g, s.fit.Mask)
+	if err != nil {
+		return nil, err
+	}
+	return &Frame{Background: bg, Mask: masks.RawMatrix().Data, Noise: rep.Noise, Shadow: rep.Shadow}, nil
+}
+
+// frames returns the history in time order as a Sequence.
+func (s *Subtractor) frames() *Sequence {
+	n := min(s.seen, s.history)
+	y := mat.NewDense(s.g.Rows(), n, nil)
+	first := s.seen - n
+	for i := range s.g.Rows() {
+		src, dst := s.hist.RawRowView(i), y.RawRowView(i)
+		for k := range dst {
+			dst[k] = src[(first+k)%s.history]
+		}
+	}
+	names := make([]string, n)
+	for k := range names {
+		names[k] = fmt.Sprintf("history%d", k)
+	}
+	return &Sequence{Geometry: s.g, Names: names, Y: y}
+}
+
+// median is the per-pixel median of the history (the warm-up's
+// background).
+func (s *Subtractor) median() []float64 {
+	n := min(s.seen, s.history)
+	out := make([]float64, s.g.Rows())
+	buf := make([]float64, n)
+	for i := range out {
+		row := s.hist.RawRowView(i)[:n]
+		copy(buf, row)
+		out[i] = medianOf(buf)
+	}
+	return out
+}
+
+// medianOf returns the median of x (the mean of the middle two for an
+// even length), reordering x.
+func medianOf(x []float64) float64 {
+	n := len(x)
+	lo := selection.SelectSmallest(x, (n+1)/2)
+	if n%2 == 1 {
+		return lo
+	}
+	return (lo + floats.Min(x[n/2:])) / 2
+}
+
+// refitBackground fits the background to the history and keeps an
+// orthonormal basis of its column space.
+func (s *Subtractor) refitBackground(ctx context.Context) error {
+	t0 := time.Now()
+	seq := s.frames()
+	var cols *mat.Dense // columns spanning the background
+	if s.fit.Method == nil {
+		med, err := MedianBackground(ctx, seq.Y)
+		if err != nil {
+			return err
+		}
+		cols = mat.NewDense(med.Len(), 1, med.RawVector().Data)
+	} else {
+		o := s.fit
+		o.Stage = nil
+		sep := &Separation{}
+		if err := sep.solve(ctx, seq, o, func(string, ...any) {}); err != nil {
+			return err
+		}
+		switch bg := sep.Background.(type) {
+		case LowRank:
+			cols = bg.U
+		case *mat.Dense:
+			cols = leftSpan(bg, sep.Rank)
+		default:
+			return fmt.Errorf("video: background of type %T", sep.Background)
+		}
+	}
+	basis := orthonormal(withConstants(cols, s.g))
+	if basis == nil {
+		return errors.New("video: the fitted background is zero")
+	}
+	_, k := basis.Dims()
+	s.Rank = max(k-s.g.Channels(), 0) // the constants are not the fit's
+	s.basisT, s.since = mat.DenseCopyOf(basis.T()), 0
+	s.Fits++
+	s.FitSeconds += time.Since(t0).Seconds()
+	return nil
+}
+
+// leftSpan returns the top r left singular vectors of m (Rows × frames).
+func leftSpan(m *mat.Dense, r int) *mat.Dense {
+	var svd mat.SVD
+	if !svd.Factorize(m, mat.SVDThinU) {
+		return m
+	}
+	var u mat.Dense
+	svd.UTo(&u)
+	rows, c := u.Dims()
+	return mat.DenseCopyOf(u.Slice(0, rows, 0, max(1, min(r, c))))
+}
+
+// orthonormal returns an orthonormal basis of the columns of a (modified
+// Gram–Schmidt, twice), leaving out columns that are dependent on the
+// ones before to 1e-10; nil when none is left.
+func orthonormal(a *mat.Dense) *mat.Dense {
+	rows, k := a.Dims()
+	var kept [][]float64
+	for j := range k {
+		v := mat.Col(nil, j, a)
+		norm0 := floats.Norm(v, 2)
+		for range 2 {
+			for _, q := range kept {
+				floats.AddScaled(v, -floats.Dot(q, v), q)
+			}
+		}
+		if n := floats.Norm(v, 2); n > 1e-10*norm0 && n > 0 {
+			floats.Scale(1/n, v)
+			kept = append(kept, v)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	out := mat.NewDense(rows, len(kept), nil)
+	for j, q := range kept {
+		out.SetCol(j, q)
+	}
+	return out
+}
+
+// project returns the background of frame y: B·w with w the Huber fit of
+// y on the basis B, by rounds of least squares on y with its residual
+// clipped at projectClip robust spreads.
+func (s *Subtractor) project(y []float64) []float64 {
+	k, rows := s.basisT.Dims()
+	w := make([]float64, k)
+	fit := make([]float64, rows)
+	yc := make([]float64, rows)
+	copy(yc, y)
+	step := max(1, rows/projectSample)
+	abs := make([]float64, 0, rows/step+1)
+	for round := 0; ; round++ {
+		// w = Bᵀ·yc (B orthonormal), fit = B·w, a basis vector at a time.
+		clear(fit)
+		for c := range k {
+			bc := s.basisT.RawRowView(c)
+			w[c] = floats.Dot(bc, yc)
+			floats.AddScaled(fit, w[c], bc)
+		}
+		if round == projectRounds {
+			return fit
+		}
+		abs = abs[:0]
+		for i := 0; i < rows; i += step {
+			abs = append(abs, math.Abs(y[i]-fit[i]))
+		}
+		lim := projectClip * max(1.4826*medianOf(abs), MinNoise)
+		for i, v := range y {
+			yc[i] = fit[i] + min(max(v-fit[i], -lim), lim)
+		}
+	}
+}
+
+// withConstants returns the columns of a followed by one constant column
+// per channel (ones on that channel's rows): a frame's background may
+// then also shift by a constant per channel, as under a change of the
+// light that the history has not shown.
+func withConstants(a *mat.Dense, g Geometry) *mat.Dense {
+	rows, k := a.Dims()
+	ch := g.Channels()
+	out := mat.NewDense(rows, k+ch, nil)
+	out.Slice(0, rows, 0, k).(*mat.Dense).Copy(a)
+	p := g.Pixels()
+	for c := range ch {
+		for i := c * p; i < (c+1)*p; i++ {
+			out.Set(i, k+c, 1)
+		}
+	}
+	return out
+}
+
+// separate feeds the frames of seq to the Subtractor in order and returns
+// them as a Separation (the background and the masks of every frame, the
+// rank of the model after the last frame), for the batch command's
+// writers.
+func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(string)) (*Separation, error) {
+	if seq.Geometry != s.g {
+		return nil, fmt.Errorf("video: frames of %d×%d×%d in a stream of %d×%d×%d", seq.Width, seq.Height, seq.Channels(), s.g.Width, s.g.Height, s.g.Channels())
+	}
+	rows, n := seq.Y.Dims()
+	if stage != nil {
+		stage(fmt.Sprintf("separating %d frames one by one (background refitted every %d frames to the last %d)", n, s.refit, s.history))
+	}
+	t0, fits0 := time.Now(), s.FitSeconds
+	bg := mat.NewDense(rows, n, nil)
+	masks := mat.NewDense(s.g.Pixels(), n, nil)
+	noise := make([]float64, n)
+	sep := &Separation{Background: bg, Masks: masks}
+	col := make([]float64, rows)
+	for j := range n {
+		mat.Col(col, j, seq.Y)
+		f, err := s.Apply(ctx, col)
+		if err != nil {
+			return nil, err
+		}
+		bg.SetCol(j, f.Background)
+		masks.SetCol(j, f.Mask)
+		noise[j] = f.Noise
+		sep.MaskReport.Shadow += f.Shadow
+	}
+	var fg mat.Dense
+	fg.Sub(seq.Y, bg)
+	sep.Foreground = &fg
+	sep.MaskReport.Rule, sep.MaskReport.Options = "noise", s.fit.Mask.withDefaults()
+	if s.fit.Mask.Threshold > 0 {
+		sep.MaskReport.Rule = "fixed"
+	}
+	sep.MaskReport.Noise = medianOf(noise)
+	sep.MaskReport.Foreground = floats.Sum(masks.RawMatrix().Data) / float64(s.g.Pixels()*n)
+	sep.DisplayFloor = 3 * max(sep.MaskReport.Noise, MinNoise)
+	sep.DisplayScale = DisplayScale(sep.Foreground, 0, MinDisplayScale)
+	sep.Rank, sep.RankRule = s.Rank, "stream"
+	sep.RankReason = fmt.Sprintf("the rank of the last fit of the stream's background (%d fits so far)", s.Fits)
+	sep.Seconds = time.Since(t0).Seconds()
+	sep.RankSeconds = s.FitSeconds - fits0
+	return sep, nil
+}

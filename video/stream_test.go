@@ -1,0 +1,147 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// streamMasks feeds the clip's frames to a Subtractor one by one and
+// returns the masks as a pixels × frames matrix, scored only from frame
+// skip on (the warm-up's frames are left empty in the score's copy).
+func streamMasks(t *testing.T, c *Clip, o StreamOptions) (*mat.Dense, *Subtractor) {
+	t.Helper()
+	s, err := NewSubtractor(c.Geometry, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, n := c.Y.Dims()
+	masks := mat.NewDense(c.Pixels(), n, nil)
+	for j := range n {
+		f, err := s.Apply(context.Background(), mat.Col(nil, j, c.Y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		masks.SetCol(j, f.Mask)
+	}
+	return masks, s
+}
+
+// TestSubtractorScenes: frame by frame, with only the frames before each
+// one known, the stream's masks score, over the frames after the first
+// fit, F ≥ 0.99 on the static scene and ≥ 0.8 on every other (measured
+// 2026-11-27: 0.82–1.00; the batch separation, which sees the whole clip
+// and so each frame's future, scores 0.91–1.00), and beat the per-pixel
+// median (batch) by 0.1 under the illumination ramp and the swaying
+// texture (measured 0.94 and 0.89 against 0.54 and 0.52), where a
+// low-rank background is needed.
+func TestSubtractorScenes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("12 separations")
+	}
+	for _, sc := range Scenes {
+		c, err := Generate(sc, GenerateOptions{Width: 64, Height: 48, Frames: 120, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		masks, s := streamMasks(t, c, StreamOptions{History: 60, Refit: 20, Warmup: 20})
+		after := func(m *mat.Dense) float64 {
+			sub := &Clip{Sequence: &Sequence{Geometry: c.Geometry}, Truth: c.Truth[20:]}
+			rows, cols := m.Dims()
+			sc, err := sub.Score(m.Slice(0, rows, 20, cols))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sc.F
+		}
+		batch, err := Separate(context.Background(), c.Sequence, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		med := DefaultOptions()
+		med.Method = nil
+		median, err := Separate(context.Background(), c.Sequence, med)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, fb, fm := after(masks), after(batch.Masks), after(median.Masks)
+		t.Logf("%-12s stream F %.3f (rank %d, %d fits, %.2fs), batch %.3f, median %.3f", sc, fs, s.Rank, s.Fits, s.FitSeconds, fb, fm)
+		switch {
+		case sc == SceneStatic && fs < 0.99:
+			t.Errorf("%s: stream F %.3f", sc, fs)
+		case fs < 0.8:
+			t.Errorf("%s: stream F %.3f, below 0.8", sc, fs)
+		case (sc == SceneIllumination || sc == SceneWaving) && !(fs > fm+0.1):
+			t.Errorf("%s: stream F %.3f, median %.3f; want the stream well ahead", sc, fs, fm)
+		}
+	}
+}
+
+// TestSubtractorInput: bad options and frames are errors; a cancelled
+// context stops Apply.
+func TestSubtractorInput(t *testing.T) {
+	g := Geometry{Width: 8, Height: 6}
+	for name, o := range map[string]StreamOptions{
+		"history 1":      {History: 1},
+		"warm-up 1":      {Warmup: 1},
+		"warm-up > hist": {History: 10, Warmup: 11},
+		"refit negative": {Refit: -1},
+	} {
+		if _, err := NewSubtractor(g, o); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := NewSubtractor(Geometry{}, StreamOptions{}); err == nil {
+		t.Error("empty geometry accepted")
+	}
+	s, err := NewSubtractor(g, StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(context.Background(), make([]float64, 47)); !errors.Is(err, ErrFrameSize) {
+		t.Errorf("short frame: %v", err)
+	}
+	nan := make([]float64, 48)
+	nan[3] = 0 / zero()
+	if _, err := s.Apply(context.Background(), nan); err == nil {
+		t.Error("NaN accepted")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Apply(ctx, make([]float64, 48)); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+func zero() float64 { return 0 }
+
+// BenchmarkSubtractorApply: the cost of one frame of 320×240 colour
+// between two fits (the projection and the decision), after a warm-up
+// and a first fit that are not timed.
+func BenchmarkSubtractorApply(b *testing.B) {
+	c, err := Generate(SceneStatic, GenerateOptions{Width: 320, Height: 240, Frames: 40, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewSubtractor(c.Geometry, StreamOptions{History: 20, Warmup: 20, Refit: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols := make([][]float64, 40)
+	for j := range cols {
+		cols[j] = mat.Col(nil, j, c.Y)
+	}
+	for j := range 20 {
+		if _, err := s.Apply(context.Background(), cols[j]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for k := 0; k < b.N; k++ {
+		if _, err := s.Apply(context.Background(), cols[20+k%20]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
