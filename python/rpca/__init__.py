@@ -11,6 +11,7 @@ from ._errors import CancelledError, NotVerifiedWarning
 from ._estimator import RobustPCA
 from ._lib import version
 from ._ratings import CompletionModel, complete, cross_validate
+from . import video
 
 
 def decompose(Y, rank=None, alpha=None, method="auto", mask=None, **kw):
@@ -23,4 +24,4 @@ def decompose(Y, rank=None, alpha=None, method="auto", mask=None, **kw):
 
 
 __all__ = ["RobustPCA", "decompose", "complete", "cross_validate", "CompletionModel", "NotVerifiedWarning",
-           "CancelledError", "version"]
+           "CancelledError", "version", "video"]

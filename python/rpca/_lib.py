@@ -50,6 +50,26 @@ def _load():
     lib.rpca_free_string.restype = None
     lib.rpca_version.argtypes = []
     lib.rpca_version.restype = p
+    lib.rpca_video_start.argtypes = [p, ctypes.c_int] + [i64] * 8 + [ctypes.c_char_p, ctypes.POINTER(p)]
+    lib.rpca_video_start.restype = i64
+    lib.rpca_video_wait.argtypes = [i64, ctypes.c_int]
+    lib.rpca_video_wait.restype = ctypes.c_int
+    lib.rpca_video_cancel.argtypes = [i64]
+    lib.rpca_video_cancel.restype = None
+    lib.rpca_video_result.argtypes = [i64]
+    lib.rpca_video_result.restype = p
+    lib.rpca_video_copy.argtypes = [i64, p, p]
+    lib.rpca_video_copy.restype = None
+    lib.rpca_video_free.argtypes = [i64]
+    lib.rpca_video_free.restype = None
+    lib.rpca_subtractor_new.argtypes = [i64, i64, i64, ctypes.c_char_p, ctypes.POINTER(p)]
+    lib.rpca_subtractor_new.restype = i64
+    lib.rpca_subtractor_apply.argtypes = [i64, p, ctypes.c_int, i64, i64, i64, p, p]
+    lib.rpca_subtractor_apply.restype = p
+    lib.rpca_subtractor_info.argtypes = [i64]
+    lib.rpca_subtractor_info.restype = p
+    lib.rpca_subtractor_free.argtypes = [i64]
+    lib.rpca_subtractor_free.restype = None
     _lib = lib
     return lib
 

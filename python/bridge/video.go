@@ -1,0 +1,389 @@
+package main
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"unsafe"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/methods"
+	"github.com/rpca-gd/rpca/video"
+)
+
+// frames is a (T, H, W, C) array of the caller: dtype 0 = float64, 1 =
+// float32 (values in [0, 1]), 2 = uint8 (0–255), strides in bytes.
+type frames struct {
+	data           unsafe.Pointer
+	dtype          int
+	t, h, w, c     int
+	st, sh, sw, sc int
+}
+
+// at returns frame k's value at (y, x, channel ch), in [0, 1] for uint8.
+func (f *frames) at(k, y, x, ch int) float64 {
+	p := unsafe.Add(f.data, k*f.st+y*f.sh+x*f.sw+ch*f.sc)
+	switch f.dtype {
+	case 1:
+		return float64(*(*float32)(p))
+	case 2:
+		return float64(*(*uint8)(p)) / 255
+	}
+	return *(*float64)(p)
+}
+
+// geometry checks the frame size and returns it.
+func (f *frames) geometry() (video.Geometry, error) {
+	switch {
+	case f.h <= 0 || f.w <= 0:
+		return video.Geometry{}, rpca.BadInput(fmt.Errorf("rpca: frames of %d×%d pixels; they need at least one", f.w, f.h))
+	case f.c != 1 && f.c != 3:
+		return video.Geometry{}, rpca.BadInput(fmt.Errorf("rpca: frames with %d channels; give 1 (gray) or 3 (RGB)", f.c))
+	case f.dtype < 0 || f.dtype > 2:
+		return video.Geometry{}, fmt.Errorf("%w: dtype code %d", errBadConfig, f.dtype)
+	}
+	return video.Geometry{Width: f.w, Height: f.h, Color: f.c == 3}, nil
+}
+
+// column writes frame k into col in the layout of a column of
+// video.Sequence.Y: the pixels row by row, a channel after the other.
+func (f *frames) column(k int, col []float64) {
+	p := f.w * f.h
+	for ch := range f.c {
+		for y := range f.h {
+			for x := range f.w {
+				col[ch*p+y*f.w+x] = f.at(k, y, x, ch)
+			}
+		}
+	}
+}
+
+// videoConfig is the JSON configuration of the video functions.
+type videoConfig struct {
+	Method      string            `json:"method"` // auto, a method's name, or median
+	Rank        int               `json:"rank"`   // 0: chosen from the data
+	Alpha       float64           `json:"alpha"`  // 0: the default's
+	Params      map[string]string `json:"params"`
+	Seed        uint64            `json:"seed"`
+	Workers     int               `json:"workers"`
+	NoiseFactor float64           `json:"noise_factor"`
+	KeepShadows bool              `json:"keep_shadows"`
+	History     int               `json:"history"` // the Subtractor's
+	Refit       int               `json:"refit"`
+	Warmup      int               `json:"warmup"`
+}
+
+// separateOptions are video.DefaultOptions changed as c says.
+func (c videoConfig) separateOptions() (video.SeparateOptions, error) {
+	o := video.DefaultOptions()
+	switch c.Method {
+	case "", "auto":
+	case "median":
+		o.Method = nil
+	default:
+		m, err := methods.New(c.Method, false, c.Params)
+		if err != nil {
+			return o, fmt.Errorf("%w: %v", errBadConfig, err)
+		}
+		o.Method = m
+	}
+	if c.Rank < 0 || c.Alpha < 0 || c.Alpha >= 1 || c.NoiseFactor < 0 {
+		return o, fmt.Errorf("%w: rank %d, alpha %v, noise_factor %v", errBadConfig, c.Rank, c.Alpha, c.NoiseFactor)
+	}
+	o.Settings.Rank = c.Rank
+	if c.Alpha > 0 {
+		o.Settings.Alpha = c.Alpha
+	}
+	o.Settings.Seed = max(c.Seed, 1)
+	o.Settings.Workers = c.Workers
+	o.Mask.NoiseFactor, o.Mask.KeepShadows = c.NoiseFactor, c.KeepShadows
+	return o, nil
+}
+
+// videoJob is one separation of a clip (rpca_video_start).
+type videoJob struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	g      video.Geometry
+	t      int
+	sep    *video.Separation
+	err    error
+}
+
+var (
+	videoJobs    = map[int64]*videoJob{}
+	subtractors  = map[int64]*subtractor{}
+	videoMu      sync.Mutex
+	nextVideoJob int64
+)
+
+// subtractor is a video.Subtractor with a lock: Python may call it from
+// several threads.
+type subtractor struct {
+	mu  sync.Mutex
+	s   *video.Subtractor
+	g   video.Geometry
+	col []float64
+}
+
+// rpca_video_start separates the frames (see frames) as rpca video does,
+// with the configuration's method, rank and decision, in a goroutine of
+// its own (rpca_video_wait, rpca_video_cancel, rpca_video_result). It
+// returns a handle, or 0 with *errOut set.
+//
+//export rpca_video_start
+func rpca_video_start(data unsafe.Pointer, dtype C.int, t, h, w, c, st, sh, sw, sc C.int64_t, config *C.char, errOut **C.char) C.int64_t {
+	fail := func(err error) C.int64_t { *errOut = C.CString(errorJSON(err)); return 0 }
+	var cfg videoConfig
+	if err := jsonStrict(C.GoString(config), &cfg); err != nil {
+		return fail(fmt.Errorf("%w: %v", errBadConfig, err))
+	}
+	f := frames{data: data, dtype: int(dtype), t: int(t), h: int(h), w: int(w), c: int(c), st: int(st), sh: int(sh), sw: int(sw), sc: int(sc)}
+	g, err := f.geometry()
+	if err != nil {
+		return fail(err)
+	}
+	if f.t < 2 {
+		return fail(rpca.BadInput(fmt.Errorf("rpca: %d frames; a separation needs at least 2", f.t)))
+	}
+	o, err := cfg.separateOptions()
+	if err != nil {
+		return fail(err)
+	}
+	y := mat.NewDense(g.Rows(), f.t, nil)
+	col := make([]float64, g.Rows())
+	names := make([]string, f.t)
+	for k := range f.t {
+		f.column(k, col)
+		y.SetCol(k, col)
+		names[k] = fmt.Sprintf("frame%d", k)
+	}
+	seq := &video.Sequence{Geometry: g, Names: names, Y: y}
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &videoJob{cancel: cancel, done: make(chan struct{}), g: g, t: f.t}
+	go func() {
+		defer close(j.done)
+		defer func() {
+			if r := recover(); r != nil {
+				j.err = fmt.Errorf("rpca: internal error: %v (please report this)\n%s", r, debug.Stack())
+			}
+		}()
+		j.sep, j.err = video.Separate(ctx, seq, o)
+	}()
+	videoMu.Lock()
+	nextVideoJob++
+	videoJobs[nextVideoJob] = j
+	videoMu.Unlock()
+	return C.int64_t(nextVideoJob)
+}
+
+func lookupVideo(h C.int64_t) *videoJob {
+	videoMu.Lock()
+	defer videoMu.Unlock()
+	return videoJobs[int64(h)]
+}
+
+// rpca_video_wait waits up to ms milliseconds and returns 1 when the
+// separation has ended.
+//
+//export rpca_video_wait
+func rpca_video_wait(h C.int64_t, ms C.int) C.int {
+	j := lookupVideo(h)
+	if j == nil {
+		return 1
+	}
+	d := (&job{done: j.done}).wait(int(ms))
+	if d {
+		return 1
+	}
+	return 0
+}
+
+// rpca_video_cancel asks the separation to stop.
+//
+//export rpca_video_cancel
+func rpca_video_cancel(h C.int64_t) {
+	if j := lookupVideo(h); j != nil {
+		j.cancel()
+	}
+}
+
+// rpca_video_result returns the ended separation's report as JSON, or an
+// error; free it with rpca_free_string.
+//
+//export rpca_video_result
+func rpca_video_result(h C.int64_t) *C.char {
+	j := lookupVideo(h)
+	if j == nil {
+		return C.CString(errorJSON(fmt.Errorf("rpca: no such separation")))
+	}
+	<-j.done
+	if j.err != nil {
+		return C.CString(errorJSON(j.err))
+	}
+	s := j.sep
+	rep := map[string]any{"rank": s.Rank, "rank_rule": s.RankRule, "rank_reason": s.RankReason, "seconds": s.Seconds,
+		"noise": s.MaskReport.Noise, "foreground": s.MaskReport.Foreground, "shadow_pixels": s.MaskReport.Shadow}
+	if r := s.Result; r != nil {
+		rep["method"], rep["iterations"], rep["stop"] = r.Method, r.Iterations, string(r.Stop)
+		if r.Verification != nil {
+			rep["verified"] = r.Verification.Verified
+		}
+	} else {
+		rep["method"] = "median"
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return C.CString(errorJSON(err))
+	}
+	return C.CString(string(b))
+}
+
+// rpca_video_copy copies the background (T·H·W·C doubles, the caller's
+// (T, H, W, C) order) and the masks (T·H·W bytes, 1 = foreground) of an
+// ended separation.
+//
+//export rpca_video_copy
+func rpca_video_copy(h C.int64_t, bg *C.double, mask *C.uint8_t) {
+	j := lookupVideo(h)
+	if j == nil || j.sep == nil {
+		return
+	}
+	g, p := j.g, j.g.Pixels()
+	c := g.Channels()
+	out := unsafe.Slice((*float64)(unsafe.Pointer(bg)), j.t*p*c)
+	m := unsafe.Slice((*uint8)(unsafe.Pointer(mask)), j.t*p)
+	for k := range j.t {
+		for i := range p {
+			for ch := range c {
+				out[(k*p+i)*c+ch] = j.sep.Background.At(ch*p+i, k)
+			}
+			if j.sep.Masks.At(i, k) != 0 {
+				m[k*p+i] = 1
+			} else {
+				m[k*p+i] = 0
+			}
+		}
+	}
+}
+
+// rpca_video_free forgets a separation (cancelling it if it runs).
+//
+//export rpca_video_free
+func rpca_video_free(h C.int64_t) {
+	j := lookupVideo(h)
+	if j == nil {
+		return
+	}
+	j.cancel()
+	<-j.done
+	videoMu.Lock()
+	delete(videoJobs, int64(h))
+	videoMu.Unlock()
+}
+
+// rpca_subtractor_new returns a handle to a video.Subtractor for frames
+// of h×w pixels and c channels, or 0 with *errOut set.
+//
+//export rpca_subtractor_new
+func rpca_subtractor_new(h, w, c C.int64_t, config *C.char, errOut **C.char) C.int64_t {
+	fail := func(err error) C.int64_t { *errOut = C.CString(errorJSON(err)); return 0 }
+	var cfg videoConfig
+	if err := jsonStrict(C.GoString(config), &cfg); err != nil {
+		return fail(fmt.Errorf("%w: %v", errBadConfig, err))
+	}
+	f := frames{h: int(h), w: int(w), c: int(c)}
+	g, err := f.geometry()
+	if err != nil {
+		return fail(err)
+	}
+	o, err := cfg.separateOptions()
+	if err != nil {
+		return fail(err)
+	}
+	s, err := video.NewSubtractor(g, video.StreamOptions{History: cfg.History, Refit: cfg.Refit, Warmup: cfg.Warmup, Fit: &o})
+	if err != nil {
+		return fail(fmt.Errorf("%w: %v", errBadConfig, err))
+	}
+	videoMu.Lock()
+	nextVideoJob++
+	subtractors[nextVideoJob] = &subtractor{s: s, g: g, col: make([]float64, g.Rows())}
+	videoMu.Unlock()
+	return C.int64_t(nextVideoJob)
+}
+
+// rpca_subtractor_apply separates one frame (an (H, W, C) array of the
+// dtype codes of frames, strides in bytes): the mask into mask (H·W
+// bytes, 1 = foreground) and, when bg is not NULL, the background into bg
+// (H·W·C doubles). It returns NULL, or an error as JSON (free it with
+// rpca_free_string).
+//
+//export rpca_subtractor_apply
+func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw, sc C.int64_t, mask *C.uint8_t, bg *C.double) *C.char {
+	videoMu.Lock()
+	s := subtractors[int64(h)]
+	videoMu.Unlock()
+	if s == nil {
+		return C.CString(errorJSON(fmt.Errorf("rpca: no such subtractor")))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := frames{data: data, dtype: int(dtype), t: 1, h: s.g.Height, w: s.g.Width, c: s.g.Channels(), sh: int(sh), sw: int(sw), sc: int(sc)}
+	f.column(0, s.col)
+	fr, err := s.s.Apply(context.Background(), s.col)
+	if err != nil {
+		return C.CString(errorJSON(rpca.BadInput(err)))
+	}
+	p, c := s.g.Pixels(), s.g.Channels()
+	m := unsafe.Slice((*uint8)(unsafe.Pointer(mask)), p)
+	for i, v := range fr.Mask {
+		m[i] = 0
+		if v != 0 {
+			m[i] = 1
+		}
+	}
+	if bg != nil {
+		out := unsafe.Slice((*float64)(unsafe.Pointer(bg)), p*c)
+		for i := range p {
+			for ch := range c {
+				out[i*c+ch] = fr.Background[ch*p+i]
+			}
+		}
+	}
+	return nil
+}
+
+// rpca_subtractor_info returns the subtractor's state as JSON: its rank,
+// fits and their seconds.
+//
+//export rpca_subtractor_info
+func rpca_subtractor_info(h C.int64_t) *C.char {
+	videoMu.Lock()
+	s := subtractors[int64(h)]
+	videoMu.Unlock()
+	if s == nil {
+		return C.CString(errorJSON(fmt.Errorf("rpca: no such subtractor")))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _ := json.Marshal(map[string]any{"rank": s.s.Rank, "fits": s.s.Fits, "fit_seconds": s.s.FitSeconds})
+	return C.CString(string(b))
+}
+
+// rpca_subtractor_free forgets a subtractor.
+//
+//export rpca_subtractor_free
+func rpca_subtractor_free(h C.int64_t) {
+	videoMu.Lock()
+	delete(subtractors, int64(h))
+	videoMu.Unlock()
+}

@@ -1,0 +1,139 @@
+"""Video from NumPy: background and foreground of a clip as rpca video
+separates them (rpca.video.separate), and a frame-by-frame background
+subtractor in the manner of OpenCV's (rpca.video.Subtractor).
+
+Frames are arrays of shape (T, H, W) or (T, H, W, 3) for a clip and
+(H, W) or (H, W, 3) for one frame: uint8 (0–255) or floats in [0, 1]."""
+
+import ctypes
+import json
+
+import numpy as np
+
+from ._lib import _load, _raise, _string
+
+_DTYPES = {np.dtype(np.float64): 0, np.dtype(np.float32): 1, np.dtype(np.uint8): 2}
+
+
+def _frames(a, ndim):
+    """a as an array the library reads, with a channel axis, and its dtype
+    code."""
+    a = np.asarray(a)
+    if a.ndim == ndim:
+        a = a[..., np.newaxis]
+    if a.ndim != ndim + 1 or a.shape[-1] not in (1, 3):
+        raise ValueError("rpca: frames must have shape %s or %s with 3 channels, got %s" % (
+            "(T, H, W)" if ndim == 3 else "(H, W)", "(T, H, W, 3)" if ndim == 3 else "(H, W, 3)", a.shape))
+    if a.dtype not in _DTYPES:
+        if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+            raise ValueError("rpca: frames must hold real numbers, got dtype %s" % a.dtype)
+        a = a.astype(np.float64)
+    if a.dtype != np.uint8 and not np.isfinite(a).all():
+        raise ValueError("rpca: frames hold values that are not finite")
+    return a, _DTYPES[a.dtype]
+
+
+def _config(method, rank, alpha, noise_factor, keep_shadows, random_state, **extra):
+    cfg = {"method": method or "auto", "rank": int(rank or 0), "alpha": float(alpha or 0),
+           "noise_factor": float(noise_factor or 0), "keep_shadows": bool(keep_shadows),
+           "seed": int(random_state)}
+    cfg.update(extra)
+    return json.dumps(cfg).encode("utf-8")
+
+
+def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, keep_shadows=False,
+             random_state=1):
+    """Separates a clip as rpca video does: returns (background, mask,
+    report), the background with the frames' shape in [0, 1], the
+    foreground mask as a bool array (T, H, W), and the library's report.
+    method is "auto" (scaled steps), a method's name, or "median" (the
+    per-pixel temporal median); rank None chooses it from the data.
+    Ctrl-C cancels the separation (KeyboardInterrupt)."""
+    lib = _load()
+    a, code = _frames(frames, 3)
+    t, h, w, c = a.shape
+    err = ctypes.c_void_p()
+    hd = lib.rpca_video_start(a.ctypes.data if a.size else None, code, t, h, w, c, *a.strides,
+                              _config(method, rank, alpha, noise_factor, keep_shadows, random_state),
+                              ctypes.byref(err))
+    if hd == 0:
+        _raise(json.loads(_string(lib, err.value)))
+    try:
+        try:
+            while not lib.rpca_video_wait(hd, 100):
+                pass
+        except KeyboardInterrupt:
+            lib.rpca_video_cancel(hd)
+            lib.rpca_video_wait(hd, -1)
+            raise
+        rep = json.loads(_string(lib, lib.rpca_video_result(hd)))
+        if "error" in rep:
+            _raise(rep)
+        bg = np.empty((t, h, w, c), dtype=np.float64)
+        mask = np.empty((t, h, w), dtype=np.uint8)
+        lib.rpca_video_copy(hd, bg.ctypes.data, mask.ctypes.data)
+    finally:
+        lib.rpca_video_free(hd)
+    if np.asarray(frames).ndim == 3:
+        bg = bg[..., 0]
+    return bg, mask.astype(bool), rep
+
+
+class Subtractor:
+    """A background subtractor, frame by frame, as OpenCV's
+    createBackgroundSubtractorKNN and MOG2 are used: apply(frame) returns
+    the frame's foreground mask, decided against a background learnt from
+    the frames before it only. Every refit frames the background is
+    fitted again by robust PCA to the last history frames; the first
+    warmup frames are compared with their per-pixel median. The frame
+    size is fixed by the first frame. See docs/video.md for what it
+    measures against the batch separation."""
+
+    def __init__(self, history=100, refit=20, warmup=20, method="auto", rank=None, alpha=None,
+                 noise_factor=None, keep_shadows=False, random_state=1):
+        self.history, self.refit, self.warmup = history, refit, warmup
+        self._cfg = _config(method, rank, alpha, noise_factor, keep_shadows, random_state,
+                            history=int(history), refit=int(refit), warmup=int(warmup))
+        self._lib = _load()
+        self._h = 0
+        self._shape = None
+        self.background_ = None
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", 0), 0
+        if h:
+            self._lib.rpca_subtractor_free(h)
+
+    def __reduce__(self):
+        raise TypeError("rpca: a Subtractor holds the library's state and cannot be pickled")
+
+    def apply(self, frame, return_background=False):
+        """The foreground mask of frame as a bool array (H, W); with
+        return_background also the frame's background (the frame's shape,
+        in [0, 1]), which stays in background_."""
+        a, code = _frames(frame, 2)
+        h, w, c = a.shape
+        if self._h == 0:
+            err = ctypes.c_void_p()
+            self._h = self._lib.rpca_subtractor_new(h, w, c, self._cfg, ctypes.byref(err))
+            if self._h == 0:
+                _raise(json.loads(_string(self._lib, err.value)))
+            self._shape = a.shape
+        elif a.shape != self._shape:
+            raise ValueError("rpca: frame of shape %s after frames of %s" % (a.shape, self._shape))
+        mask = np.empty((h, w), dtype=np.uint8)
+        bg = np.empty((h, w, c), dtype=np.float64)
+        e = self._lib.rpca_subtractor_apply(self._h, a.ctypes.data, code, *a.strides, mask.ctypes.data,
+                                            bg.ctypes.data)
+        if e:
+            _raise(json.loads(_string(self._lib, e)))
+        self.background_ = bg if np.asarray(frame).ndim == 3 else bg[..., 0]
+        mask = mask.astype(bool)
+        return (mask, self.background_) if return_background else mask
+
+    def info(self):
+        """The state of the background model: its rank, the number of fits
+        and their seconds."""
+        if self._h == 0:
+            return {"rank": 0, "fits": 0, "fit_seconds": 0.0}
+        return json.loads(_string(self._lib, self._lib.rpca_subtractor_info(self._h)))

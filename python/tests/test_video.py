@@ -1,0 +1,79 @@
+import numpy as np
+import pytest
+
+import rpca
+
+
+def clip(t=60, h=36, w=48, color=False, seed=3):
+    """A textured static background with a bright square moving across it,
+    and the square's true masks."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    bg = 0.35 + 0.15 * np.sin(xx / 3) * np.cos(yy / 4) + 0.05 * rng.random((h, w))
+    if color:
+        bg = np.stack([bg, 0.9 * bg, 0.8 * bg], axis=-1)
+    frames = np.repeat(bg[np.newaxis], t, axis=0).copy()
+    truth = np.zeros((t, h, w), dtype=bool)
+    for k in range(t):
+        x0, y0 = (3 * k) % (w - 7), (2 * k + 5) % (h - 7)
+        truth[k, y0:y0 + 7, x0:x0 + 7] = True
+        frames[k][truth[k]] = 0.96
+    return np.round(frames * 255) / 255, truth, bg
+
+
+def f_measure(pred, truth):
+    tp = (pred & truth).sum()
+    return 2 * tp / (pred.sum() + truth.sum())
+
+
+@pytest.mark.parametrize("color", [False, True])
+def test_separate_finds_the_square(color):
+    frames, truth, bg = clip(color=color)
+    back, mask, rep = rpca.video.separate(frames)
+    assert back.shape == frames.shape and mask.shape == truth.shape and mask.dtype == bool
+    assert f_measure(mask, truth) > 0.95
+    # The background is the static one, up to its 8-bit rounding, away
+    # from the square.
+    err = np.abs(back - np.round(bg * 255) / 255)
+    assert np.median(err) < 2 / 255
+    assert rep["rank"] >= 1 and rep["method"] == "scaledgd"
+    # uint8 frames are the same frames.
+    back8, mask8, _ = rpca.video.separate(np.round(frames * 255).astype(np.uint8))
+    assert np.array_equal(mask8, mask) and np.allclose(back8, back, atol=1e-9)
+
+
+def test_separate_median_and_errors():
+    frames, truth, _ = clip()
+    _, mask, rep = rpca.video.separate(frames, method="median")
+    assert rep["method"] == "median" and f_measure(mask, truth) > 0.95
+    with pytest.raises(ValueError):
+        rpca.video.separate(frames[:1])
+    with pytest.raises(ValueError):
+        rpca.video.separate(frames[..., np.newaxis].repeat(2, axis=-1))
+    bad = frames.copy()
+    bad[3, 4, 5] = np.nan
+    with pytest.raises(ValueError):
+        rpca.video.separate(bad)
+    with pytest.raises(ValueError):
+        rpca.video.separate(frames, method="nosuch")
+
+
+def test_subtractor_frame_by_frame():
+    frames, truth, _ = clip(t=80, color=True)
+    sub = rpca.video.Subtractor(history=30, refit=10, warmup=20)
+    masks = []
+    for k, f in enumerate(frames):
+        m = sub.apply(f)
+        assert m.shape == truth.shape[1:] and m.dtype == bool
+        masks.append(m)
+    masks = np.array(masks)
+    assert sub.background_.shape == frames.shape[1:]
+    info = sub.info()
+    assert info["fits"] >= 5 and info["rank"] >= 1
+    assert f_measure(masks[20:], truth[20:]) > 0.9
+    m, b = sub.apply(frames[0], return_background=True)
+    assert b.shape == frames.shape[1:]
+    with pytest.raises(ValueError):
+        sub.apply(frames[0][:10])
+    with pytest.raises(ValueError):
+        rpca.video.Subtractor(history=1).apply(frames[0])
