@@ -77,3 +77,30 @@ def test_subtractor_frame_by_frame():
         sub.apply(frames[0][:10])
     with pytest.raises(ValueError):
         rpca.video.Subtractor(history=1).apply(frames[0])
+
+
+def _cli_masks(rpca_cli, tmp_path, frames, *flags):
+    """rpca video's masks of frames (written as PNGs) as a bool array."""
+    import subprocess
+    from PIL import Image
+    src = tmp_path / "frames"
+    src.mkdir(parents=True)
+    for k, f in enumerate(np.round(frames * 255).astype(np.uint8)):
+        Image.fromarray(f).save(src / ("f%03d.png" % k))
+    out = tmp_path / "out"
+    subprocess.check_call([rpca_cli, "video", "--in", str(src), "--out", str(out), "--quiet",
+                           "--preview=false", *flags])
+    return np.array([np.asarray(Image.open(out / "mask" / ("f%03d.png" % k))) > 0 for k in range(len(frames))])
+
+
+def test_video_agrees_with_the_command_line(rpca_cli, tmp_path):
+    """separate and Subtractor decide the masks of rpca video and rpca video
+    --stream on the same frames, pixel for pixel."""
+    pytest.importorskip("PIL")
+    frames, _, _ = clip(t=50, color=True)
+    _, mask, _ = rpca.video.separate(frames)
+    assert np.array_equal(mask, _cli_masks(rpca_cli, tmp_path / "batch", frames))
+    sub = rpca.video.Subtractor(history=30, refit=10)
+    stream = np.array([sub.apply(f) for f in frames])
+    assert np.array_equal(stream, _cli_masks(rpca_cli, tmp_path / "stream", frames,
+                                             "--stream", "--history", "30", "--refit", "10"))
