@@ -292,12 +292,10 @@ func Names() []string {
 // ErrUnknown is a name that is not in the table.
 var ErrUnknown = errors.New("methods: unknown method")
 
-// ErrNeedsFull is a method that needs a fully observed matrix, asked for
-// partial data.
-var ErrNeedsFull = errors.New("methods: the method needs a fully observed matrix")
-
 // New builds the method called name (AutoName or "": Auto) for data that
-// are partially observed or not, with the settings values (Configure).
+// are partially observed or not, with the settings values (Configure). A
+// method that needs a fully observed matrix, asked for partial data, is
+// an error wrapping rpca.ErrDenseOnly.
 func New(name string, partial bool, values map[string]string) (rpca.Method, error) {
 	if name == AutoName || name == "" {
 		a := &Auto{Values: values}
@@ -311,7 +309,7 @@ func New(name string, partial bool, values map[string]string) (rpca.Method, erro
 		return nil, err
 	}
 	if partial && m.Capabilities().DenseOnly {
-		return nil, fmt.Errorf("%w: %s", ErrNeedsFull, name)
+		return nil, fmt.Errorf("methods: %s: %w", name, rpca.ErrDenseOnly)
 	}
 	if err := Configure(m, values); err != nil {
 		return nil, err

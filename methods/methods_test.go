@@ -67,7 +67,7 @@ func TestNew(t *testing.T) {
 			t.Errorf("auto, partial %v: huber and gamma not passed on to als: %+v", c.partial, a)
 		}
 	}
-	if _, err := New("ialm", true, nil); !errors.Is(err, ErrNeedsFull) {
+	if _, err := New("ialm", true, nil); !errors.Is(err, rpca.ErrDenseOnly) {
 		t.Errorf("ialm on partial data: %v", err)
 	}
 	if _, err := New("pcp", false, nil); !errors.Is(err, ErrUnknown) {
@@ -182,7 +182,7 @@ func TestRegister(t *testing.T) {
 	if _, err := New("gd", false, map[string]string{"shrink": "0.5"}); !errors.As(err, &u) || !slices.Equal(u.TakenBy, []string{"tiny"}) {
 		t.Errorf("gd with shrink: %v", err)
 	}
-	if _, err := New("tiny", true, nil); !errors.Is(err, ErrNeedsFull) {
+	if _, err := New("tiny", true, nil); !errors.Is(err, rpca.ErrDenseOnly) {
 		t.Errorf("tiny on partial data: %v", err)
 	}
 }

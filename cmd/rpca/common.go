@@ -344,9 +344,9 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 	}
 	m, err := methods.New(f.method, part, f.params)
 	switch {
-	case errors.Is(err, methods.ErrNeedsFull) && f.p < 1:
+	case errors.Is(err, rpca.ErrDenseOnly) && f.p < 1:
 		return nil, cliflag.Usagef("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only", f.method)
-	case errors.Is(err, methods.ErrNeedsFull):
+	case errors.Is(err, rpca.ErrDenseOnly):
 		return nil, cliflag.Usagef("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd", f.method)
 	case err != nil:
 		return nil, paramError(err, f.method)
