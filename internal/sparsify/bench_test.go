@@ -195,3 +195,34 @@ func benchObserved(d int, p float64) (*observed.Matrix, []float64) {
 	}
 	return m, slices.Clone(m.Val)
 }
+
+// BenchmarkDenseTall times Dense.Apply on the tall and short matrices of
+// video (pixels × frames: a 10,000-row sketch of 200 frames, and 9,216 ×
+// 60, a 64×48 colour clip's history of 60 frames) at α = 0.2, γ = 1 (the
+// video default), with 2 workers, next to the single-threaded naive
+// selection.
+func BenchmarkDenseTall(b *testing.B) {
+	for _, s := range []struct{ rows, cols int }{{10000, 200}, {9216, 60}} {
+		rng := rand.New(rand.NewPCG(7, 8))
+		a := blas64.General{Rows: s.rows, Cols: s.cols, Stride: s.cols, Data: make([]float64, s.rows*s.cols)}
+		fillPaperModel(rng, a, 1, 0.1)
+		kRow, kCol := Count(0.2, s.cols), Count(0.2, s.rows)
+		name := map[int]string{200: "10000x200", 60: "9216x60"}[s.cols]
+		b.Run(name+"/fast", func(b *testing.B) {
+			d := NewDense(s.rows, s.cols, 2)
+			var out Sparse
+			for b.Loop() {
+				if err := d.Apply(a, kRow, kCol, &out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rm, cm := d.misses()
+			b.ReportMetric(float64(rm+cm), "misses")
+		})
+		b.Run(name+"/naive-select", func(b *testing.B) {
+			for b.Loop() {
+				naiveApply(a, kRow, kCol, false)
+			}
+		})
+	}
+}
