@@ -321,6 +321,12 @@ func rpca_subtractor_new(h, w, c C.int64_t, config *C.char, errOut **C.char) C.i
 	return C.int64_t(nextVideoJob)
 }
 
+func lookupSubtractor(h C.int64_t) *subtractor {
+	videoMu.Lock()
+	defer videoMu.Unlock()
+	return subtractors[int64(h)]
+}
+
 // rpca_subtractor_apply separates one frame (an (H, W, C) array of the
 // dtype codes of frames, strides in bytes): the mask into mask (H·W
 // bytes, 1 = foreground) and, when bg is not NULL, the background into bg
@@ -329,9 +335,7 @@ func rpca_subtractor_new(h, w, c C.int64_t, config *C.char, errOut **C.char) C.i
 //
 //export rpca_subtractor_apply
 func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw, sc C.int64_t, mask *C.uint8_t, bg *C.double) *C.char {
-	videoMu.Lock()
-	s := subtractors[int64(h)]
-	videoMu.Unlock()
+	s := lookupSubtractor(h)
 	if s == nil {
 		return C.CString(errorJSON(fmt.Errorf("rpca: no such subtractor")))
 	}
@@ -367,9 +371,7 @@ func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw
 //
 //export rpca_subtractor_info
 func rpca_subtractor_info(h C.int64_t) *C.char {
-	videoMu.Lock()
-	s := subtractors[int64(h)]
-	videoMu.Unlock()
+	s := lookupSubtractor(h)
 	if s == nil {
 		return C.CString(errorJSON(fmt.Errorf("rpca: no such subtractor")))
 	}
