@@ -207,6 +207,11 @@ func Run(ctx context.Context, j Job) (*Summary, error) {
 // the summary into d.
 func (j *Job) write(ctx context.Context, d *outdir.Dir, sum *Summary) error {
 	res := sum.Result
+	// The sparse part is written beside the low-rank part, on another
+	// core: both are passes of their own over the output (formatting S's
+	// entries as text, forming U·Vᵀ row by row).
+	sparseErr := make(chan error, 1)
+	go func() { sparseErr <- mtx.WriteFile(d.Join(FileSparse), res.S) }()
 	var files []string
 	if j.Factors {
 		for _, f := range []struct {
@@ -215,6 +220,7 @@ func (j *Job) write(ctx context.Context, d *outdir.Dir, sum *Summary) error {
 		}{{FileU, res.U}, {FileV, res.V}} {
 			name, err := j.writeMatrix(d, f.name, f.m)
 			if err != nil {
+				<-sparseErr
 				return err
 			}
 			files = append(files, name)
@@ -222,11 +228,12 @@ func (j *Job) write(ctx context.Context, d *outdir.Dir, sum *Summary) error {
 	} else {
 		name, err := j.writeLowRank(ctx, d, res.U, res.V)
 		if err != nil {
+			<-sparseErr
 			return err
 		}
 		files = append(files, name)
 	}
-	if err := mtx.WriteFile(d.Join(FileSparse), res.S); err != nil {
+	if err := <-sparseErr; err != nil {
 		return err
 	}
 	sum.Files = append(files, FileSparse, FileSummary)
