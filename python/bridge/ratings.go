@@ -152,3 +152,31 @@ func modelReport(m *ratings.Model) map[string]any {
 	}
 	return rep
 }
+
+// rpca_complete_top writes the model's n best items for the user of
+// index user (ratings.Predictor.TopN: the items the user has no training
+// rating for, by the unclipped prediction) into items (indices) and preds
+// (the clipped predictions), and returns how many it wrote, or -1 when
+// the user has no training rating.
+//
+//export rpca_complete_top
+func rpca_complete_top(h C.int64_t, user, n C.int64_t, items *C.int64_t, preds *C.double) C.int64_t {
+	j := lookup(h)
+	if j == nil || j.model == nil || n <= 0 {
+		return -1
+	}
+	recs, err := j.model.TopN(context.Background(), []string{strconv.FormatInt(int64(user), 10)}, int(n), 1)
+	if err != nil {
+		return -1
+	}
+	it := unsafe.Slice((*int64)(unsafe.Pointer(items)), int(n))
+	pr := unsafe.Slice((*float64)(unsafe.Pointer(preds)), int(n))
+	for k, r := range recs {
+		id, err := strconv.ParseInt(r.ColID, 10, 64)
+		if err != nil {
+			return -1
+		}
+		it[k], pr[k] = id, r.Prediction
+	}
+	return C.int64_t(len(recs))
+}

@@ -50,6 +50,8 @@ def _load():
     lib.rpca_free_string.restype = None
     lib.rpca_version.argtypes = []
     lib.rpca_version.restype = p
+    lib.rpca_complete_top.argtypes = [i64, i64, i64, p, p]
+    lib.rpca_complete_top.restype = i64
     lib.rpca_video_start.argtypes = [p, ctypes.c_int] + [i64] * 8 + [ctypes.c_char_p, ctypes.POINTER(p)]
     lib.rpca_video_start.restype = i64
     lib.rpca_video_wait.argtypes = [i64, ctypes.c_int]

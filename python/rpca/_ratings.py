@@ -102,11 +102,25 @@ class CompletionModel:
 
     def top_n(self, user, n=10, exclude=None):
         """The n items with the highest predicted rating for user, best
-        first, as (items, predictions); items in exclude (e.g. those the
-        user rated) are left out."""
+        first, as (items, predictions). By default the items the user
+        rated in the training ratings are left out and the order is by the
+        unclipped prediction, as rpca predict --top does; with exclude
+        (e.g. a set of items), exactly those are left out instead. An
+        unknown user is a ValueError."""
+        if user not in self._uindex:
+            raise ValueError("rpca: unknown user %r: it has no training rating" % (user,))
+        n = int(n)
+        if n < 1:
+            raise ValueError("rpca: n must be at least 1, got %r" % (n,))
+        if exclude is None:
+            idx = np.empty(n, dtype=np.int64)
+            pred = np.empty(n, dtype=np.float64)
+            got = self._lib.rpca_complete_top(self._h, self._uindex[user], n, idx.ctypes.data, pred.ctypes.data)
+            if got < 0:
+                raise ValueError("rpca: unknown user %r" % (user,))
+            return self.item_ids_[idx[:got]], pred[:got]
         items = self.item_ids_
-        if exclude is not None:
-            items = items[~np.isin(items, np.asarray(list(exclude)))]
+        items = items[~np.isin(items, np.asarray(list(exclude)))]
         pred = self.predict(np.full(items.size, user, dtype=object) if items.dtype == object else np.full(items.size, user), items)
         order = np.argsort(-pred, kind="stable")[:n]
         return items[order], pred[order]

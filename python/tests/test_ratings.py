@@ -38,6 +38,16 @@ def test_complete_predicts_and_ranks():
     top, scores = m.top_n("u7", n=5, exclude=rated)
     assert len(top) == 5 and not rated & set(top.tolist()) and np.all(np.diff(scores) <= 0)
     assert np.allclose(scores, m.predict(np.full(5, "u7", dtype=object), top))
+    # By default the user's training ratings are left out: the same five
+    # as the obvious computation over the items u7 did not rate (no clip,
+    # so the unclipped order is the predictions').
+    top2, scores2 = m.top_n("u7", n=5)
+    others = np.array(sorted(set(items.tolist()) - rated), dtype=object)
+    p = m.predict(np.full(others.size, "u7", dtype=object), others)
+    want = others[np.argsort(-p, kind="stable")[:5]]
+    assert list(top2) == list(want) and np.allclose(scores2, np.sort(p)[::-1][:5])
+    with pytest.raises(ValueError):
+        m.top_n("nobody")
 
 
 def test_cross_validate_equals_the_command_line(tmp_path, rpca_cli):
