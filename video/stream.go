@@ -76,6 +76,8 @@ type Subtractor struct {
 	hist   *mat.Dense // Rows × history, a ring of the last frames
 	seen   int        // frames applied
 	basisT *mat.Dense // rank × Rows, orthonormal rows; nil before the first fit
+	yc     []float64  // project's clipped frame, reused
+	abs    []float64  // project's sample of residuals, reused
 	since  int        // frames since the last fit
 
 	// Rank is the rank of the current background model's fit (0 before
@@ -243,8 +245,8 @@ func (s *Subtractor) refitBackground(ctx context.Context) error {
 		switch bg := sep.Background.(type) {
 		case LowRank:
 			cols = bg.U
-		case *mat.Dense:
-			cols = leftSpan(bg, sep.Rank)
+		case *mat.Dense: // U·Vᵀ of the solver's factors: U spans its columns
+			cols = sep.Result.U
 		default:
 			return fmt.Errorf("video: background of type %T", sep.Background)
 		}
@@ -259,18 +261,6 @@ func (s *Subtractor) refitBackground(ctx context.Context) error {
 	s.Fits++
 	s.FitSeconds += time.Since(t0).Seconds()
 	return nil
-}
-
-// leftSpan returns the top r left singular vectors of m (Rows × frames).
-func leftSpan(m *mat.Dense, r int) *mat.Dense {
-	var svd mat.SVD
-	if !svd.Factorize(m, mat.SVDThinU) {
-		return m
-	}
-	var u mat.Dense
-	svd.UTo(&u)
-	rows, c := u.Dims()
-	return mat.DenseCopyOf(u.Slice(0, rows, 0, max(1, min(r, c))))
 }
 
 // orthonormal returns an orthonormal basis of the columns of a (modified
@@ -308,11 +298,15 @@ func orthonormal(a *mat.Dense) *mat.Dense {
 func (s *Subtractor) project(y []float64) []float64 {
 	k, rows := s.basisT.Dims()
 	w := make([]float64, k)
-	fit := make([]float64, rows)
-	yc := make([]float64, rows)
+	fit := make([]float64, rows) // returned: the frame's background
+	if len(s.yc) != rows {
+		s.yc = make([]float64, rows)
+	}
+	yc := s.yc
 	copy(yc, y)
 	step := max(1, rows/projectSample)
-	abs := make([]float64, 0, rows/step+1)
+	abs := s.abs[:0]
+	defer func() { s.abs = abs }()
 	for round := 0; ; round++ {
 		// w = Bᵀ·yc (B orthonormal), fit = B·w, a basis vector at a time.
 		clear(fit)
