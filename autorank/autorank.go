@@ -433,13 +433,13 @@ func sampleData(p *rpca.Problem) *mat.Dense {
 }
 
 // firstGuess is the rank the search starts from: the last gap of the
-// spectrum of the sample of Y, and for a fully observed Y also of the
-// sample with each column clipped (clippedSample), whichever is larger.
-// Dense corruptions (10% of the entries, 16 times the clean spread in the
-// paper's model) raise a noise bulk that hides the gap of Y's spectrum;
-// clipped, the gap shows. Neither guess was seen above the true rank on
-// generated problems (d = 200–3000, κ ≤ 100, offsets), so the larger is
-// taken. It returns the rank, its gap, which matrix it came from, and
+// spectrum of the sample of Y; for a fully observed Y whose spectrum has
+// no gap σk/σk+1 ≥ MinGap, the last gap of the sample with each column
+// clipped (clippedSample) when it is larger. Dense corruptions (10% of
+// the entries, 16 times the clean spread in the paper's model) raise a
+// noise bulk that hides the gap of Y's spectrum; clipped, the gap shows.
+// On corrupted generated problems (d = 200–3000, κ ≤ 100, offsets) the
+// clipped guess was never above the true rank. It returns the rank, its gap, which matrix it came from, and
 // that matrix's singular values.
 func firstGuess(ctx context.Context, p *rpca.Problem, o Options) (int, float64, string, []float64, error) {
 	sigma, err := spectrum.Values(ctx, sampleData(p), o.MaxRank)
@@ -448,7 +448,11 @@ func firstGuess(ctx context.Context, p *rpca.Problem, o Options) (int, float64, 
 	}
 	guess, gap := spectrum.LastGap(sigma, o.MinGap)
 	from := "Y"
-	if p.Observed == nil {
+	if p.Observed == nil && gap < o.MinGap { // Y's own spectrum has no gap
+		// Clipping bends a low-rank matrix: on exact rank-5 data without
+		// corruptions the clipped sample's last gap was at 35, where Y's
+		// own (an exact zero after σ5) said 5. So the clipped sample is
+		// read only when Y's spectrum shows no gap at all.
 		clipped, err := spectrum.Values(ctx, clippedSample(p), o.MaxRank)
 		if err != nil {
 			return 0, 0, "", nil, err
