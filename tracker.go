@@ -113,6 +113,31 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 	return reason, reason != "", nil
 }
 
+// Resume restores the records of a run that stopped after its last
+// record, for a method that goes on from the state it saved then: the
+// history, the clock (as if the run had not stopped) and the early
+// stopping count. It returns the rule that says to stop at that record
+// under this tracker's rules, if any: the last record's rules may differ.
+func (t *Tracker) Resume(history []Record) (StopReason, bool) {
+	t.history = append(t.history[:0], history...)
+	if len(history) == 0 {
+		return "", false
+	}
+	for _, rec := range history {
+		if !math.IsNaN(rec.Validation) && t.rules.Validation != nil {
+			if rec.Validation < t.bestVal {
+				t.bestVal, t.sinceVal = rec.Validation, 0
+			} else {
+				t.sinceVal++
+			}
+		}
+	}
+	last := history[len(history)-1]
+	t.start = time.Now().Add(-last.Elapsed)
+	reason := t.rules.fired(last, last.Residual/t.resFactor, !math.IsNaN(last.Validation) && t.rules.Validation != nil, t.sinceVal)
+	return reason, reason != ""
+}
+
 // validate scores factors u and v with the validation rule, if there is
 // one, into rec, and counts the records since the best score.
 func (t *Tracker) validate(rec *Record, u, v *mat.Dense) bool {

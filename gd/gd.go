@@ -90,7 +90,33 @@ type Method struct {
 	// factors (d1×r and d2×r), and σ̂₁ is the top singular value of
 	// U₀V₀ᵀ.
 	Start *rpca.Start
+
+	// Resume, when not nil, goes on from a state that OnCheckpoint was
+	// given, in place of Phase I: the run takes the steps the run that
+	// saved it would have taken, and ends with its answer. The problem,
+	// rank, α and Scaled must be those of that run (an error wrapping
+	// ErrCheckpoint otherwise); the stopping rules may differ. Not with
+	// Start.
+	Resume *Checkpoint
+
+	// OnCheckpoint, when not nil, is called with the state after Phase I
+	// and after every iteration that no stopping rule ended (not again
+	// for the state a run resumed from). The state is the caller's to
+	// keep; an error ends the run with that error.
+	OnCheckpoint func(*Checkpoint) error
 }
+
+// Checkpoint is the state of Phase II after an iteration: the factors,
+// σ̂₁ and the location of Phase I, the step rule's state, the history,
+// and what identifies the problem. encoding/gob stores it exactly.
+type Checkpoint = gdcore.Checkpoint
+
+// ErrCheckpoint is wrapped by the error of a Resume that is not a state
+// of the problem and settings it is given with.
+var ErrCheckpoint = gdcore.ErrCheckpoint
+
+// ErrResumeStart: Resume and Start both set (each replaces Phase I).
+var ErrResumeStart = errors.New("gd: Resume goes on from a saved state and Start starts from given factors; set one")
 
 // StepRule selects how the steps are sized.
 type StepRule string
@@ -127,7 +153,19 @@ func (m *Method) core() *gdcore.GD {
 	}
 	return &gdcore.GD{Update: u, Gamma: m.Gamma, StepConst: m.StepConst, Mu: m.Mu, NoProjection: m.NoProjection,
 		Step: gdcore.StepRule(m.Step), SampleRate: m.SampleRate, Balance: m.Balance, Ridge: m.Ridge,
-		SVDTol: m.SVDTol, PerLine: m.PerLine, Start: m.Start}
+		SVDTol: m.SVDTol, PerLine: m.PerLine, Start: m.Start, Resume: m.Resume, OnCheckpoint: m.OnCheckpoint}
+}
+
+// refused returns the error of a combination of fields that has no
+// meaning.
+func (m *Method) refused() error {
+	switch {
+	case m.Scaled && m.Balance != 0:
+		return ErrBalanceScaled
+	case m.Resume != nil && m.Start != nil:
+		return ErrResumeStart
+	}
+	return nil
 }
 
 // Name returns "gd", or "scaledgd" with Scaled.
@@ -144,16 +182,16 @@ func (m *Method) Capabilities() rpca.Capabilities { return m.core().Capabilities
 
 // CheckParams checks m's fields for p and s ([rpca.ParamChecker]).
 func (m *Method) CheckParams(p *rpca.Problem, s rpca.Settings) error {
-	if m.Scaled && m.Balance != 0 {
-		return ErrBalanceScaled
+	if err := m.refused(); err != nil {
+		return err
 	}
 	return m.core().CheckParams(p, s)
 }
 
 // Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.
 func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
-	if m.Scaled && m.Balance != 0 {
-		return nil, rpca.BadSettings(ErrBalanceScaled)
+	if err := m.refused(); err != nil {
+		return nil, rpca.BadSettings(err)
 	}
 	return publicParams(m.core().Solve(ctx, p, s))
 }
@@ -174,7 +212,7 @@ func (m *Method) WarmStart() (u, v *mat.Dense) { return m.Start.Factors() }
 // ([rpca.WarmStarter]).
 func (m *Method) WithWarmStart(u, v *mat.Dense) rpca.Method {
 	cp := *m
-	cp.Start = &rpca.Start{U: u, V: v}
+	cp.Start, cp.Resume = &rpca.Start{U: u, V: v}, nil
 	return &cp
 }
 
@@ -183,8 +221,8 @@ func (m *Method) WithWarmStart(u, v *mat.Dense) rpca.Method {
 // rpca.Observed, except that T is d's threshold form, the data are not
 // rescaled, and the result's S is nil (the sparse part stays with d).
 func (m *Method) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Settings) (*rpca.Result, error) {
-	if m.Scaled && m.Balance != 0 {
-		return nil, rpca.BadSettings(ErrBalanceScaled)
+	if err := m.refused(); err != nil {
+		return nil, rpca.BadSettings(err)
 	}
 	return publicParams(m.core().SolveDistributed(ctx, d, s))
 }

@@ -32,6 +32,9 @@ type denseState struct {
 // initLocation returns c of initialize.
 func (st *denseState) initLocation() float64 { return st.loc }
 
+func (st *denseState) setInitLocation(c float64) { st.loc = c }
+func (st *denseState) entries() int              { return st.y.Rows * st.y.Cols }
+
 // normY returns ‖Y‖_F.
 func (st *denseState) normY() float64 { return st.ynorm }
 

@@ -60,9 +60,14 @@ type distState struct {
 	loc   float64
 }
 
-func (st *distState) initLocation() float64 { return st.loc }
-func (st *distState) normY() float64        { return st.ynorm }
-func (st *distState) sparse() *rpca.Sparse  { return nil }
+func (st *distState) initLocation() float64     { return st.loc }
+func (st *distState) setInitLocation(c float64) { st.loc = c }
+func (st *distState) entries() int {
+	_, _, nnz := st.d.Dims()
+	return nnz
+}
+func (st *distState) normY() float64       { return st.ynorm }
+func (st *distState) sparse() *rpca.Sparse { return nil }
 
 // initialize is observedState.initialize on d: the location c from the
 // same positions, T on Π_Φ(Y − c), and the truncated SVD of

@@ -25,22 +25,24 @@ import (
 // stopping rules and the driver. Each field is documented where the user
 // sets it, on gd.Method or als.Method; Update says which method it is.
 type GD struct {
-	Gamma        float64     // γ of T_γα in the iterations
-	Update       UpdateRule  // UpdatePaper, UpdateScaled (gd.Method) or UpdateALS (als.Method)
-	StepConst    float64     // c in η = c/σ̂₁, or η of the scaled step
-	Mu           float64     // μ of the constraint sets
-	NoProjection bool        // no projections Π_𝒰, Π_𝒱
-	Step         StepRule    // StepFixed or StepBacktracking
-	SampleRate   float64     // p: subsample a dense Y, or override |Φ|/(d1·d2)
-	Balance      float64     // weight of the balancing term
-	Ridge        float64     // λ of the ridge (λ/2)(‖U‖² + ‖V‖²)
-	RidgeDecay   float64     // ρ of the ridge λ·ρᵗ of sweep t (ALS)
-	SVDTol       float64     // accuracy of the initial truncated SVD
-	PerLine      bool        // T keeps a fraction of each line's observed entries
-	Start        *rpca.Start // factors that replace Phase I
-	Biases       bool        // a bias per row and per column (ALS)
-	Huber        float64     // Huber weights in place of T (ALS)
-	Implicit     float64     // λ_y of SVD++'s implicit factors (ALS)
+	Gamma        float64                 // γ of T_γα in the iterations
+	Update       UpdateRule              // UpdatePaper, UpdateScaled (gd.Method) or UpdateALS (als.Method)
+	StepConst    float64                 // c in η = c/σ̂₁, or η of the scaled step
+	Mu           float64                 // μ of the constraint sets
+	NoProjection bool                    // no projections Π_𝒰, Π_𝒱
+	Step         StepRule                // StepFixed or StepBacktracking
+	SampleRate   float64                 // p: subsample a dense Y, or override |Φ|/(d1·d2)
+	Balance      float64                 // weight of the balancing term
+	Ridge        float64                 // λ of the ridge (λ/2)(‖U‖² + ‖V‖²)
+	RidgeDecay   float64                 // ρ of the ridge λ·ρᵗ of sweep t (ALS)
+	SVDTol       float64                 // accuracy of the initial truncated SVD
+	PerLine      bool                    // T keeps a fraction of each line's observed entries
+	Start        *rpca.Start             // factors that replace Phase I
+	Resume       *Checkpoint             // a state of Phase II to go on from
+	OnCheckpoint func(*Checkpoint) error // called with the state after every iteration
+	Biases       bool                    // a bias per row and per column (ALS)
+	Huber        float64                 // Huber weights in place of T (ALS)
+	Implicit     float64                 // λ_y of SVD++'s implicit factors (ALS)
 }
 
 // WarmStart returns the factors of g.Start, nil when it is not set
@@ -548,6 +550,14 @@ func (g *GD) run(ctx context.Context, tr *rpca.Tracker, st gdState, q *gdParams)
 		sigma1 float64
 		err    error
 	)
+	if c := g.Resume; c != nil {
+		if err := c.check(q, st, st.entries()); err != nil {
+			return nil, rpca.BadInput(err)
+		}
+		u, v = c.factors(q)
+		st.setInitLocation(c.Location)
+		return g.runGD(tr, st, q, u, v, c.Sigma1)
+	}
 	if g.Start != nil {
 		u, v, sigma1, err = startFactors(g.Start, q)
 		if err != nil && !errors.Is(err, rpca.ErrDiverged) {
@@ -559,7 +569,7 @@ func (g *GD) run(ctx context.Context, tr *rpca.Tracker, st gdState, q *gdParams)
 	if err != nil {
 		return nil, err
 	}
-	return runGD(tr, st, q, u, v, sigma1)
+	return g.runGD(tr, st, q, u, v, sigma1)
 }
 
 // observedMatrix returns Φ for Algorithm 2: the problem's own, or a random
@@ -604,12 +614,19 @@ type gdState interface {
 	// sparse returns S_t of the last evaluation. It is called once, at the
 	// end of the run, and may hand the state's storage over.
 	sparse() *rpca.Sparse
+	// entries returns |Φ| (d1·d2 for a dense Y).
+	entries() int
+	// setInitLocation sets what initLocation returns, for a run resumed
+	// without its Phase I.
+	setInitLocation(c float64)
 }
 
 // runGD is Phase II, shared by both algorithms: steps of the update rule
-// on (U, V) until a stopping rule fires. q is not modified.
-func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*rpca.Result, error) {
-	upd, eta := newUpdater(st, q, u, v, sigma1)
+// on (U, V) until a stopping rule fires, from g.Resume's state when it is
+// set (u, v and sigma1 are then its own), with g.OnCheckpoint called
+// after every iteration that no rule stopped. q is not modified.
+func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*rpca.Result, error) {
+	upd, eta := newUpdater(st, q, u, v, sigma1, g.Resume == nil)
 	r := q.rank
 	if q.biases {
 		u, v = withBiasColumns(u, v)
@@ -626,16 +643,31 @@ func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma
 	if err != nil {
 		return nil, err
 	}
-	reason, done, err := tr.Step(0, res, math.NaN(), kernels.Dense(u), kernels.Dense(v))
-	if err != nil {
-		return nil, err
-	}
 	iter := 0
 	minRes := res
 	prevStep := math.NaN()
-	probe := &scaledProbe{ridge: q.ridge, p: q.p}
 	t := 1.0 // step multiplier of the backtracking rule
+	var (
+		reason rpca.StopReason
+		done   bool
+	)
+	if c := g.Resume; c != nil {
+		iter, minRes, prevStep, t = c.Iteration, c.MinResidual, c.PrevStep, c.StepScale
+		reason, done = tr.Resume(c.History)
+	} else if reason, done, err = tr.Step(0, res, math.NaN(), kernels.Dense(u), kernels.Dense(v)); err != nil {
+		return nil, err
+	}
+	probe := &scaledProbe{ridge: q.ridge, p: q.p}
 	ny := st.normY()
+	save := func() error {
+		if g.OnCheckpoint == nil || done || g.Resume != nil && iter == g.Resume.Iteration {
+			return nil
+		}
+		return g.OnCheckpoint(newCheckpoint(q, st, st.entries(), iter, u, v, sigma1, t, prevStep, minRes, tr.History()))
+	}
+	if err := save(); err != nil {
+		return nil, err
+	}
 	for !done {
 		// The objective the step descends, with S_t fixed: F = ½‖E‖²/p
 		// plus the update rule's own regulariser (the balancing term);
@@ -698,6 +730,9 @@ func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma
 				rpca.ErrDiverged, iter, minRes, res, gdDivergenceHint)
 		}
 		minRes = min(minRes, res)
+		if err := save(); err != nil {
+			return nil, err
+		}
 	}
 	hist := tr.History()
 	sp := st.sparse()
@@ -719,8 +754,9 @@ func runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma
 }
 
 // newUpdater returns the update rule of q and its step η (0 for ALS),
-// projecting the start onto the constraint sets of the paper's step.
-func newUpdater(st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (updater, float64) {
+// projecting the start onto the constraint sets of the paper's step when
+// project is set (a resumed state is already on them).
+func newUpdater(st gdState, q *gdParams, u, v blas64.General, sigma1 float64, project bool) (updater, float64) {
 	switch {
 	case q.als:
 		return newALSUpdate(st.(*observedState), q), 0
@@ -728,7 +764,7 @@ func newUpdater(st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (u
 		return newScaledUpdate(q, sigma1), q.c
 	}
 	pu := newPaperUpdate(q, sigma1)
-	if pu.boundU > 0 {
+	if pu.boundU > 0 && project {
 		projectRows(u, pu.boundU)
 		projectRows(v, pu.boundV)
 	}

@@ -63,11 +63,11 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 
 	s := rpca.Settings{Rank: r, Alpha: 0.05, Stop: rpca.Stop{MaxIter: 25, ResidualTol: -1, FactorTol: -1}}
 	p := &rpca.Problem{}
-	res1, err := runGD(rpca.NewTracker(context.Background(), p, s, DefaultGDStop, ""), st1, &q1, u1, v1, sigma1)
+	res1, err := (&GD{}).runGD(rpca.NewTracker(context.Background(), p, s, DefaultGDStop, ""), st1, &q1, u1, v1, sigma1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res2, err := runGD(rpca.NewTracker(context.Background(), p, s, DefaultGDStop, ""), st2, &q2, u2, v2, sigma1)
+	res2, err := (&GD{}).runGD(rpca.NewTracker(context.Background(), p, s, DefaultGDStop, ""), st2, &q2, u2, v2, sigma1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,9 @@ type observedState struct {
 // initLocation returns c of initialize.
 func (st *observedState) initLocation() float64 { return st.loc }
 
+func (st *observedState) setInitLocation(c float64) { st.loc = c }
+func (st *observedState) entries() int              { return st.m.NNZ() }
+
 // normY returns ‖Π_Φ Y‖_F.
 func (st *observedState) normY() float64 { return st.ynorm }
 
