@@ -87,7 +87,7 @@ var _ rpca.Distributed = (*Store)(nil)
 // Load reads the Matrix Market coordinate file, or the files matching the
 // glob in (each a coordinate file of the same size holding some of the
 // entries), and writes Φ into dir (created when local) as row and column
-// shards, with one pipeline.
+// shards, with one pipeline, and a manifest of the load for Open.
 func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
 	st := &Store{dir: strings.TrimSuffix(dir, "/"), run: o.Runner, id: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	if st.run == nil {
@@ -97,14 +97,14 @@ func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
 	if shards < 1 {
 		return nil, fmt.Errorf("%w: %d shards", ErrInput, shards)
 	}
-	files, err := list(ctx, in)
+	sized, err := inputs(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: no file matches %s", ErrInput, in)
+	files := make([]string, len(sized))
+	for k, f := range sized {
+		files[k] = f.Name
 	}
-	slices.Sort(files)
 	if st.d1, st.d2, _, err = readSize(ctx, files[0]); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,10 @@ func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
 	if err := st.runPipeline(ctx, p); err != nil {
 		return nil, err
 	}
-	return st, st.readShards(ctx)
+	if err := st.readShards(ctx); err != nil {
+		return nil, err
+	}
+	return st, st.writeManifest(ctx, in, sized, shards)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -9,8 +9,10 @@
 // (M = U·Vᵀ) and summary.json into DIR, which appears complete or not at
 // all, as "rpca decompose --factors" does. With a cluster runner, --work
 // must be a directory every worker can read and write (gs://…, or a
-// shared file system). Exit codes: 0 success, 1 failure, 2 bad usage,
-// 130 interrupted.
+// shared file system). After each iteration a checkpoint goes to --work;
+// a run that stopped (a lost runner, an interruption) goes on from the
+// last one with --resume and the same --work. Exit codes: 0 success, 1
+// failure, 2 bad usage, 130 interrupted.
 package main
 
 import (
@@ -51,6 +53,7 @@ type options struct {
 	shards, maxIter       int
 	seed                  uint64
 	force, verbose        bool
+	resume, keepWork      bool
 }
 
 func main() {
@@ -79,7 +82,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rpca-beam: %v (run 'rpca-beam -h' for help)\n", err)
 		return 2
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "rpca-beam: interrupted; no output was written")
+		hint := ""
+		if o != nil && o.work != "" {
+			hint = fmt.Sprintf("; --resume goes on from the last checkpoint in --work %s", o.work)
+		}
+		fmt.Fprintf(stderr, "rpca-beam: interrupted; no output was written%s\n", hint)
 		return 130
 	}
 	fmt.Fprintf(stderr, "rpca-beam: %v\n", err)
@@ -127,7 +134,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Usage = func() { usage(stderr, fs, beamFlags) }
 	fs.StringVar(&o.in, "in", "", "Matrix Market coordinate file, or a glob of such files holding parts of the entries (required)")
 	fs.StringVar(&o.out, "out", "", "output directory: U.npy, V.npy, summary.json (required)")
-	fs.StringVar(&o.work, "work", "", "work directory for the shards of Φ and the exchanged factors; on a cluster one that every worker reaches, e.g. gs://bucket/tmp (default: a temporary local directory, removed at the end)")
+	fs.StringVar(&o.work, "work", "", "work directory for the shards of Φ, the exchanged factors and the checkpoints; on a cluster one that every worker reaches, e.g. gs://bucket/tmp; its files are removed after a success (default: a temporary local directory, removed at the end)")
+	fs.BoolVar(&o.resume, "resume", false, "go on from the last checkpoint in --work of a run that stopped (a killed worker, an interruption), without loading --in again")
+	fs.BoolVar(&o.keepWork, "keep-work", false, "keep the files of --work after a success")
 	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism (in-process), flink, spark, dataflow, universal")
 	cliflag.Var(fs, &o.rank, "rank", 0, cliflag.AtLeast(1), "a positive integer", "rank r of the low-rank part (required)")
 	cliflag.Var(fs, &o.alpha, "alpha", 0.1, cliflag.Fraction, "in [0, 1)", "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
@@ -155,6 +164,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, cliflag.Usagef("--rank is required")
 	case o.runner != "prism" && o.work == "":
 		return nil, cliflag.Usagef("--runner %s needs --work, a directory every worker reaches (gs://…, or a shared file system): a temporary directory on this machine is not", o.runner)
+	case (o.resume || o.keepWork) && o.work == "":
+		return nil, cliflag.Usagef("--resume and --keep-work need --work (the default work directory is removed at the end)")
 	}
 	if err := flag.CommandLine.Set("runner", o.runner); err != nil {
 		return nil, err
@@ -239,6 +250,7 @@ type summary struct {
 	Alpha      float64         `json:"alpha"`
 	Shards     int             `json:"shards"`
 	Iterations int             `json:"iterations"`
+	Resumed    *int            `json:"resumed_from"` // the iteration of the checkpoint --resume went on from
 	Pipelines  int             `json:"pipelines"`
 	Seconds    float64         `json:"seconds"`
 	StopReason string          `json:"stop_reason"`
@@ -266,18 +278,22 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 		defer os.RemoveAll(dir)
 		work = filepath.Join(dir, "work")
 	}
-	st, err := rpcabeam.Load(ctx, o.in, work, rpcabeam.Options{Shards: o.shards, Runner: rpcabeam.Named(o.runner)})
+	st, start, err := open(ctx, o, work)
 	if err != nil {
 		return err
 	}
+	m := &gd.Method{Resume: start, OnCheckpoint: func(c *gd.Checkpoint) error { return rpcabeam.SaveCheckpoint(ctx, work, c) }}
 	s := rpca.Settings{Rank: o.rank, Alpha: o.alpha, Seed: o.seed, Stop: rpca.Stop{MaxIter: o.maxIter, ResidualTol: o.tol}}
 	if o.verbose {
 		s.Callback = func(r rpca.Record) {
 			fmt.Fprintf(os.Stderr, "iteration %d: residual %.3g (%.1fs)\n", r.Iter, r.Residual, r.Elapsed.Seconds())
 		}
 	}
-	res, err := (&gd.Method{}).SolveDistributed(ctx, st, s)
+	res, err := m.SolveDistributed(ctx, st, s)
 	if err != nil {
+		if o.work != "" && !errors.Is(err, rpca.ErrBadInput) && !errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("%w (the checkpoint in --work %s is kept: run again with --resume to go on)", err, o.work)
+		}
 		return err
 	}
 	d1, d2, nnz := st.Dims()
@@ -285,15 +301,53 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 		Alpha: o.alpha, Shards: o.shards, Iterations: res.Iterations, Pipelines: st.Pipelines(),
 		Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Residual: metrics.Finite(res.Residual)}
 	sum.Params, _ = res.Params.(*gd.Params)
+	if m.Resume != nil {
+		sum.Resumed = &m.Resume.Iteration
+	}
 	for _, h := range res.History {
 		sum.History = append(sum.History, historyRecord{h.Iter, h.Elapsed.Seconds(), metrics.Finite(h.Residual)})
 	}
 	if err := write(o, res.U, res.V, &sum); err != nil {
 		return err
 	}
+	if o.work != "" && !o.keepWork {
+		if err := st.Remove(ctx); err != nil {
+			return fmt.Errorf("wrote %s, but could not remove the files of --work: %w", o.out, err)
+		}
+	}
 	_, err = fmt.Fprintf(stdout, "%d×%d, %d observed entries, rank %d: %d iterations (%d pipelines on %s) in %.1fs, %s, residual %.3g; wrote %s\n",
 		d1, d2, nnz, o.rank, res.Iterations, st.Pipelines(), o.runner, res.Elapsed.Seconds(), res.Stop, res.Residual, o.out)
 	return err
+}
+
+// open loads --in into the work directory, or, with --resume, takes up
+// the load and the newest checkpoint found there (nil when the run
+// stopped before its first). A run without --resume refuses a work
+// directory that holds an earlier run's state, which it would otherwise
+// lose.
+func open(ctx context.Context, o *options, work string) (*rpcabeam.Store, *gd.Checkpoint, error) {
+	opts := rpcabeam.Options{Shards: o.shards, Runner: rpcabeam.Named(o.runner)}
+	if !o.resume {
+		if held, err := rpcabeam.Holds(ctx, work); err != nil || held {
+			if err == nil {
+				err = cliflag.Usagef("--work %s holds the state of an earlier run: pass --resume to go on with it, or choose another --work", work)
+			}
+			return nil, nil, err
+		}
+		st, err := rpcabeam.Load(ctx, o.in, work, opts)
+		return st, nil, err
+	}
+	st, err := rpcabeam.Open(ctx, o.in, work, opts)
+	if errors.Is(err, rpcabeam.ErrNoStore) {
+		err = cliflag.Usagef("--resume: --work %s holds no completed load (%v); run without --resume", work, err)
+	} else if errors.Is(err, rpcabeam.ErrOtherInput) {
+		err = cliflag.Usagef("--resume: %v", err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := rpcabeam.LatestCheckpoint(ctx, work)
+	return st, c, err
 }
 
 // write writes the factors and the summary into --out, atomically.

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/mtx"
@@ -152,4 +155,95 @@ func TestHelp(t *testing.T) {
 			t.Errorf("line of %d columns: %q", n, line)
 		}
 	}
+}
+
+// TestResume interrupts a run once its third checkpoint is in --work,
+// and requires --resume to end with the factors of a run that was not
+// interrupted, bit for bit; then the refusals around it: a new run on
+// that --work, --resume with another input or without --work. A
+// successful run removes its files from --work.
+func TestResume(t *testing.T) {
+	dir := t.TempDir()
+	in, err := synth.Observed(synth.Config{D1: 200, D2: 150, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := filepath.Join(dir, "Y.mtx")
+	if err := mtx.WriteFile(y, in.Obs); err != nil {
+		t.Fatal(err)
+	}
+	args := func(out, work string, more ...string) []string {
+		return append([]string{"--in", y, "--rank", "2", "--alpha", "0.05", "--shards", "2", "--out", filepath.Join(dir, out), "--work", filepath.Join(dir, work)}, more...)
+	}
+	if code, _, stderr := runCmd(t, args("whole", "w1")...); code != 0 {
+		t.Fatalf("uninterrupted run: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "w1")); !os.IsNotExist(err) {
+		t.Errorf("--work left after a success: %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(dir, "w2", "checkpoint-000003.gob")); err == nil {
+				cancel()
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	var errOut strings.Builder
+	if code := run(ctx, args("resumed", "w2"), io.Discard, &errOut); code != 130 || !strings.Contains(errOut.String(), "--resume") {
+		t.Fatalf("interrupted: exit %d, %q", code, errOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "resumed")); !os.IsNotExist(err) {
+		t.Fatalf("an interrupted run left its output: %v", err)
+	}
+	other := filepath.Join(dir, "other.mtx")
+	if err := os.WriteFile(other, []byte("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{args("resumed", "w2"), "holds the state of an earlier run"},
+		{append(args("resumed", "w2", "--resume"), "--in", other), "another input"},
+		{[]string{"--in", y, "--rank", "2", "--out", filepath.Join(dir, "resumed"), "--resume"}, "need --work"},
+		{args("resumed", "w3", "--resume"), "no completed load"},
+	} {
+		if code, _, stderr := runCmd(t, c.args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	code, _, stderr := runCmd(t, args("resumed", "w2", "--resume")...)
+	if code != 0 {
+		t.Fatalf("--resume: exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"U.npy", "V.npy"} {
+		a, err := npy.ReadFile(filepath.Join(dir, "whole", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := npy.ReadFile(filepath.Join(dir, "resumed", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mat.Equal(a, b) {
+			t.Errorf("%s of the resumed run differs from the uninterrupted run's", f)
+		}
+	}
+	var sum summary
+	b, err := os.ReadFile(filepath.Join(dir, "resumed", "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil || sum.Resumed == nil || *sum.Resumed < 3 || len(sum.History) != sum.Iterations+1 {
+		t.Errorf("summary of the resumed run: %+v (%v)", sum, err)
+	}
+	// It went on, rather than starting again: no load, no Phase I, and
+	// none of the iterations before its checkpoint.
+	var whole summary
+	b, err = os.ReadFile(filepath.Join(dir, "whole", "summary.json"))
+	if err != nil || json.Unmarshal(b, &whole) != nil || sum.Iterations != whole.Iterations || sum.Pipelines >= whole.Pipelines-3 {
+		t.Errorf("resumed run: %d pipelines for %d iterations; uninterrupted: %d for %d (%v)", sum.Pipelines, sum.Iterations, whole.Pipelines, whole.Iterations, err)
+	}
+	t.Logf("resumed from iteration %d: %d pipelines, against %d for the whole run", *sum.Resumed, sum.Pipelines, whole.Pipelines)
 }

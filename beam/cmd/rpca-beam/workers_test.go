@@ -43,9 +43,11 @@ exec %s "$@"
 // stand-alone Prism job server, with every worker a separate process
 // started through the SDK's boot loader (the PROCESS environment), which
 // fetches the staged worker binary (this command, --worker_binary by
-// default) and starts it with the SDK's flags alone. The answer must
-// recover the truth to 1e-4 and agree with rpca.Solve to 1e-10, and no
-// worker process may be left when the command ends. It builds Prism, the
+// default) and starts it with the SDK's flags alone. The job server is
+// killed in the middle of the run, and the run resumed on a new one with
+// --resume. The answer must recover the truth to 1e-4 and agree with
+// rpca.Solve to 1e-10, and no worker process may be left when the
+// command ends. It builds Prism, the
 // boot loader and the command (about a minute on empty caches) and runs
 // about a hundred jobs: skipped with -short.
 func TestSeparateWorkers(t *testing.T) {
@@ -74,17 +76,21 @@ func TestSeparateWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var prismLog bytes.Buffer
-	server := exec.Command(prism, "--job_port", fmt.Sprint(port), "--serve_http=false", "--log_kind", "text")
-	server.Env = append(os.Environ(), "TMPDIR="+tmp)
-	server.Stdout, server.Stderr = &prismLog, &prismLog
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
+	var server *exec.Cmd
+	startServer := func() {
+		server = exec.Command(prism, "--job_port", fmt.Sprint(port), "--serve_http=false", "--log_kind", "text")
+		server.Env = append(os.Environ(), "TMPDIR="+tmp)
+		server.Stdout, server.Stderr = &prismLog, &prismLog
+		if err := server.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitForPort(t, port)
 	}
+	startServer()
 	t.Cleanup(func() {
 		server.Process.Kill()
 		server.Wait()
 	})
-	waitForPort(t, port)
 
 	in, err := synth.Observed(synth.Config{D1: 200, D2: 150, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 7})
 	if err != nil {
@@ -97,10 +103,36 @@ func TestSeparateWorkers(t *testing.T) {
 	out, work := filepath.Join(dir, "out"), filepath.Join(dir, "work")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, self, "--in", y, "--rank", "2", "--alpha", "0.05", "--out", out, "--shards", "2",
+	args := []string{"--in", y, "--rank", "2", "--alpha", "0.05", "--out", out, "--shards", "2",
 		"--runner", "universal", "--endpoint", fmt.Sprintf("localhost:%d", port), "--work", work,
-		"--environment_type", "PROCESS", "--environment_config", fmt.Sprintf(`{"command": %q}`, wrapper))
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		"--environment_type", "PROCESS", "--environment_config", fmt.Sprintf(`{"command": %q}`, wrapper)}
+	env := append(os.Environ(), "TMPDIR="+tmp)
+
+	// The job server is killed once the third checkpoint is in --work:
+	// the run fails, as on a cluster that lost its runner, and keeps its
+	// checkpoints; --resume on a new server goes on from the last one.
+	first := exec.CommandContext(ctx, self, args...)
+	first.Env = env
+	var firstOut bytes.Buffer
+	first.Stdout, first.Stderr = &firstOut, &firstOut
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for ctx.Err() == nil {
+		if _, err := os.Stat(filepath.Join(work, "checkpoint-000003.gob")); err == nil {
+			server.Process.Kill()
+			server.Wait()
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := first.Wait(); err == nil || !strings.Contains(firstOut.String(), "--resume") {
+		t.Fatalf("the run whose job server was killed: exit %v\n%s", err, firstOut.String())
+	}
+	t.Logf("job server killed: %s", tail(strings.TrimSpace(firstOut.String()), 1))
+	startServer()
+	cmd := exec.CommandContext(ctx, self, append(args, "--resume")...)
+	cmd.Env = env
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("rpca-beam with separate workers: %v\n%s\nPrism's log:\n%s", err, b, tail(prismLog.String(), 40))
