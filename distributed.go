@@ -44,12 +44,27 @@ type Distributed interface {
 	MulInitTrans(ctx context.Context, dst, x *mat.Dense) error
 	// Evaluate is Algorithm 2 line 6 and the products of lines 7–8: with
 	// R = Π_Φ(Y − U·Vᵀ), S = T(R) with counts kRow, kCol and E = R − S,
-	// it sets gu (d1×r) = E·V and gv (d2×r) = Eᵀ·U and returns ‖E‖²_F.
-	// It keeps S's support for Trial.
+	// it sets gu (d1×r) = E·V and gv (d2×r) = Eᵀ·U and returns ‖E‖²_F
+	// (with gu and gv nil, for ALS, it only returns ‖E‖²_F). It keeps S's
+	// support for Trial and SolveLines.
 	Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kCol int) (float64, error)
 	// Trial returns the sum of (Y − U·Vᵀ)²_ij over the observed entries
 	// outside the support of the last Evaluate's S.
 	Trial(ctx context.Context, u, v *mat.Dense) (float64, error)
+}
+
+// DistributedALS is a [Distributed] store that also does the half-sweeps
+// of alternating least squares (als.Method), for the methods that run on
+// it.
+type DistributedALS interface {
+	Distributed
+	// SolveLines sets row l of dst to the ridge least-squares fit of
+	// line l's observed entries outside the support of the last
+	// Evaluate's S against the rows of x (rows of Y when cols is false,
+	// dst d1×r and x d2×r; columns otherwise): with y the entries and X
+	// the rows of x they pair with, dst_l = (XᵀX + λI)⁻¹Xᵀy, λ = ridge
+	// plus 1e-10 of the mean of XᵀX's diagonal (als.LineSolver fits one line).
+	SolveLines(ctx context.Context, dst, x *mat.Dense, cols bool, ridge float64) error
 }
 
 // ErrNoEntries is returned by Solve and SolveDistributed when Φ is empty.

@@ -3,7 +3,7 @@ package rpca_test
 import (
 	"context"
 	"errors"
-	"github.com/rpca-gd/rpca/gd"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -143,10 +145,14 @@ func (r *refDistributed) Evaluate(_ context.Context, u, v, gu, gv *mat.Dense, kR
 		a[e] = math.Abs(x)
 	}
 	r.keep = r.support(a, kRow, kCol)
-	gu.Zero()
-	gv.Zero()
 	ss := 0.0
 	_, k := u.Dims()
+	if gu == nil {
+		k = 0 // the residual only (ALS)
+	} else {
+		gu.Zero()
+		gv.Zero()
+	}
 	for e, x := range res {
 		if r.keep[e] {
 			continue
@@ -169,6 +175,84 @@ func (r *refDistributed) Trial(_ context.Context, u, v *mat.Dense) (float64, err
 		}
 	}
 	return ss, r.pass()
+}
+
+// SolveLines fits each line by the normal equations, formed and solved
+// with gonum, over the entries outside the last Evaluate's support.
+func (r *refDistributed) SolveLines(_ context.Context, dst, x *mat.Dense, cols bool, ridge float64) error {
+	n, k := dst.Dims()
+	for l := range n {
+		var g mat.SymDense
+		g.ReuseAsSym(k)
+		b := mat.NewVecDense(k, nil)
+		for e, y := range r.vals {
+			line, other := r.rows[e], r.cols[e]
+			if cols {
+				line, other = other, line
+			}
+			if line != l || r.keep[e] {
+				continue
+			}
+			xo := x.RawRowView(other)
+			g.SymRankOne(&g, 1, mat.NewVecDense(k, xo))
+			b.AddScaledVec(b, y, mat.NewVecDense(k, xo))
+		}
+		tr := 0.0
+		for c := range k {
+			tr += g.At(c, c)
+		}
+		shift := ridge + 1e-10*tr/float64(k)
+		row := dst.RawRowView(l)
+		if shift == 0 {
+			clear(row)
+			continue
+		}
+		for c := range k {
+			g.SetSym(c, c, g.At(c, c)+shift)
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(&g) {
+			return fmt.Errorf("line %d: not definite", l)
+		}
+		if err := ch.SolveVecTo(mat.NewVecDense(k, row), b); err != nil {
+			return err
+		}
+	}
+	return r.pass()
+}
+
+// TestSolveDistributedALS runs ALS through SolveDistributed on the
+// reference store (the normal equations of every line formed and solved
+// with gonum) and through Solve on the same Observed, with and without a
+// decaying ridge: the same sweeps, so the same count and factors equal up
+// to the order of sums; and the options a store cannot run are refused.
+func TestSolveDistributedALS(t *testing.T) {
+	in := instance(t, synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.05, P: 0.5, Seed: 21})
+	s := rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1}
+	for _, m := range []als.Method{{}, {Ridge: 0.5, RidgeDecay: 0.8}} {
+		ref, err := (&m).Solve(context.Background(), in.Problem(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dist, err := m.SolveDistributed(context.Background(), newRefDistributed(in.Obs), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gap := metrics.RelError(dist.U, dist.V, ref.U, ref.V)
+		e := metrics.RelError(dist.U, dist.V, in.A, in.B)
+		t.Logf("ridge %g decay %g: %d and %d sweeps, true error %.3g, gap %.3g", m.Ridge, m.RidgeDecay, ref.Iterations, dist.Iterations, e, gap)
+		if gap > 1e-10 || dist.Iterations != ref.Iterations || dist.Stop != ref.Stop || e > 1e-4 {
+			t.Errorf("ridge %g: gap %.3g, %d sweeps (%s) against %d (%s), true error %.3g", m.Ridge, gap, dist.Iterations, dist.Stop, ref.Iterations, ref.Stop, e)
+		}
+		if p := dist.Params.(*als.Params); p.KRow != ref.Params.(*als.Params).KRow || p.Ridge != m.Ridge {
+			t.Errorf("parameters differ: %+v and %+v", dist.Params, ref.Params)
+		}
+	}
+	for _, m := range []als.Method{{Biases: true}, {Huber: 3}, {Implicit: 1}, {PerLine: true}} {
+		if _, err := m.SolveDistributed(context.Background(), newRefDistributed(in.Obs), s); !errors.Is(err, rpca.ErrBadSettings) {
+			t.Errorf("%+v: %v, want ErrBadSettings", m, err)
+		}
+	}
 }
 
 // TestSolveDistributed runs Algorithm 2 through SolveDistributed on the

@@ -99,6 +99,22 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 	return publicParams(m.core().Solve(ctx, p, s))
 }
 
+// SolveDistributed runs the sweeps on the observed entries that d holds
+// ([rpca.DistributedSolver]), as Solve runs them on an rpca.Observed,
+// when d does the half-sweeps ([rpca.DistributedALS]): T is d's
+// threshold form, the data are not rescaled, and the result's S is nil.
+// PerLine, Biases, Huber and Implicit are not available there.
+func (m *Method) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Settings) (*rpca.Result, error) {
+	return publicParams(m.core().SolveDistributed(ctx, d, s))
+}
+
+// LineSolver fits one line of a half-sweep (rpca.DistributedALS's
+// SolveLines) as Solve's sweeps do, for a store that runs them.
+type LineSolver = gdcore.LineSolver
+
+// NewLineSolver returns a LineSolver for lines of rank r.
+func NewLineSolver(r int) *LineSolver { return gdcore.NewLineSolver(r) }
+
 // Initialize runs Phase I alone (see gd.Method.Initialize).
 func (m *Method) Initialize(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Start, error) {
 	return m.core().Initialize(ctx, p, s)

@@ -394,3 +394,24 @@ func solveRidge(z, g, b []float64, lambda float64) bool {
 func (a *alsUpdate) penalty(u, v blas64.General) float64 { return ridgePenalty(a.ridge, u, v) }
 
 func (a *alsUpdate) predicted(_, _, _, _, _, _ blas64.General) float64 { return 0 }
+
+// LineSolver fits one line of an ALS half-sweep at a time, as the sweeps
+// do (alsUpdate.solveLines, without biases, Huber weights or implicit
+// factors), for a store that runs the sweeps on its own data.
+type LineSolver struct{ ws alsWork }
+
+// NewLineSolver returns a solver for lines of rank r.
+func NewLineSolver(r int) *LineSolver {
+	stride := kernels.GramStride(r + 1)
+	return &LineSolver{ws: alsWork{g: make([]float64, r*r), b: make([]float64, r), z: make([]float64, r), rows: make([]float64, alsBlock*stride), gw: make([]float64, stride*stride), ys: make([]float64, alsBlock), w: stride}}
+}
+
+// Solve sets z (length r) to the ridge least-squares fit of a line whose
+// entry k has value val[k] and pairs with row idx[k] of x, leaving out
+// the entries with out[k] (out nil: none), and reports whether its system
+// was definite (see solveRidge).
+func (s *LineSolver) Solve(z []float64, x blas64.General, idx []int32, val []float64, out []bool, ridge float64) bool {
+	ok := s.ws.solveLine(x, -1, idx, val, out, ridge)
+	copy(z, s.ws.z)
+	return ok
+}

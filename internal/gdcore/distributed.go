@@ -33,17 +33,31 @@ func (g *GD) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Se
 		return nil, err
 	}
 	if g.PerLine {
-		return nil, rpca.BadSettings(errors.New("gd: PerLine is not available with SolveDistributed"))
+		return nil, rpca.BadSettings(errors.New("PerLine is not available with SolveDistributed"))
 	}
 	if g.Update == UpdateALS {
-		return nil, rpca.BadSettings(fmt.Errorf("%q is not available with SolveDistributed", UpdateALS))
+		if _, ok := d.(rpca.DistributedALS); !ok {
+			return nil, rpca.BadSettings(errors.New("als: the store does not do the half-sweeps of ALS (rpca.DistributedALS)"))
+		}
+		switch {
+		case g.Biases:
+			return nil, rpca.BadSettings(errors.New("als: Biases is not available with SolveDistributed"))
+		case g.Huber > 0:
+			return nil, rpca.BadSettings(errors.New("als: Huber is not available with SolveDistributed"))
+		case g.Implicit > 0:
+			return nil, rpca.BadSettings(errors.New("als: Implicit is not available with SolveDistributed"))
+		}
 	}
 	q, err := g.paramsFor(d1, d2, float64(nnz)/(float64(d1)*float64(d2)), s)
 	if err != nil {
 		return nil, rpca.BadSettings(err)
 	}
 	st := &distState{ctx: ctx, d: d, q: &q, ynorm: d.NormY()}
-	res, err := g.run(ctx, rpca.NewTracker(ctx, &rpca.Problem{}, s, DefaultGDStop, gdDivergenceHint), st, &q)
+	def := DefaultGDStop
+	if q.als {
+		def = DefaultALSStop
+	}
+	res, err := g.run(ctx, rpca.NewTracker(ctx, &rpca.Problem{}, s, def, gdDivergenceHint), st, &q)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +115,11 @@ func (st *distState) initialize(ctx context.Context) (u, v blas64.General, sigma
 }
 
 func (st *distState) evaluate(u, v, gu, gv blas64.General) (float64, error) {
-	ss, err := st.d.Evaluate(st.ctx, kernels.Dense(u), kernels.Dense(v), kernels.Dense(gu), kernels.Dense(gv), st.q.kRow, st.q.kCol)
+	var du, dv *mat.Dense // nil: the residual only (ALS forms no gradients)
+	if gu.Data != nil {
+		du, dv = kernels.Dense(gu), kernels.Dense(gv)
+	}
+	ss, err := st.d.Evaluate(st.ctx, kernels.Dense(u), kernels.Dense(v), du, dv, st.q.kRow, st.q.kCol)
 	if err != nil {
 		return 0, err
 	}
@@ -165,3 +183,24 @@ func LineThreshold(mags []float64, k int) float64 {
 func InSparse(a, rowThreshold, colThreshold float64) bool {
 	return a > 0 && a >= rowThreshold && a >= colThreshold
 }
+
+// distALSUpdate is alsUpdate on a DistributedALS store: the row
+// half-sweep against V, then the column half-sweep against the new U,
+// both outside the support of the last evaluation's S.
+type distALSUpdate struct {
+	st    *distState
+	ridge float64
+}
+
+func (a *distALSUpdate) step(un, vn, _, v, _, _ blas64.General, _ float64) error {
+	a.ridge *= a.st.q.ridgeDecay // RidgeDecay: λ·ρᵗ in sweep t
+	d := a.st.d.(rpca.DistributedALS)
+	if err := d.SolveLines(a.st.ctx, kernels.Dense(un), kernels.Dense(v), false, a.ridge); err != nil {
+		return err
+	}
+	return d.SolveLines(a.st.ctx, kernels.Dense(vn), kernels.Dense(un), true, a.ridge)
+}
+
+func (a *distALSUpdate) penalty(u, v blas64.General) float64 { return ridgePenalty(a.ridge, u, v) }
+
+func (a *distALSUpdate) predicted(_, _, _, _, _, _ blas64.General) float64 { return 0 }

@@ -759,6 +759,9 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 func newUpdater(st gdState, q *gdParams, u, v blas64.General, sigma1 float64, project bool) (updater, float64) {
 	switch {
 	case q.als:
+		if ds, ok := st.(*distState); ok {
+			return &distALSUpdate{st: ds, ridge: q.ridge}, 0
+		}
 		return newALSUpdate(st.(*observedState), q), 0
 	case q.scaled:
 		return newScaledUpdate(q, sigma1), q.c
