@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -63,31 +64,47 @@ func maxAbsDiff(a, b *mat.Dense) float64 {
 // TestCheckpointResume stops nothing: it records every state a run hands
 // to OnCheckpoint, then resumes from some of them (after a gob round trip)
 // and requires the resumed run to end bit for bit where the whole run
-// ended, for Algorithm 1, Algorithm 2, the scaled step and the
-// backtracking rule (whose multiplier the state carries).
+// ended, for Algorithm 1, Algorithm 2, the scaled step, the
+// backtracking rule (whose multiplier the state carries), and ALS with a
+// decaying ridge (which the state's iteration sets) and with biases.
 func TestCheckpointResume(t *testing.T) {
 	dense := instance(t, synth.Config{D1: 120, D2: 90, Rank: 3, Alpha: 0.1, Seed: 11})
 	partial := instance(t, synth.Config{D1: 150, D2: 120, Rank: 3, Alpha: 0.05, P: 0.4, Seed: 12})
+	// method builds the method of a case with its Resume and OnCheckpoint.
+	type method func(resume *gd.Checkpoint, on func(*gd.Checkpoint) error) rpca.Method
+	withGD := func(m gd.Method) method {
+		return func(resume *gd.Checkpoint, on func(*gd.Checkpoint) error) rpca.Method {
+			m.Resume, m.OnCheckpoint = resume, on
+			return &m
+		}
+	}
+	withALS := func(m als.Method) method {
+		return func(resume *gd.Checkpoint, on func(*gd.Checkpoint) error) rpca.Method {
+			m.Resume, m.OnCheckpoint = resume, on
+			return &m
+		}
+	}
 	cases := []struct {
 		name string
 		in   *synth.Instance
-		m    gd.Method
+		m    method
 	}{
-		{"dense", dense, gd.Method{}},
-		{"partial", partial, gd.Method{}},
-		{"scaled", partial, gd.Method{Scaled: true}},
-		{"backtracking", dense, gd.Method{Step: gd.StepBacktracking, StepConst: 1.5}},
+		{"dense", dense, withGD(gd.Method{})},
+		{"partial", partial, withGD(gd.Method{})},
+		{"scaled", partial, withGD(gd.Method{Scaled: true})},
+		{"backtracking", dense, withGD(gd.Method{Step: gd.StepBacktracking, StepConst: 1.5})},
+		{"als-decay", partial, withALS(als.Method{Ridge: 0.5, RidgeDecay: 0.7})},
+		{"als-biases", partial, withALS(als.Method{Biases: true, Ridge: 0.1})},
+		{"als-huber", partial, withALS(als.Method{Huber: 3})},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := rpca.Settings{Rank: 3, Alpha: tc.in.Config.Alpha, Seed: 3, Stop: rpca.Stop{ResidualTol: 1e-7, MaxIter: 400}}
 			var saved []*gd.Checkpoint
-			m := tc.m
-			m.OnCheckpoint = func(c *gd.Checkpoint) error {
+			whole, err := tc.m(nil, func(c *gd.Checkpoint) error {
 				saved = append(saved, c)
 				return nil
-			}
-			whole, err := m.Solve(context.Background(), tc.in.Problem(), s)
+			}).Solve(context.Background(), tc.in.Problem(), s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,17 +117,14 @@ func TestCheckpointResume(t *testing.T) {
 				}
 			}
 			for _, k := range []int{0, 1, whole.Iterations / 2, whole.Iterations - 1} {
-				r := tc.m
-				r.Resume = roundTrip(t, saved[k])
 				again := 0
-				r.OnCheckpoint = func(c *gd.Checkpoint) error {
+				res, err := tc.m(roundTrip(t, saved[k]), func(c *gd.Checkpoint) error {
 					if c.Iteration <= k {
 						return fmt.Errorf("state of iteration %d handed over again after resuming from %d", c.Iteration, k)
 					}
 					again++
 					return nil
-				}
-				res, err := r.Solve(context.Background(), tc.in.Problem(), s)
+				}).Solve(context.Background(), tc.in.Problem(), s)
 				if err != nil {
 					t.Fatalf("resume from %d: %v", k, err)
 				}
@@ -188,6 +202,14 @@ func TestCheckpointMismatch(t *testing.T) {
 	_, err = (&gd.Method{Resume: c0, Start: &rpca.Start{U: c0.U, V: c0.V}}).Solve(context.Background(), in.Problem(), s)
 	if !errors.Is(err, gd.ErrResumeStart) || !errors.Is(err, rpca.ErrBadSettings) {
 		t.Errorf("Resume with Start: got %v", err)
+	}
+	_, err = (&als.Method{Implicit: 1, OnCheckpoint: func(*als.Checkpoint) error { return nil }}).Solve(context.Background(), in.Problem(), s)
+	if !errors.Is(err, rpca.ErrBadSettings) {
+		t.Errorf("OnCheckpoint with Implicit: got %v", err)
+	}
+	_, err = (&als.Method{Resume: c0}).Solve(context.Background(), in.Problem(), s)
+	if !errors.Is(err, gd.ErrCheckpoint) {
+		t.Errorf("a state of gd resumed by als: got %v", err)
 	}
 	// The state is resumable with a lower iteration cap: the run stops at once.
 	s.Stop.MaxIter = 1

@@ -69,7 +69,23 @@ type Method struct {
 	// observed informs its factor. U is returned with it added in. 0
 	// leaves it out.
 	Implicit float64
+
+	// Resume, when not nil, goes on from a state that OnCheckpoint was
+	// given, in place of Phase I (see gd.Method.Resume): the sweeps it
+	// takes, with the ridge at its decay, are those of the run that saved
+	// it. Not with Start.
+	Resume *Checkpoint
+
+	// OnCheckpoint, when not nil, is called with the state after Phase I
+	// and after every sweep that no stopping rule ended (see
+	// gd.Method.OnCheckpoint). Not with Implicit, whose factors are not
+	// in the state.
+	OnCheckpoint func(*Checkpoint) error
 }
+
+// Checkpoint is the state of the sweeps after one of them (see
+// gd.Checkpoint).
+type Checkpoint = gdcore.Checkpoint
 
 // DefaultStop are the default stopping rules: at most 200 sweeps,
 // relative residual 1e-9, or a relative squared factor change still to go
@@ -78,7 +94,7 @@ var DefaultStop = gdcore.DefaultALSStop
 
 func (m *Method) core() *gdcore.GD {
 	return &gdcore.GD{Update: gdcore.UpdateALS, Gamma: m.Gamma, Ridge: m.Ridge, RidgeDecay: m.RidgeDecay,
-		SVDTol: m.SVDTol, PerLine: m.PerLine, SampleRate: m.SampleRate, Start: m.Start,
+		SVDTol: m.SVDTol, PerLine: m.PerLine, SampleRate: m.SampleRate, Start: m.Start, Resume: m.Resume, OnCheckpoint: m.OnCheckpoint,
 		Biases: m.Biases, Huber: m.Huber, Implicit: m.Implicit}
 }
 
@@ -127,7 +143,7 @@ func (m *Method) WarmStart() (u, v *mat.Dense) { return m.Start.Factors() }
 // ([rpca.WarmStarter]).
 func (m *Method) WithWarmStart(u, v *mat.Dense) rpca.Method {
 	cp := *m
-	cp.Start = &rpca.Start{U: u, V: v}
+	cp.Start, cp.Resume = &rpca.Start{U: u, V: v}, nil
 	return &cp
 }
 

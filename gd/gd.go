@@ -116,7 +116,7 @@ type Checkpoint = gdcore.Checkpoint
 var ErrCheckpoint = gdcore.ErrCheckpoint
 
 // ErrResumeStart: Resume and Start both set (each replaces Phase I).
-var ErrResumeStart = errors.New("gd: Resume goes on from a saved state and Start starts from given factors; set one")
+var ErrResumeStart = gdcore.ErrResumeStart
 
 // StepRule selects how the steps are sized.
 type StepRule string
@@ -162,8 +162,6 @@ func (m *Method) refused() error {
 	switch {
 	case m.Scaled && m.Balance != 0:
 		return ErrBalanceScaled
-	case m.Resume != nil && m.Start != nil:
-		return ErrResumeStart
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/kernels"
 )
@@ -29,6 +30,7 @@ const (
 	passGradients      = "grad"  // row shards: E·V and ‖E‖² per row; column shards: Eᵀ·U
 	passTrial          = "trial" // row shards: Σ (y − Ut_i·Vt_j)² outside S, per row
 	passValues         = "val"   // row shards: the values at requested positions
+	passALS            = "als"   // per line: the ridge least-squares fit outside S against fileALS's rows
 )
 
 // The broadcast files of a work directory.
@@ -39,6 +41,7 @@ const (
 	fileRowThr0            = "trow0.mat"
 	fileColThr0            = "tcol0.mat"
 	fileOperand            = "x.mat"
+	fileALS                = "xals.mat" // the other factor of an ALS half-sweep
 )
 
 // passFn runs one pass on one shard. Its fields are the pass's scalars.
@@ -48,6 +51,7 @@ type passFn struct {
 	D1, D2     int
 	KRow, KCol int     // counts of T (thresholds passes)
 	C          float64 // location c (init passes)
+	Ridge      float64 // λ of an ALS half-sweep
 }
 
 // outName is the output file of pass on shard s.
@@ -168,6 +172,8 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 		return f.trial(ctx, s)
 	case passValues:
 		return f.values(ctx, s, shardPath)
+	case passALS:
+		return f.als(ctx, s)
 	}
 	return nil, fmt.Errorf("unknown pass %q", f.Pass)
 }
@@ -273,6 +279,45 @@ func (f *passFn) trial(ctx context.Context, s *shard) (*mat.Dense, error) {
 		}
 	}
 	return vectorMatrix(out), nil
+}
+
+// als fits every line of the shard to the rows of fileALS by ridge least
+// squares, over its entries outside the support of the last Evaluate's S
+// (from U, V and its thresholds), with the line solver of one machine.
+func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
+	own, other, err := f.factors(ctx, s, fileU, fileV)
+	if err != nil {
+		return nil, err
+	}
+	tOwn, tOther, err := f.thresholds(ctx, s, fileRowThr, fileColThr)
+	if err != nil {
+		return nil, err
+	}
+	n := f.D2
+	if s.Col {
+		n = f.D1
+	}
+	x, err := readMatrix(ctx, f.Dir+"/"+fileALS, n, -1)
+	if err != nil {
+		return nil, err
+	}
+	_, r := x.Dims()
+	out := mat.NewDense(s.Lines, r, nil)
+	ls := als.NewLineSolver(r)
+	var res []float64
+	var skip []bool
+	for l := range s.Lines {
+		res = residual(res, s, l, own, other)
+		idx, val := s.line(l)
+		skip = skip[:0]
+		for q, e := range res {
+			skip = append(skip, gd.InSparse(math.Abs(e), tOwn[s.First+l], tOther[idx[q]]))
+		}
+		if !ls.Solve(out.RawRowView(l), x.RawMatrix(), idx, val, skip, f.Ridge) {
+			return nil, fmt.Errorf("the least-squares system of line %d is not positive definite", s.First+l)
+		}
+	}
+	return out, nil
 }
 
 // values returns the shard's values at the local positions of its request

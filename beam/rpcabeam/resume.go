@@ -214,7 +214,7 @@ func (st *Store) Remove(ctx context.Context) error {
 // owns reports whether base is the name of a file the store writes.
 func (st *Store) owns(base string) bool {
 	switch base {
-	case manifestName, fileU, fileV, fileUt, fileVt, fileRowThr, fileColThr, fileRowThr0, fileColThr0, fileOperand:
+	case manifestName, fileU, fileV, fileUt, fileVt, fileRowThr, fileColThr, fileRowThr0, fileColThr0, fileOperand, fileALS:
 		return true
 	}
 	return strings.Contains(base, "rows-"+st.id+"-") || strings.Contains(base, "cols-"+st.id+"-") ||

@@ -82,7 +82,7 @@ type shardInfo struct {
 	offset       int // row shards: position of its first entry in Φ's row-major order
 }
 
-var _ rpca.Distributed = (*Store)(nil)
+var _ rpca.DistributedALS = (*Store)(nil)
 
 // Load reads the Matrix Market coordinate file, or the files matching the
 // glob in (each a coordinate file of the same size holding some of the
@@ -343,7 +343,11 @@ func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kC
 	if err := st.thresholds(ctx, passFn{Pass: passThresholds, KRow: kRow, KCol: kCol}, fileRowThr, fileColThr); err != nil {
 		return 0, err
 	}
-	if err := st.pass(ctx, passFn{Pass: passGradients}, append(slices.Clone(st.rows), st.cols...)); err != nil {
+	shards := append(slices.Clone(st.rows), st.cols...)
+	if gu == nil { // the residual only: the row shards' last column
+		shards = st.rows
+	}
+	if err := st.pass(ctx, passFn{Pass: passGradients}, shards); err != nil {
 		return 0, err
 	}
 	_, r := u.Dims()
@@ -351,10 +355,32 @@ func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kC
 	if err != nil {
 		return 0, err
 	}
-	gu.Copy(g.Slice(0, st.d1, 0, r))
 	ss := mat.Sum(g.ColView(r))
+	if gu == nil {
+		return ss, nil
+	}
+	gu.Copy(g.Slice(0, st.d1, 0, r))
 	_, err = st.gather(ctx, passGradients, st.cols, gv, st.d2, r)
 	return ss, err
+}
+
+// SolveLines is one pipeline over the row shards (the column shards with
+// cols), each fitting its lines to the rows of x
+// ([rpca.DistributedALS]).
+func (st *Store) SolveLines(ctx context.Context, dst, x *mat.Dense, cols bool, ridge float64) error {
+	if err := writeMatrix(ctx, st.file(fileALS), x); err != nil {
+		return err
+	}
+	shards, n := st.rows, st.d1
+	if cols {
+		shards, n = st.cols, st.d2
+	}
+	if err := st.pass(ctx, passFn{Pass: passALS, Ridge: ridge}, shards); err != nil {
+		return err
+	}
+	_, r := x.Dims()
+	_, err := st.gather(ctx, passALS, shards, dst, n, r)
+	return err
 }
 
 // Trial is one pass over the row shards.

@@ -19,7 +19,8 @@ import (
 type Checkpoint struct {
 	// Iteration is the number of iterations done (0: Phase I only).
 	Iteration int
-	// U and V are the factors after it.
+	// U and V are the factors after it (with the bias columns of
+	// als.Method.Biases).
 	U, V *mat.Dense
 	// Sigma1 is σ̂₁ of Phase I, which sets the step η = c/σ̂₁ and the
 	// constraint sets (Algorithm 1 line 4).
@@ -40,6 +41,9 @@ type Checkpoint struct {
 	Alpha            float64
 	Update           UpdateRule
 }
+
+// ErrResumeStart: Resume and Start both set (each replaces Phase I).
+var ErrResumeStart = errors.New("Resume goes on from a saved state and Start starts from given factors; set one")
 
 // ErrCheckpoint is wrapped by the errors of a checkpoint that does not
 // belong to the problem and method it is resumed with.
@@ -79,16 +83,39 @@ func (c *Checkpoint) check(q *gdParams, st gdState, nnz int) error {
 	}
 	ur, uc := c.U.Dims()
 	vr, vc := c.V.Dims()
-	if ur != q.d1 || vr != q.d2 || uc != q.rank || vc != q.rank || !finite(c.U) || !finite(c.V) ||
+	w := q.width()
+	if ur != q.d1 || vr != q.d2 || uc != w || vc != w || !finite(c.U) || !finite(c.V) ||
 		!(c.Sigma1 > 0) || math.IsInf(c.Sigma1, 0) || !(c.StepScale > 0) {
 		return fmt.Errorf("%w: its factors or scalars are damaged", ErrCheckpoint)
 	}
 	return nil
 }
 
+// width is the number of columns of the factors: the rank, and the two
+// bias columns with Biases.
+func (q *gdParams) width() int {
+	if q.biases {
+		return q.rank + 2
+	}
+	return q.rank
+}
+
+// resumeRidge brings the ridge of an ALS update to sweep k of its decay
+// (λ·ρᵏ, by the same k products as the sweeps).
+func resumeRidge(upd updater, q *gdParams, k int) {
+	for range k {
+		switch a := upd.(type) {
+		case *alsUpdate:
+			a.ridge *= q.ridgeDecay
+		case *distALSUpdate:
+			a.ridge *= q.ridgeDecay
+		}
+	}
+}
+
 // factors copies c's factors into the solver's layout.
 func (c *Checkpoint) factors(q *gdParams) (u, v blas64.General) {
-	u, v = kernels.NewGeneral(q.d1, q.rank), kernels.NewGeneral(q.d2, q.rank)
+	u, v = kernels.NewGeneral(q.d1, q.width()), kernels.NewGeneral(q.d2, q.width())
 	kernels.Dense(u).Copy(c.U)
 	kernels.Dense(v).Copy(c.V)
 	return u, v

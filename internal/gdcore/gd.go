@@ -338,6 +338,10 @@ func (g *GD) checkChoices() error {
 		return fmt.Errorf("SampleRate p (--p) must be in (0, 1], got %v", g.SampleRate)
 	case !(g.RidgeDecay >= 0 && g.RidgeDecay <= 1):
 		return fmt.Errorf("RidgeDecay (--ridge-decay) must be in [0, 1] (0: a fixed ridge), got %v", g.RidgeDecay)
+	case g.Resume != nil && g.Start != nil:
+		return ErrResumeStart
+	case (g.Resume != nil || g.OnCheckpoint != nil) && g.Implicit > 0:
+		return errors.New("Implicit (--implicit): its factors are not saved in a checkpoint")
 	}
 	return nil
 }
@@ -629,8 +633,13 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 	upd, eta := newUpdater(st, q, u, v, sigma1, g.Resume == nil)
 	r := q.rank
 	if q.biases {
-		u, v = withBiasColumns(u, v)
+		if g.Resume == nil { // a saved state has its bias columns
+			u, v = withBiasColumns(u, v)
+		}
 		r += 2
+	}
+	if c := g.Resume; c != nil {
+		resumeRidge(upd, q, c.Iteration)
 	}
 	var gu, gv blas64.General // the gradients; ALS does not form them
 	if !q.als {
