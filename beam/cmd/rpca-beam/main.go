@@ -2,7 +2,7 @@
 // entries, Yi, Park, Chen, Caramanis, NeurIPS 2016) on Apache Beam, for
 // matrices beyond one machine:
 //
-//	rpca-beam --in Y.mtx --rank R --alpha A --out DIR [--runner prism|flink|spark|dataflow] [Beam's runner flags]
+//	rpca-beam --in Y.mtx --rank R --alpha A --out DIR [--method gd|als] [--runner prism|flink|spark|dataflow] [Beam's runner flags]
 //
 // --in is one Matrix Market coordinate file or a glob of them (each a file
 // of the same size holding some of the entries). It writes U.npy, V.npy
@@ -35,6 +35,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/beam/rpcabeam"
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/gd"
@@ -48,8 +49,10 @@ import (
 // the Beam packages.
 type options struct {
 	in, out, work, runner string
+	method                string
 	rank                  int
 	alpha, tol            float64
+	ridge, ridgeDecay     float64
 	shards, maxIter       int
 	seed                  uint64
 	force, verbose        bool
@@ -100,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer, fs *flag.FlagSet, beamFlags []string) {
 	fmt.Fprintln(w, "Usage: rpca-beam --in FILE --rank R --out DIR [--runner NAME --work DIR] [flags]")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, cliflag.Wrap("Solves a partially observed Y = M + S with the paper's Algorithm 2 as Apache Beam pipelines (docs/distributed.md).", cliflag.Width, 0))
+	fmt.Fprintln(w, cliflag.Wrap("Solves a partially observed Y = M + S with the paper's Algorithm 2 (or with alternating least squares, --method als) as Apache Beam pipelines (docs/distributed.md).", cliflag.Width, 0))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Flags:")
 	own := flag.NewFlagSet("rpca-beam", flag.ContinueOnError)
@@ -138,6 +141,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.resume, "resume", false, "go on from the last checkpoint in --work of a run that stopped (a killed worker, an interruption), without loading --in again")
 	fs.BoolVar(&o.keepWork, "keep-work", false, "keep the files of --work after a success")
 	fs.StringVar(&o.runner, "runner", "prism", "Beam runner: prism (in-process), flink, spark, dataflow, universal")
+	fs.StringVar(&o.method, "method", "gd", "gd (the paper's Algorithm 2, gradient steps) or als (alternating least squares: tens of sweeps where gd takes hundreds of steps)")
+	cliflag.Var(fs, &o.ridge, "ridge", 0, cliflag.Finite, "a finite number ≥ 0", "λ of the ridge penalty of every line's fit (--method als)")
+	cliflag.Var(fs, &o.ridgeDecay, "ridge-decay", 0, cliflag.Finite, "in [0, 1]", "ρ: sweep t solves with λ·ρᵗ (0: a fixed λ; --method als)")
 	cliflag.Var(fs, &o.rank, "rank", 0, cliflag.AtLeast(1), "a positive integer", "rank r of the low-rank part (required)")
 	cliflag.Var(fs, &o.alpha, "alpha", 0.1, cliflag.Fraction, "in [0, 1)", "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
 	cliflag.Var(fs, &o.tol, "tol", 0, cliflag.Finite, "a finite number", "relative residual tolerance (0: the single-machine default; <0: off)")
@@ -164,6 +170,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, cliflag.Usagef("--rank is required")
 	case o.runner != "prism" && o.work == "":
 		return nil, cliflag.Usagef("--runner %s needs --work, a directory every worker reaches (gs://…, or a shared file system): a temporary directory on this machine is not", o.runner)
+	case o.method != "gd" && o.method != "als":
+		return nil, cliflag.Usagef("--method %q: want gd or als", o.method)
+	case o.method == "gd" && (o.ridge != 0 || o.ridgeDecay != 0):
+		return nil, cliflag.Usagef("--ridge and --ridge-decay apply to --method als")
 	case (o.resume || o.keepWork) && o.work == "":
 		return nil, cliflag.Usagef("--resume and --keep-work need --work (the default work directory is removed at the end)")
 	}
@@ -255,7 +265,8 @@ type summary struct {
 	Seconds    float64         `json:"seconds"`
 	StopReason string          `json:"stop_reason"`
 	Residual   *float64        `json:"residual"`
-	Params     *gd.Params      `json:"params"`
+	Method     string          `json:"method"`
+	Params     any             `json:"params"` // gd.Params or als.Params
 	History    []historyRecord `json:"history"`
 }
 
@@ -282,7 +293,11 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m := &gd.Method{Resume: start, OnCheckpoint: func(c *gd.Checkpoint) error { return rpcabeam.SaveCheckpoint(ctx, work, c) }}
+	save := func(c *gd.Checkpoint) error { return rpcabeam.SaveCheckpoint(ctx, work, c) }
+	var m rpca.DistributedSolver = &gd.Method{Resume: start, OnCheckpoint: save}
+	if o.method == "als" {
+		m = &als.Method{Ridge: o.ridge, RidgeDecay: o.ridgeDecay, Resume: start, OnCheckpoint: save}
+	}
 	s := rpca.Settings{Rank: o.rank, Alpha: o.alpha, Seed: o.seed, Stop: rpca.Stop{MaxIter: o.maxIter, ResidualTol: o.tol}}
 	if o.verbose {
 		s.Callback = func(r rpca.Record) {
@@ -300,9 +315,9 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 	sum := summary{Command: "rpca-beam", Input: o.in, Runner: o.runner, D1: d1, D2: d2, Observed: nnz, Rank: o.rank,
 		Alpha: o.alpha, Shards: o.shards, Iterations: res.Iterations, Pipelines: st.Pipelines(),
 		Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Residual: metrics.Finite(res.Residual)}
-	sum.Params, _ = res.Params.(*gd.Params)
-	if m.Resume != nil {
-		sum.Resumed = &m.Resume.Iteration
+	sum.Method, sum.Params = o.method, res.Params
+	if start != nil {
+		sum.Resumed = &start.Iteration
 	}
 	for _, h := range res.History {
 		sum.History = append(sum.History, historyRecord{h.Iter, h.Elapsed.Seconds(), metrics.Finite(h.Residual)})

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/gd"
@@ -84,6 +85,9 @@ func TestCommand(t *testing.T) {
 		{2, "unexpected argument", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "extra"}},
 		{1, "no file matches", []string{"--in", filepath.Join(dir, "none.mtx"), "--out", filepath.Join(dir, "o2"), "--rank", "2"}},
 		{1, "exists", []string{"--in", y, "--out", out, "--rank", "2"}},
+		{2, "want gd or als", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--method", "sgd"}},
+		{2, "apply to --method als", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--ridge", "1"}},
+		{2, "--ridge-decay", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--method", "als", "--ridge-decay", "2"}},
 		{2, "--runner flink needs --work", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--runner", "flink"}},
 	} {
 		code, _, stderr := runCmd(t, c.args...)
@@ -91,6 +95,32 @@ func TestCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
 		}
 	}
+	// --method als gives what als.Method's Solve gives.
+	alsOut := filepath.Join(dir, "als")
+	if code, _, stderr := runCmd(t, "--in", y, "--rank", "3", "--alpha", "0.05", "--out", alsOut, "--shards", "2", "--method", "als", "--ridge", "0.1"); code != 0 {
+		t.Fatalf("--method als: exit %d: %s", code, stderr)
+	}
+	ua, err := npy.ReadFile(filepath.Join(alsOut, "U.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	va, err := npy.ReadFile(filepath.Join(alsOut, "V.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refALS, err := (&als.Method{Ridge: 0.1}).Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gap := metrics.RelError(ua, va, refALS.U, refALS.V); gap > 1e-10 {
+		t.Errorf("--method als: gap to als.Method.Solve %.3g", gap)
+	}
+	var sumALS summary
+	b, err = os.ReadFile(filepath.Join(alsOut, "summary.json"))
+	if err != nil || json.Unmarshal(b, &sumALS) != nil || sumALS.Method != "als" || sumALS.Iterations != refALS.Iterations {
+		t.Errorf("summary of --method als: %+v (%v); Solve took %d sweeps", sumALS, err, refALS.Iterations)
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var errOut strings.Builder
