@@ -3,12 +3,12 @@ package rpcabeam
 import (
 	"context"
 	"fmt"
-	"math"
-	"path"
-	"sync"
-
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"gonum.org/v1/gonum/mat"
+	"math"
+	"path"
+	"strings"
 
 	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/gd"
@@ -52,65 +52,108 @@ type passFn struct {
 	KRow, KCol int     // counts of T (thresholds passes)
 	C          float64 // location c (init passes)
 	Ridge      float64 // λ of an ALS half-sweep
+	CacheBytes int64   // the bound of the worker's shard cache (0: none kept)
+
+	read  int64  // broadcast bytes read by the element in progress
+	shard string // its shard's path
+}
+
+// sliceName is the file of factor file name's rows (columns of Y for a
+// column shard) that the lines of shard s own, e.g. U-rows-ID-00001.mat.
+func sliceName(dir, name, s string) string {
+	return dir + "/" + strings.TrimSuffix(name, ".mat") + "-" + path.Base(s) + ".mat"
 }
 
 // outName is the output file of pass on shard s.
 func outName(dir, pass, s string) string { return dir + "/" + pass + "-" + path.Base(s) + ".mat" }
 
-// shards caches the shards a process has read, by path: the passes of an
-// iteration read Φ several times, and a shard file never changes once
-// written (a new load writes a new directory).
-var shards sync.Map
+// The counters of the passes, in bytes: the shard files read (0 when a
+// worker's cache has the shard), the broadcast files read (factors,
+// thresholds, operands, requests) and the outputs written. Store sums
+// them per pass from each pipeline's metrics ([Store.IO]).
+var (
+	phiBytes       = beam.NewCounter(counterNamespace, counterPhi)
+	broadcastBytes = beam.NewCounter(counterNamespace, counterBroadcast)
+	outputBytes    = beam.NewCounter(counterNamespace, counterOutput)
+)
 
-func cachedShard(ctx context.Context, p string) (*shard, error) {
-	if s, ok := shards.Load(p); ok {
-		return s.(*shard), nil
+const (
+	counterNamespace = "rpcabeam"
+	counterPhi       = "phi_bytes"
+	counterBroadcast = "broadcast_bytes"
+	counterOutput    = "output_bytes"
+)
+
+// matrixBytes is the size of m's file (writeMatrix).
+func matrixBytes(m *mat.Dense) int64 {
+	r, c := m.Dims()
+	return int64(len(matrixMagic) + 16 + 8*r*c)
+}
+
+// load reads a broadcast matrix (readMatrix) and counts its bytes.
+func (f *passFn) load(ctx context.Context, name string, rows, cols int) (*mat.Dense, error) {
+	m, err := readMatrix(ctx, f.Dir+"/"+name, rows, cols)
+	if err == nil {
+		f.read += matrixBytes(m)
 	}
-	s, err := readShard(ctx, p)
+	return m, err
+}
+
+// loadVector reads a broadcast vector of n entries and counts its bytes.
+func (f *passFn) loadVector(ctx context.Context, name string, n int) ([]float64, error) {
+	m, err := f.load(ctx, name, n, 1)
 	if err != nil {
 		return nil, err
 	}
-	shards.Store(p, s)
-	return s, nil
+	return m.RawMatrix().Data, nil
 }
 
 func (f *passFn) ProcessElement(ctx context.Context, shardPath string) error {
-	s, err := cachedShard(ctx, shardPath)
+	s, miss, err := shardCache.get(ctx, shardPath, f.CacheBytes)
 	if err != nil {
 		return err
 	}
+	f.read, f.shard = 0, shardPath
 	out, err := f.run(ctx, s, shardPath)
 	if err != nil {
 		return fmt.Errorf("pass %s on %s: %w", f.Pass, shardPath, err)
 	}
+	phiBytes.Inc(ctx, miss)
+	broadcastBytes.Inc(ctx, f.read)
+	if out != nil {
+		outputBytes.Inc(ctx, matrixBytes(out))
+	} else {
+		outputBytes.Inc(ctx, matrixBytes(&mat.Dense{}))
+	}
 	return writeMatrix(ctx, outName(f.Dir, f.Pass, shardPath), out)
 }
 
-// factors reads the d1×r and d2×r factors of files fu, fv, in the order
-// (own, other) of the shard's lines.
+// factors reads the factors of files fu (d1×r) and fv (d2×r) that the
+// shard needs: the rows its lines own (own, row l for local line l, from
+// the slice file of the shard), and the whole other factor (other, row j
+// for line index j).
 func (f *passFn) factors(ctx context.Context, s *shard, fu, fv string) (own, other *mat.Dense, err error) {
-	u, err := readMatrix(ctx, f.Dir+"/"+fu, f.D1, -1)
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := readMatrix(ctx, f.Dir+"/"+fv, f.D2, -1)
-	if err != nil {
-		return nil, nil, err
-	}
+	ownName, otherName, n := fu, fv, f.D2
 	if s.Col {
-		return v, u, nil
+		ownName, otherName, n = fv, fu, f.D1
 	}
-	return u, v, nil
+	if own, err = f.load(ctx, path.Base(sliceName(f.Dir, ownName, f.shard)), s.Lines, -1); err != nil {
+		return nil, nil, err
+	}
+	if other, err = f.load(ctx, otherName, n, -1); err != nil {
+		return nil, nil, err
+	}
+	return own, other, nil
 }
 
 // thresholds reads the row and column thresholds of files fr, fc, in the
 // order (own, other).
 func (f *passFn) thresholds(ctx context.Context, s *shard, fr, fc string) (own, other []float64, err error) {
-	tr, err := readVector(ctx, f.Dir+"/"+fr, f.D1)
+	tr, err := f.loadVector(ctx, fr, f.D1)
 	if err != nil {
 		return nil, nil, err
 	}
-	tc, err := readVector(ctx, f.Dir+"/"+fc, f.D2)
+	tc, err := f.loadVector(ctx, fc, f.D2)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,11 +163,12 @@ func (f *passFn) thresholds(ctx context.Context, s *shard, fr, fc string) (own, 
 	return tr, tc, nil
 }
 
-// residual sets res to y − own_l·other_j over local line l.
+// residual sets res to y − own_l·other_j over local line l (own holds
+// the shard's rows).
 func residual(res []float64, s *shard, l int, own, other *mat.Dense) []float64 {
 	idx, val := s.line(l)
 	res = res[:0]
-	ol := own.RawRowView(s.First + l)
+	ol := own.RawRowView(l)
 	for k, j := range idx {
 		res = append(res, val[k]-kernels.Dot(ol, other.RawRowView(int(j))))
 	}
@@ -185,7 +229,7 @@ func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
 	if s.Col {
 		n = f.D1
 	}
-	x, err := readMatrix(ctx, f.Dir+"/"+fileOperand, n, -1)
+	x, err := f.load(ctx, fileOperand, n, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +341,7 @@ func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
 	if s.Col {
 		n = f.D1
 	}
-	x, err := readMatrix(ctx, f.Dir+"/"+fileALS, n, -1)
+	x, err := f.load(ctx, fileALS, n, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +367,7 @@ func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
 // values returns the shard's values at the local positions of its request
 // file.
 func (f *passFn) values(ctx context.Context, s *shard, shardPath string) (*mat.Dense, error) {
-	pos, err := readMatrix(ctx, outName(f.Dir, "pos", shardPath), -1, 1)
+	pos, err := f.load(ctx, path.Base(outName(f.Dir, "pos", shardPath)), -1, 1)
 	if err != nil {
 		return nil, err
 	}

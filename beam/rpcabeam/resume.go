@@ -97,10 +97,7 @@ func (st *Store) writeManifest(ctx context.Context, in string, files []input, sh
 // (ErrOtherInput otherwise). o.Shards is not read: the shards are those
 // of the load.
 func Open(ctx context.Context, in, dir string, o Options) (*Store, error) {
-	st := &Store{dir: strings.TrimSuffix(dir, "/"), run: o.Runner}
-	if st.run == nil {
-		st.run = Prism
-	}
+	st := newStore(dir, o)
 	b, err := readFile(ctx, st.file(manifestName))
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: %w", ErrNoStore, dir, err)

@@ -34,21 +34,20 @@ import (
 	"github.com/rpca-gd/rpca"
 )
 
-// Runner runs a pipeline to its end.
-type Runner func(ctx context.Context, p *beam.Pipeline) error
+// Runner runs a pipeline to its end and returns its result, whose
+// metrics give the passes' counters (nil when the runner has none).
+type Runner func(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error)
 
 // Prism runs a pipeline on Beam's in-process Prism runner.
-func Prism(ctx context.Context, p *beam.Pipeline) error {
-	_, err := prism.Execute(ctx, p)
-	return err
+func Prism(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
+	return prism.Execute(ctx, p)
 }
 
 // Named runs pipelines on the registered Beam runner name (prism, flink,
 // spark, dataflow, …), configured by Beam's own flags.
 func Named(name string) Runner {
-	return func(ctx context.Context, p *beam.Pipeline) error {
-		_, err := beam.Run(ctx, name, p)
-		return err
+	return func(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
+		return beam.Run(ctx, name, p)
 	}
 }
 
@@ -59,6 +58,10 @@ type Options struct {
 	Shards int
 	// Runner runs the pipelines (nil: Prism).
 	Runner Runner
+	// CacheBytes bounds the shards a worker process keeps in memory
+	// between passes (0: DefaultCacheBytes; negative: none kept, every
+	// pass reads its shards again).
+	CacheBytes int64
 }
 
 // Store is Φ in shard files of a work directory, and the passes of
@@ -72,6 +75,8 @@ type Store struct {
 	rows, cols  []shardInfo
 	c           float64 // location of SetInit
 	pipelines   int
+	cacheBytes  int64               // bound of a worker's shard cache
+	io          map[string]*IOStats // the passes' counters, by pass
 }
 
 // shardInfo is what the driver knows of a shard: its header.
@@ -89,10 +94,8 @@ var _ rpca.DistributedALS = (*Store)(nil)
 // entries), and writes Φ into dir (created when local) as row and column
 // shards, with one pipeline, and a manifest of the load for Open.
 func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
-	st := &Store{dir: strings.TrimSuffix(dir, "/"), run: o.Runner, id: strconv.FormatInt(time.Now().UnixNano(), 36)}
-	if st.run == nil {
-		st.run = Prism
-	}
+	st := newStore(dir, o)
+	st.id = strconv.FormatInt(time.Now().UnixNano(), 36)
 	shards := cmp.Or(o.Shards, 8)
 	if shards < 1 {
 		return nil, fmt.Errorf("%w: %d shards", ErrInput, shards)
@@ -131,6 +134,21 @@ func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// newStore is a store on dir with o's runner and cache bound.
+func newStore(dir string, o Options) *Store {
+	st := &Store{dir: strings.TrimSuffix(dir, "/"), run: o.Runner, cacheBytes: o.CacheBytes, io: map[string]*IOStats{}}
+	if st.run == nil {
+		st.run = Prism
+	}
+	switch {
+	case st.cacheBytes == 0:
+		st.cacheBytes = DefaultCacheBytes
+	case st.cacheBytes < 0:
+		st.cacheBytes = 0
+	}
+	return st
+}
 
 // readShards reads the headers of the shards Load wrote and checks that
 // every row and column has an entry.
@@ -182,17 +200,75 @@ func (st *Store) readShards(ctx context.Context) error {
 }
 
 func (st *Store) runPipeline(ctx context.Context, p *beam.Pipeline) error {
+	_, err := st.runResult(ctx, p)
+	return err
+}
+
+func (st *Store) runResult(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
 	st.pipelines++
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res, err := st.run(ctx, p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: %w", ErrPipeline, err)
+	}
+	return res, nil
+}
+
+// runPass runs the pipeline of one pass and adds its counters to the
+// pass's IOStats.
+func (st *Store) runPass(ctx context.Context, p *beam.Pipeline, pass string) error {
+	res, err := st.runResult(ctx, p)
+	if err != nil {
 		return err
 	}
-	if err := st.run(ctx, p); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	io := st.io[pass]
+	if io == nil {
+		io = &IOStats{}
+		st.io[pass] = io
+	}
+	io.Pipelines++
+	if res == nil {
+		io.Unmeasured++
+		return nil
+	}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		if c.Namespace() != counterNamespace {
+			continue
 		}
-		return fmt.Errorf("%w: %w", ErrPipeline, err)
+		switch c.Name() {
+		case counterPhi:
+			io.PhiBytes += c.Result()
+		case counterBroadcast:
+			io.BroadcastBytes += c.Result()
+		case counterOutput:
+			io.OutputBytes += c.Result()
+		}
 	}
 	return nil
+}
+
+// IOStats are the bytes the workers of a pass read and wrote, summed over
+// its pipelines, from the runner's metrics.
+type IOStats struct {
+	Pipelines      int   `json:"pipelines"`
+	Unmeasured     int   `json:"unmeasured,omitempty"` // pipelines whose runner gave no metrics
+	PhiBytes       int64 `json:"phi_bytes"`            // shard files read (not from a worker's cache)
+	BroadcastBytes int64 `json:"broadcast_bytes"`      // factors, thresholds, operands and requests read
+	OutputBytes    int64 `json:"output_bytes"`         // one output per shard
+}
+
+// IO returns the counters of every pass run so far, by pass name.
+func (st *Store) IO() map[string]IOStats {
+	out := make(map[string]IOStats, len(st.io))
+	for k, v := range st.io {
+		out[k] = *v
+	}
+	return out
 }
 
 // ErrPipeline is wrapped by the errors of a pipeline that failed. The
@@ -211,7 +287,7 @@ func (st *Store) NormY() float64 { return math.Sqrt(st.sumSq) }
 
 // pass runs fn on the shards, one pipeline.
 func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error {
-	fn.Dir, fn.D1, fn.D2 = st.dir, st.d1, st.d2
+	fn.Dir, fn.D1, fn.D2, fn.CacheBytes = st.dir, st.d1, st.d2, st.cacheBytes
 	paths := make([]string, len(shards))
 	for k, s := range shards {
 		paths[k] = s.path
@@ -221,7 +297,7 @@ func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error 
 	// that the runner spreads the shards over its workers; fused, they run
 	// one after another in one bundle.
 	beam.ParDo0(s, &fn, beam.Reshuffle(s, beam.CreateList(s, paths)))
-	return st.runPipeline(ctx, p)
+	return st.runPass(ctx, p, fn.Pass)
 }
 
 // gather stacks the outputs of pass on the shards into dst (lines ×
@@ -334,10 +410,7 @@ func (st *Store) mulInit(ctx context.Context, dst, x *mat.Dense, shards []shardI
 // both shardings, then E·V with ‖E‖² on the row shards and Eᵀ·U on the
 // column shards.
 func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kCol int) (float64, error) {
-	if err := writeMatrix(ctx, st.file(fileU), u); err != nil {
-		return 0, err
-	}
-	if err := writeMatrix(ctx, st.file(fileV), v); err != nil {
+	if err := st.writeFactors(ctx, fileU, fileV, u, v); err != nil {
 		return 0, err
 	}
 	if err := st.thresholds(ctx, passFn{Pass: passThresholds, KRow: kRow, KCol: kCol}, fileRowThr, fileColThr); err != nil {
@@ -383,12 +456,32 @@ func (st *Store) SolveLines(ctx context.Context, dst, x *mat.Dense, cols bool, r
 	return err
 }
 
+// writeFactors writes u and v whole into the files fu and fv, and each
+// shard's own rows of them into its slice file (sliceName): a shard reads
+// its slice of its own factor and the whole other one.
+func (st *Store) writeFactors(ctx context.Context, fu, fv string, u, v *mat.Dense) error {
+	for _, side := range []struct {
+		name   string
+		m      *mat.Dense
+		shards []shardInfo
+	}{{fu, u, st.rows}, {fv, v, st.cols}} {
+		if err := writeMatrix(ctx, st.file(side.name), side.m); err != nil {
+			return err
+		}
+		_, r := side.m.Dims()
+		for _, sh := range side.shards {
+			rows := side.m.Slice(sh.first, sh.first+sh.lines, 0, r).(*mat.Dense)
+			if err := writeMatrix(ctx, sliceName(st.dir, side.name, sh.path), rows); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Trial is one pass over the row shards.
 func (st *Store) Trial(ctx context.Context, u, v *mat.Dense) (float64, error) {
-	if err := writeMatrix(ctx, st.file(fileUt), u); err != nil {
-		return 0, err
-	}
-	if err := writeMatrix(ctx, st.file(fileVt), v); err != nil {
+	if err := st.writeFactors(ctx, fileUt, fileVt, u, v); err != nil {
 		return 0, err
 	}
 	if err := st.pass(ctx, passFn{Pass: passTrial}, st.rows); err != nil {

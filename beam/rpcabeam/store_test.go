@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,4 +209,71 @@ func TestShardedInput(t *testing.T) {
 func writeTriplets(t *testing.T, name string, p *formats.Triplets) {
 	t.Helper()
 	testfile.WriteWith(t, name, func(w io.Writer) error { return mtx.WriteTriplets(w, p) })
+}
+
+// TestIO: the runner's counters of bytes read and written per pass
+// equal what each pass reads by construction, which is the model of
+// docs/distributed.md ("Bytes moved per iteration"): every shard of a
+// thresholds pass reads its own rows of its factor (U for a row shard)
+// and the whole other one; of a gradient pass those and both threshold
+// vectors; of a trial those of U, V, Ut, Vt and the thresholds. Φ is
+// read once per shard when the cache holds it, at every pass when it is
+// off.
+func TestIO(t *testing.T) {
+	in, file := instance(t, t.TempDir(), synth.Config{D1: 200, D2: 150, Rank: 2, Alpha: 0.05, P: 0.4, Seed: 13})
+	ctx := context.Background()
+	const r, nr, nc = 2, 3, 3
+	s := rpca.Settings{Rank: r, Alpha: 0.05, Seed: 1, Stop: rpca.Stop{MaxIter: 3}}
+	mb := func(rows, cols int) int64 { return int64(len(matrixMagic) + 16 + 8*rows*cols) }
+	d1, d2 := in.Obs.Dims()
+	for _, cache := range []int64{0, -1} {
+		st, err := Load(ctx, file, filepath.Join(t.TempDir(), "work"), Options{Shards: nr, CacheBytes: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (&gd.Method{}).SolveDistributed(ctx, st, s); err != nil {
+			t.Fatal(err)
+		}
+		io := st.IO()
+		var rowSlices, colSlices int64 // a shard's own rows of its factor
+		for _, sh := range st.rows {
+			rowSlices += mb(sh.lines, r)
+		}
+		for _, sh := range st.cols {
+			colSlices += mb(sh.lines, r)
+		}
+		uv := rowSlices + colSlices + nr*mb(d2, r) + nc*mb(d1, r) // each shard: its slice, the other factor
+		thr := mb(d1, 1) + mb(d2, 1)
+		per := map[string]int64{ // broadcast bytes per pipeline of a pass
+			passThresholds: uv,
+			passGradients:  uv + (nr+nc)*thr,
+			passTrial:      2*(rowSlices+nr*mb(d2, r)) + nr*thr,
+		}
+		for pass, want := range per {
+			got := io[pass]
+			if got.Pipelines == 0 || got.Unmeasured > 0 || got.BroadcastBytes != int64(got.Pipelines)*want {
+				t.Errorf("cache %d, pass %s: %+v; want %d broadcast bytes per pipeline", cache, pass, got, want)
+			}
+		}
+		var shardFiles, phi int64
+		for _, sh := range append(slices.Clone(st.rows), st.cols...) {
+			shardFiles += shardHeaderSize + 8*int64(sh.lines+1) + 12*int64(sh.nnz)
+		}
+		pipelinesOverAll := 0 // passes over both shardings read Φ twice
+		for pass, c := range io {
+			phi += c.PhiBytes
+			switch pass {
+			case passTrial, passValues:
+			default:
+				pipelinesOverAll += c.Pipelines
+			}
+		}
+		t.Logf("cache %d: %v; shard files %d bytes", cache, io, shardFiles)
+		if cache == 0 && phi != shardFiles {
+			t.Errorf("cached: Φ read %d bytes, want each shard once: %d", phi, shardFiles)
+		}
+		if cache < 0 && phi <= int64(pipelinesOverAll-1)*shardFiles/2 {
+			t.Errorf("no cache: Φ read %d bytes over %d pipelines; want the shards at every pass", phi, pipelinesOverAll)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +22,16 @@ import (
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/synth"
 )
+
+// runMainEnv makes the test binary run as the command (TestMain).
+const runMainEnv = "RPCA_BEAM_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
 
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -212,18 +223,25 @@ func TestResume(t *testing.T) {
 		t.Errorf("--work left after a success: %v", err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			if _, err := os.Stat(filepath.Join(dir, "w2", "checkpoint-000003.gob")); err == nil {
-				cancel()
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
+	// The interrupted run is this test binary run as the command (see
+	// TestMain), stopped with SIGINT as Ctrl-C would: in-process Prism
+	// may panic on the job after one that was cancelled in the middle,
+	// which would end this test binary.
+	cmd := exec.Command(os.Args[0], args("resumed", "w2")...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	var errOut strings.Builder
-	if code := run(ctx, args("resumed", "w2"), io.Discard, &errOut); code != 130 || !strings.Contains(errOut.String(), "--resume") {
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "w2", "checkpoint-000003.gob")); err == nil {
+			cmd.Process.Signal(os.Interrupt)
+			break
+		}
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(errOut.String(), "--resume") {
 		t.Fatalf("interrupted: exit %d, %q", code, errOut.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "resumed")); !os.IsNotExist(err) {
