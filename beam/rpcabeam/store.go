@@ -117,13 +117,27 @@ func Load(ctx context.Context, in, dir string, o Options) (*Store, error) {
 		}
 	}
 	rowsPer, colsPer := ceilDiv(st.d1, shards), ceilDiv(st.d2, shards)
+	// Reshuffle breaks the fusion of each list with its work, so that the
+	// files are read, and the blocks written, in parallel (one bundle
+	// otherwise).
+	elems := make([]string, len(files))
+	for k, f := range files {
+		elems[k] = fmt.Sprintf("%d %s", k, f)
+	}
 	p, s := beam.NewPipelineWithRoot()
-	// Reshuffle breaks the fusion of the list with the reads, so that
-	// the files are read in parallel (one bundle otherwise).
-	names := beam.Reshuffle(s, beam.CreateList(s, files))
-	byRow, byCol := beam.ParDo2(s, &readFn{D1: st.d1, D2: st.d2, RowsPer: rowsPer, ColsPer: colsPer}, names)
-	beam.ParDo0(s, &writeShardFn{Dir: st.dir, ID: st.id, N: st.d1, Per: rowsPer, Other: st.d2}, beam.GroupByKey(s, byRow))
-	beam.ParDo0(s, &writeShardFn{Dir: st.dir, ID: st.id, Col: true, N: st.d2, Per: colsPer, Other: st.d1}, beam.GroupByKey(s, byCol))
+	beam.ParDo0(s, &readFn{Dir: st.dir, ID: st.id, D1: st.d1, D2: st.d2, RowsPer: rowsPer, ColsPer: colsPer}, beam.Reshuffle(s, beam.CreateList(s, elems)))
+	if err := st.runPipeline(ctx, p); err != nil {
+		return nil, err
+	}
+	var blocks []string
+	for b := range ceilDiv(st.d1, rowsPer) {
+		blocks = append(blocks, fmt.Sprintf("rows %d", b))
+	}
+	for b := range ceilDiv(st.d2, colsPer) {
+		blocks = append(blocks, fmt.Sprintf("cols %d", b))
+	}
+	p, s = beam.NewPipelineWithRoot()
+	beam.ParDo0(s, &writeShardFn{Dir: st.dir, ID: st.id, D1: st.d1, D2: st.d2, RowsPer: rowsPer, ColsPer: colsPer}, beam.Reshuffle(s, beam.CreateList(s, blocks)))
 	if err := st.runPipeline(ctx, p); err != nil {
 		return nil, err
 	}

@@ -54,6 +54,7 @@ type options struct {
 	alpha, tol            float64
 	ridge, ridgeDecay     float64
 	shards, maxIter       int
+	cacheMB               int
 	seed                  uint64
 	force, verbose        bool
 	resume, keepWork      bool
@@ -148,6 +149,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	cliflag.Var(fs, &o.alpha, "alpha", 0.1, cliflag.Fraction, "in [0, 1)", "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
 	cliflag.Var(fs, &o.tol, "tol", 0, cliflag.Finite, "a finite number", "relative residual tolerance (0: the single-machine default; <0: off)")
 	cliflag.Var(fs, &o.shards, "shards", 8, cliflag.AtLeast(1), "a positive integer", "row blocks and column blocks of Φ: the parallelism of every pass")
+	cliflag.Var(fs, &o.cacheMB, "cache-mb", rpcabeam.DefaultCacheBytes>>20, cliflag.AtLeast(0), "non-negative", "MiB of shards a worker keeps in memory between passes (0: none; each pass reads its shards again)")
 	cliflag.Var(fs, &o.maxIter, "max-iter", 0, cliflag.AtLeast(0), "non-negative (0: the default)", "iteration cap (0: the single-machine default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the initial SVD")
 	fs.BoolVar(&o.force, "force", false, "replace --out if rpca wrote it")
@@ -268,6 +270,10 @@ type summary struct {
 	Method     string          `json:"method"`
 	Params     any             `json:"params"` // gd.Params or als.Params
 	History    []historyRecord `json:"history"`
+	// IO are the bytes the workers read and wrote, per pass, from the
+	// runner's counters (docs/distributed.md, "Bytes moved per
+	// iteration").
+	IO map[string]rpcabeam.IOStats `json:"io"`
 }
 
 type historyRecord struct {
@@ -315,7 +321,7 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 	sum := summary{Command: "rpca-beam", Input: o.in, Runner: o.runner, D1: d1, D2: d2, Observed: nnz, Rank: o.rank,
 		Alpha: o.alpha, Shards: o.shards, Iterations: res.Iterations, Pipelines: st.Pipelines(),
 		Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Residual: metrics.Finite(res.Residual)}
-	sum.Method, sum.Params = o.method, res.Params
+	sum.Method, sum.Params, sum.IO = o.method, res.Params, st.IO()
 	if start != nil {
 		sum.Resumed = &start.Iteration
 	}
@@ -341,7 +347,10 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 // directory that holds an earlier run's state, which it would otherwise
 // lose.
 func open(ctx context.Context, o *options, work string) (*rpcabeam.Store, *gd.Checkpoint, error) {
-	opts := rpcabeam.Options{Shards: o.shards, Runner: rpcabeam.Named(o.runner)}
+	opts := rpcabeam.Options{Shards: o.shards, Runner: rpcabeam.Named(o.runner), CacheBytes: int64(o.cacheMB) << 20}
+	if o.cacheMB == 0 {
+		opts.CacheBytes = -1
+	}
 	if !o.resume {
 		if held, err := rpcabeam.Holds(ctx, work); err != nil || held {
 			if err == nil {
