@@ -78,8 +78,8 @@ type Method struct {
 
 	// OnCheckpoint, when not nil, is called with the state after Phase I
 	// and after every sweep that no stopping rule ended (see
-	// gd.Method.OnCheckpoint). Not with Implicit, whose factors are not
-	// in the state.
+	// gd.Method.OnCheckpoint); the state holds the implicit factors of
+	// Implicit too.
 	OnCheckpoint func(*Checkpoint) error
 }
 

@@ -33,6 +33,10 @@ type Checkpoint struct {
 	StepScale, PrevStep, MinResidual float64
 	// History is the tracker's records of iterations 0..Iteration.
 	History []rpca.Record
+	// ImplicitY and ImplicitZ are the implicit factors of
+	// als.Method.Implicit (SVD++'s Y, d2×r, and Z, d1 × U's width), nil
+	// without it.
+	ImplicitY, ImplicitZ *mat.Dense
 	// The problem it is a state of: Y's size, |Φ| (d1·d2 when dense),
 	// ‖Π_Φ Y‖_F, and the rank, α and update rule of the run.
 	D1, D2, Observed int
@@ -50,11 +54,48 @@ var ErrResumeStart = errors.New("Resume goes on from a saved state and Start sta
 var ErrCheckpoint = errors.New("checkpoint does not match")
 
 // newCheckpoint records the state after iteration iter.
-func newCheckpoint(q *gdParams, st gdState, nnz int, iter int, u, v blas64.General, sigma1, t, prevStep, minRes float64, hist []rpca.Record) *Checkpoint {
+func newCheckpoint(q *gdParams, st gdState, upd updater, nnz int, iter int, u, v blas64.General, sigma1, t, prevStep, minRes float64, hist []rpca.Record) *Checkpoint {
 	cu, cv := mat.DenseCopyOf(kernels.Dense(u)), mat.DenseCopyOf(kernels.Dense(v))
-	return &Checkpoint{Iteration: iter, U: cu, V: cv, Sigma1: sigma1, Location: st.initLocation(),
+	c := &Checkpoint{Iteration: iter, U: cu, V: cv, Sigma1: sigma1, Location: st.initLocation(),
 		StepScale: t, PrevStep: prevStep, MinResidual: minRes, History: append([]rpca.Record(nil), hist...),
 		D1: q.d1, D2: q.d2, Observed: nnz, NormY: st.normY(), Rank: q.rank, Alpha: q.alpha, Update: q.update()}
+	if a, ok := upd.(*alsUpdate); ok && a.im != nil {
+		c.ImplicitY, c.ImplicitZ = mat.DenseCopyOf(kernels.Dense(a.im.y)), mat.DenseCopyOf(kernels.Dense(a.im.z))
+	}
+	return c
+}
+
+// restore sets the state of upd that c carries beyond the factors: the
+// ridge of ALS at its decay (λ·ρᵏ, by the same k products as the sweeps)
+// and the implicit factors.
+func (c *Checkpoint) restore(upd updater, q *gdParams) error {
+	for range c.Iteration {
+		switch a := upd.(type) {
+		case *alsUpdate:
+			a.ridge *= q.ridgeDecay
+		case *distALSUpdate:
+			a.ridge *= q.ridgeDecay
+		}
+	}
+	a, ok := upd.(*alsUpdate)
+	if !ok || a.im == nil {
+		return nil
+	}
+	y, z := kernels.Dense(a.im.y), kernels.Dense(a.im.z)
+	if c.ImplicitY == nil || c.ImplicitZ == nil {
+		return fmt.Errorf("%w: it has no implicit factors (Implicit)", ErrCheckpoint)
+	}
+	yr, yc := c.ImplicitY.Dims()
+	zr, zc := c.ImplicitZ.Dims()
+	if wr, wc := y.Dims(); yr != wr || yc != wc {
+		return fmt.Errorf("%w: its implicit factors are %d×%d, want %d×%d", ErrCheckpoint, yr, yc, wr, wc)
+	}
+	if wr, wc := z.Dims(); zr != wr || zc != wc {
+		return fmt.Errorf("%w: its implicit factors are %d×%d, want %d×%d", ErrCheckpoint, zr, zc, wr, wc)
+	}
+	y.Copy(c.ImplicitY)
+	z.Copy(c.ImplicitZ)
+	return nil
 }
 
 // update returns the rule q runs.
@@ -98,19 +139,6 @@ func (q *gdParams) width() int {
 		return q.rank + 2
 	}
 	return q.rank
-}
-
-// resumeRidge brings the ridge of an ALS update to sweep k of its decay
-// (λ·ρᵏ, by the same k products as the sweeps).
-func resumeRidge(upd updater, q *gdParams, k int) {
-	for range k {
-		switch a := upd.(type) {
-		case *alsUpdate:
-			a.ridge *= q.ridgeDecay
-		case *distALSUpdate:
-			a.ridge *= q.ridgeDecay
-		}
-	}
 }
 
 // factors copies c's factors into the solver's layout.

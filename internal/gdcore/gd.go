@@ -340,8 +340,6 @@ func (g *GD) checkChoices() error {
 		return fmt.Errorf("RidgeDecay (--ridge-decay) must be in [0, 1] (0: a fixed ridge), got %v", g.RidgeDecay)
 	case g.Resume != nil && g.Start != nil:
 		return ErrResumeStart
-	case (g.Resume != nil || g.OnCheckpoint != nil) && g.Implicit > 0:
-		return errors.New("Implicit (--implicit): its factors are not saved in a checkpoint")
 	}
 	return nil
 }
@@ -639,7 +637,9 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 		r += 2
 	}
 	if c := g.Resume; c != nil {
-		resumeRidge(upd, q, c.Iteration)
+		if err := c.restore(upd, q); err != nil {
+			return nil, rpca.BadInput(err)
+		}
 	}
 	var gu, gv blas64.General // the gradients; ALS does not form them
 	if !q.als {
@@ -672,7 +672,7 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 		if g.OnCheckpoint == nil || done || g.Resume != nil && iter == g.Resume.Iteration {
 			return nil
 		}
-		return g.OnCheckpoint(newCheckpoint(q, st, st.entries(), iter, u, v, sigma1, t, prevStep, minRes, tr.History()))
+		return g.OnCheckpoint(newCheckpoint(q, st, upd, st.entries(), iter, u, v, sigma1, t, prevStep, minRes, tr.History()))
 	}
 	if err := save(); err != nil {
 		return nil, err
