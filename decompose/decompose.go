@@ -122,6 +122,56 @@ type Summary struct {
 	Result *rpca.Result `json:"-"`
 }
 
+// SpaceError is a low-rank part that would not fit on the file system of
+// the output directory, found before the solve: a d1×d2 matrix of a
+// large, partially observed problem can take far more room than its
+// input and its factors (Job.Factors).
+type SpaceError struct {
+	File       string // the file that would not fit
+	Need, Free int64  // its size and the free bytes, estimated
+}
+
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("%s would take about %s, and the output's file system has %s free", e.File, bytesText(e.Need), bytesText(e.Free))
+}
+
+// bytesText writes n bytes in GB, MB or bytes.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// freeBytes is outdir.FreeBytes; a test replaces it.
+var freeBytes = outdir.FreeBytes
+
+// checkSpace returns a *SpaceError when the d1×d2 low-rank part (not
+// written with Factors) would not fit on the file system of dir: 8 bytes
+// an entry as .npy, about 25 as CSV.
+func (j *Job) checkSpace(dir string, d1, d2 int) error {
+	if j.Factors {
+		return nil
+	}
+	free, ok := freeBytes(dir)
+	per := int64(8)
+	if j.Format == CSV {
+		per = 25
+	}
+	need := int64(d1) * int64(d2) * per
+	if !ok || need <= free {
+		return nil
+	}
+	name := FileLowRank + ".npy"
+	if j.Format == CSV {
+		name = FileLowRank + ".csv"
+	}
+	return &SpaceError{File: name, Need: need, Free: free}
+}
+
 // ErrFormat is an output format other than NPY and CSV.
 var ErrFormat = errors.New("decompose: the output format must be npy or csv")
 
@@ -156,6 +206,9 @@ func Run(ctx context.Context, j Job) (*Summary, error) {
 	}
 	defer d.Abort()
 	in := j.Data
+	if err := j.checkSpace(d.Path(), in.D1, in.D2); err != nil {
+		return nil, err
+	}
 	p := in.Problem()
 	if j.Truth != "" {
 		t, err := synth.ReadTruth(j.Truth, in.D1, in.D2)

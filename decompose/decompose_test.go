@@ -111,6 +111,20 @@ func TestRunRefuses(t *testing.T) {
 	if _, err := Run(context.Background(), Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out, Truth: t.TempDir()}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("truth without A.npy: %v", err)
 	}
+	// A low-rank part that would not fit is refused before the solve;
+	// the factors fit.
+	saved := freeBytes
+	t.Cleanup(func() { freeBytes = saved })
+	d1, d2 := in.D1, in.D2
+	freeBytes = func(string) (int64, bool) { return int64(8*d1*d2) - 1, true }
+	var se *SpaceError
+	if _, err := Run(context.Background(), Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out}); !errors.As(err, &se) || se.Need != int64(8*d1*d2) || se.File != "lowrank.npy" {
+		t.Errorf("no room for lowrank.npy: %v", err)
+	}
+	if _, err := Run(context.Background(), Job{Data: in, Method: &gd.Method{}, Settings: s, Out: filepath.Join(t.TempDir(), "f"), Factors: true}); err != nil {
+		t.Errorf("the factors, with no room for lowrank.npy: %v", err)
+	}
+	freeBytes = saved
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Run(ctx, Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out}); !errors.Is(err, context.Canceled) {

@@ -451,3 +451,12 @@ func CheckFile(path string, force bool, marker string, inputs ...string) error {
 
 // ErrIsDir is wrapped by [CheckFile] when the output file is a directory.
 var ErrIsDir = errors.New("is a directory, and the output is a file")
+
+// parentDir returns the directory that holds p (p itself for a root).
+func parentDir(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return filepath.Dir(abs)
+}

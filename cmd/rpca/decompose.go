@@ -94,9 +94,12 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	sum, err := decompose.Run(ctx, job)
 	prog.Done()
 	var te *decompose.TruthError
+	var se *decompose.SpaceError
 	switch {
 	case errors.As(err, &te):
 		return fmt.Errorf("--truth: %w", te.Err)
+	case errors.As(err, &se):
+		return fmt.Errorf("%w; --factors writes U and V instead (%d×r and %d×r)", err, job.Data.D1, job.Data.D2)
 	case err != nil:
 		return outDirError(err, f.out)
 	}
