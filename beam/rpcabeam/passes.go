@@ -28,7 +28,7 @@ const (
 	passThresholds     = "thr"   // per line: LineThreshold of |y − U_i·V_j|
 	passMulInit        = "mul"   // row shards: X·x; column shards: Xᵀ·x
 	passGradients      = "grad"  // row shards: E·V and ‖E‖² per row; column shards: Eᵀ·U
-	passTrial          = "trial" // row shards: Σ (y − Ut_i·Vt_j)² outside S, per row
+	passTrial          = "trial" // row shards: Σ (y − Ut_i·Vt_j)² outside S, per row; with Fused, and the thresholds at (Ut, Vt) on both shardings
 	passValues         = "val"   // row shards: the values at requested positions
 	passALS            = "als"   // per line: the ridge least-squares fit outside S against fileALS's rows
 )
@@ -53,6 +53,7 @@ type passFn struct {
 	C          float64 // location c (init passes)
 	Ridge      float64 // λ of an ALS half-sweep
 	CacheBytes int64   // the bound of the worker's shard cache (0: none kept)
+	Fused      bool    // a trial that also gives the thresholds of T at (Ut, Vt)
 
 	read  int64  // broadcast bytes read by the element in progress
 	shard string // its shard's path
@@ -213,7 +214,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 	case passGradients:
 		return f.gradients(ctx, s)
 	case passTrial:
-		return f.trial(ctx, s)
+		return f.trial(ctx, s, k)
 	case passValues:
 		return f.values(ctx, s, shardPath)
 	case passALS:
@@ -297,12 +298,26 @@ func (f *passFn) gradients(ctx context.Context, s *shard) (*mat.Dense, error) {
 
 // trial is, per row, the sum of (y − Ut_i·Vt_j)² over the entries outside
 // the support of the last Evaluate's S (from U, V and its thresholds).
-func (f *passFn) trial(ctx context.Context, s *shard) (*mat.Dense, error) {
-	u, v, err := f.factors(ctx, s, fileU, fileV)
+//
+// With Fused, the pass also gives what the thresholds pass of the next
+// evaluation at (Ut, Vt) would (the thresholds of T on the residual at
+// Ut, Vt: a second column on a row shard, the only one on a column
+// shard), so that an accepted step does not run that pass.
+func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error) {
+	ut, vt, err := f.factors(ctx, s, fileUt, fileVt)
 	if err != nil {
 		return nil, err
 	}
-	ut, vt, err := f.factors(ctx, s, fileUt, fileVt)
+	var rt []float64
+	if s.Col { // Fused only
+		out := make([]float64, s.Lines)
+		for l := range out {
+			rt = residual(rt, s, l, ut, vt)
+			out[l] = lineThreshold(rt, k)
+		}
+		return vectorMatrix(out), nil
+	}
+	u, v, err := f.factors(ctx, s, fileU, fileV)
 	if err != nil {
 		return nil, err
 	}
@@ -310,19 +325,37 @@ func (f *passFn) trial(ctx context.Context, s *shard) (*mat.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, s.Lines)
-	var res, rt []float64
-	for l := range out {
+	cols := 1
+	if f.Fused {
+		cols = 2
+	}
+	out := mat.NewDense(s.Lines, cols, nil)
+	var res []float64
+	for l := range s.Lines {
 		res = residual(res, s, l, u, v)
 		rt = residual(rt, s, l, ut, vt)
 		idx, _ := s.line(l)
+		sum := 0.0
 		for q, e := range res {
 			if !gd.InSparse(math.Abs(e), tr[s.First+l], tc[idx[q]]) {
-				out[l] += rt[q] * rt[q]
+				sum += rt[q] * rt[q]
 			}
 		}
+		out.Set(l, 0, sum)
+		if f.Fused {
+			out.Set(l, 1, lineThreshold(rt, k))
+		}
 	}
-	return vectorMatrix(out), nil
+	return out, nil
+}
+
+// lineThreshold is gd.LineThreshold of the magnitudes of res (which it
+// overwrites).
+func lineThreshold(res []float64, k int) float64 {
+	for q, x := range res {
+		res[q] = math.Abs(x)
+	}
+	return gd.LineThreshold(res, k)
 }
 
 // als fits every line of the shard to the rows of fileALS by ridge least

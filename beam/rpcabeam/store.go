@@ -77,6 +77,14 @@ type Store struct {
 	pipelines   int
 	cacheBytes  int64               // bound of a worker's shard cache
 	io          map[string]*IOStats // the passes' counters, by pass
+	// kRow, kCol are the counts of T of the last Evaluate (0 before
+	// one); trialU, trialV the factors of the last Trial and trialThr
+	// the row and column thresholds of T it found there, which an
+	// Evaluate at the same factors takes instead of a pass of its own.
+	kRow, kCol     int
+	evaluated      bool
+	trialU, trialV *mat.Dense
+	trialThr       [2]*mat.Dense
 }
 
 // shardInfo is what the driver knows of a shard: its header.
@@ -427,9 +435,18 @@ func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kC
 	if err := st.writeFactors(ctx, fileU, fileV, u, v); err != nil {
 		return 0, err
 	}
-	if err := st.thresholds(ctx, passFn{Pass: passThresholds, KRow: kRow, KCol: kCol}, fileRowThr, fileColThr); err != nil {
+	if st.trialU != nil && st.evaluated && kRow == st.kRow && kCol == st.kCol && mat.Equal(u, st.trialU) && mat.Equal(v, st.trialV) {
+		// The accepted trial's thresholds (see Trial).
+		if err := writeMatrix(ctx, st.file(fileRowThr), st.trialThr[0]); err != nil {
+			return 0, err
+		}
+		if err := writeMatrix(ctx, st.file(fileColThr), st.trialThr[1]); err != nil {
+			return 0, err
+		}
+	} else if err := st.thresholds(ctx, passFn{Pass: passThresholds, KRow: kRow, KCol: kCol}, fileRowThr, fileColThr); err != nil {
 		return 0, err
 	}
+	st.kRow, st.kCol, st.evaluated, st.trialU, st.trialV = kRow, kCol, true, nil, nil
 	shards := append(slices.Clone(st.rows), st.cols...)
 	if gu == nil { // the residual only: the row shards' last column
 		shards = st.rows
@@ -493,17 +510,38 @@ func (st *Store) writeFactors(ctx context.Context, fu, fv string, u, v *mat.Dens
 	return nil
 }
 
-// Trial is one pass over the row shards.
+// Trial is one pass over both shardings that also finds the thresholds
+// of T at (u, v), with the last Evaluate's counts: when the step is
+// accepted, the next Evaluate is at (u, v) and takes them instead of a
+// thresholds pass (two pipelines an iteration instead of three).
 func (st *Store) Trial(ctx context.Context, u, v *mat.Dense) (float64, error) {
 	if err := st.writeFactors(ctx, fileUt, fileVt, u, v); err != nil {
 		return 0, err
 	}
-	if err := st.pass(ctx, passFn{Pass: passTrial}, st.rows); err != nil {
+	fused := st.evaluated
+	shards := st.rows
+	if fused {
+		shards = append(slices.Clone(st.rows), st.cols...)
+	}
+	if err := st.pass(ctx, passFn{Pass: passTrial, KRow: st.kRow, KCol: st.kCol, Fused: fused}, shards); err != nil {
 		return 0, err
 	}
-	t, err := st.gather(ctx, passTrial, st.rows, nil, st.d1, 1)
+	cols := 1
+	if fused {
+		cols = 2
+	}
+	t, err := st.gather(ctx, passTrial, st.rows, nil, st.d1, cols)
 	if err != nil {
 		return 0, err
 	}
-	return mat.Sum(t), nil
+	sum := mat.Sum(t.ColView(0))
+	if fused {
+		tc, err := st.gather(ctx, passTrial, st.cols, nil, st.d2, 1)
+		if err != nil {
+			return 0, err
+		}
+		st.trialThr = [2]*mat.Dense{mat.DenseCopyOf(t.ColView(1)), tc}
+		st.trialU, st.trialV = mat.DenseCopyOf(u), mat.DenseCopyOf(v)
+	}
+	return sum, nil
 }

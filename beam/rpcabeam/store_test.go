@@ -216,7 +216,8 @@ func writeTriplets(t *testing.T, name string, p *formats.Triplets) {
 // docs/distributed.md ("Bytes moved per iteration"): every shard of a
 // thresholds pass reads its own rows of its factor (U for a row shard)
 // and the whole other one; of a gradient pass those and both threshold
-// vectors; of a trial those of U, V, Ut, Vt and the thresholds. Φ is
+// vectors; of a trial, on a row shard those of U, V, Ut, Vt and the
+// thresholds, on a column shard those of Ut and Vt. Φ is
 // read once per shard when the cache holds it, at every pass when it is
 // off.
 func TestIO(t *testing.T) {
@@ -247,7 +248,7 @@ func TestIO(t *testing.T) {
 		per := map[string]int64{ // broadcast bytes per pipeline of a pass
 			passThresholds: uv,
 			passGradients:  uv + (nr+nc)*thr,
-			passTrial:      2*(rowSlices+nr*mb(d2, r)) + nr*thr,
+			passTrial:      2*(rowSlices+nr*mb(d2, r)) + nr*thr + colSlices + nc*mb(d1, r), // and the thresholds at (Ut, Vt) on the column shards
 		}
 		for pass, want := range per {
 			got := io[pass]
