@@ -10,7 +10,8 @@ import (
 // Distributed is the data side of Algorithm 2 for observed entries that a
 // method does not hold: entries kept by a distributed engine (the module
 // beam/ runs them on Apache Beam) or any other store. A method that can
-// drive one implements [DistributedSolver] (gd.Method), and does
+// drive one implements [DistributedSolver] (gd.Method, and als.Method on
+// a [DistributedALS]), and does
 // everything else with the code [Solve] uses: the parameters and
 // their defaults, the location c and the counts of T, the truncated SVD
 // of the initialization, the update rule with its step rule and
@@ -71,7 +72,7 @@ type DistributedALS interface {
 var ErrNoEntries = errors.New("rpca: no observed entries")
 
 // DistributedSolver is implemented by methods that can run on a
-// [Distributed] store (gd.Method): the same algorithm as their Solve, on
+// [Distributed] store (gd.Method, als.Method): the same algorithm as their Solve, on
 // entries they do not hold. The result's S is nil (the sparse part stays
 // with the store) and the data are not rescaled.
 type DistributedSolver interface {

@@ -38,15 +38,14 @@ func TestALSRecovers(t *testing.T) {
 	}
 }
 
-// TestALSNotDistributed: the least-squares sweeps need column access to
-// Φ, which an rpca.Distributed does not give, so als is no
-// DistributedSolver (and gd is one).
-func TestALSNotDistributed(t *testing.T) {
-	if _, ok := any(&als.Method{}).(rpca.DistributedSolver); ok {
-		t.Error("als.Method is a DistributedSolver")
-	}
-	if _, ok := any(&gd.Method{}).(rpca.DistributedSolver); !ok {
-		t.Error("gd.Method is not a DistributedSolver")
+// TestDistributedSolvers: gd and als both run on an rpca.Distributed
+// store (als on one that also does its half-sweeps,
+// rpca.DistributedALS; TestSolveDistributedALS).
+func TestDistributedSolvers(t *testing.T) {
+	for _, m := range []rpca.Method{&als.Method{}, &gd.Method{}} {
+		if _, ok := m.(rpca.DistributedSolver); !ok {
+			t.Errorf("%s is not a DistributedSolver", m.Name())
+		}
 	}
 }
 
