@@ -149,27 +149,38 @@ func bytesText(n int64) string {
 // freeBytes is outdir.FreeBytes; a test replaces it.
 var freeBytes = outdir.FreeBytes
 
+// LargeLowRank is the size from which LowRankSize calls the low-rank
+// part large: 1 GiB.
+const LargeLowRank = 1 << 30
+
+// LowRankSize returns the file the job writes the d1×d2 low-rank part
+// into and its estimated size in bytes (8 an entry as .npy, about 25 as
+// CSV), and whether it is at least LargeLowRank; with Factors, the name
+// is "" and the size 0.
+func (j *Job) LowRankSize(d1, d2 int) (name string, bytes int64, large bool) {
+	if j.Factors {
+		return "", 0, false
+	}
+	name, per := FileLowRank+".npy", int64(8)
+	if j.Format == CSV {
+		name, per = FileLowRank+".csv", 25
+	}
+	bytes = int64(d1) * int64(d2) * per
+	return name, bytes, bytes >= LargeLowRank
+}
+
 // checkSpace returns a *SpaceError when the d1×d2 low-rank part (not
 // written with Factors) would not fit on the file system of dir: 8 bytes
 // an entry as .npy, about 25 as CSV.
 func (j *Job) checkSpace(dir string, d1, d2 int) error {
-	if j.Factors {
+	name, need, _ := j.LowRankSize(d1, d2)
+	if name == "" {
 		return nil
 	}
-	free, ok := freeBytes(dir)
-	per := int64(8)
-	if j.Format == CSV {
-		per = 25
+	if free, ok := freeBytes(dir); ok && need > free {
+		return &SpaceError{File: name, Need: need, Free: free}
 	}
-	need := int64(d1) * int64(d2) * per
-	if !ok || need <= free {
-		return nil
-	}
-	name := FileLowRank + ".npy"
-	if j.Format == CSV {
-		name = FileLowRank + ".csv"
-	}
-	return &SpaceError{File: name, Need: need, Free: free}
+	return nil
 }
 
 // ErrFormat is an output format other than NPY and CSV.

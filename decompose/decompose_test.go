@@ -125,6 +125,23 @@ func TestRunRefuses(t *testing.T) {
 		t.Errorf("the factors, with no room for lowrank.npy: %v", err)
 	}
 	freeBytes = saved
+	for _, c := range []struct {
+		j     Job
+		name  string
+		bytes int64
+		large bool
+	}{
+		{Job{}, "lowrank.npy", 8 * 50000 * 50000, true},
+		{Job{Format: CSV}, "lowrank.csv", 25 * 50000 * 50000, true},
+		{Job{Factors: true}, "", 0, false},
+	} {
+		if name, n, large := c.j.LowRankSize(50000, 50000); name != c.name || n != c.bytes || large != c.large {
+			t.Errorf("%+v: %s, %d, %v", c.j, name, n, large)
+		}
+	}
+	if _, _, large := (&Job{}).LowRankSize(1000, 1000); large {
+		t.Error("8 MB called large")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Run(ctx, Job{Data: in, Method: &gd.Method{}, Settings: s, Out: out}); !errors.Is(err, context.Canceled) {

@@ -84,6 +84,9 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	} else {
 		job.Method = method
 	}
+	if name, n, large := job.LowRankSize(job.Data.D1, job.Data.D2); large {
+		fmt.Fprintf(e.stderr, "rpca: warning: %s will take %.1f GB; --factors writes U and V instead (%d×r and %d×r)\n", name, float64(n)/1e9, job.Data.D1, job.Data.D2)
+	}
 	job.Settings.Callback = prog.Record
 	if f.rank == 0 {
 		job.AutoRank = &autorank.Options{MaxRank: f.maxRank, Convex: &ialm.Method{}, Stage: func(s string) { prog.Stagef("%s", s) }}
