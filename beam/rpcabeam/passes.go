@@ -203,10 +203,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 		var res []float64
 		for l := range out {
 			res = residual(res, s, l, own, other)
-			for q, x := range res {
-				res[q] = math.Abs(x)
-			}
-			out[l] = gd.LineThreshold(res, k)
+			out[l] = lineThreshold(res, k)
 		}
 		return vectorMatrix(out), nil
 	case passMulInit:
@@ -256,36 +253,65 @@ func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
 	return out, nil
 }
 
+// evaluation is what the passes after an Evaluate read of it: the
+// shard's rows of its factor and the other factor whole (U, V), and the
+// thresholds of T, with which line sets the residuals R = y − U·Vᵀ of a
+// line and S's support among them.
+type evaluation struct {
+	own, other   *mat.Dense
+	tOwn, tOther []float64
+	res          []float64 // the residuals of the last line
+	inS          []bool    // whether each is in S's support
+}
+
+// lastEvaluation reads the factors and thresholds of the last Evaluate.
+func (f *passFn) lastEvaluation(ctx context.Context, s *shard) (*evaluation, error) {
+	var e evaluation
+	var err error
+	if e.own, e.other, err = f.factors(ctx, s, fileU, fileV); err != nil {
+		return nil, err
+	}
+	if e.tOwn, e.tOther, err = f.thresholds(ctx, s, fileRowThr, fileColThr); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// line sets e.res and e.inS for local line l of s.
+func (e *evaluation) line(s *shard, l int) {
+	e.res = residual(e.res, s, l, e.own, e.other)
+	idx, _ := s.line(l)
+	e.inS = e.inS[:0]
+	for q, r := range e.res {
+		e.inS = append(e.inS, gd.InSparse(math.Abs(r), e.tOwn[s.First+l], e.tOther[idx[q]]))
+	}
+}
+
 // gradients is E·V (row shard) or Eᵀ·U (column shard) with E = R − T(R),
 // R = Π_Φ(Y − UVᵀ); a row shard adds ‖E‖² of each row as a last column.
 func (f *passFn) gradients(ctx context.Context, s *shard) (*mat.Dense, error) {
-	own, other, err := f.factors(ctx, s, fileU, fileV)
+	ev, err := f.lastEvaluation(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	tOwn, tOther, err := f.thresholds(ctx, s, fileRowThr, fileColThr)
-	if err != nil {
-		return nil, err
-	}
-	_, r := own.Dims()
+	_, r := ev.own.Dims()
 	cols := r
 	if !s.Col {
 		cols++
 	}
 	out := mat.NewDense(s.Lines, cols, nil)
-	var res []float64
 	for l := 0; l < s.Lines; l++ {
-		res = residual(res, s, l, own, other)
+		ev.line(s, l)
 		idx, _ := s.line(l)
 		ol := out.RawRowView(l)
 		ss := 0.0
-		for q, e := range res {
-			j := idx[q]
-			if gd.InSparse(math.Abs(e), tOwn[s.First+l], tOther[j]) {
+		for q, e := range ev.res {
+			if ev.inS[q] {
 				continue
 			}
+			j := idx[q]
 			ss += e * e
-			for c, ov := range other.RawRowView(int(j)) {
+			for c, ov := range ev.other.RawRowView(int(j)) {
 				ol[c] += e * ov
 			}
 		}
@@ -317,11 +343,7 @@ func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error)
 		}
 		return vectorMatrix(out), nil
 	}
-	u, v, err := f.factors(ctx, s, fileU, fileV)
-	if err != nil {
-		return nil, err
-	}
-	tr, tc, err := f.thresholds(ctx, s, fileRowThr, fileColThr)
+	ev, err := f.lastEvaluation(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -330,14 +352,12 @@ func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error)
 		cols = 2
 	}
 	out := mat.NewDense(s.Lines, cols, nil)
-	var res []float64
 	for l := range s.Lines {
-		res = residual(res, s, l, u, v)
+		ev.line(s, l)
 		rt = residual(rt, s, l, ut, vt)
-		idx, _ := s.line(l)
 		sum := 0.0
-		for q, e := range res {
-			if !gd.InSparse(math.Abs(e), tr[s.First+l], tc[idx[q]]) {
+		for q, in := range ev.inS {
+			if !in {
 				sum += rt[q] * rt[q]
 			}
 		}
@@ -362,11 +382,7 @@ func lineThreshold(res []float64, k int) float64 {
 // squares, over its entries outside the support of the last Evaluate's S
 // (from U, V and its thresholds), with the line solver of one machine.
 func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
-	own, other, err := f.factors(ctx, s, fileU, fileV)
-	if err != nil {
-		return nil, err
-	}
-	tOwn, tOther, err := f.thresholds(ctx, s, fileRowThr, fileColThr)
+	ev, err := f.lastEvaluation(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -381,16 +397,10 @@ func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
 	_, r := x.Dims()
 	out := mat.NewDense(s.Lines, r, nil)
 	ls := als.NewLineSolver(r)
-	var res []float64
-	var skip []bool
 	for l := range s.Lines {
-		res = residual(res, s, l, own, other)
+		ev.line(s, l)
 		idx, val := s.line(l)
-		skip = skip[:0]
-		for q, e := range res {
-			skip = append(skip, gd.InSparse(math.Abs(e), tOwn[s.First+l], tOther[idx[q]]))
-		}
-		if !ls.Solve(out.RawRowView(l), x.RawMatrix(), idx, val, skip, f.Ridge) {
+		if !ls.Solve(out.RawRowView(l), x.RawMatrix(), idx, val, ev.inS, f.Ridge) {
 			return nil, fmt.Errorf("the least-squares system of line %d is not positive definite", s.First+l)
 		}
 	}
