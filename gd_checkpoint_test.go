@@ -215,3 +215,33 @@ func TestCheckpointMismatch(t *testing.T) {
 		t.Errorf("resume past MaxIter: %v, %+v", err, res)
 	}
 }
+
+// TestCheckpointOffset: on data with an offset, rpca.Solve would remove
+// the location and, when that answer is not verified, solve again without
+// it: two problems, whose states a resume could not tell apart. A method
+// that checkpoints is solved in one frame (rpca.Checkpointer), so the
+// states are one per iteration of one run, and resuming through Solve
+// ends where the whole run ended, bit for bit. Rank 1, offset 50.
+func TestCheckpointOffset(t *testing.T) {
+	in := instance(t, synth.Config{D1: 150, D2: 120, Rank: 1, Alpha: 0.1, P: 0.4, Seed: 13})
+	var rows, cols []int
+	var vals []float64
+	in.Obs.Do(func(i, j int, v float64) { rows, cols, vals = append(rows, i), append(cols, j), append(vals, v+50) })
+	obs, err := rpca.NewObserved(150, 120, rows, cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &rpca.Problem{Observed: obs}
+	s := rpca.Settings{Rank: 1, Alpha: 0.1, Seed: 1}
+	var saved []*gd.Checkpoint
+	whole := solve(t, p, s, &gd.Method{OnCheckpoint: func(c *gd.Checkpoint) error {
+		saved = append(saved, c)
+		return nil
+	}})
+	if len(saved) != whole.Iterations {
+		t.Fatalf("%d states for %d iterations: more than one run", len(saved), whole.Iterations)
+	}
+	t.Logf("%d iterations, %s", whole.Iterations, whole.Verification)
+	res := solve(t, p, s, &gd.Method{Resume: roundTrip(t, saved[len(saved)/2])})
+	sameRun(t, whole, res)
+}

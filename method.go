@@ -96,6 +96,18 @@ type WarmStarter interface {
 	WithWarmStart(u, v *mat.Dense) Method
 }
 
+// Checkpointer is implemented by methods that can hand their state over
+// between iterations and go on from one (gd.Method, als.Method). While
+// one does either, [Solve] runs it in one frame, the data's own with its
+// scale, as for a warm start: a state then always belongs to the problem
+// the method is given, where removing a location first, and solving
+// again without it when that answer is not verified, would run it on two
+// problems.
+type Checkpointer interface {
+	// Checkpointing reports whether the method saves or resumes a state.
+	Checkpointing() bool
+}
+
 // checkInput returns the ErrBadInput error of a problem or settings that
 // no method can solve, or nil.
 func checkInput(p *Problem, s Settings) error {

@@ -133,7 +133,7 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 		}
 	}
 	robust := s.Alpha > 0
-	centre := robust && !caps.FitsOffset && s.Stop.Validation == nil && !hasWarmStart(m)
+	centre := robust && !caps.FitsOffset && s.Stop.Validation == nil && !hasWarmStart(m) && !checkpointing(m)
 	fr := analyze(p, robust)
 	if fr.loc != 0 && !centre {
 		fr = analyzeUncentred(p)
@@ -193,6 +193,12 @@ func hasWarmStart(m Method) bool {
 	}
 	u, _ := w.WarmStart()
 	return u != nil
+}
+
+// checkpointing reports whether m saves or resumes a state (Checkpointer).
+func checkpointing(m Method) bool {
+	c, ok := m.(Checkpointer)
+	return ok && c.Checkpointing()
 }
 
 // solveFramed runs m on p in the frame fr, verifies the answer and maps it

@@ -98,6 +98,10 @@ func (m *Method) core() *gdcore.GD {
 		Biases: m.Biases, Huber: m.Huber, Implicit: m.Implicit}
 }
 
+// Checkpointing reports whether m saves or resumes a state
+// ([rpca.Checkpointer]: Solve then runs it in one frame).
+func (m *Method) Checkpointing() bool { return m.Resume != nil || m.OnCheckpoint != nil }
+
 // Name returns "als".
 func (m *Method) Name() string { return "als" }
 

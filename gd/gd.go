@@ -166,6 +166,10 @@ func (m *Method) refused() error {
 	return nil
 }
 
+// Checkpointing reports whether m saves or resumes a state
+// ([rpca.Checkpointer]: Solve then runs it in one frame).
+func (m *Method) Checkpointing() bool { return m.Resume != nil || m.OnCheckpoint != nil }
+
 // Name returns "gd", or "scaledgd" with Scaled.
 func (m *Method) Name() string {
 	if m.Scaled {

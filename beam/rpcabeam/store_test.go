@@ -278,3 +278,80 @@ func TestIO(t *testing.T) {
 		}
 	}
 }
+
+// TestShardCache: the cache keeps shards within its bound, dropping the
+// least recently used; a shard larger than the bound is read every time.
+func TestShardCache(t *testing.T) {
+	_, file := instance(t, t.TempDir(), synth.Config{D1: 60, D2: 50, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 3})
+	ctx := context.Background()
+	st, err := Load(ctx, file, filepath.Join(t.TempDir(), "w"), Options{Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := st.rows[0].path, st.rows[1].path
+	sa, err := readShard(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := readShard(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := max(shardBytes(sa), shardBytes(sb)) // room for one
+	c := &lruCache{}
+	for k, step := range []struct {
+		path string
+		miss bool
+	}{{a, true}, {a, false}, {b, true}, {a, true}, {a, false}} {
+		_, n, err := c.get(ctx, step.path, bound)
+		if err != nil || (n > 0) != step.miss || c.bytes > bound {
+			t.Fatalf("step %d: read %d bytes (miss %v), cache %d of %d bytes, %v", k, n, step.miss, c.bytes, bound, err)
+		}
+	}
+	small := &lruCache{}
+	for range 2 {
+		if _, n, err := small.get(ctx, a, shardBytes(sa)-1); err != nil || n == 0 || small.bytes != 0 {
+			t.Fatalf("a shard above the bound: read %d bytes, cache %d bytes, %v", n, small.bytes, err)
+		}
+	}
+}
+
+// TestCheckpointFiles: the newest checkpoint that decodes is taken, a
+// damaged newer one is passed over, older ones are removed when a new
+// one is written, and a work directory holding only damaged ones is an
+// error; Open refuses a damaged manifest and a directory without one.
+func TestCheckpointFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if c, err := LatestCheckpoint(ctx, dir); c != nil || err != nil {
+		t.Fatalf("empty directory: %v, %v", c, err)
+	}
+	for it := range 3 {
+		if err := SaveCheckpoint(ctx, dir, &gd.Checkpoint{Iteration: it, U: mat.NewDense(2, 1, []float64{1, 2}), V: mat.NewDense(2, 1, []float64{3, 4})}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*.gob")); len(names) != 1 {
+		t.Errorf("after three saves: %v", names)
+	}
+	damaged := filepath.Join(dir, "checkpoint-000003.gob")
+	if err := os.WriteFile(damaged, []byte("not a gob"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LatestCheckpoint(ctx, dir); err != nil || c == nil || c.Iteration != 2 || c.U.At(1, 0) != 2 {
+		t.Errorf("with a damaged newest: %+v, %v", c, err)
+	}
+	os.Remove(filepath.Join(dir, "checkpoint-000002.gob"))
+	if c, err := LatestCheckpoint(ctx, dir); c != nil || !errors.Is(err, errCorrupt) {
+		t.Errorf("only a damaged one: %v, %v", c, err)
+	}
+	if _, err := Open(ctx, "", dir, Options{}); !errors.Is(err, ErrNoStore) {
+		t.Errorf("no manifest: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, manifestName), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, "", dir, Options{}); !errors.Is(err, errCorrupt) {
+		t.Errorf("damaged manifest: %v", err)
+	}
+}

@@ -96,6 +96,8 @@ func TestCommand(t *testing.T) {
 		{2, "unexpected argument", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "extra"}},
 		{1, "no file matches", []string{"--in", filepath.Join(dir, "none.mtx"), "--out", filepath.Join(dir, "o2"), "--rank", "2"}},
 		{1, "exists", []string{"--in", y, "--out", out, "--rank", "2"}},
+		{2, "flag -cache-mb", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--cache-mb", "-1"}},
+		{2, "need --work", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--keep-work"}},
 		{2, "want gd or als", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--method", "sgd"}},
 		{2, "apply to --method als", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--ridge", "1"}},
 		{2, "--ridge-decay", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--method", "als", "--ridge-decay", "2"}},
