@@ -228,8 +228,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 	raises, k0 := 0, 0
 	for k := 0; ; k++ {
 		sv.factorA()
-		kernels.SubMulABt(sv.w, sv.y, sv.a, sv.v, sv.workers)
-		ss, maxAbs := sv.threshold(zeta)
+		ss, maxAbs := sv.residual(zeta)
 		res := math.Sqrt(ss) / sv.ynorm
 		if zeta >= zetaSettled*maxAbs {
 			// The threshold is still above every residual, or above all
@@ -266,7 +265,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 				sv.q.beta *= 2
 				sv.q.mu *= 2
 				raises++
-				sv.threshold(zeta) // w back to E for the step below
+				sv.residual(zeta) // w back to E for the step below
 				k0 = k + 1         // and the thresholds start their descent again
 			} else {
 				return sv.result(tr, k, zeta, reason, res, sp), nil
@@ -403,28 +402,13 @@ func (sv *solver) factorA() {
 	}
 }
 
-// threshold is the hard thresholding S = T_ζ(W) of lines 4 and 10: it
-// zeroes the entries of W with |w| > ζ (W becomes E = Y − L − S) and
-// returns ‖E‖²_F and max|w| before thresholding. Sums run per row and
-// then over rows in order, so they do not depend on the worker count.
-func (sv *solver) threshold(zeta float64) (ss, maxAbs float64) {
-	w := sv.w
-	kernels.ParallelFor(w.Rows, sv.workers, 16, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			wi := w.Data[i*w.Stride : i*w.Stride+w.Cols]
-			ss, mx := 0.0, 0.0
-			for j, x := range wi {
-				a := math.Abs(x)
-				mx = max(mx, a)
-				if a > zeta {
-					wi[j] = 0
-					continue
-				}
-				ss += x * x
-			}
-			sv.rowSS[i], sv.rowMax[i] = ss, mx
-		}
-	})
+// residual forms E = Y − L_k − S_k in w, with S_k = T_ζ(Y − L_k) the hard
+// thresholding of lines 4 and 10, in one pass over Y
+// (kernels.SubMulABtClip), and returns ‖E‖²_F and max|Y − L_k|. Sums run
+// per row and then over rows in order, so they do not depend on the
+// worker count.
+func (sv *solver) residual(zeta float64) (ss, maxAbs float64) {
+	kernels.SubMulABtClip(sv.w, sv.y, sv.a, sv.v, kernels.Clip{Zeta: zeta, RowSS: sv.rowSS, RowMax: sv.rowMax}, sv.workers)
 	for i := range sv.rowSS {
 		ss += sv.rowSS[i]
 		maxAbs = max(maxAbs, sv.rowMax[i])

@@ -268,7 +268,7 @@ func padLD(n int) int {
 // MulABt sets dst = A·Bᵀ, with A d1×k, B d2×k and dst d1×d2.
 func MulABt(dst, a, b blas64.General, workers int) {
 	checkABt(dst, a, b)
-	abt(dst, blas64.General{}, a, b, workers, false)
+	abt(dst, blas64.General{}, a, b, workers, false, nil)
 }
 
 // SumSq returns ‖a‖²_F, summing rows in parallel; the row sums are
@@ -309,13 +309,39 @@ func SubMulABt(dst, y, a, b blas64.General, workers int) float64 {
 	if y.Rows != dst.Rows || y.Cols != dst.Cols {
 		panic("kernels: SubMulABt dimension mismatch")
 	}
-	return abt(dst, y, a, b, workers, true)
+	return abt(dst, y, a, b, workers, true, nil)
+}
+
+// Clip is what SubMulABtClip computes besides the residual: the hard
+// threshold ζ and, per row i of the result, RowSS[i] (the sum of squares
+// of the entries kept) and RowMax[i] (the largest magnitude before
+// thresholding). RowSS and RowMax have one element per row.
+type Clip struct {
+	Zeta          float64
+	RowSS, RowMax []float64
+}
+
+// SubMulABtClip sets dst = T_ζ(Y − A·Bᵀ), the residual of the low-rank
+// part with every entry of magnitude above c.Zeta set to zero, and fills
+// c.RowSS and c.RowMax: lines 4 and 10 of Algorithm 1 of Cai, Cai and Wei
+// (AccAltProj), S = T_ζ(Y − L) with E = Y − L − S left in dst, in one pass
+// over Y. The threshold runs on each block of rows while the block is in
+// cache; the per-row sums are added over the column blocks in order, so
+// they do not depend on the worker count. dst may alias y.
+func SubMulABtClip(dst, y, a, b blas64.General, c Clip, workers int) {
+	checkABt(dst, a, b)
+	if y.Rows != dst.Rows || y.Cols != dst.Cols || len(c.RowSS) != dst.Rows || len(c.RowMax) != dst.Rows {
+		panic("kernels: SubMulABtClip dimension mismatch")
+	}
+	abt(dst, y, a, b, workers, true, &c)
 }
 
 // abt computes dst = A·Bᵀ, or dst = Y − A·Bᵀ when sub is set, and then
 // returns ‖dst‖²_F. The norm is summed per panel and then over the panels
-// in order, so it does not depend on the split.
-func abt(dst, y, a, b blas64.General, workers int, sub bool) float64 {
+// in order, so it does not depend on the split. With clip, each block of
+// dst is thresholded as soon as it is written (SubMulABtClip), and the
+// norm returned is that before thresholding.
+func abt(dst, y, a, b blas64.General, workers int, sub bool, clip *Clip) float64 {
 	d1, d2, k := a.Rows, b.Rows, a.Cols
 	if d1 == 0 || d2 == 0 {
 		return 0
@@ -331,6 +357,9 @@ func abt(dst, y, a, b blas64.General, workers int, sub bool) float64 {
 			copy(di, row(y, i))
 			for _, v := range di {
 				total += v * v
+			}
+			if clip != nil {
+				clip.RowSS[i], clip.RowMax[i] = clipRow(di, clip.Zeta)
 			}
 		}
 		return total
@@ -361,10 +390,28 @@ func abt(dst, y, a, b blas64.General, workers int, sub bool) float64 {
 				} else {
 					parts[p] += s
 				}
+				if clip != nil {
+					clipPanel(clip, dst, i0, min(4, d1-i0), j0, n)
+				}
 			}
 		}
 	})
 	return floats.Sum(parts)
+}
+
+// clipPanel thresholds rows i0 … i0+rows−1, columns j0 … j0+n−1 of dst
+// and adds their statistics to clip's rows (which the block j0 = 0 sets).
+func clipPanel(clip *Clip, dst blas64.General, i0, rows, j0, n int) {
+	for r := range rows {
+		i := i0 + r
+		ss, mx := clipRow(from(dst, i, j0)[:n], clip.Zeta)
+		if j0 == 0 {
+			clip.RowSS[i], clip.RowMax[i] = ss, mx
+		} else {
+			clip.RowSS[i] += ss
+			clip.RowMax[i] = max(clip.RowMax[i], mx)
+		}
+	}
 }
 
 // MulAX sets dst = A·X, with A m×n, X n×k and dst m×k.

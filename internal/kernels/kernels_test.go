@@ -201,6 +201,111 @@ func TestSubMulABt(t *testing.T) {
 	})
 }
 
+// TestSubMulABtClip checks the thresholded residual against the residual
+// formed entry by entry: the threshold is put in the widest gap between
+// the magnitudes of the reference residual from its 50th to its 95th
+// percentile, so every entry is on a known side of it (the gap is many
+// times the rounding error of an entry), and the entries above it must be
+// exactly zero, the others within the rounding of TestSubMulABt; RowSS
+// and RowMax are checked against sums of the reference.
+func TestSubMulABtClip(t *testing.T) {
+	eachCase(t, 12, []int{0, 1}, func(rng *rand.Rand, name string, s shape, aliased int) {
+		k := s.k
+		if rng.IntN(8) == 0 {
+			k = 0 // Y itself, thresholded
+		}
+		w := 1 + rng.IntN(3)
+		a, b := randView(rng, s.m, k), randView(rng, s.n, k)
+		y := randView(rng, s.m, s.n)
+		y0 := cloneGeneral(y)
+		ref, errs := make([]float64, s.m*s.n), make([]float64, s.m*s.n)
+		for i := range s.m {
+			for j := range s.n {
+				p, abs := refMul(k, func(c int) float64 { return at(a, i, c) }, func(c int) float64 { return at(b, j, c) })
+				ref[i*s.n+j] = at(y0, i, j) - p
+				errs[i*s.n+j] = tol(k+1, abs+math.Abs(at(y0, i, j)))
+			}
+		}
+		mags := make([]float64, len(ref))
+		for q, r := range ref {
+			mags[q] = math.Abs(r)
+		}
+		slices.Sort(mags)
+		zeta := mags[len(mags)-1] + 1 // nothing above it
+		if len(mags) > 1 {
+			gap := 0.0
+			for q := len(mags) / 2; q+1 < len(mags) && q < len(mags)*95/100; q++ {
+				if g := mags[q+1] - mags[q]; g > gap {
+					gap, zeta = g, (mags[q]+mags[q+1])/2
+				}
+			}
+		}
+		dst := y
+		if aliased == 0 {
+			dst = randView(rng, s.m, s.n)
+		}
+		c := Clip{Zeta: zeta, RowSS: make([]float64, s.m), RowMax: make([]float64, s.m)}
+		SubMulABtClip(dst, y, a, b, c, w)
+		name = fmt.Sprintf("%s k=%d w=%d alias=%v ζ=%v", name, k, w, aliased == 1, zeta)
+		checkPadding(t, name, dst)
+		if aliased == 0 && !sameBits(y.Data, y0.Data) {
+			t.Fatalf("%s: y modified", name)
+		}
+		for i := range s.m {
+			ss, errSS, mx, errMx := 0.0, 0.0, 0.0, 0.0
+			for j := range s.n {
+				r, e := ref[i*s.n+j], errs[i*s.n+j]
+				if math.Abs(math.Abs(r)-zeta) <= 2*e {
+					t.Fatalf("%s: entry (%d,%d) = %v is within rounding of ζ; the test's gap is too small", name, i, j, r)
+				}
+				if math.Abs(r) > mx {
+					mx, errMx = math.Abs(r), e
+				}
+				d := at(dst, i, j)
+				if math.Abs(r) > zeta {
+					if d != 0 {
+						t.Fatalf("%s: dst[%d,%d] = %v, want 0 (|%v| > ζ)", name, i, j, d, r)
+					}
+					continue
+				}
+				if math.Abs(d-r) > e {
+					t.Fatalf("%s: dst[%d,%d] = %v, want %v", name, i, j, d, r)
+				}
+				ss += r * r
+				errSS += (2*math.Abs(r) + e) * e
+			}
+			if math.Abs(c.RowMax[i]-mx) > errMx {
+				t.Fatalf("%s: RowMax[%d] = %v, want %v", name, i, c.RowMax[i], mx)
+			}
+			if math.Abs(c.RowSS[i]-ss) > errSS+2*float64(s.n+2)*unit*ss {
+				t.Fatalf("%s: RowSS[%d] = %v, want %v", name, i, c.RowSS[i], ss)
+			}
+		}
+	})
+}
+
+// TestClipNaN: a NaN in the residual is kept, so that the row's sum of
+// squares is NaN and the caller sees it, with each kernel set and at each
+// position within the vector blocks and the tail.
+func TestClipNaN(t *testing.T) {
+	for _, level := range impls(t) {
+		isa = level
+		for _, n := range []int{1, 7, 8, 19} {
+			for pos := range n {
+				x := make([]float64, n)
+				for j := range x {
+					x[j] = float64(j%5) - 2
+				}
+				x[pos] = math.NaN()
+				ss, _ := clipRow(x, 1.5)
+				if !math.IsNaN(ss) || !math.IsNaN(x[pos]) {
+					t.Fatalf("%s n=%d NaN at %d: ssq %v, entry %v; want NaN kept", implName(level), n, pos, ss, x[pos])
+				}
+			}
+		}
+	}
+}
+
 // TestMulAX and TestMulAtX multiply by A and by Aᵀ.
 func TestMulAX(t *testing.T)  { testMulA(t, 3, false) }
 func TestMulAtX(t *testing.T) { testMulA(t, 4, true) }

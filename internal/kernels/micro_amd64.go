@@ -47,6 +47,12 @@ func aty4x8AVX2(n int, a *float64, lda int, yp *float64, l int, acct *float64, l
 //go:noescape
 func gram12AVX2(n int, z, dst *float64)
 
+// clip8AVX2 is clipGo for len(x) = n, a positive multiple of 8, except
+// for the order in which the squares are summed.
+//
+//go:noescape
+func clip8AVX2(n int, x *float64, zeta float64) (ssq, amax float64)
+
 // The dispatchers below run the widest assembly kernel on the largest part
 // of a panel it handles, then narrower ones, and the portable kernel on the
 // rest. The blank index expressions check, before any assembly runs, that
@@ -123,4 +129,18 @@ func gramPanel(g, z []float64, w int) {
 		return
 	}
 	gramGo(g, z, w)
+}
+
+func clipRow(x []float64, zeta float64) (ssq, amax float64) {
+	end := 0
+	if isa >= isaAVX2 && len(x) >= 8 {
+		end = len(x) &^ 7
+		ssq, amax = clip8AVX2(end, &x[0], zeta)
+	}
+	if end < len(x) {
+		s, m := clipGo(x[end:], zeta)
+		ssq += s
+		amax = max(amax, m)
+	}
+	return ssq, amax
 }

@@ -572,3 +572,48 @@ gram12B:
 	VMOVUPD      Y11, 1120(DI)
 	VZEROUPPER
 	RET
+
+// func clip8AVX2(n int, x *float64, zeta float64) (ssq float64, amax float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·clip8AVX2(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), CX
+	MOVQ         x+8(FP), SI
+	VBROADCASTSD zeta+16(FP), Y15
+	VPCMPEQQ     Y14, Y14, Y14
+	VPSRLQ       $0x01, Y14, Y14
+	VXORPD       Y10, Y10, Y10
+	VXORPD       Y11, Y11, Y11
+	VXORPD       Y12, Y12, Y12
+	VXORPD       Y13, Y13, Y13
+
+clipLoop:
+	VMOVUPD      (SI), Y0
+	VANDPD       Y14, Y0, Y2
+	VMAXPD       Y2, Y12, Y12
+	VCMPPD       $0x0a, Y15, Y2, Y4
+	VANDPD       Y4, Y0, Y0
+	VMOVUPD      Y0, (SI)
+	VFMADD231PD  Y0, Y0, Y10
+	VMOVUPD      32(SI), Y1
+	VANDPD       Y14, Y1, Y3
+	VMAXPD       Y3, Y13, Y13
+	VCMPPD       $0x0a, Y15, Y3, Y5
+	VANDPD       Y5, Y1, Y1
+	VMOVUPD      Y1, 32(SI)
+	VFMADD231PD  Y1, Y1, Y11
+	ADDQ         $0x40, SI
+	SUBQ         $0x08, CX
+	JNZ          clipLoop
+	VADDPD       Y11, Y10, Y10
+	VEXTRACTF128 $0x01, Y10, X11
+	VADDPD       X11, X10, X10
+	VHADDPD      X10, X10, X10
+	VMOVSD       X10, ssq+24(FP)
+	VMAXPD       Y13, Y12, Y12
+	VEXTRACTF128 $0x01, Y12, X13
+	VMAXPD       X13, X12, X12
+	VPERMILPD    $0x01, X12, X13
+	VMAXPD       X13, X12, X12
+	VMOVSD       X12, amax+32(FP)
+	VZEROUPPER
+	RET

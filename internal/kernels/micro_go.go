@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // Portable micro-kernels. They are the only ones on architectures without
 // assembly (or with the purego build tag), handle the edges the assembly
 // kernels leave (panels of fewer than four rows, column remainders), and
@@ -165,4 +167,21 @@ func axvGo(rows, n int, a []float64, lda int, xt []float64, ldx, k int, accv []f
 			}
 		}
 	}
+}
+
+// clipGo is the hard threshold T_ζ of one row: it sets to zero the
+// entries of x with |x_j| > zeta and returns the sum of squares of the
+// entries kept and the largest magnitude before thresholding. A NaN is
+// kept, so that it reaches the sum.
+func clipGo(x []float64, zeta float64) (ssq, amax float64) {
+	for j, v := range x {
+		a := math.Abs(v)
+		amax = max(amax, a)
+		if a > zeta {
+			x[j] = 0
+			continue
+		}
+		ssq += v * v
+	}
+	return ssq, amax
 }

@@ -64,6 +64,7 @@ func main() {
 	axv()
 	aty()
 	gram12()
+	clip()
 	Generate()
 }
 
@@ -392,6 +393,53 @@ func gram12() {
 	for i := 8; i < 12; i++ {
 		VMOVUPD(ymm[i], at(i, 8))
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// clip generates clip8AVX2, the hard threshold of one row: Y0–Y1 hold
+// eight entries, Y2–Y3 their magnitudes and Y4–Y5 the masks of those not
+// above ζ (Y15, broadcast; the comparison "not greater than" keeps a NaN,
+// so that it reaches the sum of squares). Y10–Y11 collect the squares of
+// the kept entries and Y12–Y13 the largest magnitudes; Y14 is the mask
+// that clears the sign bit.
+func clip() {
+	TEXT("clip8AVX2", NOSPLIT, "func(n int, x *float64, zeta float64) (ssq, amax float64)")
+	arg("n", RCX)
+	arg("x", RSI)
+	VBROADCASTSD(addr(Param("zeta")), Y15)
+	VPCMPEQQ(Y14, Y14, Y14)
+	VPSRLQ(U8(1), Y14, Y14)
+	for r := 10; r < 14; r++ {
+		VXORPD(ymm[r], ymm[r], ymm[r])
+	}
+	Label("clipLoop")
+	for h := 0; h < 2; h++ {
+		m := Mem{Base: RSI, Disp: 32 * h}
+		x, a, keep := ymm[h], ymm[2+h], ymm[4+h]
+		VMOVUPD(m, x)
+		VANDPD(Y14, x, a)
+		VMAXPD(a, ymm[12+h], ymm[12+h])
+		VCMPPD(U8(0x0a), Y15, a, keep) // keep = !(|x| > ζ)
+		VANDPD(keep, x, x)
+		VMOVUPD(x, m)
+		VFMADD231PD(x, x, ymm[10+h])
+	}
+	ADDQ(U8(64), RSI)
+	SUBQ(U8(8), RCX)
+	JNZ(LabelRef("clipLoop"))
+
+	VADDPD(Y11, Y10, Y10)
+	VEXTRACTF128(U8(1), Y10, X11)
+	VADDPD(X11, X10, X10)
+	VHADDPD(X10, X10, X10)
+	VMOVSD(X10, addr(Return("ssq")))
+	VMAXPD(Y13, Y12, Y12)
+	VEXTRACTF128(U8(1), Y12, X13)
+	VMAXPD(X13, X12, X12)
+	VPERMILPD(U8(1), X12, X13)
+	VMAXPD(X13, X12, X12)
+	VMOVSD(X12, addr(Return("amax")))
 	VZEROUPPER()
 	RET()
 }
