@@ -467,19 +467,31 @@ func (sv *solver) zeroResult(tr *rpca.Tracker) (*rpca.Result, error) {
 		Params: &Params{Beta: sv.q.beta, BetaInit: sv.q.betaInit, Gamma: sv.q.gamma}}, nil
 }
 
-// tangent holds the work space of the tangent-space step.
+// tangent holds the work space of the tangent-space step: one side for
+// U (X1 = (I − UUᵀ)·(Y − S)·V) and one for V (X2 = (I − VVᵀ)·(Y − S)ᵀ·U),
+// each with its own scratch so that the two run at once.
 type tangent struct {
 	r      int
-	x1, x2 blas64.General // (I − UUᵀ)·(Y − S)·V and (I − VVᵀ)·(Y − S)ᵀ·U
-	c, t   blas64.General // r×r
+	c      blas64.General // r×r
+	sides  [2]*side
 	un, vn blas64.General
-	tau    []float64
-	work   []float64
+}
+
+// side is the scratch of one side of the tangent step.
+type side struct {
+	x    blas64.General // d×r: X1 or X2, then its Q
+	t    blas64.General // r×r
+	r    *mat.Dense     // its R
+	tau  []float64
+	work []float64
 }
 
 func newTangent(d1, d2, r int) *tangent {
-	return &tangent{r: r, x1: kernels.NewGeneral(d1, r), x2: kernels.NewGeneral(d2, r), c: kernels.NewGeneral(r, r), t: kernels.NewGeneral(r, r),
-		un: kernels.NewGeneral(d1, r), vn: kernels.NewGeneral(d2, r), tau: make([]float64, r)}
+	mk := func(d int) *side {
+		return &side{x: kernels.NewGeneral(d, r), t: kernels.NewGeneral(r, r), r: mat.NewDense(r, r, nil), tau: make([]float64, r)}
+	}
+	return &tangent{r: r, c: kernels.NewGeneral(r, r), sides: [2]*side{mk(d1), mk(d2)},
+		un: kernels.NewGeneral(d1, r), vn: kernels.NewGeneral(d2, r)}
 }
 
 // step replaces (U, sig, V) by the best rank-r approximation of
@@ -495,14 +507,18 @@ func (t *tangent) step(sv *solver, g1, g2 blas64.General) (sigR1, sig1, change f
 		t.c.Data[k*t.c.Stride+k] += sv.sig[k]
 	}
 	// X1 = (I − UUᵀ)·E·V, X2 = (I − VVᵀ)·Eᵀ·U, each projected twice so
-	// that they are orthogonal to U, V to rounding.
-	kernels.Copy(t.x1, g1)
-	kernels.Copy(t.x2, g2)
-	for pass := 0; pass < 2; pass++ {
-		projectOut(t.x1, sv.u, t.t)
-		projectOut(t.x2, sv.v, t.t)
-	}
-	r1, r2 := t.thinQR(t.x1), t.thinQR(t.x2)
+	// that they are orthogonal to U, V to rounding, and their thin QRs;
+	// the two sides are independent and run at once.
+	g, basis := [2]blas64.General{g1, g2}, [2]blas64.General{sv.u, sv.v}
+	kernels.ForEach(2, sv.workers, func(k int) {
+		h := t.sides[k]
+		kernels.Copy(h.x, g[k])
+		for pass := 0; pass < 2; pass++ {
+			projectOut(h.x, basis[k], h.t)
+		}
+		h.thinQR()
+	})
+	r1, r2 := t.sides[0].r, t.sides[1].r
 	mid := mat.NewDense(2*r, 2*r, nil)
 	for i := 0; i < r; i++ {
 		for j := 0; j < r; j++ {
@@ -527,10 +543,15 @@ func (t *tangent) step(sv *solver, g1, g2 blas64.General) (sigR1, sig1, change f
 	bottom := func(m blas64.General) blas64.General {
 		return blas64.General{Rows: r, Cols: r, Stride: m.Stride, Data: m.Data[r*m.Stride:]}
 	}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, sv.u, top(umr), 0, t.un)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, t.x1, bottom(umr), 1, t.un)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, sv.v, top(vmr), 0, t.vn)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, t.x2, bottom(vmr), 1, t.vn)
+	kernels.ForEach(2, sv.workers, func(k int) {
+		if k == 0 {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, sv.u, top(umr), 0, t.un)
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, t.sides[0].x, bottom(umr), 1, t.un)
+			return
+		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, sv.v, top(vmr), 0, t.vn)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, t.sides[1].x, bottom(vmr), 1, t.vn)
+	})
 	// ‖L⁺ − L‖² = ‖Σ⁺‖² + ‖Σ‖² − 2·tr(Σ⁺·U⁺ᵀU·Σ·VᵀV⁺), with U⁺ᵀU = Um11ᵀ
 	// and VᵀV⁺ = Vm11 because Q1 ⊥ U and Q2 ⊥ V.
 	oldSS, newSS, cross := 0.0, 0.0, 0.0
@@ -548,27 +569,27 @@ func (t *tangent) step(sv *solver, g1, g2 blas64.General) (sigR1, sig1, change f
 	return vals[r], vals[0], change, nil
 }
 
-// thinQR overwrites x (n×r, n ≥ r) with the Q of its thin QR
-// factorization and returns R (r×r). Householder QR keeps Q orthonormal
-// also when x is rank deficient (as it is once E·V has converged).
-func (t *tangent) thinQR(x blas64.General) *mat.Dense {
-	r := t.r
-	if len(t.work) == 0 {
-		t.work = make([]float64, 1)
-		lapack64.Geqrf(x, t.tau, t.work, -1)
-		n := int(t.work[0])
-		lapack64.Orgqr(x, t.tau, t.work, -1)
-		t.work = make([]float64, max(n, int(t.work[0]), 1))
+// thinQR overwrites h.x (n×r, n ≥ r) with the Q of its thin QR
+// factorization and sets h.r to R (r×r). Householder QR keeps Q
+// orthonormal also when x is rank deficient (as it is once E·V has
+// converged).
+func (h *side) thinQR() {
+	x, r := h.x, h.x.Cols
+	if len(h.work) == 0 {
+		h.work = make([]float64, 1)
+		lapack64.Geqrf(x, h.tau, h.work, -1)
+		n := int(h.work[0])
+		lapack64.Orgqr(x, h.tau, h.work, -1)
+		h.work = make([]float64, max(n, int(h.work[0]), 1))
 	}
-	lapack64.Geqrf(x, t.tau, t.work, len(t.work))
-	rm := mat.NewDense(r, r, nil)
+	lapack64.Geqrf(x, h.tau, h.work, len(h.work))
+	h.r.Zero()
 	for i := 0; i < r; i++ {
 		for j := i; j < r; j++ {
-			rm.Set(i, j, x.Data[i*x.Stride+j])
+			h.r.Set(i, j, x.Data[i*x.Stride+j])
 		}
 	}
-	lapack64.Orgqr(x, t.tau, t.work, len(t.work))
-	return rm
+	lapack64.Orgqr(x, h.tau, h.work, len(h.work))
 }
 
 // projectOut sets x = x − b·(bᵀx) for orthonormal columns b; tmp is r×r.
