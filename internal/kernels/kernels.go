@@ -274,13 +274,7 @@ func MulABt(dst, a, b blas64.General, workers int) {
 // SumSq returns ‖a‖²_F, summing rows in parallel; the row sums are
 // combined in row order, so the result does not depend on workers.
 func SumSq(a blas64.General, workers int) float64 {
-	rowSum := func(i int) float64 {
-		s := 0.0
-		for _, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
-			s += x * x
-		}
-		return s
-	}
+	rowSum := func(i int) float64 { return VecSumSq(a.Data[i*a.Stride : i*a.Stride+a.Cols]) }
 	if Workers(workers) == 1 {
 		t := 0.0 // the same grouping as below, without the buffer
 		for i := range a.Rows {
@@ -299,6 +293,24 @@ func SumSq(a blas64.General, workers int) float64 {
 		t += x
 	}
 	return t
+}
+
+// VecSumSq returns Σ x_j², in four interleaved partial sums (so that the
+// adds do not wait on one another) added at the end in a fixed order.
+func VecSumSq(x []float64) float64 {
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		q := x[j : j+4 : j+4]
+		s0 += q[0] * q[0]
+		s1 += q[1] * q[1]
+		s2 += q[2] * q[2]
+		s3 += q[3] * q[3]
+	}
+	for ; j < len(x); j++ {
+		s0 += x[j] * x[j]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // SubMulABt sets dst = Y − A·Bᵀ and returns ‖dst‖²_F: the residual

@@ -284,6 +284,24 @@ func TestSubMulABtClip(t *testing.T) {
 	})
 }
 
+// TestVecSumSq against the sum taken in order, for every length up to 40
+// (each tail of the four partial sums); the sums of N non-negative
+// values in two orders differ by at most 2·γ_N of the total.
+func TestVecSumSq(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 13))
+	for n := range 41 {
+		x := make([]float64, n)
+		want := 0.0
+		for j := range x {
+			x[j] = rng.NormFloat64() * math.Exp(4*rng.NormFloat64())
+			want += x[j] * x[j]
+		}
+		if got := VecSumSq(x); math.Abs(got-want) > 2*float64(n+2)*unit*want {
+			t.Fatalf("n=%d: VecSumSq = %v, want %v", n, got, want)
+		}
+	}
+}
+
 // TestClipNaN: a NaN in the residual is kept, so that the row's sum of
 // squares is NaN and the caller sees it, with each kernel set and at each
 // position within the vector blocks and the tail.
