@@ -166,10 +166,18 @@ func (s *Sparse) At(i, j int) float64 {
 // Do calls fn for every stored entry in row-major order (none for nil or
 // the zero value).
 func (s *Sparse) Do(fn func(i, j int, v float64)) {
+	if s != nil {
+		s.DoRows(0, s.Rows, fn)
+	}
+}
+
+// DoRows calls fn for every stored entry of rows lo, …, hi−1, in row
+// order and, within a row, in stored order (a range of what Do lists).
+func (s *Sparse) DoRows(lo, hi int, fn func(i, j int, v float64)) {
 	if s == nil || len(s.RowPtr) < s.Rows+1 {
 		return
 	}
-	for i := 0; i < s.Rows; i++ {
+	for i := max(lo, 0); i < min(hi, s.Rows); i++ {
 		for k := s.RowPtr[i]; k < s.RowPtr[i+1]; k++ {
 			fn(i, int(s.ColIdx[k]), s.Val[k])
 		}

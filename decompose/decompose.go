@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
@@ -17,6 +18,7 @@ import (
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
@@ -304,17 +306,28 @@ func (j *Job) write(ctx context.Context, d *outdir.Dir, sum *Summary) error {
 	return outdir.WriteJSON(d.Join(FileSummary), sum)
 }
 
-// writeLowRank writes M = U·Vᵀ row by row, never holding it in memory.
+// lowRankBlock is the number of rows of M = U·Vᵀ formed at once.
+const lowRankBlock = 64
+
+// writeLowRank writes M = U·Vᵀ by blocks of rows, never holding it in
+// memory.
 func (j *Job) writeLowRank(ctx context.Context, d *outdir.Dir, u, v *mat.Dense) (string, error) {
-	d1, k := u.Dims()
+	d1, _ := u.Dims()
 	d2, _ := v.Dims()
+	ur, vr := u.RawMatrix(), v.RawMatrix()
+	buf := kernels.NewGeneral(min(lowRankBlock, d1), d2)
+	lo := 0
 	return j.writeRows(d, FileLowRank, d1, d2, func(i int, dst []float64) error {
-		if i%256 == 0 {
+		if i%lowRankBlock == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			lo = i
+			n := min(lowRankBlock, d1-i)
+			kernels.MulABt(blas64.General{Rows: n, Cols: d2, Stride: buf.Stride, Data: buf.Data},
+				blas64.General{Rows: n, Cols: ur.Cols, Stride: ur.Stride, Data: ur.Data[i*ur.Stride:]}, vr, 0)
 		}
-		mat.NewVecDense(d2, dst).MulVec(v, mat.NewVecDense(k, u.RawRowView(i)))
+		copy(dst, buf.Data[(i-lo)*buf.Stride:(i-lo)*buf.Stride+d2])
 		return nil
 	})
 }

@@ -3,7 +3,7 @@ package decompose
 import (
 	"context"
 	"errors"
-	"github.com/rpca-gd/rpca/gd"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,7 +14,9 @@ import (
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/load"
+	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -149,5 +151,38 @@ func TestRunRefuses(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("output after the errors: %v", err)
+	}
+}
+
+// TestWriteLowRankBlocks: M = U·Vᵀ written by blocks of lowRankBlock rows
+// (two whole blocks and a remainder) equals the product formed in full
+// to the rounding of a sum of k products.
+func TestWriteLowRankBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	d1, d2, k := 2*lowRankBlock+9, 41, 7
+	u, v := mat.NewDense(d1, k, nil), mat.NewDense(d2, k, nil)
+	for _, m := range []*mat.Dense{u, v} {
+		for i, x := range m.RawMatrix().Data {
+			m.RawMatrix().Data[i] = x + rng.NormFloat64()
+		}
+	}
+	dir, err := outdir.New(filepath.Join(t.TempDir(), "out"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Abort()
+	j := &Job{}
+	name, err := j.writeLowRank(context.Background(), dir, u, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := npy.ReadFile(dir.Join(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want mat.Dense
+	want.Mul(u, v.T())
+	if !mat.EqualApprox(got, &want, 1e-13) {
+		t.Error("lowrank.npy by blocks differs from U·Vᵀ")
 	}
 }

@@ -331,13 +331,36 @@ func (l *loader) checkValue(i, j int, v float64) error {
 	return nil
 }
 
+// allFinite reports whether every value of x is finite: x·0 is 0 for a
+// finite x and NaN for ±Inf and NaN, and a sum holding a NaN is NaN. Four
+// partial sums, so that the adds do not wait on one another.
+func allFinite(x []float64) bool {
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		q := x[j : j+4 : j+4]
+		s0 += q[0] * 0
+		s1 += q[1] * 0
+		s2 += q[2] * 0
+		s3 += q[3] * 0
+	}
+	for ; j < len(x); j++ {
+		s0 += x[j] * 0
+	}
+	return s0+s1+s2+s3 == 0
+}
+
 // finishDense checks every value of a dense matrix and turns it into
 // observed entries when NaN marks missing ones or entries are sampled.
 func (l *loader) finishDense() error {
 	raw := l.m.Dense.RawMatrix()
 	nans := 0
 	for i := 0; i < raw.Rows; i++ {
-		for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+		if allFinite(row) {
+			continue
+		}
+		for j, v := range row {
 			if err := l.checkValue(i, j, v); err != nil {
 				return err
 			}

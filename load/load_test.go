@@ -206,3 +206,28 @@ func TestReadable(t *testing.T) {
 		t.Errorf("directory: %v", err)
 	}
 }
+
+// TestAllFinite: a NaN, +Inf or −Inf at any position of rows of every
+// length up to 9 (each partial sum and the tail) is found, and rows of
+// finite values at the ends of the range (±MaxFloat64, the smallest
+// subnormal, −0) pass.
+func TestAllFinite(t *testing.T) {
+	for n := range 10 {
+		row := make([]float64, n)
+		for j := range row {
+			row[j] = []float64{math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64, math.Copysign(0, -1), 1}[j%5]
+		}
+		if !allFinite(row) {
+			t.Fatalf("n=%d: finite row %v reported as not finite", n, row)
+		}
+		for pos := range n {
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+				r := append([]float64(nil), row...)
+				r[pos] = bad
+				if allFinite(r) {
+					t.Fatalf("n=%d: %v at %d not found", n, bad, pos)
+				}
+			}
+		}
+	}
+}

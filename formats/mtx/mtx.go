@@ -7,8 +7,11 @@ import (
 	"io"
 	"iter"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/internal/textio"
@@ -390,6 +393,16 @@ type Sparse interface {
 	Do(fn func(i, j int, v float64))
 }
 
+// RowSparse is a Sparse that lists the entries of a range of rows on its
+// own. WriteSparse formats such a matrix by blocks of rows on every core,
+// and writes the blocks in order.
+type RowSparse interface {
+	Sparse
+	// DoRows calls fn for every stored entry of rows lo, …, hi−1, in the
+	// order Do lists them.
+	DoRows(lo, hi int, fn func(i, j int, v float64))
+}
+
 // WriteSparse writes s in coordinate real general format with
 // 1-based indices, entries in the order s.Do lists them.
 func WriteSparse(w io.Writer, s Sparse) error {
@@ -397,6 +410,9 @@ func WriteSparse(w io.Writer, s Sparse) error {
 	nnz := s.NNZ()
 	if _, err := fmt.Fprintf(w, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", rows, cols, nnz); err != nil {
 		return err
+	}
+	if rs, ok := s.(RowSparse); ok && nnz >= 2*blockEntries && runtime.GOMAXPROCS(0) > 1 {
+		return writeRowBlocks(w, rs, rows, cols, nnz, runtime.GOMAXPROCS(0))
 	}
 	var (
 		buf  = make([]byte, 0, 64<<10)
@@ -426,6 +442,100 @@ func WriteSparse(w io.Writer, s Sparse) error {
 	}
 	_, err := w.Write(buf)
 	return err
+}
+
+// blockEntries is about the number of entries writeRowBlocks formats in
+// one block (about 2 MB of text).
+const blockEntries = 1 << 16
+
+// writeRowBlocks writes the entries of s, after the header, by blocks of
+// rows of about blockEntries entries: workers goroutines format blocks
+// into buffers while the caller writes them in order. A block is started
+// only with one of 2·workers tokens, which the caller gives back once it
+// has written a block, so memory stays bounded whatever the size of s;
+// after an error no new block is started.
+func writeRowBlocks(w io.Writer, s RowSparse, rows, cols, nnz, workers int) error {
+	per := max(1, int(int64(rows)*blockEntries/int64(nnz)))
+	nb := (rows + per - 1) / per
+	type block struct {
+		buf []byte
+		n   int
+		err error
+	}
+	done := make([]chan block, nb)
+	for k := range done {
+		done[k] = make(chan block, 1)
+	}
+	tokens := make(chan struct{}, 2*workers)
+	for range cap(tokens) {
+		tokens <- struct{}{}
+	}
+	// The buffers go round: one per token, taken with it and given back
+	// once written.
+	free := make(chan []byte, cap(tokens))
+	quit := make(chan struct{})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, nb) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-tokens:
+				case <-quit:
+					return
+				}
+				// A token before an index, so that the blocks in
+				// progress are always the first ones not yet written.
+				k := int(next.Add(1)) - 1
+				if k >= nb {
+					return
+				}
+				var b block
+				select {
+				case b.buf = <-free:
+				default:
+					b.buf = make([]byte, 0, blockEntries*32)
+				}
+				s.DoRows(k*per, min((k+1)*per, rows), func(i, j int, v float64) {
+					b.n++
+					if b.err != nil {
+						return
+					}
+					if i < 0 || i >= rows || j < 0 || j >= cols {
+						b.err = fmt.Errorf("formats: sparse entry (%d, %d) outside the %d×%d matrix", i, j, rows, cols)
+						return
+					}
+					b.buf = appendEntry(b.buf, i, j, v)
+				})
+				done[k] <- b
+			}
+		}()
+	}
+	var err error
+	n := 0
+	for k := 0; k < nb; k++ {
+		b := <-done[k]
+		n += b.n
+		if err = b.err; err == nil {
+			_, err = w.Write(b.buf)
+		}
+		if err != nil {
+			break
+		}
+		free <- b.buf[:0]
+		tokens <- struct{}{}
+	}
+	close(quit)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	if n != nnz {
+		return fmt.Errorf("formats: sparse matrix reports %d entries but lists %d", nnz, n)
+	}
+	return nil
 }
 
 func appendEntry(buf []byte, i, j int, v float64) []byte {
