@@ -83,7 +83,7 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		}
 	}
 	res, err := solveWith(ctx, p, s, m)
-	if err != nil || len(fallbacks) == 0 {
+	if err != nil || len(fallbacks) == 0 || callerStop(res) {
 		return res, err
 	}
 	attempts := []Attempt{attempt(m, res, nil)}
@@ -106,6 +106,12 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	}
 	return best, nil
 }
+
+// callerStop reports whether the run ended where the caller asked it to
+// stop short of convergence (Stop.TargetError, a benchmark's stop): its
+// answer is reported as it is, verified or not, and neither the next
+// method of a chain nor the second try without the location runs.
+func callerStop(res *Result) bool { return res.Stop == StopTargetError }
 
 // attempt records a run of m for Result.Attempts.
 func attempt(m Method, res *Result, err error) Attempt {
@@ -148,7 +154,7 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	if fr.loc != 0 && !res.Verification.Verified {
+	if fr.loc != 0 && !res.Verification.Verified && !callerStop(res) {
 		// The location was perhaps not one the rank allows (M + c'·11ᵀ
 		// of rank r + 1), or the centred problem was the harder one:
 		// solve the data as they are, and keep the better answer.

@@ -256,7 +256,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 		}
 		if done {
 			sp := sv.sparse(zeta)
-			if reason != rpca.StopMaxIter && sv.q.estimateMu && raises < maxRaises && denseLine(sp) {
+			if reason != rpca.StopMaxIter && reason != rpca.StopTargetError && sv.q.estimateMu && raises < maxRaises && denseLine(sp) {
 				// A row or column has more than half of its entries in
 				// S: no sparse model allows that, the thresholds are
 				// below the entries of L there (its incoherence is above
@@ -266,7 +266,7 @@ func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, erro
 				sv.q.mu *= 2
 				raises++
 				sv.residual(zeta) // w back to E for the step below
-				k0 = k + 1         // and the thresholds start their descent again
+				k0 = k + 1        // and the thresholds start their descent again
 			} else {
 				return sv.result(tr, k, zeta, reason, res, sp), nil
 			}

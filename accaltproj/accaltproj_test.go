@@ -220,3 +220,38 @@ func TestRankOne(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetErrorEndsTheRun: the caller's target error ends the run at
+// the first record that meets it, even when S then holds a dense line,
+// which otherwise raises μ and goes on. The data: a rank-one matrix with
+// one row 40 times the others, which the first thresholds set aside whole.
+func TestTargetErrorEndsTheRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	const d1, d2 = 120, 100
+	u, v := mat.NewDense(d1, 1, nil), mat.NewDense(d2, 1, nil)
+	for i := range d1 {
+		u.Set(i, 0, rng.NormFloat64())
+	}
+	u.Set(0, 0, 40)
+	for j := range d2 {
+		v.Set(j, 0, rng.NormFloat64())
+	}
+	var y mat.Dense
+	y.Mul(u, v.T())
+	p := &rpca.Problem{Dense: &y, Truth: &rpca.Truth{A: u, B: v}}
+	s := rpca.Settings{Rank: 1, Alpha: 0.1, Stop: rpca.Stop{TargetError: 10}}
+	res, err := (&Method{}).Solve(context.Background(), p, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := -1
+	for _, h := range res.History {
+		if h.Error <= s.Stop.TargetError {
+			first = h.Iter
+			break
+		}
+	}
+	if res.Stop != rpca.StopTargetError || res.Iterations != first {
+		t.Errorf("stop %q after %d iterations; the target was met at iteration %d", res.Stop, res.Iterations, first)
+	}
+}

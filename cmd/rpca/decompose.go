@@ -35,6 +35,7 @@ type decomposeFlags struct {
 	truth      string
 	missingNaN bool
 	maxRank    int
+	target     float64
 }
 
 func (f *decomposeFlags) register(e *env) *flag.FlagSet {
@@ -50,6 +51,7 @@ func (f *decomposeFlags) register(e *env) *flag.FlagSet {
 	fs.BoolVar(&f.header, "header", false, "CSV/TSV/TXT: skip the first line (column names)")
 	fs.BoolVar(&f.factors, "factors", false, "write the factors U.npy and V.npy instead of the d1×d2 lowrank.npy")
 	fs.StringVar(&f.truth, "truth", "", "directory with the true factors A.npy, B.npy (M* = A·Bᵀ) to report the true error")
+	cliflag.Var(fs, &f.target, "target-error", 0, cliflag.OrDefault, "a finite non-negative number (0: off)", "with --truth: also stop as soon as the true relative error is at most this (0: off)")
 	fs.BoolVar(&f.missingNaN, "missing-nan", false, "treat NaN entries of a dense input as missing (runs Algorithm 2 on the others)")
 	return fs
 }
@@ -66,7 +68,9 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	job := decompose.Job{Input: f.in, Settings: f.settings(), Sampling: f.p, Truth: f.truth,
+	settings := f.settings()
+	settings.Stop.TargetError = f.target
+	job := decompose.Job{Input: f.in, Settings: settings, Sampling: f.p, Truth: f.truth,
 		Out: f.out, Force: f.force, Inputs: []string{f.in, f.truth}, Factors: f.factors, Format: decompose.Format(f.format)}
 	if err := job.Check(); err != nil {
 		return outDirError(err, f.out)
@@ -121,6 +125,9 @@ func (f *decomposeFlags) validate(fs *flag.FlagSet) error {
 	}
 	if err := f.outFlags.validate("decompose"); err != nil {
 		return err
+	}
+	if f.target > 0 && f.truth == "" {
+		return cliflag.Usagef("decompose: --target-error needs --truth DIR, the true factors it is measured against")
 	}
 	if flagSet(fs, "max-rank") && f.rank != 0 {
 		return cliflag.Usagef("decompose: --max-rank applies to --rank auto, not to --rank %d", f.rank)
