@@ -264,6 +264,8 @@ func TestDecomposeErrors(t *testing.T) {
 		{"empty row", 1, []string{"1 rows and 1 columns have no observed entry"}, []string{"--in", part, "--rank", "1"}},
 		{"altproj on partial", 2, []string{"altproj", "--method gd"}, []string{"--in", part, "--rank", "1", "--method", "altproj"}},
 		{"unknown flag", 2, []string{"-rnak", "not defined"}, []string{"--rnak", "2"}},
+		{"target error without truth", 2, []string{"--target-error", "--truth"}, []string{"--in", ynpy, "--rank", "2", "--target-error", "1e-3"}},
+		{"target error negative", 2, []string{"flag -target-error"}, []string{"--in", ynpy, "--rank", "2", "--target-error", "-1"}},
 	}
 	checkRobust(t, "decompose", cases)
 	// The .xyz file reads as white-space text with --in-format txt.
