@@ -39,7 +39,7 @@ func TestNew(t *testing.T) {
 		partial bool
 		values  map[string]string
 		want    []string
-	}{{false, map[string]string{"gamma": "1.5"}, []string{"accaltproj", "scaledgd", "ialm"}}, {true, values, []string{"gd", "scaledgd", "als"}}} {
+	}{{false, map[string]string{"gamma": "1.5"}, []string{"accaltproj", "scaledgd", "ialm"}}, {true, values, []string{"als", "gd", "scaledgd"}}} {
 		m, err := New("auto", c.partial, c.values)
 		if err != nil || m.Name() != AutoName {
 			t.Fatalf("auto, partial %v: %v (%v)", c.partial, m, err)

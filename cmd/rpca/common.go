@@ -318,7 +318,7 @@ func methodHelp(def string) string {
 	var b strings.Builder
 	b.WriteString("method:")
 	if def == methodAuto {
-		b.WriteString(" auto (accaltproj for a fully observed matrix, gd for partial observations or --p < 1),")
+		b.WriteString(" auto (accaltproj for a fully observed matrix, als for partial observations or --p < 1),")
 	}
 	for i, m := range methods.Table {
 		if i > 0 {
@@ -345,9 +345,9 @@ func (f *solveFlags) newMethod(partial ...bool) (rpca.Method, error) {
 	m, err := methods.New(f.method, part, f.params)
 	switch {
 	case errors.Is(err, rpca.ErrDenseOnly) && f.p < 1:
-		return nil, cliflag.Usagef("--method %s needs the full matrix; --p < 1 (subsampling) works with --method gd or scaledgd only", f.method)
+		return nil, cliflag.Usagef("--method %s needs the full matrix; --p < 1 (subsampling) works with --method auto, gd, scaledgd or als only", f.method)
 	case errors.Is(err, rpca.ErrDenseOnly):
-		return nil, cliflag.Usagef("--method %s needs a fully observed matrix, but the data are partially observed; use --method gd or scaledgd", f.method)
+		return nil, cliflag.Usagef("--method %s needs a fully observed matrix, but the data are partially observed; use --method auto, als, gd or scaledgd", f.method)
 	case err != nil:
 		return nil, paramError(err, f.method)
 	}

@@ -149,7 +149,8 @@ func TestDecomposeMatrixMarketPartial(t *testing.T) {
 	if fmt.Sprint(testfile.List(t, out, outdir.OwnerMarker)) != "[U.npy V.npy sparse.mtx summary.json]" {
 		t.Fatalf("output files %v", testfile.List(t, out, outdir.OwnerMarker))
 	}
-	if sum["partial"] != true || sum["observed_entries"] != float64(in.Obs.Len()) || sum["params"].(map[string]any)["algorithm"] != 2.0 {
+	// The default for partial data starts with ALS (methods.AutoChain).
+	if sum["partial"] != true || sum["observed_entries"] != float64(in.Obs.Len()) || sum["method"] != "als" || sum["verified"] != true {
 		t.Errorf("summary %v", sum)
 	}
 	u := readNpy(t, join(out, "U.npy"))
@@ -262,7 +263,7 @@ func TestDecomposeErrors(t *testing.T) {
 		{"no --out", 2, []string{"--out", "required"}, []string{"--in", ynpy, "--rank", "2", "--out", ""}},
 		{"bad --format", 2, []string{"flag -format", "npy or csv"}, []string{"--in", ynpy, "--rank", "2", "--format", "parquet"}},
 		{"empty row", 1, []string{"1 rows and 1 columns have no observed entry"}, []string{"--in", part, "--rank", "1"}},
-		{"altproj on partial", 2, []string{"altproj", "--method gd"}, []string{"--in", part, "--rank", "1", "--method", "altproj"}},
+		{"altproj on partial", 2, []string{"altproj", "--method auto, als, gd or scaledgd"}, []string{"--in", part, "--rank", "1", "--method", "altproj"}},
 		{"unknown flag", 2, []string{"-rnak", "not defined"}, []string{"--rnak", "2"}},
 		{"target error without truth", 2, []string{"--target-error", "--truth"}, []string{"--in", ynpy, "--rank", "2", "--target-error", "1e-3"}},
 		{"target error negative", 2, []string{"flag -target-error"}, []string{"--in", ynpy, "--rank", "2", "--target-error", "-1"}},
