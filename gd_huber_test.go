@@ -3,11 +3,13 @@ package rpca_test
 import (
 	"context"
 	"errors"
-	"github.com/rpca-gd/rpca/als"
 	"math"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/synth"
 )
 
@@ -93,12 +95,30 @@ func TestHuberBadSettings(t *testing.T) {
 		{"RidgeDecay above 1", &als.Method{Ridge: 0.01, RidgeDecay: 1.5}, 0.05},
 		{"RidgeDecay negative", &als.Method{Ridge: 0.01, RidgeDecay: -0.5}, 0.05},
 		{"RidgeDecay NaN", &als.Method{Ridge: 0.01, RidgeDecay: math.NaN()}, 0.05},
-		{"RidgeDecay without a ridge", &als.Method{RidgeDecay: 0.8}, 0.05},
 	} {
 		_, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: c.alpha}, c.g)
 		if !errors.Is(err, rpca.ErrBadInput) || !errors.Is(err, rpca.ErrBadSettings) {
 			t.Errorf("%s: %v, want ErrBadSettings and ErrBadInput", c.name, err)
 		}
+	}
+}
+
+// TestRidgeDecayDefaultStart: a decaying ridge without a ridge starts
+// from als.DefaultDecayingRidge: the run is the one with that ridge given,
+// bit for bit, and reports it; a fixed ridge of 0 stays 0.
+func TestRidgeDecayDefaultStart(t *testing.T) {
+	in := instance(t, synth.Config{D1: 120, D2: 100, Rank: 3, Alpha: 0.1, P: 0.5, Seed: 6})
+	s := rpca.Settings{Rank: 3, Alpha: 0.1, Seed: 1}
+	implied := solve(t, in.Problem(), s, &als.Method{RidgeDecay: 0.8})
+	given := solve(t, in.Problem(), s, &als.Method{Ridge: als.DefaultDecayingRidge, RidgeDecay: 0.8})
+	if q := alsParams(t, implied); q.Ridge != als.DefaultDecayingRidge || q.RidgeDecay != 0.8 {
+		t.Errorf("reported ridge %v, decay %v; want %v and 0.8", q.Ridge, q.RidgeDecay, als.DefaultDecayingRidge)
+	}
+	if !mat.Equal(implied.U, given.U) || !mat.Equal(implied.V, given.V) || implied.Iterations != given.Iterations {
+		t.Error("a decay without a ridge differs from the same decay of the default ridge")
+	}
+	if q := alsParams(t, solve(t, in.Problem(), s, &als.Method{})); q.Ridge != 0 {
+		t.Errorf("no decay, no ridge: reported ridge %v, want 0", q.Ridge)
 	}
 }
 

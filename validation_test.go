@@ -95,13 +95,13 @@ func TestBadDataIsNotBadSettings(t *testing.T) {
 		t.Errorf("NaN entry: %v, want ErrBadInput only", err)
 	}
 	y.Set(1, 2, 1)
-	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{Scaled: true, Balance: 1})
-	if !errors.Is(err, rpca.ErrBadSettings) || !errors.Is(err, gd.ErrBalanceScaled) {
-		t.Errorf("Balance with the scaled step: %v, want ErrBadSettings", err)
+	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 1}, &gd.Method{Balance: -1})
+	if !errors.Is(err, rpca.ErrBadSettings) {
+		t.Errorf("a negative Balance: %v, want ErrBadSettings", err)
 	}
 	// Y = 0 has one answer, but the settings are still checked.
-	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: mat.NewDense(4, 5, nil)}, rpca.Settings{Rank: 1}, &gd.Method{Scaled: true, Balance: 1})
+	_, err = rpca.Solve(context.Background(), &rpca.Problem{Dense: mat.NewDense(4, 5, nil)}, rpca.Settings{Rank: 1}, &gd.Method{Balance: -1})
 	if !errors.Is(err, rpca.ErrBadSettings) {
-		t.Errorf("Balance with the scaled step on Y = 0: %v, want ErrBadSettings", err)
+		t.Errorf("a negative Balance on Y = 0: %v, want ErrBadSettings", err)
 	}
 }

@@ -27,12 +27,14 @@ type Method struct {
 	Gamma float64
 
 	// Ridge is λ of the ridge penalty (λ/2)(‖U‖²_F + ‖V‖²_F) of every
-	// line's fit; 0 leaves it out.
+	// line's fit; 0 leaves it out (with RidgeDecay < 1: starts it at
+	// DefaultDecayingRidge).
 	Ridge float64
 
 	// RidgeDecay ρ ∈ (0, 1] makes the ridge a continuation: sweep t
 	// solves with λ·ρᵗ, so the penalty steadies the first sweeps and
-	// vanishes from the solution. 0 means 1, a fixed λ.
+	// vanishes from the solution. 0 means 1, a fixed λ. With Ridge 0 the
+	// decay starts from DefaultDecayingRidge.
 	RidgeDecay float64
 
 	// SVDTol is the relative accuracy of the initial truncated SVD; 0
@@ -86,6 +88,10 @@ type Method struct {
 // Checkpoint is the state of the sweeps after one of them (see
 // gd.Checkpoint).
 type Checkpoint = gdcore.Checkpoint
+
+// DefaultDecayingRidge is the ridge λ₀ that RidgeDecay < 1 starts from
+// when Ridge is 0.
+const DefaultDecayingRidge = gdcore.DefaultDecayingRidge
 
 // DefaultStop are the default stopping rules: at most 200 sweeps,
 // relative residual 1e-9, or a relative squared factor change still to go
@@ -184,7 +190,7 @@ func (m *Method) Params() []rpca.Param {
 	return []rpca.Param{
 		param.Float(&m.Gamma, "gamma", "γ: the sparse estimator keeps ⌊γα·d⌋ per line in the sweeps (0: 3)", param.OrDefault),
 		param.Float(&m.Ridge, "ridge", "ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings", param.OrDefault),
-		param.Float(&m.RidgeDecay, "ridge-decay", "ρ, the ridge of sweep t is λ·ρᵗ (0 or 1: fixed); with --huber 3, --ridge 0.01 --ridge-decay 0.8 converges on partial observations of an ill-conditioned M (docs/performance.md)", param.Unit),
+		param.Float(&m.RidgeDecay, "ridge-decay", "ρ, the ridge of sweep t is λ·ρᵗ (0 or 1: fixed; without --ridge, λ starts at 0.01); with --huber 3 and --ridge-decay 0.8 it converges on partial observations of an ill-conditioned M (docs/performance.md)", param.Unit),
 		param.Float(&m.Huber, "huber", "Huber weights at this multiple of the median absolute residual in place of the count-based sparse estimator (0: off; 3 is sound)", param.OrDefault),
 		param.Float(&m.Implicit, "implicit", "λ_y of SVD++'s implicit factors: which columns a row has observed (which movies a user rated) shape its factor (0: off)", param.OrDefault),
 	}

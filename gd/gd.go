@@ -10,7 +10,6 @@ package gd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -65,8 +64,9 @@ type Method struct {
 
 	// Balance is the weight of the balancing term −Balance·η·U(UᵀU − VᵀV)
 	// in the paper's step. 0 means 1/2 for Algorithm 1 and 1/16 for
-	// Algorithm 2, the paper's constants. The scaled step has no balancing
-	// term: Balance with Scaled is refused.
+	// Algorithm 2, the paper's constants. With Scaled, 0 means none (the
+	// scaled step does not need one), and a positive Balance adds the
+	// same term to the direction before its scaling by (VᵀV)⁻¹, (UᵀU)⁻¹.
 	Balance float64
 
 	// Ridge is λ of a ridge penalty (λ/2)(‖U‖²_F + ‖V‖²_F) added to the
@@ -142,10 +142,6 @@ const (
 // of 1e-16.
 var DefaultStop = gdcore.DefaultGDStop
 
-// ErrBalanceScaled: Balance given with Scaled (the scaled step has no
-// balancing term).
-var ErrBalanceScaled = errors.New("gd: Balance weighs the balancing term of the paper's step, and the scaled step has none")
-
 func (m *Method) core() *gdcore.GD {
 	u := gdcore.UpdatePaper
 	if m.Scaled {
@@ -154,16 +150,6 @@ func (m *Method) core() *gdcore.GD {
 	return &gdcore.GD{Update: u, Gamma: m.Gamma, StepConst: m.StepConst, Mu: m.Mu, NoProjection: m.NoProjection,
 		Step: gdcore.StepRule(m.Step), SampleRate: m.SampleRate, Balance: m.Balance, Ridge: m.Ridge,
 		SVDTol: m.SVDTol, PerLine: m.PerLine, Start: m.Start, Resume: m.Resume, OnCheckpoint: m.OnCheckpoint}
-}
-
-// refused returns the error of a combination of fields that has no
-// meaning.
-func (m *Method) refused() error {
-	switch {
-	case m.Scaled && m.Balance != 0:
-		return ErrBalanceScaled
-	}
-	return nil
 }
 
 // Checkpointing reports whether m saves or resumes a state
@@ -184,17 +170,11 @@ func (m *Method) Capabilities() rpca.Capabilities { return m.core().Capabilities
 
 // CheckParams checks m's fields for p and s ([rpca.ParamChecker]).
 func (m *Method) CheckParams(p *rpca.Problem, s rpca.Settings) error {
-	if err := m.refused(); err != nil {
-		return err
-	}
 	return m.core().CheckParams(p, s)
 }
 
 // Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.
 func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
-	if err := m.refused(); err != nil {
-		return nil, rpca.BadSettings(err)
-	}
 	return publicParams(m.core().Solve(ctx, p, s))
 }
 
@@ -223,9 +203,6 @@ func (m *Method) WithWarmStart(u, v *mat.Dense) rpca.Method {
 // rpca.Observed, except that T is d's threshold form, the data are not
 // rescaled, and the result's S is nil (the sparse part stays with d).
 func (m *Method) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Settings) (*rpca.Result, error) {
-	if err := m.refused(); err != nil {
-		return nil, rpca.BadSettings(err)
-	}
 	return publicParams(m.core().SolveDistributed(ctx, d, s))
 }
 
@@ -252,7 +229,7 @@ type Params struct {
 	Step         float64 `json:"step"`          // η
 	Sigma1       float64 `json:"sigma1"`        // σ̂₁ of the initialization
 	Mu           float64 `json:"mu"`            // μ of the projection's bound
-	Balance      float64 `json:"balance"`       // weight of the balancing term ‖UᵀU − VᵀV‖²_F (0 with Scaled)
+	Balance      float64 `json:"balance"`       // weight of the balancing term ‖UᵀU − VᵀV‖²_F (with Scaled: 0 unless given)
 	P            float64 `json:"p"`             // the sampling rate
 	Ridge        float64 `json:"ridge"`         // λ of the ridge penalty
 	KRow         int     `json:"k_row"`         // entries T_γα keeps per row
@@ -292,8 +269,9 @@ func (m *Method) Params() []rpca.Param {
 		param.Choice(&m.Step, "step-rule", "fixed (the paper's) or backtracking (halve each step until the objective falls); default: backtracking for partial observations, fixed for a full matrix", "", StepFixed, StepBacktracking),
 		param.Float(&m.Ridge, "ridge", "ridge penalty λ/2·(‖U‖² + ‖V‖²) on the factors (0: none); guards against overfitting sparse data such as ratings", param.OrDefault),
 	}
-	if !m.Scaled {
-		ps = append(ps, param.Float(&m.Balance, "balance", "weight of the balancing term ‖UᵀU − VᵀV‖²_F (0: 1/2 full, 1/16 partial)", param.OrDefault))
+	balance := "weight of the balancing term ‖UᵀU − VᵀV‖²_F (0: 1/2 full, 1/16 partial)"
+	if m.Scaled {
+		balance = "weight of a balancing term ‖UᵀU − VᵀV‖²_F added to the scaled step (0: none)"
 	}
-	return ps
+	return append(ps, param.Float(&m.Balance, "balance", balance, param.OrDefault))
 }

@@ -87,7 +87,7 @@ func TestUnusedParam(t *testing.T) {
 		takenBy []string
 	}{
 		{"gd", false, "huber", []string{"als"}},
-		{"scaledgd", false, "balance", []string{"gd"}},
+		{"scaledgd", false, "ridge-decay", []string{"als"}},
 		{"accaltproj", false, "lambda", []string{"ialm"}},
 		{"auto", false, "huber", []string{"als"}},
 		{"als", true, "colour", nil},

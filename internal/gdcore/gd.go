@@ -358,24 +358,33 @@ func sampling(rate, sampleRate float64) (partial bool, p float64) {
 	return false, 1
 }
 
+// DefaultDecayingRidge is the ridge λ₀ a decaying ridge (RidgeDecay < 1)
+// starts from when Ridge is 0, in the units Solve scales the data to
+// (largest magnitude in [1, 2)): the value measured with Huber weights on
+// partial observations of a κ = 100 matrix, where λ₀ from 0.001 to 1
+// changed only the number of sweeps (docs/performance.md, "A decaying
+// ridge").
+const DefaultDecayingRidge = 0.01
+
 // resolveALS sets the least-squares options. Package gd has no Biases,
 // Huber, Implicit or RidgeDecay, and package als no step: the only
-// combinations left to refuse are Huber with Implicit, Huber at α = 0 (it
-// weighs the fits against the corruptions that α = 0 says there are none
-// of), and a decay of no ridge.
+// combinations left to refuse are Huber with Implicit and Huber at α = 0
+// (it weighs the fits against the corruptions that α = 0 says there are
+// none of). A decay of no ridge starts from DefaultDecayingRidge.
 func (g *GD) resolveALS(q *gdParams, alpha float64) error {
 	switch {
 	case g.Huber > 0 && alpha == 0:
 		return errors.New("Huber (--huber) weighs the fits against corruptions, and α = 0 says there are none")
 	case g.Huber > 0 && g.Implicit > 0:
 		return errors.New("Huber (--huber) and Implicit (--implicit) cannot be combined (the implicit factors' conjugate-gradient step has no weights)")
-	case g.RidgeDecay > 0 && g.RidgeDecay < 1 && g.Ridge == 0:
-		return errors.New("RidgeDecay (--ridge-decay) needs Ridge (--ridge) > 0: it decays the ridge")
 	}
 	q.biases = g.Biases && q.als
 	q.huber, q.implicit = g.Huber, g.Implicit
 	if g.RidgeDecay > 0 {
 		q.ridgeDecay = g.RidgeDecay
+	}
+	if q.ridgeDecay < 1 && q.ridge == 0 {
+		q.ridge = DefaultDecayingRidge
 	}
 	if q.als {
 		q.partial = true  // every entry of a dense Y counts as observed
@@ -409,7 +418,9 @@ func (q *gdParams) defaults(rule StepRule) {
 	}
 	q.mu = cmp.Or(q.mu, 10)
 	q.svdTol = byAlg(q.svdTol, DefaultSVDTol, DefaultSVDTolPartial)
-	q.balance = byAlg(q.balance, 0.5, 1.0/16)
+	if !q.scaled { // the scaled step balances only when asked to
+		q.balance = byAlg(q.balance, 0.5, 1.0/16)
+	}
 }
 
 // counts sets the entries T keeps per line: in the initialization

@@ -133,14 +133,7 @@ func (pu *paperUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) erro
 // penalty is the balancing term ¼·b·‖UᵀU − VᵀV‖²_F, whose gradient
 // b·U(UᵀU − VᵀV) (and −b·V(UᵀU − VᵀV)) is the step's balancing part.
 func (pu *paperUpdate) penalty(u, v blas64.General) float64 {
-	d := pu.d
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
-	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
-	s := 0.0
-	for _, x := range d.Data[:d.Rows*d.Stride] {
-		s += x * x
-	}
-	return 0.25*pu.balance*s + ridgePenalty(pu.ridge*pu.gscale, u, v)
+	return balancePenalty(pu.balance, pu.d, u, v) + ridgePenalty(pu.ridge*pu.gscale, u, v)
 }
 
 // ridgePenalty is (λ/2)(‖U‖²_F + ‖V‖²_F).
@@ -163,21 +156,17 @@ func ridgePredicted(lambda float64, un, vn, u, v blas64.General) float64 {
 // predicted is (1/p)(⟨E·V, ΔU⟩ + ⟨Eᵀ·U, ΔV⟩) − b(⟨U·D, ΔU⟩ − ⟨V·D, ΔV⟩)
 // with D = UᵀU − VᵀV at (u, v).
 func (pu *paperUpdate) predicted(un, vn, u, v, gu, gv blas64.General) float64 {
-	d := pu.d
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
-	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
-	ud, vd := pu.ud, pu.vd
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, u, d, 0, ud)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, v, d, 0, vd)
-	return pu.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) - pu.balance*(dotDiff(ud, un, u)-dotDiff(vd, vn, v)) +
+	return pu.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) + balancePredicted(pu.balance, pu.d, pu.ud, pu.vd, un, vn, u, v) +
 		ridgePredicted(pu.ridge*pu.gscale, un, vn, u, v)
 }
 
 // scaledUpdate is UpdateScaled.
 type scaledUpdate struct {
-	eta, gscale    float64 // η and 1/p
-	ridge          float64 // λ
-	boundU, boundV float64 // bounds on the rows of UVᵀ and VUᵀ; 0 = no projection
+	eta, gscale    float64        // η and 1/p
+	ridge          float64        // λ
+	balance        float64        // b of the balancing term, 0 unless given
+	d, ud, vd      blas64.General // UᵀU − VᵀV, U·D and V·D
+	boundU, boundV float64        // bounds on the rows of UVᵀ and VUᵀ; 0 = no projection
 	gu, gv         blas64.General
 	pu, pv         blas64.General // (VᵀV)⁻¹ and (UᵀU)⁻¹
 }
@@ -185,9 +174,10 @@ type scaledUpdate struct {
 // newScaledUpdate is the scaled rule, η = c, with row bounds on UVᵀ of
 // √(2μr/d)·σ̂₁ when the projection is on.
 func newScaledUpdate(q *gdParams, sigma1 float64) *scaledUpdate {
-	su := &scaledUpdate{eta: q.c, gscale: 1 / q.p, ridge: q.ridge,
+	su := &scaledUpdate{eta: q.c, gscale: 1 / q.p, ridge: q.ridge, balance: q.balance,
 		gu: kernels.NewGeneral(q.d1, q.rank), gv: kernels.NewGeneral(q.d2, q.rank),
-		pu: kernels.NewGeneral(q.rank, q.rank), pv: kernels.NewGeneral(q.rank, q.rank)}
+		pu: kernels.NewGeneral(q.rank, q.rank), pv: kernels.NewGeneral(q.rank, q.rank),
+		d: kernels.NewGeneral(q.rank, q.rank), ud: kernels.NewGeneral(q.d1, q.rank), vd: kernels.NewGeneral(q.d2, q.rank)}
 	if q.project {
 		su.boundU = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d1)) * sigma1
 		su.boundV = math.Sqrt(2*q.mu*float64(q.rank)/float64(q.d2)) * sigma1
@@ -202,14 +192,26 @@ func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) err
 	if err := gramInverse(su.pv, u); err != nil {
 		return err
 	}
-	// U+ = U + η/p·(E·V − λU)(VᵀV)⁻¹ ; V+ = V + η/p·(Eᵀ·U − λV)(UᵀU)⁻¹
+	// U+ = U + η/p·(E·V − λU − b·p·U·D)(VᵀV)⁻¹ ;
+	// V+ = V + η/p·(Eᵀ·U − λV + b·p·V·D)(UᵀU)⁻¹, D = UᵀU − VᵀV: the
+	// paper's direction (with its balancing term when b > 0), in the
+	// metric of the scaled step.
 	gU, gV := gu, gv
-	if su.ridge > 0 {
+	if su.ridge > 0 || su.balance > 0 {
 		kernels.Copy(su.gu, gu)
-		axpyGeneral(su.gu, -su.ridge, u)
 		kernels.Copy(su.gv, gv)
-		axpyGeneral(su.gv, -su.ridge, v)
 		gU, gV = su.gu, su.gv
+	}
+	if su.ridge > 0 {
+		axpyGeneral(su.gu, -su.ridge, u)
+		axpyGeneral(su.gv, -su.ridge, v)
+	}
+	if su.balance > 0 {
+		d, bp := su.d, su.balance/su.gscale
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
+		blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, -bp, u, d, 1, su.gu)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, bp, v, d, 1, su.gv)
 	}
 	kernels.Copy(un, u)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, t*su.eta*su.gscale, gU, su.pu, 1, un)
@@ -227,15 +229,45 @@ func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) err
 	return nil
 }
 
-// penalty is the ridge term (λ/2p)(‖U‖² + ‖V‖²), if any: the scaled rule
-// has no balancing term.
+// penalty is the ridge term (λ/2p)(‖U‖² + ‖V‖²), if any, and the
+// balancing term ¼·b·‖UᵀU − VᵀV‖²_F when b > 0 (by default the scaled
+// rule has none).
 func (su *scaledUpdate) penalty(u, v blas64.General) float64 {
-	return ridgePenalty(su.ridge*su.gscale, u, v)
+	return balancePenalty(su.balance, su.d, u, v) + ridgePenalty(su.ridge*su.gscale, u, v)
 }
 
-// predicted is (1/p)(⟨E·V, ΔU⟩ + ⟨Eᵀ·U, ΔV⟩) plus the ridge part.
+// predicted is (1/p)(⟨E·V, ΔU⟩ + ⟨Eᵀ·U, ΔV⟩) plus the ridge and
+// balancing parts.
 func (su *scaledUpdate) predicted(un, vn, u, v, gu, gv blas64.General) float64 {
-	return su.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) + ridgePredicted(su.ridge*su.gscale, un, vn, u, v)
+	return su.gscale*(dotDiff(gu, un, u)+dotDiff(gv, vn, v)) + ridgePredicted(su.ridge*su.gscale, un, vn, u, v) +
+		balancePredicted(su.balance, su.d, su.ud, su.vd, un, vn, u, v)
+}
+
+// balancePenalty is ¼·b·‖UᵀU − VᵀV‖²_F (0 for b = 0), with d r×r scratch.
+func balancePenalty(b float64, d, u, v blas64.General) float64 {
+	if b == 0 {
+		return 0
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
+	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+	s := 0.0
+	for _, x := range d.Data[:d.Rows*d.Stride] {
+		s += x * x
+	}
+	return 0.25 * b * s
+}
+
+// balancePredicted is −b(⟨U·D, ΔU⟩ − ⟨V·D, ΔV⟩), D = UᵀU − VᵀV at (u, v):
+// the balancing part of the predicted decrease (0 for b = 0).
+func balancePredicted(b float64, d, ud, vd, un, vn, u, v blas64.General) float64 {
+	if b == 0 {
+		return 0
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
+	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, u, d, 0, ud)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, v, d, 0, vd)
+	return -b * (dotDiff(ud, un, u) - dotDiff(vd, vn, v))
 }
 
 // gramInverse sets dst = (AᵀA + εI)⁻¹ for the r-column matrix a, with a

@@ -2,13 +2,14 @@ package gdcore
 
 import (
 	"context"
-	"github.com/rpca-gd/rpca"
+	"math"
 	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/testmat"
 )
@@ -64,13 +65,60 @@ func TestUpdateRulesOneStep(t *testing.T) {
 	sV.Mul(GV, &iutu)
 	sV.Scale(q.c/q.p, &sV)
 	sV.Add(&sV, V)
-	if err := newScaledUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
+	qs := q
+	qs.balance = 0 // the scaled step's default: no balancing term
+	if err := newScaledUpdate(&qs, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
 		t.Fatal(err)
 	}
 	// The ridge of gramInverse (1e-13 of the mean diagonal) perturbs the
 	// step by about 1e-13 relative to the condition of the Gram matrix.
 	checkClose(t, "scaled U⁺", denseOf(un), &sU, 1e-11)
 	checkClose(t, "scaled V⁺", denseOf(vn), &sV, 1e-11)
+
+	// Scaled with a balancing term b (GD.Balance with UpdateScaled):
+	// U⁺ = U + c/p·(G_U − b·p·U·D)(VᵀV)⁻¹, V⁺ = V + c/p·(G_V + b·p·V·D)(UᵀU)⁻¹.
+	var bU, bV, ud, vd mat.Dense
+	ud.Mul(U, &d)
+	vd.Mul(V, &d)
+	bU.Scale(-q.balance*q.p, &ud)
+	bU.Add(&bU, GU)
+	bU.Mul(&bU, &ivtv)
+	bU.Scale(q.c/q.p, &bU)
+	bU.Add(&bU, U)
+	bV.Scale(q.balance*q.p, &vd)
+	bV.Add(&bV, GV)
+	bV.Mul(&bV, &iutu)
+	bV.Scale(q.c/q.p, &bV)
+	bV.Add(&bV, V)
+	if err := newScaledUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "scaled U⁺ with balance", denseOf(un), &bU, 1e-11)
+	checkClose(t, "scaled V⁺ with balance", denseOf(vn), &bV, 1e-11)
+	// Its predicted decrease is −⟨∇f, Δ⟩ with f's balancing part ¼·b·‖D‖²
+	// (the paper's formula, whatever the direction): checked against a
+	// central difference of the penalty along the step.
+	su := newScaledUpdate(&q, sigma1)
+	zero := kernels.NewGeneral(d1, r)
+	zv := kernels.NewGeneral(d2, r)
+	predicted := su.predicted(un, vn, u, v, zero, zv) // the balancing part alone (gu = gv = 0)
+	const h = 1e-6
+	at := func(s float64) float64 {
+		a, b := mat.DenseCopyOf(U), mat.DenseCopyOf(V)
+		var du, dv mat.Dense
+		du.Sub(denseOf(un), U)
+		dv.Sub(denseOf(vn), V)
+		du.Scale(s, &du)
+		dv.Scale(s, &dv)
+		a.Add(a, &du)
+		b.Add(b, &dv)
+		ar, br := a.RawMatrix(), b.RawMatrix()
+		return su.penalty(blas64.General{Rows: ar.Rows, Cols: ar.Cols, Stride: ar.Stride, Data: ar.Data},
+			blas64.General{Rows: br.Rows, Cols: br.Cols, Stride: br.Stride, Data: br.Data})
+	}
+	if fd := -(at(h) - at(-h)) / (2 * h); math.Abs(fd-predicted) > 1e-6*math.Abs(predicted) {
+		t.Errorf("scaled balancing part of the predicted decrease %.10g, central difference %.10g", predicted, fd)
+	}
 }
 
 func checkClose(t *testing.T, name string, got, want *mat.Dense, tol float64) {
@@ -170,6 +218,7 @@ func TestRidgeOneStep(t *testing.T) {
 	U := denseOf(u)
 	sU := refScaledStep(t, U, denseOf(gu), denseOf(v), lambda, q.c/q.p)
 	sU.Add(sU, U)
+	q.balance = 0 // the scaled step's default
 	if err := newScaledUpdate(&q, sigma1).step(un, vn, u, v, gu, gv, 1); err != nil {
 		t.Fatal(err)
 	}
