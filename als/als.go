@@ -62,8 +62,8 @@ type Method struct {
 	// τ_t = Huber × the median absolute residual, an entry whose residual
 	// r exceeds τ_t weighs τ_t/|r| (iteratively reweighted least squares
 	// for the Huber loss); S is reported as the residuals above 3τ_t. It
-	// needs α > 0 and cannot be combined with Implicit. 0 keeps T; 3 is a
-	// sound value.
+	// needs α > 0; with Implicit, the implicit factors' step is weighted
+	// the same way. 0 keeps T; 3 is a sound value.
 	Huber float64
 
 	// Implicit is λ_y of SVD++'s implicit factors (Koren, KDD 2008):

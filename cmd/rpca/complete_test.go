@@ -490,7 +490,7 @@ func TestCompleteAutoRank(t *testing.T) {
 // params say so), and on generated low-rank ratings with the biases the
 // fit is as good as without it: the held-out RMSE within 2σ, the
 // implicit factors neither break nor degrade a model that does not need
-// them. --implicit with --huber is refused (exit 1).
+// them, also with Huber weights.
 func TestCompleteImplicit(t *testing.T) {
 	dir, in := ratingFixture(t)
 	const sigma = fixtureSigma
@@ -504,8 +504,18 @@ func TestCompleteImplicit(t *testing.T) {
 	if rmse := sum["holdout_rmse"].(float64); !(rmse <= 2*sigma) {
 		t.Errorf("held-out RMSE %.4g with --implicit 5, want at most %g", rmse, 2*sigma)
 	}
-	wantError(t, 2, []string{"Huber (--huber) and Implicit (--implicit)"}, "complete", "--method", "als", "--in", in, "--header", "--rank", "6", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
-		"--out", join(dir, "model2"))
+	// With Huber weights too (the implicit step is then weighted as the
+	// fits are): as good, and both reported.
+	r = mustRun(t, "complete", "--method", "als", "--in", in, "--header", "--rank", "6", "--biases", "--alpha", "0.05", "--huber", "3", "--implicit", "5",
+		"--holdout", "0.1", "--seed", "7", "--out", join(dir, "model2"), "--json", "--quiet")
+	sum = readJSON(t, r.stdout)
+	params, _ = sum["params"].(map[string]any)
+	if params["implicit"] != 5.0 || params["huber"] != 3.0 {
+		t.Errorf("params %v: want implicit 5 and huber 3", sum["params"])
+	}
+	if rmse := sum["holdout_rmse"].(float64); !(rmse <= 2*sigma) {
+		t.Errorf("held-out RMSE %.4g with --implicit 5 --huber 3, want at most %g", rmse, 2*sigma)
+	}
 }
 
 // TestCompleteWarnsOverfit: rank 8 without a ridge on sparse, noisy

@@ -157,7 +157,7 @@ func (a *alsUpdate) step(un, vn, u, v, _, _ blas64.General, _ float64) error {
 		return fmt.Errorf("%w: the least-squares system of row %d is not positive definite", rpca.ErrDiverged, l)
 	}
 	if a.im != nil {
-		a.im.step(un, v, keep)
+		a.im.step(un, v, keep, tau)
 	}
 	// S_t's support and Φ's values in column order, gathered in one tight
 	// loop (whose cache misses overlap) rather than one miss per entry of

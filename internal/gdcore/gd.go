@@ -368,15 +368,13 @@ const DefaultDecayingRidge = 0.01
 
 // resolveALS sets the least-squares options. Package gd has no Biases,
 // Huber, Implicit or RidgeDecay, and package als no step: the only
-// combinations left to refuse are Huber with Implicit and Huber at α = 0
-// (it weighs the fits against the corruptions that α = 0 says there are
-// none of). A decay of no ridge starts from DefaultDecayingRidge.
+// combination left to refuse is Huber at α = 0 (it weighs the fits
+// against the corruptions that α = 0 says there are none of). A decay of
+// no ridge starts from DefaultDecayingRidge; Huber weights with Implicit
+// weigh the implicit factors' step too.
 func (g *GD) resolveALS(q *gdParams, alpha float64) error {
-	switch {
-	case g.Huber > 0 && alpha == 0:
+	if g.Huber > 0 && alpha == 0 {
 		return errors.New("Huber (--huber) weighs the fits against corruptions, and α = 0 says there are none")
-	case g.Huber > 0 && g.Implicit > 0:
-		return errors.New("Huber (--huber) and Implicit (--implicit) cannot be combined (the implicit factors' conjugate-gradient step has no weights)")
 	}
 	q.biases = g.Biases && q.als
 	q.huber, q.implicit = g.Huber, g.Implicit

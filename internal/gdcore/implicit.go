@@ -67,9 +67,19 @@ func newImplicitFactors(m *observed.Matrix, r, width int, lambda float64, worker
 // entries of v_j), so the normal equations are
 // H·D = Nᵀ(norm_i g_i) − λ_y Y with H·D = Nᵀ(norm_i² A_i (N·D)_i) + λ_y D,
 // N the pattern of Φ.
-func (im *implicitFactors) step(u, v blas64.General, keep []bool) {
+//
+// With GD.Huber (tau > 0) every entry counts, weighted by
+// w = min(1, τ/|e|) at its residual e at the current U (after the row
+// fits): the weighted least-squares problem that majorises the Huber loss
+// there, as the row and column fits do; A_i and g_i then sum w·v₀v₀ᵀ and
+// w·e·v₀.
+func (im *implicitFactors) step(u, v blas64.General, keep []bool, tau float64) {
 	m, r := im.m, im.r
 	kernels.ParallelFor(m.Rows, im.workers, 64, func(lo, hi int) {
+		var sv []float64 // √w·v₀ⱼ
+		if tau > 0 {
+			sv = make([]float64, r)
+		}
 		for i := lo; i < hi; i++ {
 			ai := im.a[i*r*r : (i+1)*r*r]
 			gi := im.g.Data[i*r : (i+1)*r]
@@ -82,6 +92,15 @@ func (im *implicitFactors) step(u, v blas64.General, keep []bool) {
 				}
 				vj := v.Data[int(m.ColIdx[k])*v.Stride : int(m.ColIdx[k])*v.Stride+v.Cols]
 				e := [1]float64{m.Val[k] - kernels.Dot(ui, vj)}
+				if x := math.Abs(e[0]); tau > 0 && x > tau {
+					s := math.Sqrt(tau / x)
+					for c := range sv {
+						sv[c] = s * vj[c]
+					}
+					e[0] *= s
+					kernels.AddOuter4(ai, gi, sv, e[:])
+					continue
+				}
 				kernels.AddOuter4(ai, gi, vj[:r], e[:]) // A_i's lower triangle
 			}
 			for a := range gi {

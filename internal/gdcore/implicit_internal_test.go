@@ -28,13 +28,20 @@ import (
 //
 // The tolerance 1e-7 (relative) is far above the rounding of these small
 // systems and far below any error in the equations.
+//
+// With Huber weights (huber > 0: every entry counts, weighted by
+// min(1, τ/|e|) at its residual e when the Y step starts), the Y step is
+// checked against the weighted least-squares problem (its design rows
+// and targets scaled by √w); the row and column fits' weights have tests
+// of their own.
 func TestImplicitStepAgainstLeastSquares(t *testing.T) {
 	for _, biases := range []bool{false, true} {
-		checkImplicitStep(t, 3, 0.7, 1.3, biases)
+		checkImplicitStep(t, 3, 0.7, 1.3, biases, 0)
 	}
+	checkImplicitStep(t, 3, 0.7, 1.3, false, 3)
 }
 
-func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool) {
+func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool, huber float64) {
 	rng := rand.New(rand.NewPCG(uint64(r), 23))
 	d1, d2 := 30, 24
 	var rows, cols []int
@@ -50,13 +57,16 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := (&GD{Update: UpdateALS, Ridge: lambda, Biases: biases, Implicit: lambdaY}).paramsFor(d1, d2, m.Rate(), rpca.Settings{Rank: r, Workers: 2, Alpha: 0.1})
+	q, err := (&GD{Update: UpdateALS, Ridge: lambda, Biases: biases, Implicit: lambdaY, Huber: huber}).paramsFor(d1, d2, m.Rate(), rpca.Settings{Rank: r, Workers: 2, Alpha: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := newObservedState(m, &q)
 	for k := range st.keep {
-		st.keep[k] = rng.Float64() < 0.1
+		st.keep[k] = huber == 0 && rng.Float64() < 0.1 // with Huber weights no entry is set aside
+	}
+	if huber > 0 {
+		st.tau = 0.9 // below many of the residuals of these N(0, 1) values, so that weights bite
 	}
 	u, v, w, fixU, fixV := randomALSFactors(rng, d1, d2, r, biases)
 	a := newALSUpdate(st, &q)
@@ -103,6 +113,9 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 	// 1. The row fits, from the final U less the Y step's move of z.
 	z1 := zOf(a.im.y)
 	for i := range d1 {
+		if huber > 0 {
+			break // weighted row fits: tested elsewhere
+		}
 		var xs [][]float64
 		var ys []float64
 		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
@@ -152,13 +165,23 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 				continue
 			}
 			t, vj := less(k, pRows[i])
+			sw := 1.0 // √w, the Huber weight at the residual where the Y step starts
+			if huber > 0 {
+				cur := make([]float64, w)
+				for c := range w {
+					cur[c] = pRows[i][c] + z0[i][c]
+				}
+				if e, _ := less(k, cur); math.Abs(e) > st.tau {
+					sw = math.Sqrt(st.tau / math.Abs(e))
+				}
+			}
 			for k2 := m.RowPtr[i]; k2 < m.RowPtr[i+1]; k2++ {
 				l := int(m.ColIdx[k2])
 				for c := range r {
-					design.Set(row, l*r+c, design.At(row, l*r+c)+vj[c]/n)
+					design.Set(row, l*r+c, design.At(row, l*r+c)+sw*vj[c]/n)
 				}
 			}
-			target.SetVec(row, t)
+			target.SetVec(row, sw*t)
 			row++
 		}
 	}
@@ -186,6 +209,9 @@ func checkImplicitStep(t *testing.T, r int, lambda, lambdaY float64, biases bool
 
 	// 3. The column fits against the final U.
 	for j := range d2 {
+		if huber > 0 {
+			break // weighted column fits: tested elsewhere
+		}
 		var xs [][]float64
 		var ys []float64
 		for i := range d1 {
