@@ -26,6 +26,7 @@ import (
 	"github.com/rpca-gd/rpca/formats/delim"
 	"github.com/rpca-gd/rpca/formats/mtx"
 	"github.com/rpca-gd/rpca/formats/npy"
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/sample"
 )
 
@@ -331,23 +332,12 @@ func (l *loader) checkValue(i, j int, v float64) error {
 	return nil
 }
 
-// allFinite reports whether every value of x is finite: x·0 is 0 for a
-// finite x and NaN for ±Inf and NaN, and a sum holding a NaN is NaN. Four
-// partial sums, so that the adds do not wait on one another.
-func allFinite(x []float64) bool {
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= len(x); j += 4 {
-		q := x[j : j+4 : j+4]
-		s0 += q[0] * 0
-		s1 += q[1] * 0
-		s2 += q[2] * 0
-		s3 += q[3] * 0
-	}
-	for ; j < len(x); j++ {
-		s0 += x[j] * 0
-	}
-	return s0+s1+s2+s3 == 0
+// surelyFinite reports that every value of x is finite when Σ x_j² is
+// (a NaN or ±Inf makes it NaN or +Inf). False means "look at each value":
+// a row of finite values above about 1e154 also overflows the sum.
+func surelyFinite(x []float64) bool {
+	s := kernels.VecSumSq(x)
+	return !math.IsNaN(s) && !math.IsInf(s, 0)
 }
 
 // finishDense checks every value of a dense matrix and turns it into
@@ -357,7 +347,7 @@ func (l *loader) finishDense() error {
 	nans := 0
 	for i := 0; i < raw.Rows; i++ {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
-		if allFinite(row) {
+		if surelyFinite(row) {
 			continue
 		}
 		for j, v := range row {
