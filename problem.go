@@ -3,11 +3,12 @@ package rpca
 import (
 	"errors"
 	"fmt"
-	"gonum.org/v1/gonum/blas/blas64"
 	"math"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 )
 
@@ -63,6 +64,9 @@ func (p *Problem) Validate() error {
 		raw := p.Dense.RawMatrix()
 		for i := 0; i < raw.Rows; i++ {
 			row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+			if kernels.AllFinite(row) {
+				continue
+			}
 			for j, v := range row {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					return fmt.Errorf("rpca: Y has a non-finite value %v at (%d, %d)", v, i, j)

@@ -332,14 +332,6 @@ func (l *loader) checkValue(i, j int, v float64) error {
 	return nil
 }
 
-// surelyFinite reports that every value of x is finite when Σ x_j² is
-// (a NaN or ±Inf makes it NaN or +Inf). False means "look at each value":
-// a row of finite values above about 1e154 also overflows the sum.
-func surelyFinite(x []float64) bool {
-	s := kernels.VecSumSq(x)
-	return !math.IsNaN(s) && !math.IsInf(s, 0)
-}
-
 // finishDense checks every value of a dense matrix and turns it into
 // observed entries when NaN marks missing ones or entries are sampled.
 func (l *loader) finishDense() error {
@@ -347,7 +339,7 @@ func (l *loader) finishDense() error {
 	nans := 0
 	for i := 0; i < raw.Rows; i++ {
 		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
-		if surelyFinite(row) {
+		if kernels.AllFinite(row) {
 			continue
 		}
 		for j, v := range row {

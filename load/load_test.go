@@ -207,36 +207,9 @@ func TestReadable(t *testing.T) {
 	}
 }
 
-// TestSurelyFinite: a NaN, +Inf or −Inf at any position of rows of every
-// length up to 9 (each partial sum and the tail) is never passed as
-// finite, and rows of ordinary finite values (including the smallest
-// subnormal and −0) are; a finite row whose squares overflow is left to
-// the check of each value, which the loader then runs and which finds
-// nothing wrong (TestFiniteHugeValues).
-func TestSurelyFinite(t *testing.T) {
-	for n := range 10 {
-		row := make([]float64, n)
-		for j := range row {
-			row[j] = []float64{1e150, -1e150, math.SmallestNonzeroFloat64, math.Copysign(0, -1), 1}[j%5]
-		}
-		if !surelyFinite(row) {
-			t.Fatalf("n=%d: finite row %v not passed", n, row)
-		}
-		for pos := range n {
-			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-				r := append([]float64(nil), row...)
-				r[pos] = bad
-				if surelyFinite(r) {
-					t.Fatalf("n=%d: %v at %d passed as finite", n, bad, pos)
-				}
-			}
-		}
-	}
-}
-
-// TestFiniteHugeValues: a row whose squares overflow (±MaxFloat64) is
-// not surely finite, so the loader looks at each of its values: it loads
-// them unchanged; an infinity beside them is reported at its position.
+// TestFiniteHugeValues: a row whose squares overflow (±MaxFloat64) takes
+// kernels.AllFinite's value-by-value path: it loads unchanged; an
+// infinity beside such values is reported at its position.
 func TestFiniteHugeValues(t *testing.T) {
 	dir := t.TempDir()
 	y := mat.NewDense(3, 4, []float64{1, 2, 3, 4, math.MaxFloat64, -math.MaxFloat64, 5, 6, 7, 8, 9, 10})

@@ -302,6 +302,34 @@ func TestVecSumSq(t *testing.T) {
 	}
 }
 
+// TestAllFinite: a NaN, +Inf or −Inf at any position of rows of every
+// length up to 9 (each partial sum of the fast pass and its tail) is
+// found, and rows of finite values pass, also those whose squares
+// overflow (±MaxFloat64: the value-by-value path) and the smallest
+// subnormal and −0.
+func TestAllFinite(t *testing.T) {
+	for _, big := range []float64{1e150, math.MaxFloat64} {
+		for n := range 10 {
+			row := make([]float64, n)
+			for j := range row {
+				row[j] = []float64{big, -big, math.SmallestNonzeroFloat64, math.Copysign(0, -1), 1}[j%5]
+			}
+			if !AllFinite(row) {
+				t.Fatalf("n=%d: finite row %v not passed", n, row)
+			}
+			for pos := range n {
+				for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+					r := append([]float64(nil), row...)
+					r[pos] = bad
+					if AllFinite(r) {
+						t.Fatalf("n=%d: %v at %d passed as finite", n, bad, pos)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestClipNaN: a NaN in the residual is kept, so that the row's sum of
 // squares is NaN and the caller sees it, with each kernel set and at each
 // position within the vector blocks and the tail.

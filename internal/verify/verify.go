@@ -162,14 +162,7 @@ func sparseVector(q blas64.General, s int) (int, bool) {
 }
 
 // Finite reports whether every value of x is finite.
-func Finite(x []float64) bool {
-	for _, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return true
-}
+func Finite(x []float64) bool { return kernels.AllFinite(x) }
 
 // ThinQ returns the orthonormal factor Q (d×k) and the triangular R (k×k)
 // of a thin Householder QR of a (d ≥ k), which it does not change.
