@@ -25,18 +25,7 @@ func TestTargetErrorEndsTheSolve(t *testing.T) {
 	for i := range raw.Data {
 		raw.Data[i] += offset
 	}
-	// The truth with the offset: [A, c·1]·[B, 1]ᵀ.
-	d1, r := in.A.Dims()
-	d2, _ := in.B.Dims()
-	a, b := mat.NewDense(d1, r+1, nil), mat.NewDense(d2, r+1, nil)
-	a.Slice(0, d1, 0, r).(*mat.Dense).Copy(in.A)
-	b.Slice(0, d2, 0, r).(*mat.Dense).Copy(in.B)
-	for i := range d1 {
-		a.Set(i, r, offset)
-	}
-	for j := range d2 {
-		b.Set(j, r, 1)
-	}
+	a, b := withOffset(in.A, in.B, offset) // the truth with the offset
 	starts := 0
 	// The offset counts in the rank (docs/verification.md): rank 3 + 1.
 	s := rpca.Settings{Rank: 4, Alpha: 0.1, Stop: rpca.Stop{TargetError: 1e-2},

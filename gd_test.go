@@ -449,4 +449,44 @@ func TestScaledBalance(t *testing.T) {
 			t.Errorf("p=%g: the balance changed nothing", p)
 		}
 	}
+	// Off the paper's model: rank one with an offset of 50 (asked at rank
+	// 2, the offset counts) and one spike of 1e4, dense and partial; the
+	// error against the varying part.
+	for _, p := range []float64{0, 0.5} {
+		in := instance(t, synth.Config{D1: 200, D2: 160, Rank: 1, Alpha: 0.1, P: p, Seed: 9})
+		prob, a, b := offsetSpikeProblem(t, in, 50, 1e4)
+		res := solve(t, prob, rpca.Settings{Rank: 2, Alpha: 0.1, Seed: 1}, &gd.Method{Scaled: true, Balance: 0.5})
+		if e := metrics.CentredRelError(res.U, res.V, a, b); !(e < 1e-6) || !res.Verification.Verified {
+			t.Errorf("p=%g, rank 1 + offset + spike: error %.3g, verified %v (%s)", p, e, res.Verification.Verified, res.Verification.Reason)
+		}
+	}
+}
+
+// offsetSpikeProblem returns in's problem with c added to every observed
+// value and a spike added to the first observed entry, and the factors of
+// the truth with the offset ([A, c·1], [B, 1]; the spike is a corruption).
+func offsetSpikeProblem(t *testing.T, in *synth.Instance, c, spike float64) (*rpca.Problem, *mat.Dense, *mat.Dense) {
+	t.Helper()
+	a, b := withOffset(in.A, in.B, c)
+	if in.Obs == nil {
+		y := mat.DenseCopyOf(in.Y)
+		raw := y.RawMatrix()
+		for i := range raw.Data {
+			raw.Data[i] += c
+		}
+		raw.Data[0] += spike
+		return &rpca.Problem{Dense: y}, a, b
+	}
+	rowPtr, colIdx, vals := in.Obs.CSR()
+	shifted := make([]float64, len(vals))
+	for k, x := range vals {
+		shifted[k] = x + c
+	}
+	shifted[0] += spike
+	d1, d2 := in.Obs.Dims()
+	o, err := rpca.NewObservedCSR(d1, d2, rowPtr, colIdx, shifted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rpca.Problem{Observed: o}, a, b
 }

@@ -316,18 +316,17 @@ func (j *Job) writeLowRank(ctx context.Context, d *outdir.Dir, u, v *mat.Dense) 
 	d2, _ := v.Dims()
 	ur, vr := u.RawMatrix(), v.RawMatrix()
 	buf := kernels.NewGeneral(min(lowRankBlock, d1), d2)
-	lo := 0
 	return j.writeRows(d, FileLowRank, d1, d2, func(i int, dst []float64) error {
-		if i%lowRankBlock == 0 {
+		k := i % lowRankBlock // row i is row k of the block in buf
+		if k == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			lo = i
 			n := min(lowRankBlock, d1-i)
 			kernels.MulABt(blas64.General{Rows: n, Cols: d2, Stride: buf.Stride, Data: buf.Data},
 				blas64.General{Rows: n, Cols: ur.Cols, Stride: ur.Stride, Data: ur.Data[i*ur.Stride:]}, vr, 0)
 		}
-		copy(dst, buf.Data[(i-lo)*buf.Stride:(i-lo)*buf.Stride+d2])
+		copy(dst, buf.Data[k*buf.Stride:k*buf.Stride+d2])
 		return nil
 	})
 }

@@ -109,9 +109,7 @@ func newPaperUpdate(q *gdParams, sigma1 float64) *paperUpdate {
 func (pu *paperUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) error {
 	d := pu.d
 	eta := t * pu.eta
-	// D = UᵀU − VᵀV
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
-	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+	gramDiff(d, u, v) // D = UᵀU − VᵀV
 	// U+ = U + η/p·E·V − b·η·U·D ; V+ = V + η/p·Eᵀ·U + b·η·V·D
 	kernels.Copy(un, u)
 	axpyGeneral(un, eta*pu.gscale, gu)
@@ -208,8 +206,7 @@ func (su *scaledUpdate) step(un, vn, u, v, gu, gv blas64.General, t float64) err
 	}
 	if su.balance > 0 {
 		d, bp := su.d, su.balance/su.gscale
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
-		blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+		gramDiff(d, u, v)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, -bp, u, d, 1, su.gu)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, bp, v, d, 1, su.gv)
 	}
@@ -243,13 +240,18 @@ func (su *scaledUpdate) predicted(un, vn, u, v, gu, gv blas64.General) float64 {
 		balancePredicted(su.balance, su.d, su.ud, su.vd, un, vn, u, v)
 }
 
+// gramDiff sets d = UᵀU − VᵀV (r×r), the imbalance of the factors.
+func gramDiff(d, u, v blas64.General) {
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
+	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+}
+
 // balancePenalty is ¼·b·‖UᵀU − VᵀV‖²_F (0 for b = 0), with d r×r scratch.
 func balancePenalty(b float64, d, u, v blas64.General) float64 {
 	if b == 0 {
 		return 0
 	}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
-	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+	gramDiff(d, u, v)
 	s := 0.0
 	for _, x := range d.Data[:d.Rows*d.Stride] {
 		s += x * x
@@ -263,8 +265,7 @@ func balancePredicted(b float64, d, ud, vd, un, vn, u, v blas64.General) float64
 	if b == 0 {
 		return 0
 	}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, u, u, 0, d)
-	blas64.Gemm(blas.Trans, blas.NoTrans, -1, v, v, 1, d)
+	gramDiff(d, u, v)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, u, d, 0, ud)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, v, d, 0, vd)
 	return -b * (dotDiff(ud, un, u) - dotDiff(vd, vn, v))
