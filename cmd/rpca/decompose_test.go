@@ -267,6 +267,8 @@ func TestDecomposeErrors(t *testing.T) {
 		{"unknown flag", 2, []string{"-rnak", "not defined"}, []string{"--rnak", "2"}},
 		{"target error without truth", 2, []string{"--target-error", "--truth"}, []string{"--in", ynpy, "--rank", "2", "--target-error", "1e-3"}},
 		{"target error negative", 2, []string{"flag -target-error"}, []string{"--in", ynpy, "--rank", "2", "--target-error", "-1"}},
+		{"target error NaN", 2, []string{"flag -target-error"}, []string{"--in", ynpy, "--rank", "2", "--truth", dir, "--target-error", "NaN"}},
+		{"target error, truth missing", 1, []string{"--truth"}, []string{"--in", ynpy, "--rank", "2", "--truth", join(dir, "nothere"), "--target-error", "1e-3"}},
 	}
 	checkRobust(t, "decompose", cases)
 	// The .xyz file reads as white-space text with --in-format txt.
