@@ -174,6 +174,34 @@ func TestCapabilitiesChecked(t *testing.T) {
 	}
 }
 
+// TestDenseOnlyDirect: a method that declares DenseOnly, run directly
+// rather than through rpca.Solve, refuses partial observations with
+// ErrDenseOnly and a problem without a matrix with an error, and
+// Problem.DenseInput returns a dense Y itself.
+func TestDenseOnlyDirect(t *testing.T) {
+	obs, err := rpca.NewObserved(3, 3, []int{0, 1, 2, 0}, []int{0, 1, 2, 1}, []float64{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range allMethods() {
+		if !m.Capabilities().DenseOnly {
+			continue
+		}
+		if _, err := m.Solve(context.Background(), &rpca.Problem{Observed: obs}, rpca.Settings{Rank: 1}); !errors.Is(err, rpca.ErrDenseOnly) {
+			t.Errorf("%s on partial data: %v, want ErrDenseOnly", m.Name(), err)
+		}
+		for _, p := range []*rpca.Problem{nil, {}} {
+			if _, err := m.Solve(context.Background(), p, rpca.Settings{Rank: 1}); err == nil || errors.Is(err, rpca.ErrDenseOnly) {
+				t.Errorf("%s on %v: error %v, want one saying there is no matrix", m.Name(), p, err)
+			}
+		}
+	}
+	y := mat.NewDense(2, 2, []float64{1, 2, 3, 4})
+	if got, err := (&rpca.Problem{Dense: y}).DenseInput("x"); err != nil || got != y {
+		t.Errorf("DenseInput of a dense problem: %p, %v", got, err)
+	}
+}
+
 // TestZeroValues: zero values and nil inputs are errors, not panics.
 func TestZeroValues(t *testing.T) {
 	if _, err := rpca.Solve(context.Background(), &rpca.Problem{Observed: &rpca.Observed{}}, rpca.Settings{Rank: 1}, nil); err == nil {

@@ -52,6 +52,20 @@ func (p *Problem) Dims() (d1, d2 int) {
 	return 0, 0
 }
 
+// DenseInput returns p's fully observed Y, or an error naming method:
+// p holds no matrix, or only a partially observed one ([ErrDenseOnly]).
+// Methods that need a dense Y call it when run directly; [Solve]
+// refuses such problems before.
+func (p *Problem) DenseInput(method string) (*mat.Dense, error) {
+	switch {
+	case p == nil || (p.Dense == nil && p.Observed == nil):
+		return nil, fmt.Errorf("%s: problem has no matrix", method)
+	case p.Dense == nil:
+		return nil, fmt.Errorf("%s: %w", method, ErrDenseOnly)
+	}
+	return p.Dense, nil
+}
+
 // Validate checks that the problem is well formed: exactly one of Dense and
 // Observed, a non-empty matrix, no NaN or Inf values, and truth factors of
 // matching size. It returns a descriptive error otherwise.

@@ -18,7 +18,6 @@ package accaltproj
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -164,11 +163,8 @@ func (m *Method) params(d1, d2, r int) (params, error) {
 // Solve runs Algorithm 1 of Cai, Cai and Wei on p.Dense. Partially
 // observed problems are rejected with an error wrapping rpca.ErrDenseOnly.
 func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
-	if p == nil || (p.Dense == nil && p.Observed == nil) {
-		return nil, errors.New("accaltproj: problem has no matrix")
-	}
-	if p.Dense == nil {
-		return nil, fmt.Errorf("accaltproj: %w", rpca.ErrDenseOnly)
+	if _, err := p.DenseInput("accaltproj"); err != nil {
+		return nil, err
 	}
 	d1, d2 := p.Dense.Dims()
 	r := s.Rank

@@ -12,7 +12,6 @@ package altproj
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -139,11 +138,8 @@ func (m *Method) validate() error {
 // Solve runs Algorithm 1 on p.Dense. Partially observed problems are
 // rejected with an error wrapping rpca.ErrDenseOnly.
 func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
-	if p == nil || (p.Dense == nil && p.Observed == nil) {
-		return nil, errors.New("altproj: problem has no matrix")
-	}
-	if p.Dense == nil {
-		return nil, fmt.Errorf("altproj: %w", rpca.ErrDenseOnly)
+	if _, err := p.DenseInput("altproj"); err != nil {
+		return nil, err
 	}
 	if err := m.validate(); err != nil {
 		return nil, rpca.BadSettings(err)

@@ -23,7 +23,6 @@ package ialm
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -120,11 +119,8 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 
 // solve is Solve that also returns the final state, for tests.
 func (m *Method) solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, *solver, error) {
-	if p == nil || (p.Dense == nil && p.Observed == nil) {
-		return nil, nil, errors.New("ialm: problem has no matrix")
-	}
-	if p.Dense == nil {
-		return nil, nil, fmt.Errorf("ialm: %w", rpca.ErrDenseOnly)
+	if _, err := p.DenseInput("ialm"); err != nil {
+		return nil, nil, err
 	}
 	if err := m.validate(); err != nil {
 		return nil, nil, rpca.BadSettings(err)
