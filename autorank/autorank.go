@@ -151,6 +151,35 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 	if d1 < 2 || d2 < 2 {
 		return nil, nil, fmt.Errorf("%w (got %d×%d)", ErrTooSmall, d1, d2)
 	}
+	o = o.withDefaults(d1, d2)
+	sr := &search{ctx: ctx, p: p, s: s, m: m, o: o, tried: map[int]bool{}}
+	sr.stage("choosing the rank: the spectrum of a sample of %d×%d", d1, d2)
+	guess, guessGap, guessFrom, sigma, err := firstGuess(ctx, p, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	sr.c = &Choice{Guess: guess, Sigma: sigma, MaxRank: o.MaxRank}
+	sr.r, sr.rule = guess, RuleSpectrum
+	sr.reason = fmt.Sprintf("the spectrum of %s has its last gap σk/σk+1 ≥ %g at k = %d (%.3g)", guessFrom, o.MinGap, guess, guessGap)
+	sr.convexDone = p.Observed != nil || o.Convex == nil || m.Name() == o.Convex.Name()
+	if err := sr.run(); err != nil {
+		return nil, nil, err
+	}
+	if sr.kept == nil {
+		return sr.bestUnverified(), sr.c, nil
+	}
+	c := sr.c
+	c.Rank, c.Rule = sr.kept.rank(), sr.keptRule
+	c.Reason = sr.keptReason + fmt.Sprintf("; verified at rank %d", c.Rank)
+	if sr.kept.robust <= c.Rank {
+		c.Reason += fmt.Sprintf(", and M + clip(Y − M) has no gap beyond it (last at k = %d)", sr.kept.robust)
+	}
+	return sr.kept.res, c, nil
+}
+
+// withDefaults returns o with its zero fields set to the defaults and the
+// rank capped at min(d1, d2) − 1.
+func (o Options) withDefaults(d1, d2 int) Options {
 	if o.MaxRank <= 0 {
 		o.MaxRank = DefaultMaxRank
 	}
@@ -161,169 +190,199 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 	if o.MaxSolves <= 0 {
 		o.MaxSolves = DefaultMaxSolves
 	}
-	stage := func(format string, a ...any) {
-		if o.Stage != nil {
-			o.Stage(fmt.Sprintf(format, a...))
-		}
-	}
+	return o
+}
 
-	stage("choosing the rank: the spectrum of a sample of %d×%d", d1, d2)
-	guess, guessGap, guessFrom, sigma, err := firstGuess(ctx, p, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	c := &Choice{Guess: guess, Sigma: sigma, MaxRank: o.MaxRank}
+// search is the state of Solve's search for the rank.
+type search struct {
+	ctx context.Context
+	p   *rpca.Problem
+	s   rpca.Settings
+	m   rpca.Method
+	o   Options
+	c   *Choice
 
-	var tries []*attempt
-	tried := map[int]bool{}
-	solve := func(r int, method rpca.Method) (*attempt, error) {
-		s := s
-		s.Rank = r
-		stage("solving at rank %d with %s", r, method.Name())
-		res, err := rpca.Solve(ctx, p, s, method)
-		if err != nil {
-			return nil, err
-		}
-		a := &attempt{asked: r, res: res}
-		stage("checking rank %d: the robust spectrum of the answer", a.rank())
-		a.robust, a.gapRank, a.gap, err = robustRank(ctx, p, res, o)
-		if err != nil {
-			return nil, err
-		}
-		tries = append(tries, a)
-		tried[r] = true
-		c.Tried = append(c.Tried, r)
-		c.Methods = append(c.Methods, res.Method)
-		return a, nil
-	}
-
-	r, rule := guess, RuleSpectrum
-	reason := fmt.Sprintf("the spectrum of %s has its last gap σk/σk+1 ≥ %g at k = %d (%.3g)", guessFrom, o.MinGap, guess, guessGap)
-	convexDone := p.Observed != nil || o.Convex == nil || m.Name() == o.Convex.Name()
+	tries []*attempt
+	tried map[int]bool
+	// r is the next rank to solve at, and rule and reason why.
+	r            int
+	rule, reason string
+	convexDone   bool
 	// kept is the verified answer to return; once there is one, an answer
 	// at another rank that is not verified ends the search.
-	var kept *attempt
-	keptRule, keptReason := "", ""
-	var pending []int // ranks still to try, from the convex rule
+	kept                 *attempt
+	keptRule, keptReason string
+	pending              []int // ranks still to try, from the convex rule
 	// jumped: the search last jumped by the robust spectrum; jumpFailed: a
 	// jump led to an answer that was not verified.
-	jumped, jumpFailed := false, false
-	keep := func(a *attempt) { kept, keptRule, keptReason = a, rule, reason }
-	for len(tries) < o.MaxSolves {
-		a, err := solve(r, m)
+	jumped, jumpFailed bool
+}
+
+func (sr *search) stage(format string, a ...any) {
+	if sr.o.Stage != nil {
+		sr.o.Stage(fmt.Sprintf(format, a...))
+	}
+}
+
+// solve solves at rank r with method and records the attempt.
+func (sr *search) solve(r int, method rpca.Method) (*attempt, error) {
+	s := sr.s
+	s.Rank = r
+	sr.stage("solving at rank %d with %s", r, method.Name())
+	res, err := rpca.Solve(sr.ctx, sr.p, s, method)
+	if err != nil {
+		return nil, err
+	}
+	a := &attempt{asked: r, res: res}
+	sr.stage("checking rank %d: the robust spectrum of the answer", a.rank())
+	a.robust, a.gapRank, a.gap, err = robustRank(sr.ctx, sr.p, res, sr.o)
+	if err != nil {
+		return nil, err
+	}
+	sr.tries = append(sr.tries, a)
+	sr.tried[r] = true
+	sr.c.Tried = append(sr.c.Tried, r)
+	sr.c.Methods = append(sr.c.Methods, res.Method)
+	return a, nil
+}
+
+func (sr *search) keep(a *attempt) { sr.kept, sr.keptRule, sr.keptReason = a, sr.rule, sr.reason }
+
+// run solves at rank after rank until a rule ends the search.
+func (sr *search) run() error {
+	for len(sr.tries) < sr.o.MaxSolves {
+		a, err := sr.solve(sr.r, sr.m)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		k := a.rank()
-		if a.verified() && k <= o.MaxRank {
-			keep(a)
-			switch {
-			case a.robust > k && a.robust <= o.MaxRank && !tried[a.robust]:
-				// Missed components stand out once the corruptions are
-				// clipped: solve again at the larger rank.
-				r, rule = a.robust, RuleRobust
-				reason = fmt.Sprintf("the answer at rank %d was verified, but M + clip(Y − M) has its last gap at k = %d (%.3g)", k, a.robust, a.gap)
-				continue
-			case k != a.asked && !tried[k]:
-				// A method that finds its own rank (IALM, as the last
-				// of the auto chain) settled on k: run the method again
-				// at that rank, which it may fit more accurately.
-				r, rule = k, RuleConvex
-				reason = fmt.Sprintf("asked for rank %d, %s found rank %d", a.asked, a.res.Method, k)
-				continue
-			}
-			break
+		more := false
+		switch {
+		case a.verified() && a.rank() <= sr.o.MaxRank:
+			more = sr.afterVerified(a)
+		case len(sr.pending) > 0:
+			sr.r, sr.pending = sr.pending[0], sr.pending[1:]
+			more = true
+		case sr.kept != nil:
+		case !sr.convexDone:
+			more, err = sr.convex(a)
+		default:
+			more = sr.grow(a)
 		}
-		if len(pending) > 0 {
-			r, pending = pending[0], pending[1:]
-			continue
+		if err != nil || !more {
+			return err
 		}
-		if kept != nil {
-			break
-		}
-		if !convexDone {
-			// Fully observed: principal component pursuit finds the rank.
-			convexDone = true
-			stage("the answer at rank %d was not verified (%s); finding the rank by principal component pursuit", k, a.res.Verification.Failed)
-			b, err := solve(r, o.Convex)
-			if err != nil {
-				return nil, nil, err
-			}
-			rule = RuleConvex
-			reason = fmt.Sprintf("the answer at rank %d was not verified (%s); principal component pursuit found rank %d, whose robust spectrum has its last gap at k = %d and %d values above its noise edge",
-				k, a.res.Verification.Failed, b.rank(), b.gapRank, b.robust)
-			if b.verified() && b.rank() <= o.MaxRank {
-				keep(b)
-			}
-			// The last gap of its robust spectrum first, then the count
-			// above the noise edge, then the rank of its answer. They
-			// differ under noise, which IALM's answer keeps as many small
-			// components (and the edge, measured on what it left, is low),
-			// or when the smallest component is near the level of the
-			// clipped corruptions.
-			for _, k := range []int{b.gapRank, b.robust, b.rank()} {
-				if !tried[k] && k <= o.MaxRank && !slices.Contains(pending, k) {
-					pending = append(pending, k)
-				}
-			}
-			if len(pending) == 0 {
-				break
-			}
-			r, pending = pending[0], pending[1:]
-			continue
-		}
-		// Partial data (or after the convex rule): jump to the rank the
-		// robust spectrum shows, once; after a jump that failed (an answer
-		// above the rank fails too, and no check tells the two apart),
-		// the smallest rank not tried above the lowest one tried.
-		if jumped {
-			jumpFailed, jumped = true, false
-		}
-		var next int
-		if !jumpFailed && a.robust > a.asked+1 && !tried[a.robust] {
-			next, jumped = a.robust, true
-		} else {
-			next = slices.Min(c.Tried) + 1
-			for tried[next] {
-				next++
-			}
-		}
-		if next < 1 || next > o.MaxRank || tried[next] {
-			break
-		}
-		if rule == RuleSpectrum {
-			rule = RuleSearch
-		}
-		reason = fmt.Sprintf("the answer at rank %d was not verified (%s); trying rank %d", a.asked, a.res.Verification.Failed, next)
-		r = next
 	}
-	if kept == nil {
-		// The answer that fits best among those within the cap (all of
-		// them when none is).
-		within := slices.DeleteFunc(slices.Clone(tries), func(a *attempt) bool { return a.rank() > o.MaxRank })
-		if len(within) == 0 {
-			within = tries
-		}
-		best := within[0]
-		for _, a := range within[1:] {
-			if a.res.Verification.Residual < best.res.Verification.Residual {
-				best = a
-			}
-		}
-		c.Rank, c.Rule = best.rank(), RuleNone
-		why := best.res.Verification.Reason
-		if best.verified() {
-			why = fmt.Sprintf("its rank is above --max-rank %d", o.MaxRank)
-		}
-		c.Reason = fmt.Sprintf("no answer of rank at most %d was verified (ranks tried: %v); returned the one that fit best, at rank %d (%s)", o.MaxRank, c.Tried, c.Rank, why)
-		return best.res, c, nil
+	return nil
+}
+
+// afterVerified keeps a verified answer and reports whether another rank
+// is to be tried: a larger one the robust spectrum shows, or the rank
+// the method settled on when it found its own.
+func (sr *search) afterVerified(a *attempt) bool {
+	sr.keep(a)
+	k := a.rank()
+	switch {
+	case a.robust > k && a.robust <= sr.o.MaxRank && !sr.tried[a.robust]:
+		// Missed components stand out once the corruptions are clipped:
+		// solve again at the larger rank.
+		sr.r, sr.rule = a.robust, RuleRobust
+		sr.reason = fmt.Sprintf("the answer at rank %d was verified, but M + clip(Y − M) has its last gap at k = %d (%.3g)", k, a.robust, a.gap)
+		return true
+	case k != a.asked && !sr.tried[k]:
+		// A method that finds its own rank (IALM, as the last of the auto
+		// chain) settled on k: run the method again at that rank, which
+		// it may fit more accurately.
+		sr.r, sr.rule = k, RuleConvex
+		sr.reason = fmt.Sprintf("asked for rank %d, %s found rank %d", a.asked, a.res.Method, k)
+		return true
 	}
-	c.Rank, c.Rule = kept.rank(), keptRule
-	c.Reason = keptReason + fmt.Sprintf("; verified at rank %d", c.Rank)
-	if kept.robust <= c.Rank {
-		c.Reason += fmt.Sprintf(", and M + clip(Y − M) has no gap beyond it (last at k = %d)", kept.robust)
+	return false
+}
+
+// convex runs principal component pursuit once on fully observed data
+// whose answer a was not verified, and queues the ranks it shows.
+func (sr *search) convex(a *attempt) (bool, error) {
+	k := a.rank()
+	sr.convexDone = true
+	sr.stage("the answer at rank %d was not verified (%s); finding the rank by principal component pursuit", k, a.res.Verification.Failed)
+	b, err := sr.solve(sr.r, sr.o.Convex)
+	if err != nil {
+		return false, err
 	}
-	return kept.res, c, nil
+	sr.rule = RuleConvex
+	sr.reason = fmt.Sprintf("the answer at rank %d was not verified (%s); principal component pursuit found rank %d, whose robust spectrum has its last gap at k = %d and %d values above its noise edge",
+		k, a.res.Verification.Failed, b.rank(), b.gapRank, b.robust)
+	if b.verified() && b.rank() <= sr.o.MaxRank {
+		sr.keep(b)
+	}
+	// The last gap of its robust spectrum first, then the count above the
+	// noise edge, then the rank of its answer. They differ under noise,
+	// which IALM's answer keeps as many small components (and the edge,
+	// measured on what it left, is low), or when the smallest component
+	// is near the level of the clipped corruptions.
+	for _, k := range []int{b.gapRank, b.robust, b.rank()} {
+		if !sr.tried[k] && k <= sr.o.MaxRank && !slices.Contains(sr.pending, k) {
+			sr.pending = append(sr.pending, k)
+		}
+	}
+	if len(sr.pending) == 0 {
+		return false, nil
+	}
+	sr.r, sr.pending = sr.pending[0], sr.pending[1:]
+	return true, nil
+}
+
+// grow picks the next rank for partial data (or after the convex rule):
+// the rank the robust spectrum shows, once; after a jump that failed (an
+// answer above the rank fails too, and no check tells the two apart),
+// the smallest rank not tried above the lowest one tried. It reports
+// whether there is one.
+func (sr *search) grow(a *attempt) bool {
+	if sr.jumped {
+		sr.jumpFailed, sr.jumped = true, false
+	}
+	var next int
+	if !sr.jumpFailed && a.robust > a.asked+1 && !sr.tried[a.robust] {
+		next, sr.jumped = a.robust, true
+	} else {
+		next = slices.Min(sr.c.Tried) + 1
+		for sr.tried[next] {
+			next++
+		}
+	}
+	if next < 1 || next > sr.o.MaxRank || sr.tried[next] {
+		return false
+	}
+	if sr.rule == RuleSpectrum {
+		sr.rule = RuleSearch
+	}
+	sr.reason = fmt.Sprintf("the answer at rank %d was not verified (%s); trying rank %d", a.asked, a.res.Verification.Failed, next)
+	sr.r = next
+	return true
+}
+
+// bestUnverified returns, when no answer was verified within the cap,
+// the one that fits best among those within it (among all when none
+// is), and says so in the Choice.
+func (sr *search) bestUnverified() *rpca.Result {
+	within := slices.DeleteFunc(slices.Clone(sr.tries), func(a *attempt) bool { return a.rank() > sr.o.MaxRank })
+	if len(within) == 0 {
+		within = sr.tries
+	}
+	best := within[0]
+	for _, a := range within[1:] {
+		if a.res.Verification.Residual < best.res.Verification.Residual {
+			best = a
+		}
+	}
+	c := sr.c
+	c.Rank, c.Rule = best.rank(), RuleNone
+	why := best.res.Verification.Reason
+	if best.verified() {
+		why = fmt.Sprintf("its rank is above --max-rank %d", sr.o.MaxRank)
+	}
+	c.Reason = fmt.Sprintf("no answer of rank at most %d was verified (ranks tried: %v); returned the one that fit best, at rank %d (%s)", sr.o.MaxRank, c.Tried, c.Rank, why)
+	return best.res
 }
 
 func dims(p *rpca.Problem) (int, int) {
