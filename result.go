@@ -56,10 +56,12 @@ type Result struct {
 	// not; see Solve).
 	Location float64
 
-	// Attempts lists every method Solve ran, in order, when it tried more
+	// Attempts lists every run Solve made, in order, when it made more
 	// than one: a method that stands for others (Resolver) falls back to
-	// the next when an answer is not verified. The result is the first
-	// verified attempt, or the first attempt when none was.
+	// the next when an answer is not verified, and a converged answer
+	// that is not verified is first continued once (Attempt.Continued).
+	// The result is the first verified attempt, or the first attempt when
+	// none was.
 	Attempts []Attempt
 
 	// Verification is Solve's check of the answer against the data,
@@ -78,6 +80,9 @@ type Attempt struct {
 	Iterations int           `json:"iterations"`
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	Err        string        `json:"error,omitempty"` // the method's error, when it returned one
+	// Continued: the run went on from the answer of the attempt before
+	// it, which had converged but was not verified (see Solve).
+	Continued bool `json:"continued,omitempty"`
 }
 
 // Record describes one iteration. Quantities a method does not compute are NaN.

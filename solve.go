@@ -47,9 +47,11 @@ func checkEntries(p *Problem) error {
 //
 // Every answer is then verified against the data, whatever the method
 // ([Verify]); Result.Verification says whether it passed and, if not,
-// which check failed. When an answer with a location removed fails, the
-// data are solved again without removing it, and the verified (or better
-// fitting) answer is returned.
+// which check failed. When a method met its convergence rule but its
+// answer fails, the method goes on once from that answer, and the
+// continuation is returned if it is verified. When an answer with a
+// location removed fails, the data are solved again without removing
+// it, and the verified (or better fitting) answer is returned.
 //
 // A constant Y (Y = 0 included) is answered without the method: M = Y,
 // S = 0. With α = 0 a method that does not use α (it finds corruptions by
@@ -86,7 +88,10 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if err != nil || len(fallbacks) == 0 || callerStop(res) {
 		return res, err
 	}
-	attempts := []Attempt{attempt(m, res, nil)}
+	attempts := res.Attempts // a continuation (goOn) lists both of its runs
+	if attempts == nil {
+		attempts = []Attempt{attempt(m, res, nil)}
+	}
 	best := res
 	for _, f := range fallbacks {
 		if best.Verification.Verified {
@@ -96,7 +101,11 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		if err != nil && ctx.Err() != nil {
 			return nil, err
 		}
-		attempts = append(attempts, attempt(f, r, err))
+		if err == nil && r.Attempts != nil {
+			attempts = append(attempts, r.Attempts...)
+		} else {
+			attempts = append(attempts, attempt(f, r, err))
+		}
 		if err == nil && r.Verification.Verified {
 			best = r
 		}
@@ -154,20 +163,96 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	if res, err = goOn(ctx, p, s, m, res); err != nil {
+		return nil, err
+	}
 	if fr.loc != 0 && !res.Verification.Verified && !callerStop(res) {
-		// The location was perhaps not one the rank allows (M + c'·11ᵀ
-		// of rank r + 1), or the centred problem was the harder one:
-		// solve the data as they are, and keep the better answer.
-		alt := analyzeUncentred(p)
-		res2, err := solveFramed(ctx, p, s, m, caps, &alt)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return nil, err
-		case err == nil && res2.Verification.Verified:
-			res = res2
-		}
+		return retryUncentred(ctx, p, s, m, caps, res)
 	}
 	return res, nil
+}
+
+// retryUncentred solves p again without removing the location, after res,
+// solved with it removed, was not verified: the location was perhaps not
+// one the rank allows (M + c'·11ᵀ of rank r + 1), or the centred problem
+// was the harder one. It returns the second answer when that is verified,
+// and res otherwise.
+func retryUncentred(ctx context.Context, p *Problem, s Settings, m Method, caps Capabilities, res *Result) (*Result, error) {
+	alt := analyzeUncentred(p)
+	res2, err := solveFramed(ctx, p, s, m, caps, &alt)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err == nil && res2.Verification.Verified:
+		return res2, nil
+	}
+	return res, nil
+}
+
+// goOn lets m go on once from its own answer res when res met the
+// method's convergence rule but was not verified. A stopping rule on the
+// factors as a whole can fire while a few lines are still short of the
+// accuracy the verification asks of every line (at d = 10⁶ one column of
+// ALS's answer was 2·10⁻⁵ off when the whole was 6.5·10⁻⁸ off; one more
+// sweep verified it). Only an answer whose residual as a whole is at
+// the level of rounding (Result.Residual ≤ VerifyExact) goes on: on
+// noisy data, or at a wrong answer, more iterations of the same method
+// do not make it verifiable. The continuation starts from res's factors
+// ([WarmStarter]) under the same settings; it is kept, with the two
+// runs' iterations, times and histories joined and both listed in
+// Result.Attempts, only when it is verified. Methods without a warm
+// start, runs from a warm start or a checkpoint, answers whose factors
+// are wider than the rank (ALS's bias columns), and stops short of
+// convergence are left as they are.
+func goOn(ctx context.Context, p *Problem, s Settings, m Method, res *Result) (*Result, error) {
+	w, ok := m.(WarmStarter)
+	if !ok || res.Verification.Verified || !res.Stop.Converged() || callerStop(res) || hasWarmStart(m) || checkpointing(m) {
+		return res, nil
+	}
+	if !(res.Residual <= VerifyExact) {
+		// Not a fit to rounding as a whole: noisy data (video, ratings)
+		// or a wrong answer, which more iterations of the same method
+		// do not make verifiable.
+		return res, nil
+	}
+	if _, k := res.U.Dims(); k != s.Rank {
+		return res, nil
+	}
+	n := res.Iterations
+	next := w.WithWarmStart(res.U, res.V)
+	sc := s
+	if cb := s.Callback; cb != nil {
+		// The iterations go on from the first run's; its start repeats
+		// the first run's last record.
+		sc.Callback = func(rec Record) {
+			if rec.Iter > 0 {
+				rec.Iter += n
+				rec.Elapsed += res.Elapsed
+				cb(rec)
+			}
+		}
+	}
+	more, err := solveWith(ctx, p, sc, next)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil || !more.Verification.Verified:
+		return res, nil
+	}
+	first := attempt(m, res, nil)
+	cont := attempt(next, more, nil)
+	cont.Continued = true
+	more.Attempts = []Attempt{first, cont}
+	more.Iterations += n
+	more.Elapsed += res.Elapsed
+	hist := slices.Clone(res.History)
+	for _, rec := range more.History[min(1, len(more.History)):] {
+		rec.Iter += n
+		rec.Elapsed += res.Elapsed
+		hist = append(hist, rec)
+	}
+	more.History = hist
+	return more, nil
 }
 
 // ResidualScale is the scale the residuals of Solve are relative to

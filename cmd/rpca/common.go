@@ -394,7 +394,11 @@ func reportVerification(e *env, f *solveFlags, res *rpca.Result) {
 		if a.Err != "" {
 			why = "failed: " + a.Err
 		}
-		fmt.Fprintf(e.stderr, "rpca: note: %s's answer was %s; trying %s\n", a.Method, why, res.Attempts[i+1].Method)
+		next := "trying " + res.Attempts[i+1].Method
+		if res.Attempts[i+1].Continued {
+			next = "letting it go on from that answer"
+		}
+		fmt.Fprintf(e.stderr, "rpca: note: %s's answer was %s; %s\n", a.Method, why, next)
 	}
 	if len(res.Attempts) > 1 && res.Verification.Verified {
 		fmt.Fprintf(e.stderr, "rpca: note: kept %s's answer, which is verified\n", res.Method)
