@@ -314,23 +314,8 @@ func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, dropped []verify.Entr
 		ss += x
 	}
 	nOff, nOn := nObs-sp.NNZ(), sp.NNZ()
-	// The varying part of M is the scale of the residual, but not below
-	// 1e-9 of M itself: data stored in float64 carry rounding of 1e-16 of
-	// their magnitude, and a fit is not asked to be better than 1e-9 of
-	// it (a constant M has no varying part at all).
-	var full mat.Dense
-	full.Mul(ru, rv.T())
-	mNorm := max(metrics.CentredNorm(u, v), 1e-9*mat.Norm(&full, 2))
-	rmsE := math.Sqrt(ss / float64(max(nOff, 1)))
-	rmsM := mNorm / math.Sqrt(float64(d1)*float64(d2))
-	switch {
-	case ss == 0:
-		ver.Residual = 0
-	case rmsM == 0:
-		ver.Residual = math.Inf(1)
-	default:
-		ver.Residual = rmsE / rmsM
-	}
+	rmsE, rmsM := residualScales(u, v, ru, rv, ss, nOff)
+	ver.Residual = residualRatio(ss, rmsE, rmsM)
 	// CheckSampled: every line has more observed entries outside S than
 	// M has parameters for it, or its factor is free.
 	minRow, minCol := linesOutside(sp, rowN, colN)
@@ -382,6 +367,33 @@ func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, dropped []verify.Entr
 	}
 	ver.Verified = true
 	return ver
+}
+
+// residualScales returns the rms of the residual over the nOff observed
+// entries outside S (ss its sum of squares) and the rms of M's varying
+// part, M = U·Vᵀ = Q_U·R_U·(Q_V·R_V)ᵀ. The varying part is the scale of
+// the residual, but not below 1e-9 of M itself: data stored in float64
+// carry rounding of 1e-16 of their magnitude, and a fit is not asked to
+// be better than 1e-9 of it (a constant M has no varying part at all).
+func residualScales(u, v, ru, rv *mat.Dense, ss float64, nOff int) (rmsE, rmsM float64) {
+	d1, _ := u.Dims()
+	d2, _ := v.Dims()
+	var full mat.Dense
+	full.Mul(ru, rv.T())
+	mNorm := max(metrics.CentredNorm(u, v), 1e-9*mat.Norm(&full, 2))
+	return math.Sqrt(ss / float64(max(nOff, 1))), mNorm / math.Sqrt(float64(d1)*float64(d2))
+}
+
+// residualRatio is Verification.Residual, rmsE/rmsM: 0 for a residual
+// that is exactly 0, +Inf for one against an M without variation.
+func residualRatio(ss, rmsE, rmsM float64) float64 {
+	switch {
+	case ss == 0:
+		return 0
+	case rmsM == 0:
+		return math.Inf(1)
+	}
+	return rmsE / rmsM
 }
 
 // linesOutside returns the smallest numbers of observed entries outside

@@ -109,45 +109,13 @@ var ErrNotModel = errors.New("not a saved ratings model")
 // checked against the others (sizes, ids, finite values); a problem is an
 // error wrapping ErrNotModel that names the file.
 func Load(dir string) (*Predictor, error) {
-	bad := func(file, format string, a ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrNotModel, filepath.Join(dir, file), fmt.Sprintf(format, a...))
-	}
-	data, err := os.ReadFile(filepath.Join(dir, FileModel))
-	if errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, err
-		}
-		return nil, bad(FileModel, "missing: the directory was not written by rpca complete, or by a version before models were saved; fit again")
-	}
+	s, err := readSavedModel(dir)
 	if err != nil {
 		return nil, err
 	}
-	var s savedModel
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, bad(FileModel, "%v", err)
-	}
-	switch {
-	case s.Format != savedFormat:
-		return nil, bad(FileModel, "format %q, want %q", s.Format, savedFormat)
-	case s.Version != savedVersion:
-		return nil, bad(FileModel, "version %d; this rpca reads version %d", s.Version, savedVersion)
-	case s.Factors != "npy" && s.Factors != "csv":
-		return nil, bad(FileModel, "factors %q, want npy or csv", s.Factors)
-	case math.IsNaN(s.TrainMean) || math.IsInf(s.TrainMean, 0):
-		return nil, bad(FileModel, "train_mean %v", s.TrainMean)
-	}
 	p := &Predictor{TrainMean: s.TrainMean, rowIndex: map[string]int{}, colIndex: map[string]int{}}
-	if s.Clip != nil {
-		c := [2]float64{math.Inf(-1), math.Inf(1)}
-		for k, e := range s.Clip {
-			if e != nil {
-				c[k] = *e
-			}
-		}
-		if !(c[0] <= c[1]) {
-			return nil, bad(FileModel, "clip range [%v, %v] is empty", c[0], c[1])
-		}
-		p.clip = &c
+	if p.clip, err = s.clipRange(dir); err != nil {
+		return nil, err
 	}
 	if p.RowIDs, err = readIDs(dir, FileRows, p.rowIndex); err != nil {
 		return nil, err
@@ -155,40 +123,18 @@ func Load(dir string) (*Predictor, error) {
 	if p.ColIDs, err = readIDs(dir, FileCols, p.colIndex); err != nil {
 		return nil, err
 	}
-	for _, f := range []struct {
-		name string
-		dst  **mat.Dense
-		rows int
-		ids  string
-	}{{"U", &p.U, len(p.RowIDs), FileRows}, {"V", &p.V, len(p.ColIDs), FileCols}} {
-		name := f.name + "." + s.Factors
-		path := filepath.Join(dir, name)
-		var m *mat.Dense
-		if s.Factors == "npy" {
-			m, err = npy.ReadFile(path)
-		} else {
-			m, err = delim.ReadFile(path, delim.Options{Delimiter: ","})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrNotModel, err)
-		}
-		r, c := m.Dims()
-		switch {
-		case r != f.rows:
-			return nil, bad(name, "%d rows for the %d ids of %s", r, f.rows, f.ids)
-		case c != s.Columns:
-			return nil, bad(name, "%d columns, and %s says %d", c, FileModel, s.Columns)
-		case !allFinite(m.RawMatrix().Data):
-			return nil, bad(name, "holds a value that is not finite")
-		}
-		*f.dst = m
+	if p.U, err = readFactor(dir, "U", s, len(p.RowIDs), FileRows); err != nil {
+		return nil, err
+	}
+	if p.V, err = readFactor(dir, "V", s, len(p.ColIDs), FileCols); err != nil {
+		return nil, err
 	}
 	if b := s.Biases; b != nil {
 		switch {
 		case len(b.Row) != len(p.RowIDs) || len(b.Col) != len(p.ColIDs):
-			return nil, bad(FileModel, "%d row and %d column biases for %d rows and %d columns", len(b.Row), len(b.Col), len(p.RowIDs), len(p.ColIDs))
+			return nil, badFile(dir, FileModel, "%d row and %d column biases for %d rows and %d columns", len(b.Row), len(b.Col), len(p.RowIDs), len(p.ColIDs))
 		case !allFinite(b.Row) || !allFinite(b.Col) || !allFinite([]float64{b.Mean}):
-			return nil, bad(FileModel, "a bias is not finite")
+			return nil, badFile(dir, FileModel, "a bias is not finite")
 		}
 		p.Biases = &Biases{Mean: b.Mean, Row: b.Row, Col: b.Col}
 	}
@@ -196,6 +142,87 @@ func Load(dir string) (*Predictor, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// badFile is the error of a damaged or foreign file of a saved model in
+// dir.
+func badFile(dir, file, format string, a ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrNotModel, filepath.Join(dir, file), fmt.Sprintf(format, a...))
+}
+
+// readSavedModel reads and checks FileModel in dir.
+func readSavedModel(dir string) (*savedModel, error) {
+	data, err := os.ReadFile(filepath.Join(dir, FileModel))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, err
+		}
+		return nil, badFile(dir, FileModel, "missing: the directory was not written by rpca complete, or by a version before models were saved; fit again")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s savedModel
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, badFile(dir, FileModel, "%v", err)
+	}
+	switch {
+	case s.Format != savedFormat:
+		return nil, badFile(dir, FileModel, "format %q, want %q", s.Format, savedFormat)
+	case s.Version != savedVersion:
+		return nil, badFile(dir, FileModel, "version %d; this rpca reads version %d", s.Version, savedVersion)
+	case s.Factors != "npy" && s.Factors != "csv":
+		return nil, badFile(dir, FileModel, "factors %q, want npy or csv", s.Factors)
+	case math.IsNaN(s.TrainMean) || math.IsInf(s.TrainMean, 0):
+		return nil, badFile(dir, FileModel, "train_mean %v", s.TrainMean)
+	}
+	return &s, nil
+}
+
+// clipRange returns the saved clip range (a missing end is unbounded), or
+// nil when predictions are not clipped.
+func (s *savedModel) clipRange(dir string) (*[2]float64, error) {
+	if s.Clip == nil {
+		return nil, nil
+	}
+	c := [2]float64{math.Inf(-1), math.Inf(1)}
+	for k, e := range s.Clip {
+		if e != nil {
+			c[k] = *e
+		}
+	}
+	if !(c[0] <= c[1]) {
+		return nil, badFile(dir, FileModel, "clip range [%v, %v] is empty", c[0], c[1])
+	}
+	return &c, nil
+}
+
+// readFactor reads the factor name (U or V) in s's format from dir and
+// checks it: one row for each of the rows ids of ids, s.Columns columns,
+// finite values.
+func readFactor(dir, name string, s *savedModel, rows int, ids string) (*mat.Dense, error) {
+	file := name + "." + s.Factors
+	path := filepath.Join(dir, file)
+	var m *mat.Dense
+	var err error
+	if s.Factors == "npy" {
+		m, err = npy.ReadFile(path)
+	} else {
+		m, err = delim.ReadFile(path, delim.Options{Delimiter: ","})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotModel, err)
+	}
+	r, c := m.Dims()
+	switch {
+	case r != rows:
+		return nil, badFile(dir, file, "%d rows for the %d ids of %s", r, rows, ids)
+	case c != s.Columns:
+		return nil, badFile(dir, file, "%d columns, and %s says %d", c, FileModel, s.Columns)
+	case !allFinite(m.RawMatrix().Data):
+		return nil, badFile(dir, file, "holds a value that is not finite")
+	}
+	return m, nil
 }
 
 // readIDs reads the ids of file in dir, one a line, into index; an empty

@@ -302,12 +302,7 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	seq, sep := w.Seq, w.Sep
 	g := seq.Geometry
 	gray := Geometry{Width: g.Width, Height: g.Height}
-	if w.Index == 0 {
-		rep.FirstFrame, rep.Width, rep.Height, rep.Channels = seq.Names[0], seq.Width, seq.Height, seq.Channels()
-	}
-	rep.Frames += len(seq.Names)
-	rep.LastFrame = seq.Names[len(seq.Names)-1]
-	rep.LoadSeconds += w.LoadSeconds
+	rep.addWindow(w)
 	j.record(w, rep)
 	truthIdx, err := j.score(seq, sep, rep)
 	if err != nil {
@@ -357,38 +352,8 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	} else {
 		j.stage("writing %d PNGs into %s", len(sets)*n, rep.Output)
 	}
-	shown := make([][]float64, 4)
-	for j0 := 0; j0 < n; j0 += writeBlock {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		nb := min(writeBlock, n-j0)
-		// The gathers wait on memory, not on the cores: run them side by
-		// side, then encode and write while the preview takes its frames.
-		preview := pv != nil && pv.next() >= 0 && pv.next() < j0+nb
-		var wg sync.WaitGroup
-		for _, fs := range sets {
-			wg.Go(func() { fs.gather(j0, nb) })
-		}
-		if preview {
-			wg.Go(func() { gatherColumns(ycols[:nb], seq.Y, j0) })
-		}
-		wg.Wait()
-		werr := make(chan error, 1)
-		go func() { werr <- writeSets(j0, nb, sets...) }()
-		if preview {
-			for f := pv.next(); f >= 0 && f < j0+nb; f = pv.next() {
-				k := f - j0
-				shown[0], shown[1], shown[2], shown[3] = ycols[k], sets[0].cols[k], sets[1].cols[k], sets[2].cols[k]
-				if err := pv.add(shown); err != nil {
-					<-werr
-					return err
-				}
-			}
-		}
-		if err := <-werr; err != nil {
-			return err
-		}
+	if err := writeWindowFrames(ctx, seq.Y, sets, pv, ycols); err != nil {
+		return err
 	}
 	if w.Index > 0 {
 		j.stage("window %d done; loading the next frames", w.Index+1)
@@ -411,6 +376,59 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	}
 	if j.Window > 0 {
 		j.stage("window 1 done; loading the next frames")
+	}
+	return nil
+}
+
+// addWindow adds window w's frames to the report.
+func (rep *Report) addWindow(w Window) {
+	seq := w.Seq
+	if w.Index == 0 {
+		rep.FirstFrame, rep.Width, rep.Height, rep.Channels = seq.Names[0], seq.Width, seq.Height, seq.Channels()
+	}
+	rep.Frames += len(seq.Names)
+	rep.LastFrame = seq.Names[len(seq.Names)-1]
+	rep.LoadSeconds += w.LoadSeconds
+}
+
+// writeWindowFrames writes the frames of the sets (background, foreground,
+// mask), writeBlock frames at a time, and gives the preview pv (when not
+// nil) the frames it shows, with the original frames of y gathered into
+// ycols.
+func writeWindowFrames(ctx context.Context, y Matrix, sets []*frameSet, pv *preview, ycols [][]float64) error {
+	n := len(sets[0].names)
+	shown := make([][]float64, 4)
+	for j0 := 0; j0 < n; j0 += writeBlock {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		nb := min(writeBlock, n-j0)
+		// The gathers wait on memory, not on the cores: run them side by
+		// side, then encode and write while the preview takes its frames.
+		withPreview := pv != nil && pv.next() >= 0 && pv.next() < j0+nb
+		var wg sync.WaitGroup
+		for _, fs := range sets {
+			wg.Go(func() { fs.gather(j0, nb) })
+		}
+		if withPreview {
+			wg.Go(func() { gatherColumns(ycols[:nb], y, j0) })
+		}
+		wg.Wait()
+		werr := make(chan error, 1)
+		go func() { werr <- writeSets(j0, nb, sets...) }()
+		if withPreview {
+			for f := pv.next(); f >= 0 && f < j0+nb; f = pv.next() {
+				k := f - j0
+				shown[0], shown[1], shown[2], shown[3] = ycols[k], sets[0].cols[k], sets[1].cols[k], sets[2].cols[k]
+				if err := pv.add(shown); err != nil {
+					<-werr
+					return err
+				}
+			}
+		}
+		if err := <-werr; err != nil {
+			return err
+		}
 	}
 	return nil
 }

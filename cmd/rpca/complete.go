@@ -137,19 +137,7 @@ func runComplete(ctx context.Context, e *env, args []string) error {
 // flags and the output directory, and returns the estimator.
 func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
 	if !flagSet(fs, "method") {
-		// The Gibbs fit is the most accurate model (docs/cli.md), at any
-		// rank; a flag that only the least-squares fit takes chooses
-		// als, on ratings more accurate than gd and scaledgd in far fewer
-		// sweeps, and the summary names it.
-		f.method = methodGibbs
-		for _, n := range append([]string{"center", "biases"}, gibbsIgnores()...) {
-			if flagSet(fs, n) && (!isParam(n) || methods.Takes("als", n)) {
-				f.modelFlags = append(f.modelFlags, "--"+n)
-			}
-		}
-		if len(f.modelFlags) > 0 {
-			f.method = "als"
-		}
+		f.chooseModel(fs)
 	}
 	if (f.rank == 0 || f.method == methodGibbs) && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
 		f.biases = true
@@ -176,6 +164,22 @@ func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
 		return nil, paramError(err, f.method)
 	}
 	return e, nil
+}
+
+// chooseModel sets the method when --method was not given. The Gibbs fit
+// is the most accurate model (docs/cli.md), at any rank; a flag that only
+// the least-squares fit takes chooses als, on ratings more accurate than
+// gd and scaledgd in far fewer sweeps, and the summary names it.
+func (f *completeFlags) chooseModel(fs *flag.FlagSet) {
+	f.method = methodGibbs
+	for _, n := range append([]string{"center", "biases"}, gibbsIgnores()...) {
+		if flagSet(fs, n) && (!isParam(n) || methods.Takes("als", n)) {
+			f.modelFlags = append(f.modelFlags, "--"+n)
+		}
+	}
+	if len(f.modelFlags) > 0 {
+		f.method = "als"
+	}
 }
 
 // isParam reports whether name is a setting of some method.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/cliflag"
+	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/ratings"
@@ -87,48 +88,12 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	}
 	var write func(io.Writer) error
 	if f.pairs != "" {
-		if f.unknown == "bias" && p.Biases == nil {
-			return cliflag.Usagef("predict: --unknown bias needs a model fitted with biases (rpca complete's default, or --biases)")
-		}
-		if err := load.CheckReadable(f.pairs); err != nil {
-			return fmt.Errorf("--pairs: %v", err)
-		}
-		pairs, err := triples.ReadPairsFile(f.pairs, triples.Options{Delimiter: triples.Delimiter(f.delim), Header: f.header})
-		if err != nil {
-			return headerHint(err)
-		}
-		prog.Stagef("predicting %d pairs", pairs.Len())
-		preds, _, err := p.PredictPairs(pairs, ratings.Unknown(f.unknown))
-		var idErr *ratings.UnknownIDError
-		if errors.As(err, &idErr) {
-			return fmt.Errorf("%s: %w (use --unknown nan to write NaN for such pairs, or --unknown bias for the bias model)", f.pairs, err)
-		}
-		if err != nil {
-			return err
-		}
-		write = func(w io.Writer) error { return triples.Write(w, "\t", pairs.Row, pairs.Col, preds) }
+		write, err = predictPairsWriter(f, p, prog)
 	} else {
-		var users []string
-		var lines []int
-		if f.users != "" {
-			if users, lines, err = readIDList(f.users); err != nil {
-				return err
-			}
-		}
-		n := len(users)
-		if users == nil {
-			n = len(p.RowIDs)
-		}
-		prog.Stagef("recommending %d items to each of %d users", f.top, n)
-		recs, err := p.TopN(ctx, users, f.top, f.workers)
-		var idErr *ratings.UnknownIDError
-		if errors.As(err, &idErr) {
-			return fmt.Errorf("%s: line %d: unknown row id %q: it has no training rating in the model", f.users, lines[idErr.Line-1], idErr.ID)
-		}
-		if err != nil {
-			return err
-		}
-		write = func(w io.Writer) error { return ratings.WriteRecommendations(w, recs) }
+		write, err = predictTopWriter(ctx, f, p, prog)
+	}
+	if err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -145,6 +110,58 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 		return w.Flush()
 	}
 	return outFileError(outdir.CreateFile(f.out, f.force, marker, write, inputs...), f.out)
+}
+
+// predictPairsWriter predicts the pairs of --pairs with model p and
+// returns the writer of the table.
+func predictPairsWriter(f *predictFlags, p *ratings.Predictor, prog *progress.Printer) (func(io.Writer) error, error) {
+	if f.unknown == "bias" && p.Biases == nil {
+		return nil, cliflag.Usagef("predict: --unknown bias needs a model fitted with biases (rpca complete's default, or --biases)")
+	}
+	if err := load.CheckReadable(f.pairs); err != nil {
+		return nil, fmt.Errorf("--pairs: %v", err)
+	}
+	pairs, err := triples.ReadPairsFile(f.pairs, triples.Options{Delimiter: triples.Delimiter(f.delim), Header: f.header})
+	if err != nil {
+		return nil, headerHint(err)
+	}
+	prog.Stagef("predicting %d pairs", pairs.Len())
+	preds, _, err := p.PredictPairs(pairs, ratings.Unknown(f.unknown))
+	var idErr *ratings.UnknownIDError
+	if errors.As(err, &idErr) {
+		return nil, fmt.Errorf("%s: %w (use --unknown nan to write NaN for such pairs, or --unknown bias for the bias model)", f.pairs, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(w io.Writer) error { return triples.Write(w, "\t", pairs.Row, pairs.Col, preds) }, nil
+}
+
+// predictTopWriter finds the --top items of the users of --users (all
+// when it is not given) with model p and returns the writer of the list.
+func predictTopWriter(ctx context.Context, f *predictFlags, p *ratings.Predictor, prog *progress.Printer) (func(io.Writer) error, error) {
+	var users []string
+	var lines []int
+	var err error
+	if f.users != "" {
+		if users, lines, err = readIDList(f.users); err != nil {
+			return nil, err
+		}
+	}
+	n := len(users)
+	if users == nil {
+		n = len(p.RowIDs)
+	}
+	prog.Stagef("recommending %d items to each of %d users", f.top, n)
+	recs, err := p.TopN(ctx, users, f.top, f.workers)
+	var idErr *ratings.UnknownIDError
+	if errors.As(err, &idErr) {
+		return nil, fmt.Errorf("%s: line %d: unknown row id %q: it has no training rating in the model", f.users, lines[idErr.Line-1], idErr.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(w io.Writer) error { return ratings.WriteRecommendations(w, recs) }, nil
 }
 
 // outFileError rewords outdir.CheckFile's errors for --out path in the

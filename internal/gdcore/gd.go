@@ -197,6 +197,10 @@ var DefaultGDStop = rpca.Stop{MaxIter: 1000, ResidualTol: 1e-9, FactorTol: 1e-16
 // size; at 1e-10 a rank-3 matrix plus an offset of 10³, condition number
 // about 10⁴, stopped 3·10⁻⁶ away from it). Each sweep solves for the factors exactly, so it needs tens of
 // sweeps where the gradient steps need hundreds (docs/performance.md).
+// The rule is global, and the error of the worst line lags it: rpca.Solve
+// lets a converged answer that fails the verification go on once. A
+// tighter rule is not reachable everywhere: with Biases the factors keep
+// drifting above 1e-15 on exact data.
 var DefaultALSStop = rpca.Stop{MaxIter: 200, ResidualTol: 1e-9, FactorTol: 1e-14}
 
 // Backtracking line search (StepBacktracking): the Armijo constant and
@@ -637,18 +641,9 @@ type gdState interface {
 // set (u, v and sigma1 are then its own), with g.OnCheckpoint called
 // after every iteration that no rule stopped. q is not modified.
 func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*rpca.Result, error) {
-	upd, eta := newUpdater(st, q, u, v, sigma1, g.Resume == nil)
-	r := q.rank
-	if q.biases {
-		if g.Resume == nil { // a saved state has its bias columns
-			u, v = withBiasColumns(u, v)
-		}
-		r += 2
-	}
-	if c := g.Resume; c != nil {
-		if err := c.restore(upd, q); err != nil {
-			return nil, rpca.BadInput(err)
-		}
+	upd, eta, u, v, r, err := g.prepare(st, q, u, v, sigma1)
+	if err != nil {
+		return nil, err
 	}
 	var gu, gv blas64.General // the gradients; ALS does not form them
 	if !q.als {
@@ -678,7 +673,7 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 	probe := &scaledProbe{ridge: q.ridge, p: q.p}
 	ny := st.normY()
 	save := func() error {
-		if g.OnCheckpoint == nil || done || g.Resume != nil && iter == g.Resume.Iteration {
+		if !g.saves(done, iter) {
 			return nil
 		}
 		return g.OnCheckpoint(newCheckpoint(q, st, upd, st.entries(), iter, u, v, sigma1, t, prevStep, minRes, tr.History()))
@@ -704,11 +699,7 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 			reason = rpca.StopStationary
 			break
 		}
-		norm := kernels.SumSq(u, 1) + kernels.SumSq(v, 1)
-		if q.biases { // the columns held at 1 do not change
-			norm -= float64(q.d1 + q.d2)
-		}
-		step := (diffSq(un, u) + diffSq(vn, v)) / norm
+		step := factorStep(q, u, v, un, vn)
 		change := remaining(step, prevStep)
 		plateau := prevStep > 0 && step >= prevStep // the steps stopped shrinking
 		prevStep = step
@@ -719,10 +710,7 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 		if err != nil {
 			return nil, err
 		}
-		floor := 0.0 // the noise floor of the steps, where the rule applies
-		if q.alpha > 0 && !q.als {
-			floor = NoiseChange * res * NoiseChange * res
-		}
+		floor := noiseFloor(q, res)
 		if !q.scaled && !q.als && change <= max(tr.Rules().FactorTol, floor) {
 			change = math.Max(change, probe.change(u, v, gu, gv))
 		}
@@ -739,19 +727,80 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 			// the verification to say (rpca.StopNoiseFloor).
 			reason, done = rpca.StopNoiseFloor, true
 		}
-		// A fixed-step gradient method that is inside its basin only ever
-		// shrinks the residual up to noise; a tenfold rise above the best
-		// value seen means the step is unstable (measured: c ≥ 1 on the
-		// paper's model) or the model (r, α) does not fit the data.
-		if res > 10*minRes && res > 1e-6 {
-			return nil, fmt.Errorf("%w at iteration %d (relative residual rose from %.3g to %.3g): %s",
-				rpca.ErrDiverged, iter, minRes, res, gdDivergenceHint)
+		if err := diverged(iter, res, minRes); err != nil {
+			return nil, err
 		}
 		minRes = min(minRes, res)
 		if err := save(); err != nil {
 			return nil, err
 		}
 	}
+	return gdResult(tr, st, q, u, v, iter, res, reason, eta, sigma1), nil
+}
+
+// prepare returns the update rule and its step η, the factors to start
+// from (with the bias columns when q.biases; g.Resume's state restored
+// into the rule) and their width.
+func (g *GD) prepare(st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (updater, float64, blas64.General, blas64.General, int, error) {
+	upd, eta := newUpdater(st, q, u, v, sigma1, g.Resume == nil)
+	r := q.rank
+	if q.biases {
+		if g.Resume == nil { // a saved state has its bias columns
+			u, v = withBiasColumns(u, v)
+		}
+		r += 2
+	}
+	if c := g.Resume; c != nil {
+		if err := c.restore(upd, q); err != nil {
+			return nil, 0, u, v, 0, rpca.BadInput(err)
+		}
+	}
+	return upd, eta, u, v, r, nil
+}
+
+// saves reports whether the state after iteration iter goes to
+// g.OnCheckpoint: not after a stopping rule fired, and not the state a
+// resumed run started from.
+func (g *GD) saves(done bool, iter int) bool {
+	return g.OnCheckpoint != nil && !done && (g.Resume == nil || iter != g.Resume.Iteration)
+}
+
+// factorStep is the relative squared change (‖ΔU‖²_F + ‖ΔV‖²_F)/
+// (‖U‖²_F + ‖V‖²_F) from (u, v) to (un, vn); the columns held at 1 of
+// q.biases, which do not change, are left out of the norm.
+func factorStep(q *gdParams, u, v, un, vn blas64.General) float64 {
+	norm := kernels.SumSq(u, 1) + kernels.SumSq(v, 1)
+	if q.biases {
+		norm -= float64(q.d1 + q.d2)
+	}
+	return (diffSq(un, u) + diffSq(vn, v)) / norm
+}
+
+// noiseFloor is the level of the squared factor change below which the
+// gradient steps are at the noise of the fit, (NoiseChange·res)², or 0
+// where that rule does not apply (α = 0, ALS).
+func noiseFloor(q *gdParams, res float64) float64 {
+	if q.alpha > 0 && !q.als {
+		return NoiseChange * res * NoiseChange * res
+	}
+	return 0
+}
+
+// diverged returns ErrDiverged when the residual res of iteration iter
+// rose tenfold above the smallest seen, minRes. A fixed-step gradient
+// method inside its basin only ever shrinks the residual up to noise; such
+// a rise means the step is unstable (measured: c ≥ 1 on the paper's
+// model) or the model (r, α) does not fit the data.
+func diverged(iter int, res, minRes float64) error {
+	if res > 10*minRes && res > 1e-6 {
+		return fmt.Errorf("%w at iteration %d (relative residual rose from %.3g to %.3g): %s",
+			rpca.ErrDiverged, iter, minRes, res, gdDivergenceHint)
+	}
+	return nil
+}
+
+// gdResult is the Result of a run that ended at iteration iter for reason.
+func gdResult(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, iter int, res float64, reason rpca.StopReason, eta, sigma1 float64) *rpca.Result {
 	hist := tr.History()
 	sp := st.sparse()
 	if q.huber > 0 && reason.Converged() && float64(len(sp.Val)) > huberExcess*q.alpha*float64(st.(*observedState).m.NNZ()) {
@@ -768,7 +817,7 @@ func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.Genera
 		Residual:   res,
 		History:    hist,
 		Params:     q.report(eta, sigma1, st.initLocation()),
-	}, nil
+	}
 }
 
 // newUpdater returns the update rule of q and its step η (0 for ALS),

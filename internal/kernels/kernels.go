@@ -484,21 +484,7 @@ func MulAXAtY(ax, aty, a, x, y blas64.General, workers int) {
 // worker order at the end.
 func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 	m, n := a.Rows, a.Cols
-	k, l := 0, 0
-	if ax != nil {
-		k = x.Cols
-	}
-	if aty != nil {
-		l = y.Cols
-	}
-	if ax != nil && (n == 0 || k == 0) {
-		zero(*ax)
-		k = 0
-	}
-	if aty != nil && (m == 0 || l == 0) {
-		zero(*aty)
-		l = 0
-	}
+	k, l := axatyWidths(ax, aty, a, x, y)
 	if m == 0 || n == 0 || k+l == 0 {
 		return
 	}
@@ -523,16 +509,13 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 	// that depends on the shapes only, each with its own accumulator,
 	// summed in chunk order at the end: the result does not depend on the
 	// worker count.
-	var count, size int
-	if l > 0 {
-		count, size = reductionChunks(np, grain, l*ld)
-	} else {
-		count, size = chunks(np, workers, grain)
-	}
+	count, size := chunks(np, workers, grain)
 	var accs []*[]float64
 	if l > 0 {
+		count, size = reductionChunks(np, grain, l*ld)
 		accs = make([]*[]float64, count)
 	}
+	tiles := &axatyTiles{a: a, xt: xt, yp: yp, ld: ld, k: k, l: l, tc: tc}
 	runChunks(np, count, size, workers, func(t, lo, hi int) {
 		var acct, accv []float64
 		if l > 0 {
@@ -548,46 +531,98 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 		for g0 := lo; g0 < hi; g0 += groupPanels {
 			g1 := min(g0+groupPanels, hi)
 			clear(accv)
-			for j0 := 0; j0 < n; j0 += tc {
-				nn := min(tc, n-j0)
-				for p := g0; p < g1; p++ {
-					i0 := 4 * p
-					rows := min(4, m-i0)
-					ap := from(a, i0, j0)
-					pf := tileAhead(a, p, j0, g0, g1, hi, tc, pfDist)
-					if k > 0 {
-						var pfx []float64
-						if l == 0 {
-							pfx = pf
-						}
-						axvPanel(rows, nn, ap, a.Stride, xt[j0:], ld, k, accv[(p-g0)*32*k:(p-g0+1)*32*k], pfx)
-					}
-					if l > 0 {
-						atyPanel(rows, nn, ap, a.Stride, yp[4*l*p:4*l*(p+1)], l, acct[j0:], ld, pf)
-					}
-				}
-			}
-			if k == 0 {
-				continue
-			}
-			for p := g0; p < g1; p++ {
-				v := accv[(p-g0)*32*k : (p-g0+1)*32*k]
-				for r := range min(4, m-4*p) {
-					dr := row(*ax, 4*p+r)
-					for c := range dr {
-						q := v[(4*c+r)*8 : (4*c+r)*8+8]
-						dr[c] = ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]))
-					}
-				}
+			tiles.group(g0, g1, hi, accv, acct)
+			if k > 0 {
+				storeAXPanels(*ax, accv, g0, g1, m, k)
 			}
 		}
 	})
-	if l == 0 {
-		return
+	if l > 0 {
+		sumAccumulators(*aty, accs, ld, l, workers)
 	}
-	ParallelFor(n, workers, minWork/max(1, l*count), func(lo, hi int) {
+}
+
+// axatyWidths returns the widths k of X and l of Y that axaty works
+// with: 0 for a product it is not asked for, or whose result it sets to
+// zero because an inner dimension is 0.
+func axatyWidths(ax, aty *blas64.General, a, x, y blas64.General) (k, l int) {
+	if ax != nil {
+		k = x.Cols
+		if a.Cols == 0 || k == 0 {
+			zero(*ax)
+			k = 0
+		}
+	}
+	if aty != nil {
+		l = y.Cols
+		if a.Rows == 0 || l == 0 {
+			zero(*aty)
+			l = 0
+		}
+	}
+	return k, l
+}
+
+// axatyTiles is what the tile loop of axaty reads: A, Xᵀ packed with row
+// stride ld, Y packed by panels, the widths k of X and l of Y (0: that
+// product is not formed) and the tile width tc.
+type axatyTiles struct {
+	a        blas64.General
+	xt, yp   []float64
+	ld, k, l int
+	tc       int
+}
+
+// group runs the panels g0…g1−1 of a worker whose last panel is hi−1
+// over every column tile: their A·X partial sums into accv (32·k per
+// panel) and their share of Aᵀ·Y into acct.
+func (t *axatyTiles) group(g0, g1, hi int, accv, acct []float64) {
+	// Locals, not loads through t in the loop.
+	a, m, n, k, l := t.a, t.a.Rows, t.a.Cols, t.k, t.l
+	xt, yp, ld, tc := t.xt, t.yp, t.ld, t.tc
+	for j0 := 0; j0 < n; j0 += tc {
+		nn := min(tc, n-j0)
+		for p := g0; p < g1; p++ {
+			i0 := 4 * p
+			rows := min(4, m-i0)
+			ap := from(a, i0, j0)
+			pf := tileAhead(a, p, j0, g0, g1, hi, tc, pfDist)
+			if k > 0 {
+				var pfx []float64
+				if l == 0 {
+					pfx = pf
+				}
+				axvPanel(rows, nn, ap, a.Stride, xt[j0:], ld, k, accv[(p-g0)*32*k:(p-g0+1)*32*k], pfx)
+			}
+			if l > 0 {
+				atyPanel(rows, nn, ap, a.Stride, yp[4*l*p:4*l*(p+1)], l, acct[j0:], ld, pf)
+			}
+		}
+	}
+}
+
+// storeAXPanels writes the rows of A·X of panels g0…g1−1 (of an m-row A)
+// into ax: each entry is the sum of its eight lanes in accv.
+func storeAXPanels(ax blas64.General, accv []float64, g0, g1, m, k int) {
+	for p := g0; p < g1; p++ {
+		v := accv[(p-g0)*32*k : (p-g0+1)*32*k]
+		for r := range min(4, m-4*p) {
+			dr := row(ax, 4*p+r)
+			for c := range dr {
+				q := v[(4*c+r)*8 : (4*c+r)*8+8]
+				dr[c] = ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]))
+			}
+		}
+	}
+}
+
+// sumAccumulators writes into aty (n×l) the sum, in chunk order, of the
+// transposed accumulators accs (l rows of stride ld each), and returns
+// them to the pool.
+func sumAccumulators(aty blas64.General, accs []*[]float64, ld, l, workers int) {
+	ParallelFor(aty.Rows, workers, minWork/max(1, l*len(accs)), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
-			dj := row(*aty, j)
+			dj := row(aty, j)
 			for c := range dj {
 				s := (*accs[0])[c*ld+j]
 				for _, acc := range accs[1:] {
