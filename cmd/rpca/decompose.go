@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/autorank"
@@ -78,6 +79,9 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	prog := newProgress(e, &f.solveFlags)
 	defer prog.Done() // stops the heartbeat on every return
 	prog.Stagef("reading %s", f.in)
+	if st, err := os.Stat(f.in); err == nil {
+		tightenGC(float64(st.Size())) // about the size of the data, or more for text
+	}
 	if job.Data, err = f.load(method); err != nil {
 		return err
 	}

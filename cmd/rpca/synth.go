@@ -90,6 +90,11 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(f.p < 1); err != nil {
 		return cliflag.Usagef("%w", err)
 	}
+	values := float64(cfg.D1) * float64(cfg.D2) * 8 // Y, dense
+	if cfg.P > 0 && cfg.P < 1 {
+		values *= 1.5 * cfg.P // the observed values and their column indices
+	}
+	tightenGC(values)
 	job := synth.Job{Config: cfg, Settings: f.settings(), Out: f.save, Force: f.force,
 		Command: fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --kappa %g --p %g --seed %d",
 			cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, cfg.Corruption, cfg.Magnitude, cfg.Kappa, f.p, cfg.Seed)}

@@ -129,6 +129,10 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A window of frames is large whatever the clip (200 frames of
+	// 320×240 in colour: 370 MB as float64), and its size is known only
+	// once the frames are decoded.
+	tightenGC(largeData)
 	prog.Stagef("loading frames from %s", f.in)
 	rep, err := video.RunDir(ctx, job, f.out, f.force, f.in, f.truth)
 	prog.Done()
