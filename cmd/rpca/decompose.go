@@ -14,6 +14,7 @@ import (
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/cliflag"
+	"github.com/rpca-gd/rpca/internal/gcpolicy"
 	"github.com/rpca-gd/rpca/load"
 )
 
@@ -80,7 +81,7 @@ func runDecompose(ctx context.Context, e *env, args []string) error {
 	defer prog.Done() // stops the heartbeat on every return
 	prog.Stagef("reading %s", f.in)
 	if st, err := os.Stat(f.in); err == nil {
-		tightenGC(float64(st.Size())) // about the size of the data, or more for text
+		gcpolicy.Tighten(float64(st.Size())) // about the size of the data, or more for text
 	}
 	if job.Data, err = f.load(method); err != nil {
 		return err

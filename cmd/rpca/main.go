@@ -56,31 +56,6 @@ var commands = map[string]*command{}
 
 func register(c *command) { commands[c.name] = c }
 
-// gcPercent is the collector's target growth of the heap between
-// collections that a command sets for large data (tightenGC). The data
-// and the methods' state are large arrays without pointers, which a
-// collection marks at almost no cost, while the runtime's default of 100
-// lets the heap grow to twice what is live before collecting: the
-// transient buffers of loading and Phase I, and a finished run's state
-// before the next run's, then set the peak memory. 25 keeps the peak near
-// 1.25 times the live data (docs/performance.md).
-const gcPercent = 25
-
-// largeData is the size of the data, in bytes, from which a command
-// tightens the collector. Below it the default stays: with a small heap
-// the collections of a 25% target come often enough to cost a few
-// percent (ratings on ml-latest-small: 42 collections against 14).
-const largeData = 64 << 20
-
-// tightenGC sets the collector's target growth to gcPercent for a run on
-// about n bytes of data, when n is at least largeData and GOGC is not set
-// in the environment.
-func tightenGC(n float64) {
-	if n >= largeData && os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-}
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr)}

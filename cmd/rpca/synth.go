@@ -9,6 +9,7 @@ import (
 	"github.com/rpca-gd/rpca/autorank"
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/cliflag"
+	"github.com/rpca-gd/rpca/internal/gcpolicy"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -94,7 +95,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	if cfg.P > 0 && cfg.P < 1 {
 		values *= 1.5 * cfg.P // the observed values and their column indices
 	}
-	tightenGC(values)
+	gcpolicy.Tighten(values)
 	job := synth.Job{Config: cfg, Settings: f.settings(), Out: f.save, Force: f.force,
 		Command: fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --kappa %g --p %g --seed %d",
 			cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, cfg.Corruption, cfg.Magnitude, cfg.Kappa, f.p, cfg.Seed)}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/rpca-gd/rpca/internal/cliflag"
+	"github.com/rpca-gd/rpca/internal/gcpolicy"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/video"
@@ -132,7 +133,7 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	// A window of frames is large whatever the clip (200 frames of
 	// 320×240 in colour: 370 MB as float64), and its size is known only
 	// once the frames are decoded.
-	tightenGC(largeData)
+	gcpolicy.Tighten(gcpolicy.LargeData)
 	prog.Stagef("loading frames from %s", f.in)
 	rep, err := video.RunDir(ctx, job, f.out, f.force, f.in, f.truth)
 	prog.Done()

@@ -25,6 +25,7 @@ import (
 	"unsafe"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/gcpolicy"
 )
 
 func main() {}
@@ -51,6 +52,7 @@ func lookup(h C.int64_t) *job {
 func rpca_start(data unsafe.Pointer, dtype C.int, d1, d2, s0, s1 C.int64_t, mask unsafe.Pointer, m0, m1 C.int64_t, config *C.char, errOut **C.char) C.int64_t {
 	in := input{data: data, float32: dtype == 1, d1: int(d1), d2: int(d2), s0: int(s0), s1: int(s1),
 		mask: mask, m0: int(m0), m1: int(m1)}
+	gcpolicy.Tighten(8 * float64(d1) * float64(d2)) // the data as float64
 	j, err := start(in, C.GoString(config))
 	if err != nil {
 		*errOut = C.CString(errorJSON(err))
