@@ -509,11 +509,13 @@ func axaty(ax, aty *blas64.General, a, x, y blas64.General, workers int) {
 	// that depends on the shapes only, each with its own accumulator,
 	// summed in chunk order at the end: the result does not depend on the
 	// worker count.
-	count, size := chunks(np, workers, grain)
+	var count, size int
 	var accs []*[]float64
 	if l > 0 {
 		count, size = reductionChunks(np, grain, l*ld)
 		accs = make([]*[]float64, count)
+	} else {
+		count, size = chunks(np, workers, grain)
 	}
 	tiles := &axatyTiles{a: a, xt: xt, yp: yp, ld: ld, k: k, l: l, tc: tc}
 	runChunks(np, count, size, workers, func(t, lo, hi int) {
