@@ -25,7 +25,7 @@ type Job struct {
 	Input string
 	Load  Options
 	// Window is the number of frames separated at a time (0: the whole
-	// clip at once); see SeparateWindows.
+	// clip at once, or StreamWindow with Stream); see SeparateWindows.
 	Window int
 	// Stream, when set, separates the frames one by one with a
 	// [Subtractor] (Separate's options as its Fit) instead of each window
@@ -247,10 +247,15 @@ type TruthScore struct {
 // caller writes as summary.json).
 func Run(ctx context.Context, j Job) (*Report, error) {
 	rep := j.Report
-	rep.Window = j.Window
 	size := j.Window
-	if size == 0 {
+	switch {
+	case size == 0 && j.Stream != nil:
+		size = StreamWindow // a stream's memory does not grow with its length
+		rep.Window = size
+	case size == 0:
 		size = math.MaxInt32 // the whole clip at once
+	default:
+		rep.Window = size
 	}
 	separate := func(ctx context.Context, seq *Sequence) (*Separation, error) { return Separate(ctx, seq, j.Separate) }
 	var sub *Subtractor

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rpca-gd/rpca/metrics"
@@ -150,6 +151,38 @@ func TestRunDir(t *testing.T) {
 	}
 	if _, err := os.Stat(out2); !os.IsNotExist(err) {
 		t.Errorf("output after a failed run: %v", err)
+	}
+}
+
+// TestRunStreamWindows: a stream job without a window gathers
+// StreamWindow frames at a time (its memory does not grow with the
+// input's length), with one Subtractor across the windows: the fits
+// count every frame, not each window's.
+func TestRunStreamWindows(t *testing.T) {
+	const frames = 3*StreamWindow + 5
+	_, in := writeClip(t, SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: frames, Gray: true, Seed: 5})
+	job := Job{Input: in, Dir: t.TempDir(), Separate: DefaultOptions(), Stream: &StreamOptions{History: 30, Refit: 10}}
+	var windows []string
+	job.Separate.Stage = func(s string) {
+		if strings.HasPrefix(s, "separating") {
+			windows = append(windows, strings.Fields(s)[1])
+		}
+	}
+	rep, err := Run(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The short last window joins the one before.
+	if want := []string{"20", "20", "25"}; rep.Frames != frames || rep.Window != StreamWindow || !slices.Equal(windows, want) {
+		t.Fatalf("%d frames, window %d, windows of %v frames; want %d, %d, %v", rep.Frames, rep.Window, windows, frames, StreamWindow, want)
+	}
+	// Fits at frames 20 (the warm-up), 30, 40, …, 60.
+	if want := 1 + (frames-DefaultWarmup)/10; rep.Stream == nil || rep.Stream.Fits != want {
+		t.Errorf("stream report %+v; want %d fits", rep.Stream, want)
+	}
+	masks, err := filepath.Glob(filepath.Join(job.Dir, "mask", "*.png"))
+	if err != nil || len(masks) != frames {
+		t.Errorf("%d masks (%v); want %d", len(masks), err, frames)
 	}
 }
 

@@ -23,6 +23,11 @@ const (
 	// DefaultWarmup is the number of frames before the first fit; until
 	// then the background is the per-pixel median of the frames so far.
 	DefaultWarmup = 20
+	// StreamWindow is the number of frames a stream's job ([Job] with
+	// Stream) gathers before it writes their outputs, when Job.Window is
+	// 0: the job then holds a window of frames and the Subtractor's
+	// history, however long the input, and its outputs appear as it goes.
+	StreamWindow = MinWindow
 )
 
 // The robust projection of a frame on the background's column space
@@ -180,16 +185,16 @@ func (s *Subtractor) Apply(ctx context.Context, frame []float64) (*Frame, error)
 	return &Frame{Background: bg, Mask: masks.RawMatrix().Data, Noise: rep.Noise, Shadow: rep.Shadow}, nil
 }
 
-// frames returns the history in time order as a Sequence.
+// frames returns the history as a Sequence. Once the ring is full its
+// columns are the last History frames in a rotated order, which no fit
+// depends on (robust PCA, the rank rule and the row fits treat the frames
+// as a set), so the ring itself is returned, without a copy; until then,
+// its first frames.
 func (s *Subtractor) frames() *Sequence {
 	n := min(s.seen, s.history)
-	y := mat.NewDense(s.g.Rows(), n, nil)
-	first := s.seen - n
-	for i := range s.g.Rows() {
-		src, dst := s.hist.RawRowView(i), y.RawRowView(i)
-		for k := range dst {
-			dst[k] = src[(first+k)%s.history]
-		}
+	y := s.hist
+	if n < s.history {
+		y = mat.DenseCopyOf(s.hist.Slice(0, s.g.Rows(), 0, n))
 	}
 	names := make([]string, n)
 	for k := range names {

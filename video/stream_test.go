@@ -117,6 +117,30 @@ func TestSubtractorInput(t *testing.T) {
 
 func zero() float64 { return 0 }
 
+// TestSubtractorHistoryIntact: the fits read the history in place (once
+// the ring is full it is handed to the solver without a copy), so they
+// must leave it as it was: after 90 frames and several fits through a
+// ring of 30, its columns are still the last 30 frames, bit for bit.
+func TestSubtractorHistoryIntact(t *testing.T) {
+	c, err := Generate(SceneIllumination, GenerateOptions{Width: 40, Height: 30, Frames: 90, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s := streamMasks(t, c, StreamOptions{History: 30, Refit: 7, Warmup: 10})
+	if s.Fits < 8 {
+		t.Fatalf("%d fits; want the ring refitted many times", s.Fits)
+	}
+	for j := 60; j < 90; j++ {
+		want := mat.Col(nil, j, c.Y)
+		got := mat.Col(nil, j%30, s.hist)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("history column of frame %d, pixel %d: %v, want %v", j, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 // BenchmarkSubtractorApply: the cost of one frame of 320×240 colour
 // between two fits (the projection and the decision), after a warm-up
 // and a first fit that are not timed.
