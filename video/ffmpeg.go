@@ -36,7 +36,7 @@ const maxVideoPixels = 1 << 28
 // Gray frames are ffmpeg's own conversion to gray, which for the usual
 // Y'CbCr video is the luma plane, expanded to full range.
 func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error) {
-	l, err := openVideo(ctx, path, opts)
+	l, err := openInput(ctx, path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +66,10 @@ func openVideo(ctx context.Context, path string, opts Options) (*videoLoader, er
 	if opts.Range.Start < 0 || opts.Range.End < 0 || (opts.Range.End != 0 && opts.Range.End <= opts.Range.Start) {
 		return nil, fmt.Errorf("video: invalid frame range %v", opts.Range)
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("video: %v", err)
+	if !IsURL(path) {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("video: %v", err)
+		}
 	}
 	lookPath := opts.LookPath
 	if lookPath == nil {
@@ -196,11 +198,15 @@ type decodeRun struct {
 	frameLimit           int64 // most frames that fit in the memory limit
 	g                    Geometry
 	limit                int64
+	src                  io.Reader // raw frames read directly, not from ffmpeg (standard input)
 }
 
 // decode runs ffmpeg with the given frame-rate option (-fps_mode or
 // -vsync) set to passthrough and returns the raw frames in the range.
 func (d *decodeRun) decode(ctx context.Context, syncOpt string) ([][]byte, error) {
+	if d.src != nil {
+		return d.decodeDirect(ctx)
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, d.ffmpeg,
@@ -218,25 +224,53 @@ func (d *decodeRun) decode(ctx context.Context, syncOpt string) ([][]byte, error
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("video: starting ffmpeg: %v", err)
 	}
-	var (
-		frames  [][]byte
-		index   int  // index of the next decoded frame
-		stopped bool // range complete: ffmpeg killed on purpose
-		readErr error
-		partial bool // output ended inside a frame
-	)
+	frames, index, stopped, readErr, partial := d.read(ctx, stdout)
+	if stopped || (readErr != nil && !partial) {
+		cancel() // kill ffmpeg; its exit status no longer matters
+	}
+	// After a partial frame ffmpeg has closed its output and is exiting:
+	// its exit status tells a failure (reported with its message) from a
+	// short last frame, so it must not be killed here.
+	waitErr := cmd.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("video: decoding %s: %w", d.path, err)
+	}
+	if waitErr != nil && !stopped && (readErr == nil || partial) {
+		if stderr.contains("Unrecognized option '" + strings.TrimPrefix(syncOpt, "-") + "'") {
+			return nil, errOldFFmpeg
+		}
+		return nil, fmt.Errorf("video: ffmpeg failed on %s: %s", d.path, stderr.lastLine(waitErr))
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if len(frames) == 0 {
+		return nil, fmt.Errorf("video: frame range %v selects no frames of %s (it has %d)", d.r, d.path, index)
+	}
+	return frames, nil
+}
+
+// read reads raw frames of frameBytes from r (ffmpeg's output, or the
+// frames of standard input) until its end or the end of the range,
+// handing full windows to the sink. It returns the frames it kept, the
+// number read, whether it stopped at the range's end, and an error, with
+// partial set when r ended inside a frame.
+func (d *decodeRun) read(ctx context.Context, r io.Reader) (frames [][]byte, index int, stopped bool, readErr error, partial bool) {
 	buf := make([]byte, d.frameBytes)
 	for {
-		got, err := io.ReadFull(stdout, buf)
+		if err := ctx.Err(); err != nil {
+			return frames, index, false, err, false
+		}
+		got, err := io.ReadFull(r, buf)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			partial = errors.Is(err, io.ErrUnexpectedEOF)
 			if partial {
-				readErr = fmt.Errorf("video: %s: ffmpeg output ended inside frame %d (%d of %d bytes)", d.path, index+1, got, d.frameBytes)
+				readErr = fmt.Errorf("video: %s: %s ended inside frame %d (%d of %d bytes)", d.path, d.source(), index+1, got, d.frameBytes)
 			} else {
-				readErr = fmt.Errorf("video: reading ffmpeg output: %v", err)
+				readErr = fmt.Errorf("video: reading %s: %w", d.source(), err)
 			}
 			break
 		}
@@ -265,21 +299,22 @@ func (d *decodeRun) decode(ctx context.Context, syncOpt string) ([][]byte, error
 			break
 		}
 	}
-	if stopped || (readErr != nil && !partial) {
-		cancel() // kill ffmpeg; its exit status no longer matters
+	return frames, index, stopped, readErr, partial
+}
+
+// source names where the raw frames come from, for errors.
+func (d *decodeRun) source() string {
+	if d.src != nil {
+		return d.path
 	}
-	// After a partial frame ffmpeg has closed its output and is exiting:
-	// its exit status tells a failure (reported with its message) from a
-	// short last frame, so it must not be killed here.
-	waitErr := cmd.Wait()
+	return "ffmpeg output"
+}
+
+// decodeDirect reads the frames of d.src, with no ffmpeg to run.
+func (d *decodeRun) decodeDirect(ctx context.Context) ([][]byte, error) {
+	frames, index, _, readErr, _ := d.read(ctx, d.src)
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("video: decoding %s: %w", d.path, err)
-	}
-	if waitErr != nil && !stopped && (readErr == nil || partial) {
-		if stderr.contains("Unrecognized option '" + strings.TrimPrefix(syncOpt, "-") + "'") {
-			return nil, errOldFFmpeg
-		}
-		return nil, fmt.Errorf("video: ffmpeg failed on %s: %s", d.path, stderr.lastLine(waitErr))
+		return nil, fmt.Errorf("video: reading %s: %w", d.path, err)
 	}
 	if readErr != nil {
 		return nil, readErr

@@ -161,6 +161,17 @@ type Options struct {
 	// LookPath finds the ffmpeg and ffprobe executables for [LoadVideo];
 	// nil means exec.LookPath.
 	LookPath func(file string) (string, error)
+
+	// Stdin is what the input [StdinInput] reads (nil: os.Stdin).
+	Stdin io.Reader
+}
+
+// stdin is o.Stdin, or os.Stdin.
+func (o Options) stdin() io.Reader {
+	if o.Stdin != nil {
+		return o.Stdin
+	}
+	return os.Stdin
 }
 
 func (o *Options) exclude() []string {
@@ -729,9 +740,12 @@ func LoadMask(name string, scale float64) (mask []bool, width, height int, err e
 	return mask, b.Dx() / n, b.Dy() / n, nil
 }
 
-// Load loads frames from a directory ([LoadDir]) or a video file
-// ([LoadVideo]).
+// Load loads frames from a directory ([LoadDir]), a video file or URL
+// ([LoadVideo]), or standard input ([StdinInput]).
 func Load(ctx context.Context, path string, opts Options) (*Sequence, error) {
+	if path == StdinInput || IsURL(path) {
+		return LoadVideo(ctx, path, opts)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("video: %v", err)

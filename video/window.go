@@ -75,14 +75,18 @@ func separateWindows(ctx context.Context, path string, opts Options, size int, s
 		last = time.Now()
 		return err
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("video: %v", err)
+	dir := false
+	if path != StdinInput && !IsURL(path) {
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("video: %v", err)
+		}
+		if !st.IsDir() && imageExts[strings.ToLower(filepath.Ext(path))] {
+			return fmt.Errorf("video: %s is a single image; give the directory of frames", path)
+		}
+		dir = st.IsDir()
 	}
-	if !st.IsDir() && imageExts[strings.ToLower(filepath.Ext(path))] {
-		return fmt.Errorf("video: %s is a single image; give the directory of frames", path)
-	}
-	if st.IsDir() {
+	if dir {
 		all, err := ListFrames(path, opts)
 		if err != nil {
 			return err
@@ -109,7 +113,7 @@ func separateWindows(ctx context.Context, path string, opts Options, size int, s
 		}
 		return nil
 	}
-	l, err := openVideo(ctx, path, opts)
+	l, err := openInput(ctx, path, opts)
 	if err != nil {
 		return err
 	}

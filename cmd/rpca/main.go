@@ -35,6 +35,8 @@ type command struct {
 // env is what a command may touch: its streams (replaced in tests).
 type env struct {
 	stdout, stderr io.Writer
+	// stdin is what --in - reads (nil: the process's standard input).
+	stdin io.Reader
 	// stderrIsTerminal enables the progress bar.
 	stderrIsTerminal bool
 }

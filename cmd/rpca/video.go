@@ -75,7 +75,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	} {
 		fs.Lookup(name).Usage = usage
 	}
-	fs.StringVar(&f.in, "in", "", "directory of frame images, or a video file (needs ffmpeg)")
+	fs.StringVar(&f.in, "in", "", "directory of frame images, a video file or a URL such as a camera's rtsp://… (needs ffmpeg), or - for YUV4MPEG2 frames on standard input (ffmpeg -i SOURCE -f yuv4mpegpipe - | rpca video --in - …)")
 	fs.StringVar(&f.out, "out", "", "output directory (created atomically)")
 	fs.StringVar(&f.frames, "frames", "", "frame range a:b (0-based, b exclusive; either may be omitted) of the sorted frames")
 	cliflag.Var(fs, &f.scale, "scale", 1, cliflag.Rate, "in (0, 1]", "downscale frames by this factor, 1/n for an integer n (0.5, 0.25, …)")
@@ -121,11 +121,14 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	if err := checkOutputDir(f.out, f.force, f.in, f.truth); err != nil {
 		return err
 	}
-	if _, err := os.Stat(f.in); err != nil {
-		return fmt.Errorf("--in: %v", err)
+	if f.in != video.StdinInput && !video.IsURL(f.in) {
+		if _, err := os.Stat(f.in); err != nil {
+			return fmt.Errorf("--in: %v", err)
+		}
 	}
 	prog := newProgress(e, &f.solveFlags)
 	defer prog.Done() // stops the heartbeat on every return
+	opts.Stdin = e.stdin
 	job, err := f.job(opts, prog)
 	if err != nil {
 		return err
@@ -134,7 +137,11 @@ func runVideo(ctx context.Context, e *env, args []string) error {
 	// 320×240 in colour: 370 MB as float64), and its size is known only
 	// once the frames are decoded.
 	gcpolicy.Tighten(gcpolicy.LargeData)
-	prog.Stagef("loading frames from %s", f.in)
+	from := f.in
+	if from == video.StdinInput {
+		from = "standard input"
+	}
+	prog.Stagef("loading frames from %s", from)
 	rep, err := video.RunDir(ctx, job, f.out, f.force, f.in, f.truth)
 	prog.Done()
 	switch {

@@ -773,3 +773,76 @@ func TestVideoStream(t *testing.T) {
 		t.Errorf("mask: %d files (%v)", len(ents), err)
 	}
 }
+
+// TestVideoStdinAndURL: --in - reads YUV4MPEG2 frames from standard input
+// and a file:// URL goes to ffmpeg; both give, bit for bit, what the
+// directory of the same frames gives. Standard input that is not
+// YUV4MPEG2 is a one-line error that leaves no output.
+func TestVideoStdinAndURL(t *testing.T) {
+	c, in := newClip(t)
+	var y4m bytes.Buffer
+	fmt.Fprintf(&y4m, "YUV4MPEG2 W%d H%d F10:1 Ip A1:1 Cmono XCOLORRANGE=FULL\n", c.w, c.h)
+	for k := range c.frames {
+		y4m.WriteString("FRAME\n")
+		for y := range c.h {
+			for x := range c.w {
+				v := uint8(math.Round(c.bg[y*c.w+x] * 255))
+				if c.squareAt(k, x, y) {
+					v = 245
+				}
+				y4m.WriteByte(v)
+			}
+		}
+	}
+	fromDir := filepath.Join(t.TempDir(), "dir")
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", in, "--out", fromDir, "--stream", "--quiet"); code != 0 {
+		t.Fatalf("from the directory: exit %d, %q", code, stderr)
+	}
+	fromStdin := filepath.Join(t.TempDir(), "stdin")
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, stdin: bytes.NewReader(y4m.Bytes())}
+	if code := run(context.Background(), e, []string{"video", "--in", "-", "--out", fromStdin, "--stream", "--quiet"}); code != 0 {
+		t.Fatalf("from standard input: exit %d, %q", code, errb.String())
+	}
+	sameOutputs := func(dir string) {
+		t.Helper()
+		if sum := readSummary(t, dir); sum["frames"] != float64(c.frames) {
+			t.Fatalf("%s: %v frames, want %d", dir, sum["frames"], c.frames)
+		}
+		for k := range c.frames {
+			for _, sub := range []string{"background", "mask"} {
+				got, _, _ := readGray(t, filepath.Join(dir, sub, fmt.Sprintf("frame%06d.png", k+1)))
+				want, _, _ := readGray(t, filepath.Join(fromDir, sub, c.names[k]))
+				if d := maxAbsDiff(got, want); d != 0 {
+					t.Fatalf("%s: %s of frame %d differs from the directory's by %.4f", dir, sub, k, d)
+				}
+			}
+		}
+	}
+	sameOutputs(fromStdin)
+
+	bad := filepath.Join(t.TempDir(), "bad")
+	errb.Reset()
+	e.stdin = strings.NewReader("P5\n48 36\n255\n")
+	if code := run(context.Background(), e, []string{"video", "--in", "-", "--out", bad, "--quiet"}); code != 1 || !strings.Contains(errb.String(), "YUV4MPEG2") || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
+		t.Errorf("not YUV4MPEG2: exit %d, %q", code, errb.String())
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("output left after a failed run: %v", err)
+	}
+
+	ff, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skip("ffmpeg not installed: the URL input is not tried")
+	}
+	movie := filepath.Join(t.TempDir(), "clip.avi")
+	cmd := exec.Command(ff, "-loglevel", "error", "-framerate", "10", "-i", filepath.Join(in, "shot_%03d.png"), "-c:v", "ffv1", "-pix_fmt", "gray", movie)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("ffmpeg cannot encode the test clip: %v: %s", err, b)
+	}
+	fromURL := filepath.Join(t.TempDir(), "url")
+	if code, _, stderr := runVideoCmd(t, context.Background(), "--in", "file://"+movie, "--out", fromURL, "--stream", "--quiet"); code != 0 {
+		t.Fatalf("from a file:// URL: exit %d, %q", code, stderr)
+	}
+	sameOutputs(fromURL)
+}
