@@ -344,7 +344,7 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 		return err
 	}
 	_, k := q.Dims()
-	trim := min(int(s.Alpha*float64(d2)), d2-k)
+	trim := rowTrim(s.Alpha, d2, k)
 	stage("fitting %d rows to the background's %d components (setting aside %d of %d frames each)", d1, k, trim, d2)
 	t0 := time.Now()
 	m, stats, err := FitRows(ctx, y, q, trim, s.Workers)
@@ -354,6 +354,21 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 	sep.RowFitSeconds = time.Since(t0).Seconds()
 	sep.Background, sep.RowFit = m, &stats
 	return nil
+}
+
+// rowTrim is the number of frames each row's fit ([FitRows]) sets aside:
+// with α > 0, d2 − h for h = ⌊(d2 + k + 1)/2⌋, the coverage of least
+// trimmed squares with the highest breakdown point (Rousseeuw 1984), so
+// that an object may cover a pixel in up to about half of the frames
+// without pulling that pixel's background toward it (a busy lane, an
+// object that stops); with α = 0, none. α bounds the corruptions the
+// solver allows in a row of the sketch, which fixes the background's row
+// space; a pixel's own fit to that space may set aside more.
+func rowTrim(alpha float64, d2, k int) int {
+	if alpha == 0 {
+		return 0
+	}
+	return d2 - (d2+k+1)/2
 }
 
 // sketchRows is the number of rows to solve on (≤ 0: all).

@@ -146,7 +146,9 @@ func FitRows(ctx context.Context, y *mat.Dense, q *mat.Dense, trim, workers int)
 					break
 				}
 				for i := i0; i < i1; i++ {
-					s, ok := f.fit(y.RawRowView(i), m)
+					// Each block of rows starts cold, so that the result
+					// does not depend on which worker takes which block.
+					s, ok := f.fit(y.RawRowView(i), m, i > i0)
 					copy(u.RawRowView(i), f.u)
 					steps += s
 					if !ok {
@@ -196,21 +198,29 @@ func newRowFitter(q *mat.Dense, trim int) *rowFitter {
 }
 
 // fit writes the trimmed fit of y into m and returns the number of
-// concentration steps and whether the kept set settled.
-func (f *rowFitter) fit(y, m []float64) (int, bool) {
+// concentration steps and whether the kept set settled. With warm, the
+// steps start from the set the previous row (the pixel to the left, for
+// rows in pixel order) settled on: an object covers neighbouring pixels
+// in the same frames, so that set is usually this row's too, or close
+// to it. Without warm, or where that set leaves the fit undetermined,
+// they start from the fit on every entry.
+func (f *rowFitter) fit(y, m []float64, warm bool) (int, bool) {
 	// b0 = qᵀy; the fit on every entry is u = b0 (orthonormal columns).
 	for c, qc := range f.q {
 		f.b0[c] = floats.Dot(qc, y)
 	}
-	copy(f.u, f.b0)
-	f.outIdx = f.outIdx[:0]
+	warm = warm && len(f.outIdx) > 0 && f.solve(y)
+	if !warm {
+		copy(f.u, f.b0)
+		f.outIdx = f.outIdx[:0]
+	}
 	steps, settled := 0, f.trim == 0
 	for ; ; steps++ {
 		f.evaluate(y, m)
 		if settled || steps == MaxRowFitSteps {
 			break
 		}
-		if !f.choose() && steps > 0 {
+		if !f.choose() && (steps > 0 || warm) {
 			settled = true
 			break
 		}

@@ -346,3 +346,76 @@ func TestMasksLazyResidual(t *testing.T) {
 		t.Errorf("lazy residual: masks differ (shadow pixels %d, want %d > 0)", grep.Shadow, wrep.Shadow)
 	}
 }
+
+// TestFitRowsWorkers: the rows' fits start from their left neighbour's
+// kept set within a block of rows, never across blocks, so the result is
+// the same, bit for bit, whatever the number of workers.
+func TestFitRowsWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	_, corrupt, q := lowRankRows(rng, 700, 40, 2, 12)
+	var first *mat.Dense
+	for _, w := range []int{1, 2, 3} {
+		fit, _, err := FitRows(context.Background(), corrupt, q, 15, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = fit.U
+			continue
+		}
+		if !mat.Equal(first, fit.U) {
+			t.Fatalf("%d workers: a different fit from 1 worker's", w)
+		}
+	}
+}
+
+// TestRowTrimHalfCovered: a pixel that an object covers in 40% of the
+// frames (a busy lane, an object that stops) keeps its background with
+// the row trim of highest breakdown, rowTrim (99 of 200 at rank 1),
+// and loses it with a trim of α·frames (40 at α = 0.2): the fit follows
+// the object.
+func TestRowTrimHalfCovered(t *testing.T) {
+	if got := rowTrim(0.2, 200, 1); got != 99 {
+		t.Errorf("rowTrim(0.2, 200, 1) = %d, want 99", got)
+	}
+	if got := rowTrim(0, 200, 1); got != 0 {
+		t.Errorf("rowTrim(0, 200, 1) = %d, want 0 (α = 0: no corruptions)", got)
+	}
+	const d1, d2 = 300, 200
+	rng := rand.New(rand.NewPCG(7, 8))
+	weights := mat.NewDense(d2, 1, nil)
+	for j := range d2 {
+		weights.Set(j, 0, 1+0.1*math.Sin(float64(j)/9)) // slowly varying light
+	}
+	q, err := RowSpace(weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, y := mat.NewDense(d1, d2, nil), mat.NewDense(d1, d2, nil)
+	for i := range d1 {
+		bg := 0.2 + 0.6*rng.Float64()
+		start := rng.IntN(d2)
+		for j := range d2 {
+			clean.Set(i, j, bg*weights.At(j, 0))
+			y.Set(i, j, clean.At(i, j))
+			if (j-start+d2)%d2 < 80 { // 80 consecutive frames of an object
+				y.Set(i, j, 0.05+0.9*rng.Float64())
+			}
+		}
+	}
+	errorOf := func(trim int) float64 {
+		fit, _, err := FitRows(context.Background(), y, q, trim, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d mat.Dense
+		d.Sub(fit.Dense(), clean)
+		return mat.Norm(&d, math.Inf(1))
+	}
+	if e := errorOf(rowTrim(0.2, d2, 1)); e > 1e-9 {
+		t.Errorf("rowTrim: largest error %.3g; want the background to rounding", e)
+	}
+	if e := errorOf(int(0.2 * d2)); e < 0.01 {
+		t.Errorf("α·frames: largest error %.3g; the test's object should pull such a fit", e)
+	}
+}
