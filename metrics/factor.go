@@ -2,9 +2,9 @@ package metrics
 
 import (
 	"fmt"
+	par "github.com/rpca-gd/rpca/internal/parallel"
 	"math"
 	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
@@ -80,24 +80,7 @@ func sumSqDiffRot(x, xs, q blas64.General) float64 {
 
 // parallel calls fn(0), …, fn(n−1) on up to GOMAXPROCS goroutines.
 func parallel(n int, fn func(c int)) {
-	w := min(runtime.GOMAXPROCS(0), n)
-	if w <= 1 {
-		for c := 0; c < n; c++ {
-			fn(c)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for g := 0; g < w; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := g; c < n; c += w {
-				fn(c)
-			}
-		}()
-	}
-	wg.Wait()
+	par.Strided(n, runtime.GOMAXPROCS(0), func(_, c int) { fn(c) })
 }
 
 // Balance returns the balanced factors U* = LΣ^½ and V* = RΣ^½ of the

@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/rpca-gd/rpca/internal/parallel"
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -221,7 +221,7 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 		} else {
 			gatherColumns(cols[:nb], fg, j0)
 		}
-		parallelFrames(nb, workers, func(w, k int) {
+		parallel.Strided(nb, workers, func(w, k int) {
 			var yc, bc []float64
 			if shadows {
 				yc, bc = ycols[k], bcols[k]
@@ -258,22 +258,6 @@ func pixelNoiseScales(ctx context.Context, fg Matrix) ([]float64, error) {
 		pixNoise[i] = lowScale(buf)
 	}
 	return pixNoise, nil
-}
-
-// parallelFrames runs fn(w, k) for k < n on workers goroutines, worker w
-// taking k = w, w + workers, ….
-func parallelFrames(n, workers int, fn func(w, k int)) {
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < n; k += workers {
-				fn(w, k)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // setMasks writes masks as columns j0, j0+1, … of out (1 for foreground)

@@ -59,12 +59,9 @@ type videoLoader struct {
 
 // openVideo finds ffmpeg and probes the frame size of path.
 func openVideo(ctx context.Context, path string, opts Options) (*videoLoader, error) {
-	n, err := ScaleFactor(opts.Scale)
+	n, err := opts.streamScale()
 	if err != nil {
 		return nil, err
-	}
-	if opts.Range.Start < 0 || opts.Range.End < 0 || (opts.Range.End != 0 && opts.Range.End <= opts.Range.Start) {
-		return nil, fmt.Errorf("video: invalid frame range %v", opts.Range)
 	}
 	if !IsURL(path) {
 		if _, err := os.Stat(path); err != nil {
@@ -103,6 +100,19 @@ func openVideo(ctx context.Context, path string, opts Options) (*videoLoader, er
 			r: opts.Range, frameLimit: limit / (int64(g.Rows()) * 8), g: g, limit: limit,
 		},
 	}, nil
+}
+
+// streamScale checks the range and the scale of frames read as a stream
+// (a video, standard input) and returns the downscaling factor.
+func (opts Options) streamScale() (int, error) {
+	n, err := ScaleFactor(opts.Scale)
+	if err != nil {
+		return 0, err
+	}
+	if opts.Range.Start < 0 || opts.Range.End < 0 || (opts.Range.End != 0 && opts.Range.End <= opts.Range.Start) {
+		return 0, fmt.Errorf("video: invalid frame range %v", opts.Range)
+	}
+	return n, nil
 }
 
 // decode runs ffmpeg over the range. With window > 0, every window

@@ -209,12 +209,9 @@ func toByte(x float64) byte {
 // loader that reads its frames as they arrive, as openVideo's reads
 // ffmpeg's.
 func openY4M(r io.Reader, name string, opts Options) (*videoLoader, error) {
-	n, err := ScaleFactor(opts.Scale)
+	n, err := opts.streamScale()
 	if err != nil {
 		return nil, err
-	}
-	if opts.Range.Start < 0 || opts.Range.End < 0 || (opts.Range.End != 0 && opts.Range.End <= opts.Range.Start) {
-		return nil, fmt.Errorf("video: invalid frame range %v", opts.Range)
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	hdr, err := parseY4MHeader(br)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -65,6 +66,21 @@ func parseCommand[F any, P interface {
 	f := P(new(F))
 	fs := f.register(e)
 	return f, fs, parse(fs, args)
+}
+
+// withFlags makes a command's run function from one that takes its
+// parsed flags (see parseCommand).
+func withFlags[F any, P interface {
+	*F
+	register(*env) *flag.FlagSet
+}](run func(ctx context.Context, e *env, f P, fs *flag.FlagSet) error) func(context.Context, *env, []string) error {
+	return func(ctx context.Context, e *env, args []string) error {
+		f, fs, err := parseCommand[F, P](e, args)
+		if err != nil {
+			return err
+		}
+		return run(ctx, e, f, fs)
+	}
 }
 
 // parse parses args with cliflag.Parse; a usage error names the command

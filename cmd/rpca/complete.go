@@ -24,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "complete",
 		summary: "fill in a partially observed matrix of ratings (row col value triplets), robust to outliers",
-		run:     runComplete,
+		run:     withFlags(runComplete),
 	})
 }
 
@@ -94,11 +94,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	return fs
 }
 
-func runComplete(ctx context.Context, e *env, args []string) error {
-	f, fs, err := parseCommand[completeFlags](e, args)
-	if err != nil {
-		return err
-	}
+func runComplete(ctx context.Context, e *env, f *completeFlags, fs *flag.FlagSet) error {
 	method, err := f.resolve(fs)
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ func init() {
 	register(&command{
 		name:    "decompose",
 		summary: "split a matrix from a file (.npy, CSV/TSV, Matrix Market) into low-rank and sparse parts",
-		run:     runDecompose,
+		run:     withFlags(runDecompose),
 	})
 }
 
@@ -58,11 +58,7 @@ func (f *decomposeFlags) register(e *env) *flag.FlagSet {
 	return fs
 }
 
-func runDecompose(ctx context.Context, e *env, args []string) error {
-	f, fs, err := parseCommand[decomposeFlags](e, args)
-	if err != nil {
-		return err
-	}
+func runDecompose(ctx context.Context, e *env, f *decomposeFlags, fs *flag.FlagSet) error {
 	if err := f.validate(fs); err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func init() {
 	register(&command{
 		name:    "predict",
 		summary: "predict ratings, or recommend the top N items per user, with a model that 'rpca complete' saved",
-		run:     runPredict,
+		run:     withFlags(runPredict),
 	})
 }
 
@@ -56,11 +56,7 @@ func (f *predictFlags) register(e *env) *flag.FlagSet {
 	return fs
 }
 
-func runPredict(ctx context.Context, e *env, args []string) error {
-	f, fs, err := parseCommand[predictFlags](e, args)
-	if err != nil {
-		return err
-	}
+func runPredict(ctx context.Context, e *env, f *predictFlags, fs *flag.FlagSet) error {
 	if err := firstBroken(
 		rule{f.model == "", "predict: --model DIR is required (run 'rpca predict -h' for help)"},
 		rule{(f.pairs == "") == (f.top == 0), "predict: give either --pairs FILE or --top N"},

@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		name:    "synth",
 		summary: "generate the paper's synthetic model, solve it, and report the true error",
-		run:     runSynth,
+		run:     withFlags(runSynth),
 	})
 }
 
@@ -70,11 +70,7 @@ func (f *synthFlags) config() synth.Config {
 	return cfg
 }
 
-func runSynth(ctx context.Context, e *env, args []string) error {
-	f, _, err := parseCommand[synthFlags](e, args)
-	if err != nil {
-		return err
-	}
+func runSynth(ctx context.Context, e *env, f *synthFlags, _ *flag.FlagSet) error {
 	cfg := f.config()
 	if f.noSolve && f.save == "" {
 		return cliflag.Usagef("--no-solve needs --out DIR")

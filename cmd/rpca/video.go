@@ -24,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "video",
 		summary: "separate the background and the moving foreground of a video (Section 5.2)",
-		run:     runVideo,
+		run:     withFlags(runVideo),
 	})
 }
 
@@ -106,11 +106,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	return fs
 }
 
-func runVideo(ctx context.Context, e *env, args []string) error {
-	f, fs, err := parseCommand[videoFlags](e, args)
-	if err != nil {
-		return err
-	}
+func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	opts, err := f.prepare(set)
