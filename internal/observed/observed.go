@@ -7,11 +7,11 @@ package observed
 import (
 	"errors"
 	"fmt"
+	"github.com/rpca-gd/rpca/internal/parallel"
 	"math"
 
 	"runtime"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 
@@ -229,21 +229,7 @@ func (m *Matrix) buildCSC(nb int) {
 func cscBlocks(n int) int { return min(runtime.GOMAXPROCS(0), max(1, n/(1<<16))) }
 
 // parallelBlocks runs fn(0), …, fn(n−1) on n goroutines and waits.
-func parallelBlocks(n int, fn func(b int)) {
-	if n == 1 {
-		fn(0)
-		return
-	}
-	var wg sync.WaitGroup
-	for b := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(b)
-		}()
-	}
-	wg.Wait()
-}
+func parallelBlocks(n int, fn func(b int)) { parallel.Strided(n, n, func(_, b int) { fn(b) }) }
 
 // sortRow sorts the parallel slices cols, vals by column index.
 func sortRow(cols []int32, vals []float64) {

@@ -21,7 +21,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"unsafe"
 
 	"github.com/rpca-gd/rpca"
@@ -30,17 +29,10 @@ import (
 
 func main() {}
 
-var (
-	mu      sync.Mutex
-	handles = map[int64]*job{}
-	next    int64
-)
+// jobs are the solves and the ratings fits Python has started.
+var jobs table[*job]
 
-func lookup(h C.int64_t) *job {
-	mu.Lock()
-	defer mu.Unlock()
-	return handles[int64(h)]
-}
+func lookup(h C.int64_t) *job { return jobs.get(h) }
 
 // rpca_start reads Y (d1×d2, elements of dtype 0 = float64 or 1 =
 // float32, strides in bytes) and the optional mask (uint8, nonzero =
@@ -58,11 +50,7 @@ func rpca_start(data unsafe.Pointer, dtype C.int, d1, d2, s0, s1 C.int64_t, mask
 		*errOut = C.CString(errorJSON(err))
 		return 0
 	}
-	mu.Lock()
-	next++
-	handles[next] = j
-	mu.Unlock()
-	return C.int64_t(next)
+	return jobs.add(j)
 }
 
 // rpca_wait waits up to ms milliseconds for the solve to end and returns
@@ -171,9 +159,7 @@ func rpca_free(h C.int64_t) {
 	}
 	j.cancel()
 	j.wait(-1)
-	mu.Lock()
-	delete(handles, int64(h))
-	mu.Unlock()
+	jobs.remove(h)
 }
 
 // rpca_free_string frees a string returned by the library.

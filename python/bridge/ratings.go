@@ -88,11 +88,7 @@ func rpca_complete_start(users, items *C.int64_t, vals *C.double, n C.int64_t, c
 		}
 		j.model, j.err = ratings.Fit(ctx, r, nil, opt)
 	}()
-	mu.Lock()
-	next++
-	handles[next] = j
-	mu.Unlock()
-	return C.int64_t(next)
+	return jobs.add(j)
 }
 
 // ratingsOf builds the ratings with ids "0", "1", … from index arrays.

@@ -119,11 +119,11 @@ type videoJob struct {
 	err    error
 }
 
+// videoJobs and subtractors are the separations and the subtractors
+// Python has started.
 var (
-	videoJobs    = map[int64]*videoJob{}
-	subtractors  = map[int64]*subtractor{}
-	videoMu      sync.Mutex
-	nextVideoJob int64
+	videoJobs   table[*videoJob]
+	subtractors table[*subtractor]
 )
 
 // subtractor is a video.Subtractor with a lock: Python may call it from
@@ -179,18 +179,10 @@ func rpca_video_start(data unsafe.Pointer, dtype C.int, t, h, w, c, st, sh, sw, 
 		}()
 		j.sep, j.err = video.Separate(ctx, seq, o)
 	}()
-	videoMu.Lock()
-	nextVideoJob++
-	videoJobs[nextVideoJob] = j
-	videoMu.Unlock()
-	return C.int64_t(nextVideoJob)
+	return videoJobs.add(j)
 }
 
-func lookupVideo(h C.int64_t) *videoJob {
-	videoMu.Lock()
-	defer videoMu.Unlock()
-	return videoJobs[int64(h)]
-}
+func lookupVideo(h C.int64_t) *videoJob { return videoJobs.get(h) }
 
 // rpca_video_wait waits up to ms milliseconds and returns 1 when the
 // separation has ended.
@@ -286,9 +278,7 @@ func rpca_video_free(h C.int64_t) {
 	}
 	j.cancel()
 	<-j.done
-	videoMu.Lock()
-	delete(videoJobs, int64(h))
-	videoMu.Unlock()
+	videoJobs.remove(h)
 }
 
 // rpca_subtractor_new returns a handle to a video.Subtractor for frames
@@ -314,18 +304,10 @@ func rpca_subtractor_new(h, w, c C.int64_t, config *C.char, errOut **C.char) C.i
 	if err != nil {
 		return fail(fmt.Errorf("%w: %v", errBadConfig, err))
 	}
-	videoMu.Lock()
-	nextVideoJob++
-	subtractors[nextVideoJob] = &subtractor{s: s, g: g, col: make([]float64, g.Rows())}
-	videoMu.Unlock()
-	return C.int64_t(nextVideoJob)
+	return subtractors.add(&subtractor{s: s, g: g, col: make([]float64, g.Rows())})
 }
 
-func lookupSubtractor(h C.int64_t) *subtractor {
-	videoMu.Lock()
-	defer videoMu.Unlock()
-	return subtractors[int64(h)]
-}
+func lookupSubtractor(h C.int64_t) *subtractor { return subtractors.get(h) }
 
 // rpca_subtractor_apply separates one frame (an (H, W, C) array of the
 // dtype codes of frames, strides in bytes): the mask into mask (H·W
@@ -385,7 +367,5 @@ func rpca_subtractor_info(h C.int64_t) *C.char {
 //
 //export rpca_subtractor_free
 func rpca_subtractor_free(h C.int64_t) {
-	videoMu.Lock()
-	delete(subtractors, int64(h))
-	videoMu.Unlock()
+	subtractors.remove(h)
 }
