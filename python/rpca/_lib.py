@@ -28,52 +28,60 @@ def _load():
             "rpca: the compiled library %s is missing; install the package with "
             "'pip install ./python' (it builds the library with the Go toolchain)" % path)
     lib = ctypes.CDLL(path)  # CDLL releases the GIL during every call
-    i64, dbl, p = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
-    lib.rpca_start.argtypes = [p, ctypes.c_int, i64, i64, i64, i64, p, i64, i64, ctypes.c_char_p,
-                               ctypes.POINTER(p)]
-    lib.rpca_start.restype = i64
-    lib.rpca_wait.argtypes = [i64, ctypes.c_int]
-    lib.rpca_wait.restype = ctypes.c_int
-    lib.rpca_progress.argtypes = [i64, ctypes.POINTER(i64), ctypes.POINTER(dbl), ctypes.POINTER(dbl)]
-    lib.rpca_progress.restype = None
-    lib.rpca_cancel.argtypes = [i64]
-    lib.rpca_cancel.restype = None
-    lib.rpca_result.argtypes = [i64]
-    lib.rpca_result.restype = p
-    lib.rpca_copy_factors.argtypes = [i64, p, p]
-    lib.rpca_copy_factors.restype = None
-    lib.rpca_copy_sparse.argtypes = [i64, p, p, p]
-    lib.rpca_copy_sparse.restype = None
-    lib.rpca_free.argtypes = [i64]
-    lib.rpca_free.restype = None
-    lib.rpca_free_string.argtypes = [p]
-    lib.rpca_free_string.restype = None
-    lib.rpca_version.argtypes = []
-    lib.rpca_version.restype = p
-    lib.rpca_complete_top.argtypes = [i64, i64, i64, p, p]
-    lib.rpca_complete_top.restype = i64
-    lib.rpca_video_start.argtypes = [p, ctypes.c_int] + [i64] * 8 + [ctypes.c_char_p, ctypes.POINTER(p)]
-    lib.rpca_video_start.restype = i64
-    lib.rpca_video_wait.argtypes = [i64, ctypes.c_int]
-    lib.rpca_video_wait.restype = ctypes.c_int
-    lib.rpca_video_cancel.argtypes = [i64]
-    lib.rpca_video_cancel.restype = None
-    lib.rpca_video_result.argtypes = [i64]
-    lib.rpca_video_result.restype = p
-    lib.rpca_video_copy.argtypes = [i64, p, p]
-    lib.rpca_video_copy.restype = None
-    lib.rpca_video_free.argtypes = [i64]
-    lib.rpca_video_free.restype = None
-    lib.rpca_subtractor_new.argtypes = [i64, i64, i64, ctypes.c_char_p, ctypes.POINTER(p)]
-    lib.rpca_subtractor_new.restype = i64
-    lib.rpca_subtractor_apply.argtypes = [i64, p, ctypes.c_int, i64, i64, i64, p, p]
-    lib.rpca_subtractor_apply.restype = p
-    lib.rpca_subtractor_info.argtypes = [i64]
-    lib.rpca_subtractor_info.restype = p
-    lib.rpca_subtractor_free.argtypes = [i64]
-    lib.rpca_subtractor_free.restype = None
+    for name, (argtypes, restype) in _signatures().items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = argtypes, restype
     _lib = lib
     return lib
+
+
+def _signatures():
+    """The C functions of the library: name → (argument types, result type)."""
+    i64, dbl, p, cint, cstr = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+    handle = ([i64], None)  # cancel, free: a handle in, nothing out
+    return {
+        "rpca_start": ([p, cint, i64, i64, i64, i64, p, i64, i64, cstr, ctypes.POINTER(p)], i64),
+        "rpca_wait": ([i64, cint], cint),
+        "rpca_progress": ([i64, ctypes.POINTER(i64), ctypes.POINTER(dbl), ctypes.POINTER(dbl)], None),
+        "rpca_cancel": handle,
+        "rpca_result": ([i64], p),
+        "rpca_copy_factors": ([i64, p, p], None),
+        "rpca_copy_sparse": ([i64, p, p, p], None),
+        "rpca_free": handle,
+        "rpca_free_string": ([p], None),
+        "rpca_version": ([], p),
+        "rpca_complete_start": ([p, p, p, i64, cstr, ctypes.POINTER(p)], i64),
+        "rpca_complete_predict": ([i64, p, p, i64, p, p], None),
+        "rpca_complete_top": ([i64, i64, i64, p, p], i64),
+        "rpca_video_start": ([p, cint] + [i64] * 8 + [cstr, ctypes.POINTER(p)], i64),
+        "rpca_video_wait": ([i64, cint], cint),
+        "rpca_video_cancel": handle,
+        "rpca_video_result": ([i64], p),
+        "rpca_video_copy": ([i64, p, p], None),
+        "rpca_video_free": handle,
+        "rpca_subtractor_new": ([i64, i64, i64, cstr, ctypes.POINTER(p)], i64),
+        "rpca_subtractor_apply": ([i64, p, cint, i64, i64, i64, p, p], p),
+        "rpca_subtractor_info": ([i64], p),
+        "rpca_subtractor_free": handle,
+    }
+
+
+class _Owner:
+    """An object that owns a handle of the library, self._h (0: none),
+    freed by the library function named _free when the object is
+    collected. The handle lives in this process only, so the object
+    cannot be pickled; _unpicklable says why, for the error."""
+
+    _free = "rpca_free"
+    _unpicklable = "holds the library's state"
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", 0), 0
+        if h:
+            getattr(self._lib, self._free)(h)
+
+    def __reduce__(self):
+        raise TypeError("rpca: a %s %s and cannot be pickled" % (type(self).__name__, self._unpicklable))
 
 
 def _string(lib, ptr):

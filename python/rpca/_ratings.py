@@ -9,20 +9,8 @@ import numpy as np
 from . import _lib
 
 
-def _bind(lib):
-    if getattr(lib, "_ratings_bound", False):
-        return lib
-    i64, p = ctypes.c_int64, ctypes.c_void_p
-    lib.rpca_complete_start.argtypes = [p, p, p, i64, ctypes.c_char_p, ctypes.POINTER(p)]
-    lib.rpca_complete_start.restype = i64
-    lib.rpca_complete_predict.argtypes = [i64, p, p, i64, p, p]
-    lib.rpca_complete_predict.restype = None
-    lib._ratings_bound = True
-    return lib
-
-
 def _start(users, items, ratings, cfg, progress):
-    lib = _bind(_lib._load())
+    lib = _lib._load()
     users, items, ratings = np.asarray(users), np.asarray(items), np.asarray(ratings, dtype=np.float64)
     if users.ndim != 1 or users.shape != items.shape or users.shape != ratings.shape:
         raise ValueError("rpca: users, items and ratings must be 1-D arrays of one length, got shapes %s, %s, %s"
@@ -64,9 +52,11 @@ def _config(model, rank, alpha, ridge, clip, random_state, cv=0):
     return cfg
 
 
-class CompletionModel:
+class CompletionModel(_lib._Owner):
     """A fitted rating model (rpca.complete). predict and top_n take the
     ids the ratings used; an unknown id is predicted by the bias model."""
+
+    _unpicklable = "holds the library's model (refit it)"
 
     def __init__(self, lib, handle, report, user_ids, item_ids):
         self._lib, self._h = lib, handle
@@ -74,14 +64,6 @@ class CompletionModel:
         self.user_ids_, self.item_ids_ = user_ids, item_ids
         self._uindex = {u: k for k, u in enumerate(user_ids.tolist())}
         self._iindex = {i: k for k, i in enumerate(item_ids.tolist())}
-
-    def __del__(self):
-        h, self._h = getattr(self, "_h", 0), 0
-        if h:
-            self._lib.rpca_free(h)
-
-    def __reduce__(self):
-        raise TypeError("rpca: a CompletionModel holds the library's model and cannot be pickled; refit it")
 
     def _indices(self, ids, index):
         # An unknown id gets an index the library has never seen.

@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 
-from ._lib import _load, _raise, _string
+from ._lib import _Owner, _load, _raise, _string
 
 _DTYPES = {np.dtype(np.float64): 0, np.dtype(np.float32): 1, np.dtype(np.uint8): 2}
 
@@ -79,7 +79,7 @@ def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, ke
     return bg, mask.astype(bool), rep
 
 
-class Subtractor:
+class Subtractor(_Owner):
     """A background subtractor, frame by frame, as OpenCV's
     createBackgroundSubtractorKNN and MOG2 are used: apply(frame) returns
     the frame's foreground mask, decided against a background learnt from
@@ -88,6 +88,8 @@ class Subtractor:
     warmup frames are compared with their per-pixel median. The frame
     size is fixed by the first frame. See docs/video.md for what it
     measures against the batch separation."""
+
+    _free = "rpca_subtractor_free"
 
     def __init__(self, history=100, refit=20, warmup=20, method="auto", rank=None, alpha=None,
                  noise_factor=None, keep_shadows=False, random_state=1):
@@ -98,14 +100,6 @@ class Subtractor:
         self._h = 0
         self._shape = None
         self.background_ = None
-
-    def __del__(self):
-        h, self._h = getattr(self, "_h", 0), 0
-        if h:
-            self._lib.rpca_subtractor_free(h)
-
-    def __reduce__(self):
-        raise TypeError("rpca: a Subtractor holds the library's state and cannot be pickled")
 
     def apply(self, frame, return_background=False):
         """The foreground mask of frame as a bool array (H, W); with

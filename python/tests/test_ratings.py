@@ -38,6 +38,10 @@ def test_complete_predicts_and_ranks():
     top, scores = m.top_n("u7", n=5, exclude=rated)
     assert len(top) == 5 and not rated & set(top.tolist()) and np.all(np.diff(scores) <= 0)
     assert np.allclose(scores, m.predict(np.full(5, "u7", dtype=object), top))
+    # The model lives in this process's library: it cannot be pickled.
+    import pickle
+    with pytest.raises(TypeError, match="a CompletionModel holds the library's model"):
+        pickle.dumps(m)
     # By default the user's training ratings are left out: the same five
     # as the obvious computation over the items u7 did not rate (no clip,
     # so the unclipped order is the predictions').

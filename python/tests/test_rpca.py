@@ -204,3 +204,19 @@ def test_readme_example():
     start = text.index("```python\n") + len("```python\n")
     code = text[start:text.index("```", start)]
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_owned_handles_not_picklable():
+    """A Subtractor and a CompletionModel hold a handle of this process's
+    library: pickling either is a TypeError that names the type, and
+    dropping either frees its handle without error."""
+    import pickle
+    import rpca
+    import rpca.video
+    sub = rpca.video.Subtractor()
+    with pytest.raises(TypeError, match="a Subtractor holds the library's state"):
+        pickle.dumps(sub)
+    frame = np.zeros((12, 16))
+    sub.apply(frame)
+    assert sub._h != 0
+    del sub
