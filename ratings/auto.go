@@ -359,7 +359,7 @@ func (c *startCache) start(ctx context.Context, p *rpca.Problem, s rpca.Settings
 		si := s
 		si.Rank = max(s.Rank, min(c.rank, min(d1, d2)-1))
 		si.Stop.Validation = nil
-		w, err := e.initialize(ctx, p, si)
+		w, err := e.solver(-1, false, nil).Initialize(ctx, p, si) // Phase I of the estimator's own method
 		c.w, c.rank, c.failed = w, si.Rank, err != nil
 	}
 	if c.failed || s.Rank > c.rank {

@@ -49,17 +49,22 @@ func (*Gibbs) isEstimator()    {}
 // rpca.Solve (ALS and Gradient).
 type leastSquares interface {
 	Estimator
-	// solver returns the rpca.Method of a fit with the ridge λ (< 0: the
+	// solver returns the method of a fit with the ridge λ (< 0: the
 	// estimator's own), biases refitted jointly or not, and a warm
 	// start (nil: Phase I).
-	solver(ridge float64, biases bool, start *rpca.Start) rpca.Method
+	solver(ridge float64, biases bool, start *rpca.Start) phasedMethod
 	// ridge returns the estimator's own ridge λ.
 	ridge() float64
-	// initialize runs Phase I alone (gd.Method.Initialize).
-	initialize(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Start, error)
 	// exact reports whether each iteration solves its lines exactly (ALS):
 	// its fits stop on ALSFactorTol and choose with ALSPatience.
 	exact() bool
+}
+
+// phasedMethod is an rpca.Method that can run its Phase I alone
+// (gd.Method.Initialize, als.Method.Initialize).
+type phasedMethod interface {
+	rpca.Method
+	Initialize(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Start, error)
 }
 
 // override sets *r to ridge unless it is negative, and *st to start
@@ -73,7 +78,7 @@ func override(ridge float64, start *rpca.Start, r *float64, st **rpca.Start) {
 	}
 }
 
-func (e *ALS) solver(ridge float64, biases bool, start *rpca.Start) rpca.Method {
+func (e *ALS) solver(ridge float64, biases bool, start *rpca.Start) phasedMethod {
 	m := e.Method
 	m.PerLine, m.Biases = true, m.Biases || biases
 	override(ridge, start, &m.Ridge, &m.Start)
@@ -82,15 +87,9 @@ func (e *ALS) solver(ridge float64, biases bool, start *rpca.Start) rpca.Method 
 
 func (e *ALS) ridge() float64 { return e.Method.Ridge }
 
-func (e *ALS) initialize(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Start, error) {
-	m := e.Method
-	m.PerLine = true
-	return m.Initialize(ctx, p, s)
-}
-
 func (*ALS) exact() bool { return true }
 
-func (e *Gradient) solver(ridge float64, _ bool, start *rpca.Start) rpca.Method {
+func (e *Gradient) solver(ridge float64, _ bool, start *rpca.Start) phasedMethod {
 	m := e.Method
 	m.PerLine = true
 	override(ridge, start, &m.Ridge, &m.Start)
@@ -98,12 +97,6 @@ func (e *Gradient) solver(ridge float64, _ bool, start *rpca.Start) rpca.Method 
 }
 
 func (e *Gradient) ridge() float64 { return e.Method.Ridge }
-
-func (e *Gradient) initialize(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Start, error) {
-	m := e.Method
-	m.PerLine = true
-	return m.Initialize(ctx, p, s)
-}
 
 func (*Gradient) exact() bool { return false }
 
