@@ -73,7 +73,7 @@ const (
 func gramTop(w blas64.General, k int, tol float64, workers int) (*Result, bool) {
 	wide := w.Rows < w.Cols // then use W·Wᵀ, m×m
 	n := min(w.Rows, w.Cols)
-	g := blas64.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n)}
+	g := kernels.NewGeneral(n, n)
 	if wide {
 		kernels.MulABt(g, w, w, workers)
 	} else {
@@ -93,7 +93,7 @@ func gramTop(w blas64.General, k int, tol float64, workers int) (*Result, bool) 
 	var vecs mat.Dense
 	eig.VectorsTo(&vecs)
 	s := make([]float64, k)
-	small := blas64.General{Rows: n, Cols: k, Stride: k, Data: make([]float64, n*k)}
+	small := kernels.NewGeneral(n, k)
 	for c := 0; c < k; c++ {
 		src := n - 1 - c
 		s[c] = math.Sqrt(math.Max(vals[src], 0))
@@ -107,7 +107,7 @@ func gramTop(w blas64.General, k int, tol float64, workers int) (*Result, bool) 
 	}
 	// The long factor: W·V·Σ⁻¹ (or Wᵀ·U·Σ⁻¹ when W is wide).
 	m := max(w.Rows, w.Cols)
-	long := blas64.General{Rows: m, Cols: k, Stride: k, Data: make([]float64, m*k)}
+	long := kernels.NewGeneral(m, k)
 	if wide {
 		kernels.MulAtX(long, w, small, workers)
 	} else {

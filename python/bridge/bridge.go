@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"unsafe"
 
 	"github.com/rpca-gd/rpca"
@@ -95,26 +96,34 @@ func rpca_cancel(h C.int64_t) {
 func rpca_result(h C.int64_t) *C.char {
 	j := lookup(h)
 	if j == nil {
-		return C.CString(errorJSON(errors.New("rpca: no such solve")))
+		return noSuch("solve")
 	}
 	j.wait(-1)
-	if j.err != nil {
-		return C.CString(errorJSON(j.err))
-	}
-	var v any
 	switch {
+	case j.err != nil:
+		return resultJSON(nil, j.err)
 	case j.cv != nil:
-		v = j.cv
+		return resultJSON(j.cv, nil)
 	case j.model != nil:
-		v = modelReport(j.model)
-	default:
-		v = j.report()
+		return resultJSON(modelReport(j.model), nil)
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return C.CString(errorJSON(err))
+	return resultJSON(j.report(), nil)
+}
+
+// noSuch is the error JSON for a handle that names no live object of
+// the kind what ("solve", "separation", "subtractor").
+func noSuch(what string) *C.char { return resultJSON(nil, fmt.Errorf("rpca: no such %s", what)) }
+
+// resultJSON returns v as JSON, or err (or the encoding's error) as an
+// error's JSON, in a C string for the caller to free.
+func resultJSON(v any, err error) *C.char {
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(v); err == nil {
+			return C.CString(string(b))
+		}
 	}
-	return C.CString(string(b))
+	return C.CString(errorJSON(err))
 }
 
 // rpca_copy_factors copies U (d1×k) and V (d2×k), row-major, into u and

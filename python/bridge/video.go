@@ -189,12 +189,7 @@ func lookupVideo(h C.int64_t) *videoJob { return videoJobs.get(h) }
 //
 //export rpca_video_wait
 func rpca_video_wait(h C.int64_t, ms C.int) C.int {
-	j := lookupVideo(h)
-	if j == nil {
-		return 1
-	}
-	d := (&job{done: j.done}).wait(int(ms))
-	if d {
+	if j := lookupVideo(h); j == nil || (&job{done: j.done}).wait(int(ms)) {
 		return 1
 	}
 	return 0
@@ -216,11 +211,11 @@ func rpca_video_cancel(h C.int64_t) {
 func rpca_video_result(h C.int64_t) *C.char {
 	j := lookupVideo(h)
 	if j == nil {
-		return C.CString(errorJSON(fmt.Errorf("rpca: no such separation")))
+		return noSuch("separation")
 	}
 	<-j.done
 	if j.err != nil {
-		return C.CString(errorJSON(j.err))
+		return resultJSON(nil, j.err)
 	}
 	s := j.sep
 	rep := map[string]any{"rank": s.Rank, "rank_rule": s.RankRule, "rank_reason": s.RankReason, "seconds": s.Seconds,
@@ -233,11 +228,7 @@ func rpca_video_result(h C.int64_t) *C.char {
 	} else {
 		rep["method"] = "median"
 	}
-	b, err := json.Marshal(rep)
-	if err != nil {
-		return C.CString(errorJSON(err))
-	}
-	return C.CString(string(b))
+	return resultJSON(rep, nil)
 }
 
 // rpca_video_copy copies the background (T·H·W·C doubles, the caller's
@@ -319,7 +310,7 @@ func lookupSubtractor(h C.int64_t) *subtractor { return subtractors.get(h) }
 func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw, sc C.int64_t, mask *C.uint8_t, bg *C.double) *C.char {
 	s := lookupSubtractor(h)
 	if s == nil {
-		return C.CString(errorJSON(fmt.Errorf("rpca: no such subtractor")))
+		return noSuch("subtractor")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -355,7 +346,7 @@ func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw
 func rpca_subtractor_info(h C.int64_t) *C.char {
 	s := lookupSubtractor(h)
 	if s == nil {
-		return C.CString(errorJSON(fmt.Errorf("rpca: no such subtractor")))
+		return noSuch("subtractor")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
