@@ -38,7 +38,8 @@ type Tracker struct {
 
 // NewTracker starts the clock for a solve of p with settings s. The
 // method's default stopping rules def fill the zero fields of s.Stop. hint
-// is appended to divergence errors to name the likely cause.
+// is appended to divergence errors to name the likely cause. A nil ctx
+// stands for context.Background() (see Context).
 //
 // When [Solve] runs the method, the residual rule is relative to the clean
 // scale of the data rather than to ‖Π_Φ Y‖ (which a large offset or a few
@@ -46,6 +47,9 @@ type Tracker struct {
 // for the history and the rule, and Rules returns the tolerance in the
 // method's own terms.
 func NewTracker(ctx context.Context, p *Problem, s Settings, def Stop, hint string) *Tracker {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	t := &Tracker{
 		ctx:       ctx,
 		start:     time.Now(),
@@ -62,6 +66,10 @@ func NewTracker(ctx context.Context, p *Problem, s Settings, def Stop, hint stri
 	}
 	return t
 }
+
+// Context returns the run's context: the one given to NewTracker, or
+// context.Background() for a nil one.
+func (t *Tracker) Context() context.Context { return t.ctx }
 
 // Rules returns the effective stopping rules (defaults filled in,
 // disabled rules as 0, or MaxInt for MaxIter), with the residual

@@ -175,13 +175,10 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 	if err != nil {
 		return nil, rpca.BadSettings(err)
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	tr := rpca.NewTracker(ctx, p, s, DefaultStop,
 		"the thresholds may be too low for these data; try a larger Mu or Beta, or a larger Gamma")
 	sv := &solver{q: q, y: p.Dense.RawMatrix(), r: r, workers: kernels.Workers(s.Workers), seed: s.Seed}
-	return sv.run(ctx, tr)
+	return sv.run(tr.Context(), tr)
 }
 
 // solver holds one run's state: Y, one d1×d2 work matrix, and

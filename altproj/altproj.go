@@ -149,9 +149,6 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 	if r < 1 || r >= min(d1, d2) {
 		return nil, fmt.Errorf("altproj: rank must be in [1, %d), got %d", min(d1, d2), r)
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	tr := rpca.NewTracker(ctx, p, s, rpca.Stop{MaxIter: DefaultMaxIter, ResidualTol: DefaultResidualTol},
 		"AltProj's threshold is too low for these data; try a larger Mu or Beta")
 	sv := &solver{
@@ -160,7 +157,7 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 		workers: s.Workers,
 		seed:    s.Seed,
 		tr:      tr,
-		ctx:     ctx,
+		ctx:     tr.Context(),
 	}
 	sv.setParams(m, tr.Rules())
 	return sv.run()

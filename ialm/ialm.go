@@ -129,9 +129,6 @@ func (m *Method) solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 	if s.Rank < 1 || s.Rank >= min(d1, d2) {
 		return nil, nil, fmt.Errorf("ialm: rank hint must be in [1, %d), got %d", min(d1, d2), s.Rank)
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	tr := rpca.NewTracker(ctx, p, s, rpca.Stop{MaxIter: DefaultMaxIter, ResidualTol: DefaultResidualTol},
 		"check Lambda, Mu0 and Rho")
 	sv := &solver{
@@ -139,7 +136,7 @@ func (m *Method) solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 		workers: s.Workers,
 		seed:    s.Seed,
 		tr:      tr,
-		ctx:     ctx,
+		ctx:     tr.Context(),
 		sv:      s.Rank + 1,
 	}
 	sv.lambda = cmp.Or(m.Lambda, 1/math.Sqrt(float64(d1)))

@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -184,5 +185,44 @@ func TestRegister(t *testing.T) {
 	}
 	if _, err := New("tiny", true, nil); !errors.Is(err, rpca.ErrDenseOnly) {
 		t.Errorf("tiny on partial data: %v", err)
+	}
+}
+
+// TestNilContext: every method of the table, run directly (not through
+// rpca.Solve) with a nil context, solves as with context.Background():
+// the tracker stands in for the missing context, no method panics.
+func TestNilContext(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1))
+	a, b := mat.NewDense(40, 2, nil), mat.NewDense(30, 2, nil)
+	for _, m := range []*mat.Dense{a, b} {
+		r, c := m.Dims()
+		for i := range r {
+			for j := range c {
+				m.Set(i, j, rng.NormFloat64())
+			}
+		}
+	}
+	var y mat.Dense
+	y.Mul(a, b.T())
+	p := &rpca.Problem{Dense: &y}
+	s := rpca.Settings{Rank: 2, Alpha: 0.1, Seed: 1}
+	for _, name := range Names() {
+		m, err := New(name, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res *rpca.Result
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic with a nil context: %v", name, r)
+				}
+			}()
+			//lint:ignore SA1012 the nil context is what is tested
+			res, err = m.Solve(nil, p, s) //nolint:staticcheck
+		}()
+		if err != nil || res == nil || res.U == nil {
+			t.Errorf("%s with a nil context: %v", name, err)
+		}
 	}
 }
