@@ -129,19 +129,30 @@ func (f *passFn) ProcessElement(ctx context.Context, shardPath string) error {
 	return writeMatrix(ctx, outName(f.Dir, f.Pass, shardPath), out)
 }
 
+// loadOther reads the whole matrix of file name that has a row per line
+// of the other side of s: d2 rows for a row shard, whose entries index
+// columns, and d1 for a column shard.
+func (f *passFn) loadOther(ctx context.Context, s *shard, name string) (*mat.Dense, error) {
+	n := f.D2
+	if s.Col {
+		n = f.D1
+	}
+	return f.load(ctx, name, n, -1)
+}
+
 // factors reads the factors of files fu (d1×r) and fv (d2×r) that the
 // shard needs: the rows its lines own (own, row l for local line l, from
 // the slice file of the shard), and the whole other factor (other, row j
 // for line index j).
 func (f *passFn) factors(ctx context.Context, s *shard, fu, fv string) (own, other *mat.Dense, err error) {
-	ownName, otherName, n := fu, fv, f.D2
+	ownName, otherName := fu, fv
 	if s.Col {
-		ownName, otherName, n = fv, fu, f.D1
+		ownName, otherName = fv, fu
 	}
 	if own, err = f.load(ctx, path.Base(sliceName(f.Dir, ownName, f.shard)), s.Lines, -1); err != nil {
 		return nil, nil, err
 	}
-	if other, err = f.load(ctx, otherName, n, -1); err != nil {
+	if other, err = f.loadOther(ctx, s, otherName); err != nil {
 		return nil, nil, err
 	}
 	return own, other, nil
@@ -223,11 +234,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 // mulInit is X·x on a row shard (Xᵀ·x on a column shard), with X =
 // Π_Φ(Y) and c in place of the entries of S_init.
 func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
-	n := f.D2
-	if s.Col {
-		n = f.D1
-	}
-	x, err := f.load(ctx, fileOperand, n, -1)
+	x, err := f.loadOther(ctx, s, fileOperand)
 	if err != nil {
 		return nil, err
 	}
@@ -386,11 +393,7 @@ func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := f.D2
-	if s.Col {
-		n = f.D1
-	}
-	x, err := f.load(ctx, fileALS, n, -1)
+	x, err := f.loadOther(ctx, s, fileALS)
 	if err != nil {
 		return nil, err
 	}
