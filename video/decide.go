@@ -158,7 +158,7 @@ type MaskReport struct {
 // cleaned as o says (see [MaskOptions]). y and bg are the frames and the
 // background (needed for shadows; bg may be nil with KeepShadows). It
 // returns the masks as a pixels×frames 0/1 matrix.
-func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*mat.Dense, MaskReport, error) {
+func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*MaskSet, MaskReport, error) {
 	if err := o.Validate(); err != nil {
 		return nil, MaskReport{}, err
 	}
@@ -189,7 +189,7 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*m
 	// in one pass over the rows (a column of a row-major matrix touches a
 	// cache line per entry), then decided in parallel.
 	p := g.Pixels()
-	out := mat.NewDense(p, frames, nil)
+	out := NewMaskSet(p, frames)
 	frameNoise := make([]float64, frames)
 	shadow := make([]int, frames)
 	workers := max(1, min(runtime.GOMAXPROCS(0), maskBlock, frames))
@@ -260,19 +260,20 @@ func pixelNoiseScales(ctx context.Context, fg Matrix) ([]float64, error) {
 	return pixNoise, nil
 }
 
-// setMasks writes masks as columns j0, j0+1, … of out (1 for foreground)
+// setMasks writes masks as frames j0, j0+1, … of out (1 for foreground)
 // and returns the number of foreground pixels.
-func setMasks(out *mat.Dense, masks [][]bool, j0 int) float64 {
-	n := 0.0
+func setMasks(out *MaskSet, masks [][]bool, j0 int) float64 {
+	n := 0
 	for k, m := range masks {
+		f := out.Frame(j0 + k)
 		for i, v := range m {
 			if v {
-				out.Set(i, j0+k, 1)
+				f[i] = 1
 				n++
 			}
 		}
 	}
-	return n
+	return float64(n)
 }
 
 // isNil reports whether m is nil or a nil *mat.Dense.
@@ -326,6 +327,14 @@ func gatherColumns(dst [][]float64, m Matrix, j0 int) {
 	case residual:
 		gatherColumns(dst, m.y, j0)
 		lowRankColumns(dst, m.m, j0, true)
+		return
+	}
+	if ms, ok := m.(*MaskSet); ok {
+		for k, col := range dst {
+			for i, v := range ms.Frame(j0 + k) {
+				col[i] = float64(v)
+			}
+		}
 		return
 	}
 	if d, ok := m.(*mat.Dense); ok {

@@ -154,8 +154,8 @@ type Separation struct {
 	// background).
 	Background Matrix
 	Foreground Matrix
-	// Masks is the pixels × frames 0/1 foreground decision.
-	Masks      *mat.Dense
+	// Masks is the foreground decision, a pixels × frames 0/1 matrix.
+	Masks      *MaskSet
 	MaskReport MaskReport
 	// DisplayFloor and DisplayScale are the foreground magnitudes shown
 	// as black and as white ([Excess]).

@@ -13,7 +13,7 @@ import (
 
 // pooledF scores the masks of every frame of a generated clip against its
 // truth, pooled over the frames.
-func pooledF(t *testing.T, c *Clip, masks *mat.Dense) metrics.Scores {
+func pooledF(t *testing.T, c *Clip, masks Matrix) metrics.Scores {
 	t.Helper()
 	s, err := c.Score(masks)
 	if err != nil {

@@ -182,7 +182,11 @@ func (s *Subtractor) Apply(ctx context.Context, frame []float64) (*Frame, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Frame{Background: bg, Mask: masks.RawMatrix().Data, Noise: rep.Noise, Shadow: rep.Shadow}, nil
+	mask := make([]float64, len(masks.Data))
+	for i, v := range masks.Data {
+		mask[i] = float64(v)
+	}
+	return &Frame{Background: bg, Mask: mask, Noise: rep.Noise, Shadow: rep.Shadow}, nil
 }
 
 // frames returns the history as a Sequence. Once the ring is full its
@@ -366,7 +370,7 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 	}
 	t0, fits0 := time.Now(), s.FitSeconds
 	bg := mat.NewDense(rows, n, nil)
-	masks := mat.NewDense(s.g.Pixels(), n, nil)
+	masks := NewMaskSet(s.g.Pixels(), n)
 	noise := make([]float64, n)
 	sep := &Separation{Background: bg, Masks: masks}
 	col := make([]float64, rows)
@@ -377,7 +381,9 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 			return nil, err
 		}
 		bg.SetCol(j, f.Background)
-		masks.SetCol(j, f.Mask)
+		for i, v := range f.Mask {
+			masks.Frame(j)[i] = uint8(v)
+		}
 		noise[j] = f.Noise
 		sep.MaskReport.Shadow += f.Shadow
 	}
@@ -389,7 +395,7 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 		sep.MaskReport.Rule = "fixed"
 	}
 	sep.MaskReport.Noise = medianOf(noise)
-	sep.MaskReport.Foreground = floats.Sum(masks.RawMatrix().Data) / float64(s.g.Pixels()*n)
+	sep.MaskReport.Foreground = float64(masks.Foreground()) / float64(s.g.Pixels()*n)
 	sep.DisplayFloor = 3 * max(sep.MaskReport.Noise, MinNoise)
 	sep.DisplayScale = DisplayScale(sep.Foreground, 0, MinDisplayScale)
 	sep.Rank, sep.RankRule = s.Rank, "stream"

@@ -47,10 +47,16 @@ func TestSubtractorScenes(t *testing.T) {
 			t.Fatal(err)
 		}
 		masks, s := streamMasks(t, c, StreamOptions{History: 60, Refit: 20, Warmup: 20})
-		after := func(m *mat.Dense) float64 {
+		after := func(m Matrix) float64 {
 			sub := &Clip{Sequence: &Sequence{Geometry: c.Geometry}, Truth: c.Truth[20:]}
 			rows, cols := m.Dims()
-			sc, err := sub.Score(m.Slice(0, rows, 20, cols))
+			d := mat.NewDense(rows, cols, nil)
+			for i := range rows {
+				for j := range cols {
+					d.Set(i, j, m.At(i, j))
+				}
+			}
+			sc, err := sub.Score(d.Slice(0, rows, 20, cols))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -250,13 +250,9 @@ func rpca_video_copy(h C.int64_t, bg *C.double, mask *C.uint8_t) {
 			for ch := range c {
 				out[(k*p+i)*c+ch] = j.sep.Background.At(ch*p+i, k)
 			}
-			if j.sep.Masks.At(i, k) != 0 {
-				m[k*p+i] = 1
-			} else {
-				m[k*p+i] = 0
-			}
 		}
 	}
+	copy(m, j.sep.Masks.Data) // frame after frame, as Python's (T, H, W)
 }
 
 // rpca_video_free forgets a separation (cancelling it if it runs).
