@@ -189,7 +189,7 @@ func newRowFitter(q *mat.Dense, trim int) *rowFitter {
 		qr: mat.DenseCopyOf(q).RawMatrix().Data, k: k, trim: trim,
 		u: make([]float64, k), b0: make([]float64, k), b: make([]float64, k),
 		g: make([]float64, k*k), res: make([]float64, n), abs: make([]float64, n),
-		kept: make([]float64, n), outIdx: make([]int, 0, trim),
+		kept: make([]float64, n), outIdx: make([]int, 0, n),
 	}
 	for c := range k {
 		f.q = append(f.q, mat.Col(nil, c, q))
@@ -266,24 +266,36 @@ func (f *rowFitter) choose() bool {
 		f.abs[j] = math.Abs(r)
 	}
 	t := selection.Select(f.abs, f.trim)
-	f.outIdx = f.outIdx[:0]
+	// Branch-free: about half of the entries are set aside at the default
+	// trim, so a branch on each would be mispredicted half of the time.
+	out := f.outIdx[:len(f.res)]
+	n := 0
 	for j, r := range f.res {
-		f.kept[j] = 1
-		if math.Abs(r) > t {
-			f.kept[j] = 0
-			f.outIdx = append(f.outIdx, j)
-		}
+		o := b2i(math.Abs(r) > t)
+		f.kept[j] = float64(1 - o)
+		out[n] = j
+		n += o
 	}
 	for j, r := range f.res {
-		if len(f.outIdx) == f.trim {
+		if n == f.trim {
 			break
 		}
 		if math.Abs(r) == t {
 			f.kept[j] = 0
-			f.outIdx = append(f.outIdx, j)
+			out[n] = j
+			n++
 		}
 	}
+	f.outIdx = out[:n]
 	return true
+}
+
+// b2i is 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // minPivot bounds the squared Cholesky pivots [rowFitter.solve] accepts:
