@@ -12,7 +12,7 @@ func init() {
 	access.NewObserved = func(m *observed.Matrix) any { return &Observed{m: m} }
 	access.Scaled = func(p any) (any, float64) {
 		fr := analyze(p.(*Problem), false)
-		q, _ := fr.problem(p.(*Problem))
-		return q, fr.scale
+		q, _ := framedProblem(&fr, p.(*Problem))
+		return q, fr.Scale
 	}
 }

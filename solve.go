@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rpca-gd/rpca/internal/verify"
 	"math"
 	"slices"
 	"sort"
@@ -12,7 +11,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/robust"
 	"github.com/rpca-gd/rpca/internal/tsvd"
+	"github.com/rpca-gd/rpca/internal/verify"
 	"github.com/rpca-gd/rpca/metrics"
 )
 
@@ -150,11 +151,11 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 	robust := s.Alpha > 0
 	centre := robust && !caps.FitsOffset && s.Stop.Validation == nil && !hasWarmStart(m) && !checkpointing(m)
 	fr := analyze(p, robust)
-	if fr.loc != 0 && !centre {
+	if fr.Loc != 0 && !centre {
 		fr = analyzeUncentred(p)
 	}
-	if fr.constant && (fr.median == 0 || !caps.FitsOffset) {
-		return constantResult(ctx, p, s, m, caps, fr.median)
+	if fr.Constant && (fr.Median == 0 || !caps.FitsOffset) {
+		return constantResult(ctx, p, s, m, caps, fr.Median)
 	}
 	if s.Alpha == 0 && !caps.UsesAlpha && p.Dense != nil {
 		m, caps = pca{}, pca{}.Capabilities()
@@ -166,7 +167,7 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 	if res, err = goOn(ctx, p, s, m, res); err != nil {
 		return nil, err
 	}
-	if fr.loc != 0 && !res.Verification.Verified && !callerStop(res) {
+	if fr.Loc != 0 && !res.Verification.Verified && !callerStop(res) {
 		return retryUncentred(ctx, p, s, m, caps, res)
 	}
 	return res, nil
@@ -268,13 +269,13 @@ func ResidualScale(p *Problem, s Settings) float64 {
 		return math.NaN()
 	}
 	fr := analyze(p, s.Alpha > 0)
-	return fr.refF * fr.scale
+	return fr.RefF * fr.Scale
 }
 
 // analyzeUncentred is the frame of p with α > 0 but without removing the
 // location (for methods with their own offsets, warm starts, early
 // stopping on held-out data, and the second try of Solve).
-func analyzeUncentred(p *Problem) frame { return analyzeFrame(p, true, false) }
+func analyzeUncentred(p *Problem) frame { return robust.Analyze(robustValues(p), true, false) }
 
 // hasWarmStart reports whether m starts from given factors.
 func hasWarmStart(m Method) bool {
@@ -295,11 +296,11 @@ func checkpointing(m Method) bool {
 // solveFramed runs m on p in the frame fr, verifies the answer and maps it
 // back to the units of the data.
 func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Capabilities, fr *frame) (*Result, error) {
-	pf, err := fr.problem(p)
+	pf, err := framedProblem(fr, p)
 	if err != nil {
 		return nil, err
 	}
-	if c := fr.scale; c != 1 {
+	if c := fr.Scale; c != 1 {
 		m = scaledStart(m, c)
 		if f := s.Stop.Validation; f != nil { // it sees M in the units of the data
 			var w mat.Dense
@@ -317,10 +318,10 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 		return nil, fmt.Errorf("rpca: method %s returned no result", m.Name())
 	}
 	dropped := res.pruneSparse(pf)
-	res.Residual *= fr.resFactor()
-	if len(fr.gross) > 0 {
+	res.Residual *= fr.ResFactor()
+	if len(fr.Gross) > 0 {
 		atf := observedAt(pf)
-		res.S = withEntries(res.S, fr.gross, pf, func(k, i, j int) float64 {
+		res.S = withEntries(res.S, fr.Gross, pf, func(k, i, j int) float64 {
 			return atf(k) - rowDot(res.U, res.V, i, j)
 		})
 	}
@@ -328,16 +329,16 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 	if ver.Verified && !ver.Exact && !res.Stop.Converged() && res.Stop != StopNoiseFloor {
 		ver.fail(CheckConverged, fmt.Sprintf("the method stopped (%s) before meeting its convergence rule, and its residual, %.3g of the low-rank part's variation, is above rounding", res.Stop, ver.Residual))
 	}
-	res.DataScale = fr.scale
-	if fr.scale != 1 {
-		res.unscale(fr.scale)
+	res.DataScale = fr.Scale
+	if fr.Scale != 1 {
+		res.unscale(fr.Scale)
 	}
-	if fr.loc != 0 {
-		foldLocation(res, fr.loc, caps.FixedRank, ver)
+	if fr.Loc != 0 {
+		foldLocation(res, fr.Loc, caps.FixedRank, ver)
 	}
-	if len(fr.gross) > 0 {
+	if len(fr.Gross) > 0 {
 		at := observedAt(p)
-		setEntries(res.S, fr.gross, p, func(k, i, j int) float64 { return at(k) - rowDot(res.U, res.V, i, j) })
+		setEntries(res.S, fr.Gross, p, func(k, i, j int) float64 { return at(k) - rowDot(res.U, res.V, i, j) })
 	}
 	res.Verification = ver
 	return res, nil

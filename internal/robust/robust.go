@@ -1,7 +1,8 @@
-// Package robust holds the statistics of rpca.Solve's frame: the median
-// and robust spread of the observed values, and the one parallel pass that
+// Package robust computes rpca.Solve's frame (Frame, Analyze): the median
+// and robust spread of the observed values, the one parallel pass that
 // finds the largest deviation, the gross entries and a sum of squares that
-// neither overflows nor underflows.
+// neither overflows nor underflows, the location removed and the power of
+// two the values are divided by.
 package robust
 
 import (
@@ -239,4 +240,21 @@ func rms(x []float64) float64 {
 		ss += (v / mx) * (v / mx)
 	}
 	return mx * math.Sqrt(ss/float64(len(x)))
+}
+
+// SumSq returns the sum of squares of the values.
+func (v Values) SumSq() float64 {
+	ss := 0.0
+	if v.Flat != nil {
+		for _, x := range v.Flat {
+			ss += x * x
+		}
+		return ss
+	}
+	for i := range v.Dense.Rows {
+		for _, x := range v.Dense.Data[i*v.Dense.Stride : i*v.Dense.Stride+v.Dense.Cols] {
+			ss += x * x
+		}
+	}
+	return ss
 }

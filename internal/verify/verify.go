@@ -1,9 +1,10 @@
-// Package verify holds the linear algebra of rpca.Verify: the residual
-// of an answer and its products with the factors' spaces in one pass over
-// the data, the row sketch that looks for structure in the residual, and
-// the search for a rank-one block of M small enough to be corruptions.
-// The root package applies the checks; this package computes what they
-// compare.
+// Package verify is the engine of rpca.Verify: Answer runs the checks
+// on an answer in Solve's frame, with the residual of the answer and its
+// products with the factors' spaces in one pass over the data, the row
+// sketch that looks for structure in the residual, and the search for a
+// rank-one block of M small enough to be corruptions; NoiseScale and
+// PruneBelow are Solve's rule for the entries of S. The root package
+// documents and exports the checks and their tolerances.
 package verify
 
 import (

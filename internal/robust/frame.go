@@ -1,0 +1,142 @@
+package robust
+
+import "math"
+
+// Frame is how rpca.Solve presents the data to a method. The methods
+// measure everything against the data they see, ‖Y‖ in their stopping
+// rules and σ₁(Y) in their thresholds, and the paper's model has Y of
+// mean 0 with corruptions of the size of M's entries. Data that users
+// bring do not: a constant offset of 10⁶ makes ‖Y‖ a measure of the
+// offset, not of M, and one entry of 10²⁰⁰ makes every sum of squares
+// overflow. So, before any method runs, Solve
+//
+//   - estimates the location c of the observed values (their median) and
+//     their robust spread σ̂ (1.4826 times the median absolute deviation
+//     from c, the standard deviation for Gaussian data, unmoved by
+//     corruptions of fewer than half of the entries),
+//   - with α > 0, sets aside as gross corruptions the entries more than
+//     GrossSpreads·σ̂ from c (they are reported in S; the method sees c
+//     there),
+//   - with α > 0, removes the part of the location beyond one spread,
+//     c' = sign(c)·max(|c| − σ̂, 0): what is left of the offset is no
+//     larger than the data's variation, so it neither dominates ‖Y‖ nor
+//     makes the offset direction the one singular value that sets the
+//     condition number, and it is not removed entirely, which would leave
+//     a component of M of about the size of the median's error — weak and
+//     badly conditioned,
+//   - divides by a power of two near the spread (exact),
+//   - and makes every residual rule relative to the clean scale of the
+//     data, √|Φ|·√(σ̂² + min(|c − c'|, σ̂)²), not to ‖Π_Φ Y‖.
+//
+// After the method returns, the location is added back to M, which is
+// then truncated to the rank the method returned: when c'·11ᵀ lies in
+// M's column or row space (an offset the rank allows) nothing is lost,
+// and when it does not, the loss is measured and the data are solved
+// again without removing the location (CheckOffset).
+//
+// With α = 0 nothing is set aside or removed: the answer is the rank-r
+// fit of Y itself (PCA, or matrix completion), and Y is only divided by a
+// power of two when its largest magnitude is beyond 2^±64.
+type Frame struct {
+	Median, HalfSpread float64 // c and σ̂/2 (half, so that no step overflows)
+	Loc                float64 // c', removed from every observed value
+	Scale              float64 // the power of two the centred values are divided by
+	Transform          bool    // the method works on a transformed copy
+	Gross              []int   // flat positions (row-major, or CSR index) set aside
+	Constant           bool    // every observed value equals the median
+	N                  int     // |Φ|
+	NormF, RefF        float64 // ‖Π_Φ Y_f‖ and the clean norm, in frame units
+}
+
+// frameSample bounds the number of observed values, evenly spaced, from
+// which the median and spread are estimated.
+const frameSample = 1 << 16
+
+// safeExp: data whose largest magnitude lies within 2^±safeExp are used as
+// they are at α = 0. Beyond it sums of squares of the entries could
+// underflow or overflow for some d1·d2 below 2^62.
+const safeExp = 64
+
+// at returns the k-th value, in row-major order for Dense.
+func (v Values) at(k int) float64 {
+	if v.Flat != nil {
+		return v.Flat[k]
+	}
+	return v.Dense.Data[(k/v.Dense.Cols)*v.Dense.Stride+k%v.Dense.Cols]
+}
+
+// Analyze returns the frame of the observed values vals: aside (α > 0)
+// sets gross entries aside, centre removes the location. The median and
+// spread come from a sample; one pass over the data, in parallel over
+// fixed chunks combined in order (the frame does not depend on the
+// worker count), finds the gross entries, the largest deviation and
+// magnitude, and the norm of the values the method will see.
+func Analyze(vals Values, aside, centre bool) Frame {
+	fr := Frame{Scale: 1, N: vals.Len()}
+	if fr.N == 0 {
+		fr.Constant = true
+		return fr
+	}
+	m := min(fr.N, frameSample)
+	buf := make([]float64, m)
+	for k := range buf {
+		buf[k] = vals.at(int(int64(k) * int64(fr.N) / int64(m)))
+	}
+	c, sH := Half(buf)
+	fr.Median = c
+	ch := c / 2
+	if sH == 0 {
+		// The sample was constant: the data may not be (a sparse M).
+		st := Pass(vals, ch, 0, 1, false)
+		if st.MaxH == 0 {
+			fr.Constant = true
+			return fr
+		}
+		sH = st.MaxH * math.Sqrt(st.DevSS/float64(fr.N))
+	}
+	fr.HalfSpread = sH
+	var locH float64
+	if aside && centre {
+		locH = math.Copysign(max(math.Abs(ch)-sH, 0), ch)
+	}
+	st := Pass(vals, ch, locH, sH, aside)
+	if st.MaxH == 0 {
+		fr.Constant = true
+		return fr
+	}
+	fr.Gross = st.Gross
+	fr.Loc = 2 * locH
+	rest := ch - locH // what is left of the location: |rest| ≤ σ̂/2 when centred
+	if aside {
+		_, e := math.Frexp(math.Hypot(sH, min(math.Abs(rest), sH))) // in [2^(e−1), 2^e)
+		if fr.Loc != 0 || len(fr.Gross) > 0 || e < -40 || e > 40 {
+			fr.Scale, fr.Transform = math.Ldexp(1, e+1), true
+		}
+	} else if _, e := math.Frexp(st.MaxAbs); e-1 < -safeExp || e-1 > safeExp {
+		// α = 0: Y as it is, scaled only when its largest magnitude is
+		// far from 1.
+		fr.Scale, fr.Transform = math.Ldexp(1, e-1), true
+	}
+	// ‖Π_Φ Y_f‖ from the pass's sum of squares of (y/2 − c'/2)/σ̂ (with
+	// the gross entries at the median), and the clean norm.
+	fr.NormF = st.SS.Norm() * sH * 2 / fr.Scale
+	fr.RefF = math.Sqrt(float64(fr.N)) * 2 * math.Hypot(sH, min(math.Abs(rest), sH)) / fr.Scale
+	return fr
+}
+
+// Value maps an observed value y of the data to the frame, with locH =
+// Loc/2 (half of y and of the location, so that nothing overflows; the
+// product by a power of two is exact).
+func (fr *Frame) Value(y, locH float64) float64 { return (y/2 - locH) * (2 / fr.Scale) }
+
+// GrossValue is the frame value that replaces a gross entry: the median.
+func (fr *Frame) GrossValue() float64 { return fr.Value(fr.Median, fr.Loc/2) }
+
+// ResFactor is the factor from a method's relative residual, against
+// ‖Π_Φ Y_f‖, to one against the clean norm.
+func (fr *Frame) ResFactor() float64 {
+	if fr.RefF > 0 && fr.NormF > 0 {
+		return fr.NormF / fr.RefF
+	}
+	return 1
+}
