@@ -428,13 +428,11 @@ func scaledStart(m Method, c float64) Method {
 }
 
 // foldLocation adds c'·11ᵀ to M = U·Vᵀ (in the units of the data) and
-// keeps the method's rank: the best rank-k approximation of
-// [U, a1]·[V, b1]ᵀ (a·b = c'), computed from thin QR factors of the two
-// and the SVD of their (k+1)×(k+1) core, which is exact up to the
-// discarded singular value σ_{k+1}. Methods without a fixed rank keep
-// k + 1 columns unless σ_{k+1} is rounding. When σ_{k+1} is larger than
-// the noise the verification measured, the location was not one the rank
-// allows, and ver fails CheckOffset.
+// keeps the method's rank (verify.FoldLocation: the best rank-k
+// approximation, exact up to the discarded σ_{k+1}; methods without a
+// fixed rank keep k + 1 columns unless σ_{k+1} is rounding). When σ_{k+1}
+// is larger than the noise the verification measured, the location was
+// not one the rank allows, and ver fails CheckOffset.
 func foldLocation(res *Result, loc float64, fixedRank bool, ver *Verification) {
 	d1, k := res.U.Dims()
 	d2, _ := res.V.Dims()
@@ -443,49 +441,16 @@ func foldLocation(res *Result, loc float64, fixedRank bool, ver *Verification) {
 		return
 	}
 	centred := metrics.CentredNorm(res.U, res.V)
-	a, b := mat.NewDense(d1, k+1, nil), mat.NewDense(d2, k+1, nil)
-	a.Slice(0, d1, 1, k+1).(*mat.Dense).Copy(res.U)
-	b.Slice(0, d2, 1, k+1).(*mat.Dense).Copy(res.V)
-	sq := math.Sqrt(math.Abs(loc))
-	for i := range d1 {
-		a.Set(i, 0, sq)
-	}
-	for j := range d2 {
-		b.Set(j, 0, math.Copysign(sq, loc))
-	}
-	qa, ra := verify.ThinQ(a)
-	qb, rb := verify.ThinQ(b)
-	var core mat.Dense
-	core.Mul(ra, rb.T())
-	var svd mat.SVD
-	if !svd.Factorize(&core, mat.SVDFull) {
+	u, v, gap, sig1, ok := verify.FoldLocation(res.U, res.V, loc, fixedRank)
+	if !ok {
 		ver.fail(CheckOffset, "the SVD that adds the location back failed")
 		return
 	}
-	sig := svd.Values(nil)
-	keep := k
-	if !fixedRank && sig[k] > 1e-12*sig[0] {
-		keep = k + 1
-	}
-	var w, z mat.Dense
-	svd.UTo(&w)
-	svd.VTo(&z)
-	u, v := mat.NewDense(d1, keep, nil), mat.NewDense(d2, keep, nil)
-	for c := range keep {
-		f := math.Sqrt(sig[c])
-		for r := range k + 1 {
-			w.Set(r, c, w.At(r, c)*f)
-			z.Set(r, c, z.At(r, c)*f)
-		}
-	}
-	u.Mul(kernels.Dense(qa), w.Slice(0, k+1, 0, keep))
-	v.Mul(kernels.Dense(qb), z.Slice(0, k+1, 0, keep))
 	res.U, res.V = u, v
-	if keep == k+1 || sig[0] == 0 {
+	if sig1 == 0 {
 		return
 	}
-	gap := sig[k]
-	ver.OffsetGap = gap / sig[0]
+	ver.OffsetGap = gap / sig1
 	// The truncation moves M by σ_{k+1} in Frobenius norm: allowed when
 	// that is rounding for an exact answer, or no larger than the
 	// spectral norm of the residual's noise, rms(E)·(√d1 + √d2).
