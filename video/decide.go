@@ -326,7 +326,16 @@ func gatherColumns(dst [][]float64, m Matrix, j0 int) {
 		return
 	case residual:
 		gatherColumns(dst, m.y, j0)
-		lowRankColumns(dst, m.m, j0, true)
+		if l, ok := m.m.(LowRank); ok {
+			lowRankColumns(dst, l, j0, true)
+			return
+		}
+		raw := m.m.(*mat.Dense).RawMatrix()
+		for i := range raw.Rows {
+			for k, v := range raw.Data[i*raw.Stride+j0 : i*raw.Stride+j0+len(dst)] {
+				dst[k][i] -= v
+			}
+		}
 		return
 	}
 	if ms, ok := m.(*MaskSet); ok {

@@ -40,7 +40,7 @@ func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error
 	if err != nil {
 		return nil, err
 	}
-	frames, err := l.decode(ctx, 0, nil)
+	frames, err := l.decode(ctx, 0, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +119,8 @@ func (opts Options) streamScale() (int, error) {
 // frames are handed to sink (with the index of their first frame) once
 // window more have arrived, and only the last one to two windows are
 // returned; memory then holds at most two windows of raw frames.
-func (l *videoLoader) decode(ctx context.Context, window int, sink func(frames [][]byte, first int) error) ([][]byte, error) {
-	l.run.window, l.run.sink = window, sink
+func (l *videoLoader) decode(ctx context.Context, window, firstSize int, sink func(frames [][]byte, first int) error) ([][]byte, error) {
+	l.run.window, l.run.firstSize, l.run.sink = window, firstSize, sink
 	if window > 0 {
 		l.run.frameLimit = math.MaxInt64 // each window is checked on its own
 	}
@@ -200,6 +200,7 @@ var errOldFFmpeg = errors.New("ffmpeg does not know -fps_mode")
 // decodeRun is one ffmpeg invocation streaming raw frames.
 type decodeRun struct {
 	window               int                                    // > 0: hand windows to sink
+	firstSize            int                                    // the first window holds at least this many
 	sink                 func(frames [][]byte, first int) error // receives each full window
 	sent                 int                                    // frames handed to sink
 	ffmpeg, path, pixFmt string
@@ -296,13 +297,13 @@ func (d *decodeRun) read(ctx context.Context, r io.Reader) (frames [][]byte, ind
 		}
 		frames = append(frames, buf)
 		buf = make([]byte, d.frameBytes)
-		if d.window > 0 && len(frames) == 2*d.window {
-			if err := d.sink(frames[:d.window], d.r.Start+d.sent); err != nil {
+		if w := d.windowSize(); d.window > 0 && len(frames) == w+d.window {
+			if err := d.sink(frames[:w], d.r.Start+d.sent); err != nil {
 				readErr = err
 				break
 			}
-			d.sent += d.window
-			frames = append([][]byte(nil), frames[d.window:]...)
+			d.sent += w
+			frames = append([][]byte(nil), frames[w:]...)
 		}
 		if d.r.End != 0 && index >= d.r.End {
 			stopped = true
@@ -310,6 +311,15 @@ func (d *decodeRun) read(ctx context.Context, r io.Reader) (frames [][]byte, ind
 		}
 	}
 	return frames, index, stopped, readErr, partial
+}
+
+// windowSize is the size of the next window handed to the sink: the
+// first holds at least firstSize frames.
+func (d *decodeRun) windowSize() int {
+	if d.sent == 0 {
+		return max(d.window, d.firstSize)
+	}
+	return d.window
 }
 
 // source names where the raw frames come from, for errors.

@@ -1,8 +1,7 @@
 package video
 
 import (
-	"github.com/rpca-gd/rpca"
-
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 )
@@ -259,12 +259,12 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 	}
 	separate := func(ctx context.Context, seq *Sequence) (*Separation, error) { return Separate(ctx, seq, j.Separate) }
 	var sub *Subtractor
+	firstSize := 0
 	if j.Stream != nil {
+		o := j.streamOptions()
+		firstSize = o.Warmup // the first window holds the frames held back
 		separate = func(ctx context.Context, seq *Sequence) (*Separation, error) {
 			if sub == nil {
-				o := *j.Stream
-				fit := j.Separate
-				o.Fit = &fit
 				var err error
 				if sub, err = NewSubtractor(seq.Geometry, o); err != nil {
 					return nil, err
@@ -273,7 +273,7 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 			return sub.separate(ctx, seq, j.Separate.Stage)
 		}
 	}
-	err := separateWindows(ctx, j.Input, j.Load, size, separate, func(w Window) error {
+	err := separateWindows(ctx, j.Input, j.Load, size, firstSize, separate, func(w Window) error {
 		return j.window(ctx, w, &rep)
 	})
 	if err != nil {
@@ -286,6 +286,19 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 		return nil, fmt.Errorf("%w: %s is not among the %d frames (%s … %s)", ErrTruthFrame, j.Truth.Frame, rep.Frames, rep.FirstFrame, rep.LastFrame)
 	}
 	return &rep, nil
+}
+
+// streamOptions are the Subtractor's options of a stream job: Stream,
+// with Separate as the fit, and a warm-up of StreamHold frames (at most
+// the history) unless Stream sets one.
+func (j *Job) streamOptions() StreamOptions {
+	o := *j.Stream
+	fit := j.Separate
+	o.Fit = &fit
+	if o.Warmup == 0 {
+		o.Warmup = min(StreamHold, cmp.Or(o.History, DefaultHistory))
+	}
+	return o
 }
 
 // create is Create, or outdir.WriteFile when it is not set.

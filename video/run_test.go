@@ -155,9 +155,10 @@ func TestRunDir(t *testing.T) {
 }
 
 // TestRunStreamWindows: a stream job without a window gathers
-// StreamWindow frames at a time (its memory does not grow with the
-// input's length), with one Subtractor across the windows: the fits
-// count every frame, not each window's.
+// StreamWindow frames at a time after a first window that holds the
+// warm-up (its memory does not grow with the input's length), with one
+// Subtractor across the windows: the fits count every frame, not each
+// window's.
 func TestRunStreamWindows(t *testing.T) {
 	const frames = 3*StreamWindow + 5
 	_, in := writeClip(t, SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: frames, Gray: true, Seed: 5})
@@ -172,12 +173,14 @@ func TestRunStreamWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The short last window joins the one before.
-	if want := []string{"20", "20", "25"}; rep.Frames != frames || rep.Window != StreamWindow || !slices.Equal(windows, want) {
+	// The first window holds the warm-up (30 frames), the next ones
+	// StreamWindow; a short last window would join the one before.
+	if want := []string{"30", "20", "15"}; rep.Frames != frames || rep.Window != StreamWindow || !slices.Equal(windows, want) {
 		t.Fatalf("%d frames, window %d, windows of %v frames; want %d, %d, %v", rep.Frames, rep.Window, windows, frames, StreamWindow, want)
 	}
-	// Fits at frames 20 (the warm-up), 30, 40, …, 60.
-	if want := 1 + (frames-DefaultWarmup)/10; rep.Stream == nil || rep.Stream.Fits != want {
+	// Fits at frames 30 (the warm-up held back: StreamHold, at most the
+	// history), 40, 50 and 60.
+	if want := 1 + (frames-30)/10; rep.Stream == nil || rep.Stream.Fits != want {
 		t.Errorf("stream report %+v; want %d fits", rep.Stream, want)
 	}
 	masks, err := filepath.Glob(filepath.Join(job.Dir, "mask", "*.png"))

@@ -346,12 +346,12 @@ func (l LowRank) At(i, j int) float64 {
 	return floats.Dot(l.U.RawRowView(i), l.Q.RawRowView(j))
 }
 
-// residual is Y − M for a background held as its factors, formed entry
-// by entry (or a block of columns at a time) when read: the foreground
-// without a third d1×d2 matrix.
+// residual is Y − M for a background held as its factors (LowRank) or as
+// a matrix, formed entry by entry (or a block of columns at a time) when
+// read: the foreground without a third d1×d2 matrix.
 type residual struct {
 	y *mat.Dense
-	m LowRank
+	m Matrix // LowRank or *mat.Dense
 }
 
 func (r residual) Dims() (int, int)    { return r.y.Dims() }
@@ -360,8 +360,7 @@ func (r residual) At(i, j int) float64 { return r.y.At(i, j) - r.m.At(i, j) }
 // of reports whether r is y − bg.
 func (r residual) of(y, bg Matrix) bool {
 	d, ok := y.(*mat.Dense)
-	l, lok := bg.(LowRank)
-	return ok && lok && d == r.y && l == r.m
+	return ok && d == r.y && bg == r.m
 }
 
 // Dense forms M as a d1×d2 matrix.

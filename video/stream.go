@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/selection"
 )
 
@@ -23,10 +24,16 @@ const (
 	// DefaultWarmup is the number of frames before the first fit; until
 	// then the background is the per-pixel median of the frames so far.
 	DefaultWarmup = 20
-	// StreamWindow is the number of frames a stream's job ([Job] with
-	// Stream) gathers before it writes their outputs, when Job.Window is
-	// 0: the job then holds a window of frames and the Subtractor's
-	// history, however long the input, and its outputs appear as it goes.
+	// StreamHold is the warm-up of a stream's job ([Job] with Stream and
+	// no StreamOptions.Warmup), which separates with [Subtractor.Push]:
+	// the first StreamHold frames (at most the history) are held back and
+	// decided together against the first fit, which is made to them.
+	StreamHold = 50
+	// StreamWindow is the number of frames a stream's job gathers before
+	// it writes their outputs, when Job.Window is 0 (the first window
+	// holds at least the warm-up): the job then holds a window of frames
+	// and the Subtractor's history, however long the input, and its
+	// outputs appear as it goes.
 	StreamWindow = MinWindow
 )
 
@@ -149,25 +156,139 @@ type Frame struct {
 // fit the background first (see [Subtractor]), which takes a batch
 // solve; the other frames take a projection and the decision.
 func (s *Subtractor) Apply(ctx context.Context, frame []float64) (*Frame, error) {
+	if err := s.store(ctx, frame); err != nil {
+		return nil, err
+	}
+	if err := s.maybeRefit(ctx); err != nil {
+		return nil, err
+	}
+	return s.decide(ctx, frame)
+}
+
+// Push separates a frame as Apply does, except at the start: it holds
+// the warm-up frames back instead of comparing them with the median of
+// the frames so far. The first Warmup − 1 calls return no frame; the call
+// that completes the warm-up fits the background to the warm-up frames
+// and returns all of them, in order, each decided against that fit;
+// every later call returns its own frame. The warm-up's masks then come
+// from a background fitted to those very frames, as the batch command's
+// do, at the price of a delay of Warmup frames at the start. Do not mix
+// Push and Apply on one Subtractor.
+func (s *Subtractor) Push(ctx context.Context, frame []float64) ([]*Frame, error) {
+	var out []*Frame
+	err := s.push(ctx, frame, func(f *Frame) error { out = append(out, f); return nil })
+	return out, err
+}
+
+// push is Push handing each decided frame to emit as soon as it is
+// decided.
+func (s *Subtractor) push(ctx context.Context, frame []float64, emit func(*Frame) error) error {
+	if err := s.store(ctx, frame); err != nil {
+		return err
+	}
+	switch {
+	case s.seen < s.warmup:
+		return nil
+	case s.seen > s.warmup:
+		if err := s.maybeRefit(ctx); err != nil {
+			return err
+		}
+		f, err := s.decide(ctx, frame)
+		if err != nil {
+			return err
+		}
+		return emit(f)
+	}
+	return s.decideHeld(ctx, true, emit)
+}
+
+// Flush decides the frames Push has held back, for an input that ends
+// before the warm-up does: it fits the background to them (with fewer
+// than two, compares them with their median) and returns them in order.
+// Later calls of Push then behave as after the warm-up.
+func (s *Subtractor) Flush(ctx context.Context) ([]*Frame, error) {
+	var out []*Frame
+	err := s.flush(ctx, func(f *Frame) error { out = append(out, f); return nil })
+	return out, err
+}
+
+// flush is Flush handing each frame to emit as soon as it is decided.
+func (s *Subtractor) flush(ctx context.Context, emit func(*Frame) error) error {
+	if s.seen == 0 || s.seen >= s.warmup {
+		return nil
+	}
+	s.warmup = s.seen
+	return s.decideHeld(ctx, s.seen >= 2, emit)
+}
+
+// decideHeld fits the background to the frames so far (with fit) and
+// decides each of them, in order, handing it to emit: the frames Push held back, which the
+// ring still holds in its first columns (the warm-up is at most the
+// history).
+func (s *Subtractor) decideHeld(ctx context.Context, fit bool, emit func(*Frame) error) error {
+	if fit {
+		if err := s.fit1(ctx); err != nil {
+			return err
+		}
+	}
+	col := make([]float64, s.g.Rows())
+	for k := range s.seen {
+		mat.Col(col, k, s.hist)
+		f, err := s.decide(ctx, col)
+		if err == nil {
+			err = emit(f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// store checks a frame and writes it into the history.
+func (s *Subtractor) store(ctx context.Context, frame []float64) error {
 	if len(frame) != s.g.Rows() {
-		return nil, fmt.Errorf("%w: %d values for %d×%d×%d", ErrFrameSize, len(frame), s.g.Width, s.g.Height, s.g.Channels())
+		return fmt.Errorf("%w: %d values for %d×%d×%d", ErrFrameSize, len(frame), s.g.Width, s.g.Height, s.g.Channels())
 	}
 	for _, v := range frame {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, errors.New("video: a frame value is not finite")
+			return errors.New("video: a frame value is not finite")
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	s.hist.SetCol(s.seen%s.history, frame)
 	s.seen++
 	s.since++
+	return nil
+}
+
+// maybeRefit fits the background when the warm-up is over and it has
+// not been fitted yet, or Refit frames have passed since the last fit.
+func (s *Subtractor) maybeRefit(ctx context.Context) error {
 	if s.seen >= s.warmup && (s.basisT == nil || s.since >= s.refit) {
-		if err := s.refitBackground(ctx); err != nil {
-			return nil, err
-		}
+		return s.fit1(ctx)
 	}
+	return nil
+}
+
+// fit1 fits the background (refitBackground), except that before the
+// first fit a history too short for the model (rpca.ErrBadInput: fewer
+// frames than the rank needs) leaves the frames compared with their
+// median, as in the warm-up, until a fit succeeds.
+func (s *Subtractor) fit1(ctx context.Context) error {
+	err := s.refitBackground(ctx)
+	if err != nil && s.basisT == nil && errors.Is(err, rpca.ErrBadInput) {
+		return nil
+	}
+	return err
+}
+
+// decide separates frame against the current background model: its
+// projection on the fitted background, or before the first fit the
+// median of the frames so far.
+func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error) {
 	var bg []float64
 	if s.basisT == nil {
 		bg = s.median()
@@ -374,22 +495,35 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 	noise := make([]float64, n)
 	sep := &Separation{Background: bg, Masks: masks}
 	col := make([]float64, rows)
+	next := 0 // the window's frames are decided in order
+	keep := func(f *Frame) error {
+		if next == n {
+			return fmt.Errorf("video: more frames decided than the window's %d", n)
+		}
+		bg.SetCol(next, f.Background)
+		for i, v := range f.Mask {
+			masks.Frame(next)[i] = uint8(v)
+		}
+		noise[next] = f.Noise
+		sep.MaskReport.Shadow += f.Shadow
+		next++
+		return nil
+	}
 	for j := range n {
 		mat.Col(col, j, seq.Y)
-		f, err := s.Apply(ctx, col)
-		if err != nil {
+		if err := s.push(ctx, col, keep); err != nil {
 			return nil, err
 		}
-		bg.SetCol(j, f.Background)
-		for i, v := range f.Mask {
-			masks.Frame(j)[i] = uint8(v)
-		}
-		noise[j] = f.Noise
-		sep.MaskReport.Shadow += f.Shadow
 	}
-	var fg mat.Dense
-	fg.Sub(seq.Y, bg)
-	sep.Foreground = &fg
+	if next < n { // the input ends inside the warm-up
+		if err := s.flush(ctx, keep); err != nil {
+			return nil, err
+		}
+	}
+	if next != n {
+		return nil, fmt.Errorf("video: %d frames decided for a window of %d", next, n)
+	}
+	sep.Foreground = residual{seq.Y, bg}
 	sep.MaskReport.Rule, sep.MaskReport.Options = "noise", s.fit.Mask.withDefaults()
 	if s.fit.Mask.Threshold > 0 {
 		sep.MaskReport.Rule = "fixed"

@@ -24,17 +24,20 @@ type Window struct {
 	LoadSeconds float64
 }
 
-// windowSizes splits n frames into windows of size frames; a last window
-// shorter than size/2 joins the one before it, so windows hold between
-// size/2 and 1.5·size frames (or all n when n < size).
-func windowSizes(n, size int) []int {
+// windowSizes splits n frames into windows of size frames, the first of
+// at least first frames; a last window shorter than size/2 joins the one
+// before it, so windows hold between size/2 and 1.5·size frames (or all n
+// when n < size), the first at least max(first, size) unless n is less.
+func windowSizes(n, first, size int) []int {
 	var out []int
+	w := max(first, size)
 	for n > 0 {
-		if n-size < size/2 {
+		if n-w < size/2 {
 			return append(out, n)
 		}
-		out = append(out, size)
-		n -= size
+		out = append(out, w)
+		n -= w
+		w = size
 	}
 	return out
 }
@@ -48,14 +51,14 @@ func windowSizes(n, size int) []int {
 // A video file is decoded once, in a stream. Each window is solved from
 // scratch: there is no warm start from the previous window's background.
 func SeparateWindows(ctx context.Context, path string, opts Options, size int, o SeparateOptions, each func(Window) error) error {
-	return separateWindows(ctx, path, opts, size, func(ctx context.Context, seq *Sequence) (*Separation, error) {
+	return separateWindows(ctx, path, opts, size, 0, func(ctx context.Context, seq *Sequence) (*Separation, error) {
 		return Separate(ctx, seq, o)
 	}, each)
 }
 
 // separateWindows is SeparateWindows with the separation of a window
 // given as a function (Separate, or a Subtractor's frame by frame).
-func separateWindows(ctx context.Context, path string, opts Options, size int, separate func(context.Context, *Sequence) (*Separation, error), each func(Window) error) error {
+func separateWindows(ctx context.Context, path string, opts Options, size, firstSize int, separate func(context.Context, *Sequence) (*Separation, error), each func(Window) error) error {
 	if size < MinWindow {
 		return fmt.Errorf("video: a window must hold at least %d frames, got %d", MinWindow, size)
 	}
@@ -99,7 +102,7 @@ func separateWindows(ctx context.Context, path string, opts Options, size int, s
 			return fmt.Errorf("%v in %s", err, path)
 		}
 		first := 0
-		for _, n := range windowSizes(hi-lo, size) {
+		for _, n := range windowSizes(hi-lo, firstSize, size) {
 			wo := opts
 			wo.Range = Range{Start: lo + first, End: lo + first + n}
 			seq, err := LoadDir(ctx, path, wo)
@@ -128,12 +131,15 @@ func separateWindows(ctx context.Context, path string, opts Options, size int, s
 	if size >= math.MaxInt32 {
 		win = 0 // one window: keep the decoder's early memory check
 	}
-	rest, err := l.decode(ctx, win, sink)
+	rest, err := l.decode(ctx, win, firstSize, sink)
 	if err != nil {
 		return err
 	}
 	first := l.run.sent
-	for _, n := range windowSizes(len(rest), size) {
+	if first > 0 {
+		firstSize = 0 // the first window was handed on while decoding
+	}
+	for _, n := range windowSizes(len(rest), firstSize, size) {
 		if err := sink(rest[:n], opts.Range.Start+first); err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ func TestWindowSizes(t *testing.T) {
 		{450, 200, []int{200, 250}},
 		{1000, 200, []int{200, 200, 200, 200, 200}},
 	} {
-		got := windowSizes(tc.n, tc.size)
+		got := windowSizes(tc.n, 0, tc.size)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("windowSizes(%d, %d) = %v, want %v", tc.n, tc.size, got, tc.want)
 		}
