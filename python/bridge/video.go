@@ -129,10 +129,11 @@ var (
 // subtractor is a video.Subtractor with a lock: Python may call it from
 // several threads.
 type subtractor struct {
-	mu  sync.Mutex
-	s   *video.Subtractor
-	g   video.Geometry
-	col []float64
+	mu     sync.Mutex
+	s      *video.Subtractor
+	g      video.Geometry
+	col    []float64
+	queued []*video.Frame // decided by Push or Flush, not yet taken
 }
 
 // rpca_video_start separates the frames (see frames) as rpca video does,
@@ -310,12 +311,90 @@ func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := frames{data: data, dtype: int(dtype), t: 1, h: s.g.Height, w: s.g.Width, c: s.g.Channels(), sh: int(sh), sw: int(sw), sc: int(sc)}
-	f.column(0, s.col)
+	s.read(data, dtype, sh, sw, sc)
 	fr, err := s.s.Apply(context.Background(), s.col)
 	if err != nil {
 		return C.CString(errorJSON(rpca.BadInput(err)))
 	}
+	s.copyOut(fr, mask, bg)
+	return nil
+}
+
+// rpca_subtractor_push passes one frame (as rpca_subtractor_apply) to
+// video.Subtractor.Push and sets *n to the number of frames it decided,
+// which rpca_subtractor_take then hands out, oldest first: none during
+// the warm-up, all of the warm-up's at its end, then one. It returns NULL
+// or an error as JSON.
+//
+//export rpca_subtractor_push
+func rpca_subtractor_push(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw, sc C.int64_t, n *C.int64_t) *C.char {
+	s := lookupSubtractor(h)
+	if s == nil {
+		return noSuch("subtractor")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.read(data, dtype, sh, sw, sc)
+	fs, err := s.s.Push(context.Background(), s.col)
+	if err != nil {
+		return C.CString(errorJSON(rpca.BadInput(err)))
+	}
+	s.queued = append(s.queued, fs...)
+	*n = C.int64_t(len(s.queued))
+	return nil
+}
+
+// rpca_subtractor_flush decides the frames Push holds back
+// (video.Subtractor.Flush) and sets *n to the number waiting for
+// rpca_subtractor_take.
+//
+//export rpca_subtractor_flush
+func rpca_subtractor_flush(h C.int64_t, n *C.int64_t) *C.char {
+	s := lookupSubtractor(h)
+	if s == nil {
+		return noSuch("subtractor")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs, err := s.s.Flush(context.Background())
+	if err != nil {
+		return C.CString(errorJSON(rpca.BadInput(err)))
+	}
+	s.queued = append(s.queued, fs...)
+	*n = C.int64_t(len(s.queued))
+	return nil
+}
+
+// rpca_subtractor_take copies the oldest decided frame that Push or Flush
+// left (its mask, and its background when bg is not NULL) and forgets it;
+// it returns 0, or 1 when none is waiting.
+//
+//export rpca_subtractor_take
+func rpca_subtractor_take(h C.int64_t, mask *C.uint8_t, bg *C.double) C.int {
+	s := lookupSubtractor(h)
+	if s == nil {
+		return 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queued) == 0 {
+		return 1
+	}
+	s.copyOut(s.queued[0], mask, bg)
+	s.queued[0] = nil
+	s.queued = s.queued[1:]
+	return 0
+}
+
+// read reads one frame of Python's layout into s.col.
+func (s *subtractor) read(data unsafe.Pointer, dtype C.int, sh, sw, sc C.int64_t) {
+	f := frames{data: data, dtype: int(dtype), t: 1, h: s.g.Height, w: s.g.Width, c: s.g.Channels(), sh: int(sh), sw: int(sw), sc: int(sc)}
+	f.column(0, s.col)
+}
+
+// copyOut writes a decided frame's mask (H·W bytes) and, when bg is not
+// NULL, its background (H·W·C doubles) in Python's layout.
+func (s *subtractor) copyOut(fr *video.Frame, mask *C.uint8_t, bg *C.double) {
 	p, c := s.g.Pixels(), s.g.Channels()
 	m := unsafe.Slice((*uint8)(unsafe.Pointer(mask)), p)
 	for i, v := range fr.Mask {
@@ -332,7 +411,6 @@ func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw
 			}
 		}
 	}
-	return nil
 }
 
 // rpca_subtractor_info returns the subtractor's state as JSON: its rank,

@@ -61,6 +61,9 @@ def _signatures():
         "rpca_video_free": handle,
         "rpca_subtractor_new": ([i64, i64, i64, cstr, ctypes.POINTER(p)], i64),
         "rpca_subtractor_apply": ([i64, p, cint, i64, i64, i64, p, p], p),
+        "rpca_subtractor_push": ([i64, p, cint, i64, i64, i64, ctypes.POINTER(i64)], p),
+        "rpca_subtractor_flush": ([i64, ctypes.POINTER(i64)], p),
+        "rpca_subtractor_take": ([i64, p, p], cint),
         "rpca_subtractor_info": ([i64], p),
         "rpca_subtractor_free": handle,
     }

@@ -98,13 +98,12 @@ class Subtractor(_Owner):
                             history=int(history), refit=int(refit), warmup=int(warmup))
         self._lib = _load()
         self._h = 0
-        self._shape = None
+        self._shape, self._gray = None, False
         self.background_ = None
 
-    def apply(self, frame, return_background=False):
-        """The foreground mask of frame as a bool array (H, W); with
-        return_background also the frame's background (the frame's shape,
-        in [0, 1]), which stays in background_."""
+    def _start(self, frame):
+        """The frame as the library reads it, its dtype code, and whether
+        it was gray (H, W); starts the library's subtractor on the first."""
         a, code = _frames(frame, 2)
         h, w, c = a.shape
         if self._h == 0:
@@ -112,18 +111,66 @@ class Subtractor(_Owner):
             self._h = self._lib.rpca_subtractor_new(h, w, c, self._cfg, ctypes.byref(err))
             if self._h == 0:
                 _raise(json.loads(_string(self._lib, err.value)))
-            self._shape = a.shape
+            self._shape, self._gray = a.shape, np.asarray(frame).ndim == 2
         elif a.shape != self._shape:
             raise ValueError("rpca: frame of shape %s after frames of %s" % (a.shape, self._shape))
+        return a, code
+
+    def _out(self, mask, bg, return_background):
+        self.background_ = bg[..., 0] if self._gray else bg
+        mask = mask.astype(bool)
+        return (mask, self.background_) if return_background else mask
+
+    def apply(self, frame, return_background=False):
+        """The foreground mask of frame as a bool array (H, W); with
+        return_background also the frame's background (the frame's shape,
+        in [0, 1]), which stays in background_. The first warmup frames
+        are compared with the median of the frames so far (see push)."""
+        a, code = self._start(frame)
+        h, w, c = a.shape
         mask = np.empty((h, w), dtype=np.uint8)
         bg = np.empty((h, w, c), dtype=np.float64)
         e = self._lib.rpca_subtractor_apply(self._h, a.ctypes.data, code, *a.strides, mask.ctypes.data,
                                             bg.ctypes.data)
         if e:
             _raise(json.loads(_string(self._lib, e)))
-        self.background_ = bg if np.asarray(frame).ndim == 3 else bg[..., 0]
-        mask = mask.astype(bool)
-        return (mask, self.background_) if return_background else mask
+        return self._out(mask, bg, return_background)
+
+    def push(self, frame, return_background=False):
+        """Like apply, but the warm-up frames are held back: the list of
+        the masks decided by this call, oldest first: empty for the first
+        warmup - 1 frames, all warmup of them at the end of the warm-up
+        (each decided against a fit to them, which is better than the
+        running median apply uses), then one. With return_background, a
+        list of (mask, background) pairs. Do not mix push and apply."""
+        a, code = self._start(frame)
+        n = ctypes.c_int64()
+        e = self._lib.rpca_subtractor_push(self._h, a.ctypes.data, code, *a.strides, ctypes.byref(n))
+        if e:
+            _raise(json.loads(_string(self._lib, e)))
+        return self._take(n.value, return_background)
+
+    def flush(self, return_background=False):
+        """The masks of the frames push still holds back, when the input
+        ends inside the warm-up (as push returns them)."""
+        if self._h == 0:
+            return []
+        n = ctypes.c_int64()
+        e = self._lib.rpca_subtractor_flush(self._h, ctypes.byref(n))
+        if e:
+            _raise(json.loads(_string(self._lib, e)))
+        return self._take(n.value, return_background)
+
+    def _take(self, n, return_background):
+        h, w, c = self._shape
+        out = []
+        for _ in range(n):
+            mask = np.empty((h, w), dtype=np.uint8)
+            bg = np.empty((h, w, c), dtype=np.float64)
+            if self._lib.rpca_subtractor_take(self._h, mask.ctypes.data, bg.ctypes.data):
+                break
+            out.append(self._out(mask, bg, return_background))
+        return out
 
     def info(self):
         """The state of the background model: its rank, the number of fits

@@ -100,7 +100,33 @@ def test_video_agrees_with_the_command_line(rpca_cli, tmp_path):
     frames, _, _ = clip(t=50, color=True)
     _, mask, _ = rpca.video.separate(frames)
     assert np.array_equal(mask, _cli_masks(rpca_cli, tmp_path / "batch", frames))
-    sub = rpca.video.Subtractor(history=30, refit=10)
-    stream = np.array([sub.apply(f) for f in frames])
+    # rpca video --stream holds its warm-up back: 50 frames, at most the
+    # history.
+    sub = rpca.video.Subtractor(history=30, refit=10, warmup=30)
+    stream = np.array([m for f in frames for m in sub.push(f)])
     assert np.array_equal(stream, _cli_masks(rpca_cli, tmp_path / "stream", frames,
                                              "--stream", "--history", "30", "--refit", "10"))
+
+
+def test_subtractor_push_holds_the_warmup():
+    """push returns nothing during the warm-up, all its masks at its end,
+    then one a frame; from the last warm-up frame on they are apply's;
+    flush hands out what a short input leaves held."""
+    frames, truth, _ = clip(t=60, color=True)
+    pushed, applied = [], []
+    a = rpca.video.Subtractor(history=30, refit=10, warmup=20)
+    p = rpca.video.Subtractor(history=30, refit=10, warmup=20)
+    for k, f in enumerate(frames):
+        out = p.push(f)
+        assert len(out) == (0 if k < 19 else 20 if k == 19 else 1), (k, len(out))
+        pushed.extend(out)
+        applied.append(a.apply(f))
+    assert len(pushed) == len(frames)
+    assert all(m.shape == truth.shape[1:] and m.dtype == bool for m in pushed)
+    assert all((x == y).all() for x, y in zip(pushed[19:], applied[19:]))
+    assert f_measure(np.array(pushed), truth) >= f_measure(np.array(applied), truth)
+    short = rpca.video.Subtractor(history=30, refit=10, warmup=20)
+    assert all(short.push(f) == [] for f in frames[:12])
+    held = short.flush(return_background=True)
+    assert len(held) == 12 and held[0][1].shape == frames.shape[1:]
+    assert short.flush() == []
