@@ -35,8 +35,11 @@ type command struct {
 // env is what a command may touch: its streams (replaced in tests).
 type env struct {
 	stdout, stderr io.Writer
-	// stdin is what --in - reads (nil: the process's standard input).
-	stdin io.Reader
+	// stdin is what --in - reads (nil: the process's standard input), and
+	// stdinIsTerminal says that it is a terminal, where no frames can come
+	// from.
+	stdin           io.Reader
+	stdinIsTerminal bool
 	// stderrIsTerminal enables the progress bar.
 	stderrIsTerminal bool
 }
@@ -60,7 +63,7 @@ func register(c *command) { commands[c.name] = c }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr)}
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr), stdinIsTerminal: isTerminal(os.Stdin)}
 	finished := make(chan struct{})
 	go func() {
 		// The first Ctrl-C cancels the work, which then removes its

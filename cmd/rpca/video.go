@@ -117,6 +117,9 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	if err := checkOutputDir(f.out, f.force, f.in, f.truth); err != nil {
 		return err
 	}
+	if f.in == video.StdinInput && e.stdinIsTerminal {
+		return cliflag.Usagef("video: --in - reads YUV4MPEG2 frames from standard input, which is a terminal here; pipe them in (ffmpeg -i SOURCE -f yuv4mpegpipe - | rpca video --in - …)")
+	}
 	if f.in != video.StdinInput && !video.IsURL(f.in) {
 		if _, err := os.Stat(f.in); err != nil {
 			return fmt.Errorf("--in: %v", err)

@@ -831,6 +831,14 @@ func TestVideoStdinAndURL(t *testing.T) {
 		t.Errorf("output left after a failed run: %v", err)
 	}
 
+	// Standard input that is a terminal: a usage error, not a wait for
+	// frames that cannot come.
+	errb.Reset()
+	tty := &env{stdout: &out, stderr: &errb, stdinIsTerminal: true}
+	if code := run(context.Background(), tty, []string{"video", "--in", "-", "--out", bad, "--quiet"}); code != 2 || !strings.Contains(errb.String(), "terminal") {
+		t.Errorf("--in - on a terminal: exit %d, %q", code, errb.String())
+	}
+
 	ff, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("ffmpeg not installed: the URL input is not tried")
