@@ -2,14 +2,15 @@ package metrics
 
 import (
 	"fmt"
-	par "github.com/rpca-gd/rpca/internal/parallel"
 	"math"
 	"runtime"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/factor"
+	par "github.com/rpca-gd/rpca/internal/parallel"
 )
 
 // FactorDistance returns the paper's estimation error (eq. (error_metric))
@@ -94,64 +95,9 @@ func Balance(a, b *mat.Dense) (us, vs *mat.Dense) {
 	if rb != r {
 		panic(fmt.Sprintf("metrics: Balance dimension mismatch: A %d×%d, B %d×%d", d1, r, d2, rb))
 	}
-	qa, ra := thinQR(a)
-	qb, rbf := thinQR(b)
-	var p mat.Dense
-	p.Mul(ra, rbf.T())
-	var svd mat.SVD
-	if !svd.Factorize(&p, mat.SVDFull) {
+	us, vs, _, ok := factor.Balance(a, b)
+	if !ok {
 		panic("metrics: SVD of an r×r matrix did not converge")
 	}
-	var w, z mat.Dense
-	svd.UTo(&w)
-	svd.VTo(&z)
-	sv := svd.Values(nil)
-	// Scale column l of W and Z by √σ_l; pad with zeros when d < r.
-	ka, kb := qa.RawMatrix().Cols, qb.RawMatrix().Cols
-	wa := mat.NewDense(ka, r, nil)
-	zb := mat.NewDense(kb, r, nil)
-	for l := 0; l < min(len(sv), r); l++ {
-		s := math.Sqrt(sv[l])
-		for i := 0; i < ka; i++ {
-			wa.Set(i, l, w.At(i, l)*s)
-		}
-		for i := 0; i < kb; i++ {
-			zb.Set(i, l, z.At(i, l)*s)
-		}
-	}
-	us = mat.NewDense(d1, r, nil)
-	us.Mul(qa, wa)
-	vs = mat.NewDense(d2, r, nil)
-	vs.Mul(qb, zb)
 	return us, vs
-}
-
-// thinQR returns Q (d×m) and R (m×r), m = min(d, r), with X = QR.
-func thinQR(x *mat.Dense) (q, r *mat.Dense) {
-	d, n := x.Dims()
-	m := min(d, n)
-	a := mat.DenseCopyOf(x)
-	raw := a.RawMatrix()
-	tau := make([]float64, m)
-	work := make([]float64, 1)
-	lapack64.Geqrf(raw, tau, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	lapack64.Geqrf(raw, tau, work, len(work))
-	r = mat.NewDense(m, n, nil)
-	for i := 0; i < m; i++ {
-		for j := i; j < n; j++ {
-			r.Set(i, j, raw.Data[i*raw.Stride+j])
-		}
-	}
-	qraw := blas64.General{Rows: d, Cols: m, Stride: raw.Stride, Data: raw.Data}
-	lapack64.Orgqr(qraw, tau, work, -1)
-	if need := int(work[0]); need > len(work) {
-		work = make([]float64, need)
-	}
-	lapack64.Orgqr(qraw, tau, work, len(work))
-	q = mat.NewDense(d, m, nil)
-	for i := 0; i < d; i++ {
-		copy(q.RawRowView(i), qraw.Data[i*qraw.Stride:i*qraw.Stride+m])
-	}
-	return q, r
 }

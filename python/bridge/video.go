@@ -297,6 +297,18 @@ func rpca_subtractor_new(h, w, c C.int64_t, config *C.char, errOut **C.char) C.i
 
 func lookupSubtractor(h C.int64_t) *subtractor { return subtractors.get(h) }
 
+// withSubtractor runs fn on the subtractor of handle h under its lock,
+// or returns the error JSON of an unknown handle.
+func withSubtractor(h C.int64_t, fn func(s *subtractor) *C.char) *C.char {
+	s := lookupSubtractor(h)
+	if s == nil {
+		return noSuch("subtractor")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fn(s)
+}
+
 // rpca_subtractor_apply separates one frame (an (H, W, C) array of the
 // dtype codes of frames, strides in bytes): the mask into mask (H·W
 // bytes, 1 = foreground) and, when bg is not NULL, the background into bg
@@ -305,19 +317,15 @@ func lookupSubtractor(h C.int64_t) *subtractor { return subtractors.get(h) }
 //
 //export rpca_subtractor_apply
 func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw, sc C.int64_t, mask *C.uint8_t, bg *C.double) *C.char {
-	s := lookupSubtractor(h)
-	if s == nil {
-		return noSuch("subtractor")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.read(data, dtype, sh, sw, sc)
-	fr, err := s.s.Apply(context.Background(), s.col)
-	if err != nil {
-		return C.CString(errorJSON(rpca.BadInput(err)))
-	}
-	s.copyOut(fr, mask, bg)
-	return nil
+	return withSubtractor(h, func(s *subtractor) *C.char {
+		s.read(data, dtype, sh, sw, sc)
+		fr, err := s.s.Apply(context.Background(), s.col)
+		if err != nil {
+			return C.CString(errorJSON(rpca.BadInput(err)))
+		}
+		s.copyOut(fr, mask, bg)
+		return nil
+	})
 }
 
 // rpca_subtractor_push passes one frame (as rpca_subtractor_apply) to
@@ -328,20 +336,10 @@ func rpca_subtractor_apply(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw
 //
 //export rpca_subtractor_push
 func rpca_subtractor_push(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw, sc C.int64_t, n *C.int64_t) *C.char {
-	s := lookupSubtractor(h)
-	if s == nil {
-		return noSuch("subtractor")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.read(data, dtype, sh, sw, sc)
-	fs, err := s.s.Push(context.Background(), s.col)
-	if err != nil {
-		return C.CString(errorJSON(rpca.BadInput(err)))
-	}
-	s.queued = append(s.queued, fs...)
-	*n = C.int64_t(len(s.queued))
-	return nil
+	return withSubtractor(h, func(s *subtractor) *C.char {
+		s.read(data, dtype, sh, sw, sc)
+		return s.enqueue(s.s.Push(context.Background(), s.col))(n)
+	})
 }
 
 // rpca_subtractor_flush decides the frames Push holds back
@@ -350,19 +348,9 @@ func rpca_subtractor_push(h C.int64_t, data unsafe.Pointer, dtype C.int, sh, sw,
 //
 //export rpca_subtractor_flush
 func rpca_subtractor_flush(h C.int64_t, n *C.int64_t) *C.char {
-	s := lookupSubtractor(h)
-	if s == nil {
-		return noSuch("subtractor")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fs, err := s.s.Flush(context.Background())
-	if err != nil {
-		return C.CString(errorJSON(rpca.BadInput(err)))
-	}
-	s.queued = append(s.queued, fs...)
-	*n = C.int64_t(len(s.queued))
-	return nil
+	return withSubtractor(h, func(s *subtractor) *C.char {
+		return s.enqueue(s.s.Flush(context.Background()))(n)
+	})
 }
 
 // rpca_subtractor_take copies the oldest decided frame that Push or Flush
@@ -384,6 +372,20 @@ func rpca_subtractor_take(h C.int64_t, mask *C.uint8_t, bg *C.double) C.int {
 	s.queued[0] = nil
 	s.queued = s.queued[1:]
 	return 0
+}
+
+// enqueue queues the frames Push or Flush decided and returns the
+// function that sets *n to the number waiting and returns the error as
+// JSON (or NULL).
+func (s *subtractor) enqueue(fs []*video.Frame, err error) func(n *C.int64_t) *C.char {
+	return func(n *C.int64_t) *C.char {
+		if err != nil {
+			return C.CString(errorJSON(rpca.BadInput(err)))
+		}
+		s.queued = append(s.queued, fs...)
+		*n = C.int64_t(len(s.queued))
+		return nil
+	}
 }
 
 // read reads one frame of Python's layout into s.col.
