@@ -55,32 +55,8 @@ func parseY4MHeader(r *bufio.Reader) (y4mHeader, error) {
 	}
 	h.chroma = "420"
 	for _, f := range fields[1:] {
-		switch tag, val := f[0], f[1:]; tag {
-		case 'W', 'H':
-			n, err := strconv.Atoi(val)
-			if err != nil || n <= 0 {
-				return h, fmt.Errorf("%w: bad frame size %q", ErrY4M, f)
-			}
-			if tag == 'W' {
-				h.w = n
-			} else {
-				h.h = n
-			}
-		case 'C':
-			switch {
-			case val == "mono":
-				h.chroma = "mono"
-			case val == "420" || val == "420jpeg" || val == "420paldv" || val == "420mpeg2":
-				h.chroma = "420" // the chroma siting is ignored
-			case val == "422" || val == "444":
-				h.chroma = val
-			default:
-				return h, fmt.Errorf("%w: colour space C%s (8-bit 420, 422, 444 and mono are read; convert with ffmpeg -pix_fmt yuv420p)", ErrY4M, val)
-			}
-		case 'X':
-			if strings.EqualFold(val, "COLORRANGE=FULL") {
-				h.fullRange = true
-			}
+		if err := h.tag(f); err != nil {
+			return h, err
 		}
 	}
 	if h.w == 0 || h.h == 0 {
@@ -99,6 +75,39 @@ func parseY4MHeader(r *bufio.Reader) (y4mHeader, error) {
 	}
 	h.frameBytes = h.w*h.h + 2*h.cw*h.ch
 	return h, nil
+}
+
+// tag reads one tag of the stream header: the frame size (W, H), the
+// colour space (C) and the colour range (X); the others are ignored.
+func (h *y4mHeader) tag(f string) error {
+	switch tag, val := f[0], f[1:]; tag {
+	case 'W', 'H':
+		n, err := strconv.Atoi(val)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%w: bad frame size %q", ErrY4M, f)
+		}
+		if tag == 'W' {
+			h.w = n
+		} else {
+			h.h = n
+		}
+	case 'C':
+		switch {
+		case val == "mono":
+			h.chroma = "mono"
+		case val == "420" || val == "420jpeg" || val == "420paldv" || val == "420mpeg2":
+			h.chroma = "420" // the chroma siting is ignored
+		case val == "422" || val == "444":
+			h.chroma = val
+		default:
+			return fmt.Errorf("%w: colour space C%s (8-bit 420, 422, 444 and mono are read; convert with ffmpeg -pix_fmt yuv420p)", ErrY4M, val)
+		}
+	case 'X':
+		if strings.EqualFold(val, "COLORRANGE=FULL") {
+			h.fullRange = true
+		}
+	}
+	return nil
 }
 
 // y4mFrames reads the frames of a YUV4MPEG2 stream and gives them as raw
