@@ -135,7 +135,7 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	// A window of frames is large whatever the clip (200 frames of
 	// 320×240 in colour: 370 MB as float64), and its size is known only
 	// once the frames are decoded.
-	gcpolicy.Tighten(gcpolicy.LargeData)
+	gcpolicy.Tighten(gcpolicy.HugeData)
 	from := f.in
 	if from == video.StdinInput {
 		from = "standard input"

@@ -25,10 +25,18 @@ func TestTighten(t *testing.T) {
 	if got := current(); got != Percent {
 		t.Errorf("large data: GC percent %d, want %d", got, Percent)
 	}
-	debug.SetGCPercent(10)
+	Tighten(HugeData)
+	if got := current(); got != HugePercent {
+		t.Errorf("huge data: GC percent %d, want %d", got, HugePercent)
+	}
 	Tighten(LargeData)
-	if got := current(); got != 10 {
-		t.Errorf("a lower target set before: GC percent %d, want it kept (10)", got)
+	if got := current(); got != HugePercent {
+		t.Errorf("large data after huge: GC percent %d, want %d kept", got, HugePercent)
+	}
+	debug.SetGCPercent(5)
+	Tighten(HugeData)
+	if got := current(); got != 5 {
+		t.Errorf("a lower target set before: GC percent %d, want it kept (5)", got)
 	}
 	debug.SetGCPercent(100)
 	t.Setenv("GOGC", "200")
