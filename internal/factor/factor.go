@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
 )
 
 // Balance returns the balanced factors U* = LΣ^½ and V* = RΣ^½ of the
@@ -20,8 +22,8 @@ import (
 func Balance(a, b *mat.Dense) (us, vs *mat.Dense, sigma []float64, ok bool) {
 	d1, r := a.Dims()
 	d2, _ := b.Dims()
-	qa, ra := ThinQR(a)
-	qb, rb := ThinQR(b)
+	qa, ra := ThinQ(a)
+	qb, rb := ThinQ(b)
 	var p mat.Dense
 	p.Mul(ra, rb.T())
 	var svd mat.SVD
@@ -32,52 +34,51 @@ func Balance(a, b *mat.Dense) (us, vs *mat.Dense, sigma []float64, ok bool) {
 	svd.UTo(&w)
 	svd.VTo(&z)
 	sigma = svd.Values(nil)
-	// Scale column l of W and Z by √σ_l; pad with zeros when d < r.
-	ka, kb := qa.RawMatrix().Cols, qb.RawMatrix().Cols
-	wa := mat.NewDense(ka, r, nil)
-	zb := mat.NewDense(kb, r, nil)
-	for l := 0; l < min(len(sigma), r); l++ {
+	// Scale column l of W and Z by √σ_l.
+	for l := range r {
 		s := math.Sqrt(sigma[l])
-		for i := 0; i < ka; i++ {
-			wa.Set(i, l, w.At(i, l)*s)
-		}
-		for i := 0; i < kb; i++ {
-			zb.Set(i, l, z.At(i, l)*s)
+		for i := range r {
+			w.Set(i, l, w.At(i, l)*s)
+			z.Set(i, l, z.At(i, l)*s)
 		}
 	}
 	us = mat.NewDense(d1, r, nil)
-	us.Mul(qa, wa)
+	us.Mul(kernels.Dense(qa), &w)
 	vs = mat.NewDense(d2, r, nil)
-	vs.Mul(qb, zb)
+	vs.Mul(kernels.Dense(qb), &z)
 	return us, vs, sigma, true
 }
 
-// ThinQR returns Q (d×m) and R (m×r), m = min(d, r), with X = QR.
-func ThinQR(x *mat.Dense) (q, r *mat.Dense) {
-	d, n := x.Dims()
-	m := min(d, n)
-	a := mat.DenseCopyOf(x)
-	raw := a.RawMatrix()
-	tau := make([]float64, m)
+// ThinQ returns the factors of a thin Householder QR of a (d×k), which
+// it does not change: Q (d×k) with orthonormal columns and R (k×k) upper
+// triangular, Q·R = A. When d < k the first d columns of Q are an
+// orthonormal basis of ℝ^d and the others zero, and R's rows past d are
+// zero.
+func ThinQ(a *mat.Dense) (q blas64.General, r *mat.Dense) {
+	d, k := a.Dims()
+	q = kernels.NewGeneral(d, k)
+	kernels.Copy(q, a.RawMatrix())
+	r = mat.NewDense(max(k, 1), max(k, 1), nil)
+	if k == 0 || d == 0 {
+		return q, r
+	}
+	kk := min(d, k)
+	tau := make([]float64, kk)
 	work := make([]float64, 1)
-	lapack64.Geqrf(raw, tau, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	lapack64.Geqrf(raw, tau, work, len(work))
-	r = mat.NewDense(m, n, nil)
-	for i := 0; i < m; i++ {
-		for j := i; j < n; j++ {
-			r.Set(i, j, raw.Data[i*raw.Stride+j])
+	lapack64.Geqrf(q, tau, work, -1)
+	lw := int(work[0])
+	qq := blas64.General{Rows: d, Cols: kk, Stride: q.Stride, Data: q.Data} // the columns Orgqr forms
+	lapack64.Orgqr(qq, tau, work, -1)
+	work = make([]float64, max(lw, int(work[0]), 1))
+	lapack64.Geqrf(q, tau, work, len(work))
+	for i := range kk {
+		for j := i; j < k; j++ {
+			r.Set(i, j, q.Data[i*q.Stride+j])
 		}
 	}
-	qraw := blas64.General{Rows: d, Cols: m, Stride: raw.Stride, Data: raw.Data}
-	lapack64.Orgqr(qraw, tau, work, -1)
-	if need := int(work[0]); need > len(work) {
-		work = make([]float64, need)
-	}
-	lapack64.Orgqr(qraw, tau, work, len(work))
-	q = mat.NewDense(d, m, nil)
-	for i := 0; i < d; i++ {
-		copy(q.RawRowView(i), qraw.Data[i*qraw.Stride:i*qraw.Stride+m])
+	lapack64.Orgqr(qq, tau, work, len(work))
+	for i := range d { // columns past d (d < k): zero
+		clear(q.Data[i*q.Stride+kk : i*q.Stride+k])
 	}
 	return q, r
 }

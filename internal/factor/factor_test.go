@@ -58,3 +58,38 @@ func TestBalance(t *testing.T) {
 		}
 	}
 }
+
+// TestThinQ: Q·R = A to rounding and QᵀQ = I, for a tall A and, with the
+// columns past d zero, for a wide one (d < k).
+func TestThinQ(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for _, dims := range [][2]int{{12, 4}, {3, 5}} {
+		d, k := dims[0], dims[1]
+		a := mat.NewDense(d, k, nil)
+		for i := range d {
+			for j := range k {
+				a.Set(i, j, rng.NormFloat64())
+			}
+		}
+		q, r := ThinQ(a)
+		var qr, qtq mat.Dense
+		qm := mat.NewDense(q.Rows, q.Cols, q.Data)
+		qr.Mul(qm, r)
+		qr.Sub(&qr, a)
+		if e := mat.Norm(&qr, math.Inf(1)); e > 1e-13 {
+			t.Errorf("%d×%d: ‖QR − A‖ = %.3g", d, k, e)
+		}
+		qtq.Mul(qm.T(), qm)
+		for i := range k {
+			for j := range k {
+				want := 0.0
+				if i == j && i < min(d, k) {
+					want = 1
+				}
+				if math.Abs(qtq.At(i, j)-want) > 1e-13 {
+					t.Errorf("%d×%d: (QᵀQ)[%d,%d] = %v, want %v", d, k, i, j, qtq.At(i, j), want)
+				}
+			}
+		}
+	}
+}

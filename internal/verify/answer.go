@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/factor"
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 	"github.com/rpca-gd/rpca/metrics"
@@ -92,8 +93,8 @@ func Answer(in Input) *Report {
 	for _, n := range rowN {
 		nObs += n
 	}
-	qu, ru := ThinQ(in.U)
-	qv, rv := ThinQ(in.V)
+	qu, ru := factor.ThinQ(in.U)
+	qv, rv := factor.ThinQ(in.V)
 	rep.Coherence = Coherence(qu, qv, k)
 	if in.Alpha > 0 {
 		if _, rows, cols, ok := Localized(qu, ru, qv, rv, in.Alpha, nObs/max(d1, 1), nObs/max(d2, 1), d1+d2); ok {

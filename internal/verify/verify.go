@@ -14,7 +14,6 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
@@ -165,42 +164,6 @@ func sparseVector(q blas64.General, s int) (int, bool) {
 // Finite reports whether every value of x is finite.
 func Finite(x []float64) bool { return kernels.AllFinite(x) }
 
-// ThinQ returns the orthonormal factor Q (d×k) and the triangular R (k×k)
-// of a thin Householder QR of a (d ≥ k), which it does not change.
-func ThinQ(a *mat.Dense) (q blas64.General, r *mat.Dense) {
-	d, k := a.Dims()
-	q = kernels.NewGeneral(d, k)
-	kernels.Copy(q, a.RawMatrix())
-	r = mat.NewDense(max(k, 1), max(k, 1), nil)
-	if k == 0 || d == 0 {
-		return q, r
-	}
-	kk := min(d, k)
-	tau := make([]float64, kk)
-	work := make([]float64, 1)
-	lapack64.Geqrf(q, tau, work, -1)
-	lw := int(work[0])
-	if d >= k {
-		lapack64.Orgqr(q, tau, work, -1)
-		lw = max(lw, int(work[0]))
-	}
-	work = make([]float64, max(lw, 1))
-	lapack64.Geqrf(q, tau, work, len(work))
-	for i := range kk {
-		for j := i; j < k; j++ {
-			r.Set(i, j, q.Data[i*q.Stride+j])
-		}
-	}
-	if d < k { // the columns span all of ℝ^d: Q = [I 0]
-		clear(q.Data)
-		for i := range d {
-			q.Data[i*q.Stride+i] = 1
-		}
-		return q, r
-	}
-	lapack64.Orgqr(q, tau, work, len(work))
-	return q, r
-}
 
 // Coherence returns max(d1/k·max_i‖Q_U,i‖², d2/k·max_j‖Q_V,j‖²).
 func Coherence(qu, qv blas64.General, k int) float64 {
