@@ -43,11 +43,13 @@ type y4mHeader struct {
 func parseY4MHeader(r *bufio.Reader) (y4mHeader, error) {
 	var h y4mHeader
 	line, err := r.ReadString('\n')
-	if err != nil {
-		if errors.Is(err, io.EOF) && line == "" {
-			return h, fmt.Errorf("%w: the input is empty", ErrY4M)
-		}
-		return h, fmt.Errorf("%w: no complete header line (%v)", ErrY4M, err)
+	switch {
+	case errors.Is(err, io.EOF) && line == "":
+		return h, fmt.Errorf("%w: the input is empty", ErrY4M)
+	case errors.Is(err, io.EOF):
+		return h, fmt.Errorf("%w: no complete header line", ErrY4M)
+	case err != nil: // an interruption, or the input failed
+		return h, fmt.Errorf("reading the header: %w", err)
 	}
 	fields := strings.Fields(line)
 	if len(fields) == 0 || fields[0] != "YUV4MPEG2" {
@@ -117,8 +119,9 @@ type y4mFrames struct {
 	r      *bufio.Reader
 	hdr    y4mHeader
 	rgb    bool
-	planes []byte // one frame as read
-	frame  []byte // one frame converted
+	planes []byte     // one frame as read
+	luma   *[256]byte // luma code → full-range byte
+	frame  []byte     // one frame converted
 	out    []byte // the part of frame not yet read
 	frames int
 }
@@ -141,12 +144,17 @@ func (y *y4mFrames) next() error {
 	switch {
 	case errors.Is(err, io.EOF) && line == "":
 		return io.EOF
-	case err != nil:
+	case errors.Is(err, io.EOF):
 		return fmt.Errorf("%w: frame %d: its FRAME line is cut off", ErrY4M, y.frames+1)
+	case err != nil: // an interruption, or the input failed
+		return err
 	case !strings.HasPrefix(line, "FRAME"):
 		return fmt.Errorf("%w: frame %d does not start with FRAME", ErrY4M, y.frames+1)
 	}
 	if n, err := io.ReadFull(y.r, y.planes); err != nil {
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return err
+		}
 		return fmt.Errorf("%w: frame %d is cut off (%d of %d bytes)", ErrY4M, y.frames+1, n, len(y.planes))
 	}
 	y.frames++
@@ -158,7 +166,7 @@ func (y *y4mFrames) next() error {
 func (y *y4mFrames) convert() {
 	h := y.hdr
 	luma := y.planes[:h.w*h.h]
-	lut := lumaTable(h.fullRange)
+	lut := y.luma
 	if !y.rgb {
 		out := y.frame
 		for i, v := range luma {
@@ -217,12 +225,12 @@ func toByte(x float64) byte {
 // openY4M reads the header of the YUV4MPEG2 stream r and returns a
 // loader that reads its frames as they arrive, as openVideo's reads
 // ffmpeg's.
-func openY4M(r io.Reader, name string, opts Options) (*videoLoader, error) {
+func openY4M(ctx context.Context, r io.Reader, name string, opts Options) (*videoLoader, error) {
 	n, err := opts.streamScale()
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(&ctxReader{ctx: ctx, r: r}, 1<<20)
 	hdr, err := parseY4MHeader(br)
 	if err != nil {
 		return nil, fmt.Errorf("video: %s: %w", name, err)
@@ -235,7 +243,7 @@ func openY4M(r io.Reader, name string, opts Options) (*videoLoader, error) {
 	if g.Color {
 		channels = 3
 	}
-	frames := &y4mFrames{r: br, hdr: hdr, rgb: g.Color, planes: make([]byte, hdr.frameBytes), frame: make([]byte, hdr.w*hdr.h*channels)}
+	frames := &y4mFrames{r: br, hdr: hdr, rgb: g.Color, planes: make([]byte, hdr.frameBytes), luma: lumaTable(hdr.fullRange), frame: make([]byte, hdr.w*hdr.h*channels)}
 	limit := opts.maxBytes()
 	return &videoLoader{
 		opts: opts, w: hdr.w, h: hdr.h, n: n, g: g, channels: channels,
@@ -247,11 +255,49 @@ func openY4M(r io.Reader, name string, opts Options) (*videoLoader, error) {
 	}, nil
 }
 
+// ctxReader reads r until ctx is done: a read that blocks (a pipe whose
+// writer has stopped) does not keep an interrupted run waiting. The read
+// itself runs on its own goroutine, which a cancelled read leaves behind
+// until r returns.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+	buf []byte // reused while no read has been abandoned
+}
+
+// Read implements io.Reader.
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	if cap(c.buf) < len(p) {
+		c.buf = make([]byte, len(p)) // p stays the caller's if the read is abandoned
+	}
+	buf := c.buf[:len(p)]
+	done := make(chan result, 1)
+	go func() {
+		n, err := c.r.Read(buf)
+		done <- result{n, err}
+	}()
+	select {
+	case res := <-done:
+		copy(p, buf[:res.n])
+		return res.n, res.err
+	case <-c.ctx.Done():
+		c.buf = nil // the abandoned read may still write into it
+		return 0, c.ctx.Err()
+	}
+}
+
 // openInput opens a video for decoding: standard input (StdinInput) as
 // YUV4MPEG2, anything else through ffmpeg.
 func openInput(ctx context.Context, path string, opts Options) (*videoLoader, error) {
 	if path == StdinInput {
-		return openY4M(opts.stdin(), "standard input", opts)
+		return openY4M(ctx, opts.stdin(), "standard input", opts)
 	}
 	return openVideo(ctx, path, opts)
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/metrics"
@@ -853,4 +854,45 @@ func TestVideoStdinAndURL(t *testing.T) {
 		t.Fatalf("from a file:// URL: exit %d, %q", code, stderr)
 	}
 	sameOutputs(fromURL)
+}
+
+// TestVideoStdinInterrupted: an interrupt while standard input has
+// stopped sending frames (its writer alive but silent) ends the run with
+// exit 130 and no output, instead of waiting for a frame that does not
+// come; the same before the header has arrived.
+func TestVideoStdinInterrupted(t *testing.T) {
+	c, _ := newClip(t)
+	for _, frames := range []int{0, 5} {
+		pr, pw := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			if frames > 0 {
+				fmt.Fprintf(pw, "YUV4MPEG2 W%d H%d F10:1 Cmono XCOLORRANGE=FULL\n", c.w, c.h)
+				for range frames {
+					pw.Write([]byte("FRAME\n"))
+					pw.Write(make([]byte, c.w*c.h))
+				}
+			}
+			cancel() // the writer stays open: the reader blocks from here
+		}()
+		parent := t.TempDir()
+		var out, errb bytes.Buffer
+		e := &env{stdout: &out, stderr: &errb, stdin: pr}
+		done := make(chan int, 1)
+		go func() {
+			done <- run(ctx, e, []string{"video", "--in", "-", "--out", filepath.Join(parent, "out"), "--stream", "--quiet"})
+		}()
+		select {
+		case code := <-done:
+			if code != 130 {
+				t.Errorf("%d frames sent: exit %d, %q; want 130", frames, code, errb.String())
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%d frames sent: the run still waits for standard input after the interrupt", frames)
+		}
+		if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+			t.Errorf("%d frames sent: the interrupted run left %d entries", frames, len(ents))
+		}
+		pw.Close()
+	}
 }
