@@ -326,14 +326,21 @@ func gatherColumns(dst [][]float64, m Matrix, j0 int) {
 		return
 	case residual:
 		gatherColumns(dst, m.y, j0)
-		if l, ok := m.m.(LowRank); ok {
-			lowRankColumns(dst, l, j0, true)
-			return
-		}
-		raw := m.m.(*mat.Dense).RawMatrix()
-		for i := range raw.Rows {
-			for k, v := range raw.Data[i*raw.Stride+j0 : i*raw.Stride+j0+len(dst)] {
-				dst[k][i] -= v
+		switch bg := m.m.(type) {
+		case LowRank:
+			lowRankColumns(dst, bg, j0, true)
+		case *mat.Dense:
+			raw := bg.RawMatrix()
+			for i := range raw.Rows {
+				for k, v := range raw.Data[i*raw.Stride+j0 : i*raw.Stride+j0+len(dst)] {
+					dst[k][i] -= v
+				}
+			}
+		default:
+			for k, col := range dst {
+				for i := range col {
+					col[i] -= bg.At(i, j0+k)
+				}
 			}
 		}
 		return

@@ -222,12 +222,12 @@ func (s *Subtractor) flush(ctx context.Context, emit func(*Frame) error) error {
 }
 
 // decideHeld fits the background to the frames so far (with fit) and
-// decides each of them, in order, handing it to emit: the frames Push held back, which the
-// ring still holds in its first columns (the warm-up is at most the
-// history).
+// decides each of them, in order, handing it to emit: the frames Push
+// held back, which the ring still holds in its first columns (the
+// warm-up is at most the history).
 func (s *Subtractor) decideHeld(ctx context.Context, fit bool, emit func(*Frame) error) error {
 	if fit {
-		if err := s.fit1(ctx); err != nil {
+		if err := s.fitOrWait(ctx); err != nil {
 			return err
 		}
 	}
@@ -268,16 +268,16 @@ func (s *Subtractor) store(ctx context.Context, frame []float64) error {
 // not been fitted yet, or Refit frames have passed since the last fit.
 func (s *Subtractor) maybeRefit(ctx context.Context) error {
 	if s.seen >= s.warmup && (s.basisT == nil || s.since >= s.refit) {
-		return s.fit1(ctx)
+		return s.fitOrWait(ctx)
 	}
 	return nil
 }
 
-// fit1 fits the background (refitBackground), except that before the
+// fitOrWait fits the background (refitBackground), except that before the
 // first fit a history too short for the model (rpca.ErrBadInput: fewer
 // frames than the rank needs) leaves the frames compared with their
 // median, as in the warm-up, until a fit succeeds.
-func (s *Subtractor) fit1(ctx context.Context) error {
+func (s *Subtractor) fitOrWait(ctx context.Context) error {
 	err := s.refitBackground(ctx)
 	if err != nil && s.basisT == nil && errors.Is(err, rpca.ErrBadInput) {
 		return nil

@@ -122,7 +122,7 @@ type y4mFrames struct {
 	planes []byte     // one frame as read
 	luma   *[256]byte // luma code → full-range byte
 	frame  []byte     // one frame converted
-	out    []byte // the part of frame not yet read
+	out    []byte     // the part of frame not yet read
 	frames int
 }
 

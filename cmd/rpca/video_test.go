@@ -854,6 +854,17 @@ func TestVideoStdinAndURL(t *testing.T) {
 		t.Fatalf("from a file:// URL: exit %d, %q", code, stderr)
 	}
 	sameOutputs(fromURL)
+
+	// A URL that names nothing: ffmpeg's error in one line, exit 1, no
+	// output.
+	missing := filepath.Join(t.TempDir(), "missing")
+	code, _, stderr := runVideoCmd(t, context.Background(), "--in", "file://"+filepath.Join(t.TempDir(), "none.avi"), "--out", missing, "--stream", "--quiet")
+	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "none.avi") {
+		t.Errorf("a URL to nothing: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("output left after a URL to nothing: %v", err)
+	}
 }
 
 // TestVideoStdinInterrupted: an interrupt while standard input has

@@ -164,7 +164,6 @@ func sparseVector(q blas64.General, s int) (int, bool) {
 // Finite reports whether every value of x is finite.
 func Finite(x []float64) bool { return kernels.AllFinite(x) }
 
-
 // Coherence returns max(d1/k·max_i‖Q_U,i‖², d2/k·max_j‖Q_V,j‖²).
 func Coherence(qu, qv blas64.General, k int) float64 {
 	if k == 0 {
