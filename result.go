@@ -69,6 +69,10 @@ type Result struct {
 	// only when Verification.Verified; Stop says why the method stopped,
 	// not whether its answer is right.
 	Verification *Verification
+
+	// locationMisfit: Solve removed a location that the rank did not
+	// allow back (CheckOffset's test, whichever check failed first).
+	locationMisfit bool
 }
 
 // Attempt is one method run by Solve (Result.Attempts).

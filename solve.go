@@ -167,7 +167,7 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 	if res, err = goOn(ctx, p, s, m, res); err != nil {
 		return nil, err
 	}
-	if fr.Loc != 0 && !res.Verification.Verified && !callerStop(res) {
+	if fr.Loc != 0 && !res.Verification.Verified && !callerStop(res) && (res.locationMisfit || !res.Stop.Converged()) {
 		return retryUncentred(ctx, p, s, m, caps, res)
 	}
 	return res, nil
@@ -333,14 +333,16 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 	if fr.Scale != 1 {
 		res.unscale(fr.Scale)
 	}
+	misfit := false
 	if fr.Loc != 0 {
-		foldLocation(res, fr.Loc, caps.FixedRank, ver)
+		misfit = foldLocation(res, fr.Loc, caps.FixedRank, ver)
 	}
 	if len(fr.Gross) > 0 {
 		at := observedAt(p)
 		setEntries(res.S, fr.Gross, p, func(k, i, j int) float64 { return at(k) - rowDot(res.U, res.V, i, j) })
 	}
 	res.Verification = ver
+	res.locationMisfit = misfit
 	return res, nil
 }
 
@@ -432,23 +434,24 @@ func scaledStart(m Method, c float64) Method {
 // approximation, exact up to the discarded σ_{k+1}; methods without a
 // fixed rank keep k + 1 columns unless σ_{k+1} is rounding). When σ_{k+1}
 // is larger than the noise the verification measured, the location was
-// not one the rank allows, and ver fails CheckOffset.
-func foldLocation(res *Result, loc float64, fixedRank bool, ver *Verification) {
+// not one the rank allows, and ver fails CheckOffset. It reports whether
+// the location failed that check on its own, whatever check failed first.
+func foldLocation(res *Result, loc float64, fixedRank bool, ver *Verification) (misfit bool) {
 	d1, k := res.U.Dims()
 	d2, _ := res.V.Dims()
 	res.Location = loc
 	if k+1 > min(d1, d2) {
-		return
+		return false
 	}
 	centred := metrics.CentredNorm(res.U, res.V)
 	u, v, gap, sig1, ok := verify.FoldLocation(res.U, res.V, loc, fixedRank)
 	if !ok {
 		ver.fail(CheckOffset, "the SVD that adds the location back failed")
-		return
+		return true
 	}
 	res.U, res.V = u, v
 	if sig1 == 0 {
-		return
+		return false
 	}
 	ver.OffsetGap = gap / sig1
 	// The truncation moves M by σ_{k+1} in Frobenius norm: allowed when
@@ -457,7 +460,9 @@ func foldLocation(res *Result, loc float64, fixedRank bool, ver *Verification) {
 	noise := ver.Residual * centred * (math.Sqrt(float64(d1)) + math.Sqrt(float64(d2))) / math.Sqrt(float64(d1)*float64(d2))
 	if gap > math.Max(VerifyExact*centred, noise) {
 		ver.fail(CheckOffset, fmt.Sprintf("with the location %.6g added back, M has a %d-th singular value %.3g times its largest: the constant is not in the rank-%d model", loc, k+1, ver.OffsetGap, k))
+		return true
 	}
+	return false
 }
 
 // fail marks ver as failed by check c, unless an earlier check failed.
