@@ -310,16 +310,16 @@ func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error
 	return &Frame{Background: bg, Mask: mask, Noise: rep.Noise, Shadow: rep.Shadow}, nil
 }
 
-// frames returns the history as a Sequence. Once the ring is full its
-// columns are the last History frames in a rotated order, which no fit
-// depends on (robust PCA, the rank rule and the row fits treat the frames
-// as a set), so the ring itself is returned, without a copy; until then,
-// its first frames.
+// frames returns the history as a Sequence, without a copy: the ring
+// itself once it is full (its columns are then the last History frames
+// in a rotated order, which no fit depends on: robust PCA, the rank rule
+// and the row fits treat the frames as a set), and until then a view of
+// its first columns.
 func (s *Subtractor) frames() *Sequence {
 	n := min(s.seen, s.history)
 	y := s.hist
 	if n < s.history {
-		y = mat.DenseCopyOf(s.hist.Slice(0, s.g.Rows(), 0, n))
+		y = s.hist.Slice(0, s.g.Rows(), 0, n).(*mat.Dense)
 	}
 	names := make([]string, n)
 	for k := range names {

@@ -215,10 +215,11 @@ func TestSubtractorPush(t *testing.T) {
 	}
 }
 
-// TestSubtractorHistoryIntact: the fits read the history in place (once
-// the ring is full it is handed to the solver without a copy), so they
-// must leave it as it was: after 90 frames and several fits through a
-// ring of 30, its columns are still the last 30 frames, bit for bit.
+// TestSubtractorHistoryIntact: the fits read the history in place (the
+// ring, or while it fills a view of its first columns, is handed to the
+// solver without a copy), so they must leave it as it was: after 90
+// frames and several fits through a ring of 30, its columns are still the
+// last 30 frames, bit for bit, and after 25 frames its first 25.
 func TestSubtractorHistoryIntact(t *testing.T) {
 	c, err := Generate(SceneIllumination, GenerateOptions{Width: 40, Height: 30, Frames: 90, Seed: 3})
 	if err != nil {
@@ -228,15 +229,35 @@ func TestSubtractorHistoryIntact(t *testing.T) {
 	if s.Fits < 8 {
 		t.Fatalf("%d fits; want the ring refitted many times", s.Fits)
 	}
-	for j := 60; j < 90; j++ {
-		want := mat.Col(nil, j, c.Y)
-		got := mat.Col(nil, j%30, s.hist)
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("history column of frame %d, pixel %d: %v, want %v", j, i, got[i], want[i])
+	checkRing := func(s *Subtractor, from, to int) {
+		t.Helper()
+		for j := from; j < to; j++ {
+			want := mat.Col(nil, j, c.Y)
+			got := mat.Col(nil, j%30, s.hist)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("history column of frame %d, pixel %d: %v, want %v", j, i, got[i], want[i])
+				}
 			}
 		}
 	}
+	checkRing(s, 60, 90)
+
+	// While the ring fills, the fits (at 10, 17 and 24 frames) see a view
+	// of its first columns, which they must not write either.
+	s, err = NewSubtractor(c.Geometry, StreamOptions{History: 30, Refit: 7, Warmup: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range 25 {
+		if _, err := s.Apply(context.Background(), mat.Col(nil, j, c.Y)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Fits != 3 {
+		t.Fatalf("%d fits while the ring filled; want 3", s.Fits)
+	}
+	checkRing(s, 0, 25)
 }
 
 // BenchmarkSubtractorApply: the cost of one frame of 320×240 colour
