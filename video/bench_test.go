@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // BenchmarkLoadDir loads 50 gray 176×144 PNG frames (the size of the hall
@@ -24,5 +26,23 @@ func BenchmarkLoadDir(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkGatherColumns: copying 16 frames of a 320×240 colour clip of
+// 200 frames (pixels × frames, row-major) into frame columns, the
+// transpose that the masks, the PNGs and the preview start from.
+func BenchmarkGatherColumns(b *testing.B) {
+	const rows, frames = 320 * 240 * 3, 200
+	y := mat.NewDense(rows, frames, nil)
+	for i := range y.RawMatrix().Data {
+		y.RawMatrix().Data[i] = float64(i % 251)
+	}
+	dst := newColumns(16, rows)
+	b.SetBytes(rows * 16 * 8)
+	for b.Loop() {
+		for j0 := 0; j0+16 <= frames; j0 += 16 {
+			gatherColumns(dst, y, j0)
+		}
 	}
 }

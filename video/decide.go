@@ -4,14 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/rpca-gd/rpca/internal/parallel"
 	"math"
 	"runtime"
 	"slices"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/parallel"
 	"github.com/rpca-gd/rpca/internal/selection"
 )
 
@@ -305,6 +306,34 @@ func lowRankColumns(dst [][]float64, l LowRank, j0 int, sub bool) {
 	}
 }
 
+// transposeBlock copies columns j0 … j0+len(dst)−1 of raw into dst (with
+// sub, subtracts them from dst), by tiles of transposeRows rows: a tile's
+// lines of raw stay in the first level cache while each column's part of
+// it is written in order. (Row by row, scattering each row's values over
+// the columns, was 3.3 times slower: BenchmarkGatherColumns.)
+func transposeBlock(dst [][]float64, raw blas64.General, j0 int, sub bool) {
+	for i0 := 0; i0 < raw.Rows; i0 += transposeRows {
+		i1 := min(i0+transposeRows, raw.Rows)
+		for k, col := range dst {
+			src := raw.Data[i0*raw.Stride+j0+k:]
+			out := col[i0:i1]
+			if sub {
+				for t := range out {
+					out[t] -= src[t*raw.Stride]
+				}
+				continue
+			}
+			for t := range out {
+				out[t] = src[t*raw.Stride]
+			}
+		}
+	}
+}
+
+// transposeRows is the tile height of transposeBlock: 64 rows of a block
+// of 16 frames are 128 cache lines, 8 KiB.
+const transposeRows = 64
+
 // maskBlock is the number of frames [Masks] gathers and decides at once.
 const maskBlock = 16
 
@@ -330,12 +359,7 @@ func gatherColumns(dst [][]float64, m Matrix, j0 int) {
 		case LowRank:
 			lowRankColumns(dst, bg, j0, true)
 		case *mat.Dense:
-			raw := bg.RawMatrix()
-			for i := range raw.Rows {
-				for k, v := range raw.Data[i*raw.Stride+j0 : i*raw.Stride+j0+len(dst)] {
-					dst[k][i] -= v
-				}
-			}
+			transposeBlock(dst, bg.RawMatrix(), j0, true)
 		default:
 			for k, col := range dst {
 				for i := range col {
@@ -354,14 +378,7 @@ func gatherColumns(dst [][]float64, m Matrix, j0 int) {
 		return
 	}
 	if d, ok := m.(*mat.Dense); ok {
-		raw := d.RawMatrix()
-		nb := len(dst)
-		for i := 0; i < raw.Rows; i++ {
-			row := raw.Data[i*raw.Stride+j0 : i*raw.Stride+j0+nb]
-			for k, v := range row {
-				dst[k][i] = v
-			}
-		}
+		transposeBlock(dst, d.RawMatrix(), j0, false)
 		return
 	}
 	if v, ok := m.(view); ok {
