@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rpca-gd/rpca/internal/pngenc"
 	"github.com/rpca-gd/rpca/outdir"
 	"gonum.org/v1/gonum/mat"
 )
@@ -173,7 +174,6 @@ func (fs *frameSet) gather(j0, nb int) { gatherColumns(fs.cols[:nb], fs.m, j0) }
 // set, all files of the block at once; the error reported is that of the
 // first failing file.
 func writeSets(j0, nb int, sets ...*frameSet) error {
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
 	errs := make([]error, nb*len(sets))
 	var wg sync.WaitGroup
 	for s, fs := range sets {
@@ -183,7 +183,7 @@ func writeSets(j0, nb int, sets ...*frameSet) error {
 				defer wg.Done()
 				img := planeImage(col, fs.g)
 				path := filepath.Join(fs.dir, PNGName(name))
-				if err := fs.create(path, func(w io.Writer) error { return enc.Encode(w, img) }); err != nil {
+				if err := fs.create(path, func(w io.Writer) error { return pngenc.Encode(w, img) }); err != nil {
 					*e = fmt.Errorf("video: writing %s: %v", path, err)
 				}
 			}(&errs[s*nb+k], fs.cols[k], fs.names[j0+k])
