@@ -38,11 +38,32 @@ func BenchmarkGatherColumns(b *testing.B) {
 	for i := range y.RawMatrix().Data {
 		y.RawMatrix().Data[i] = float64(i % 251)
 	}
-	dst := newColumns(16, rows)
-	b.SetBytes(rows * 16 * 8)
-	for b.Loop() {
-		for j0 := 0; j0+16 <= frames; j0 += 16 {
-			gatherColumns(dst, y, j0)
-		}
+	u, q := mat.NewDense(rows, 4, nil), mat.NewDense(frames, 4, nil)
+	for i := range u.RawMatrix().Data {
+		u.RawMatrix().Data[i] = float64(i % 7)
 	}
+	for i := range q.RawMatrix().Data {
+		q.RawMatrix().Data[i] = float64(i % 5)
+	}
+	dst := newColumns(16, rows)
+	for _, c := range []struct {
+		name string
+		m    Matrix
+	}{{"dense", y}, {"lowrank-4", LowRank{U: u, Q: q}}, {"residual-4", residual{y: y, m: LowRank{U: u, Q: q}}},
+		{"lowrank-1", LowRank{U: colOf(u), Q: colOf(q)}}, {"residual-1", residual{y: y, m: LowRank{U: colOf(u), Q: colOf(q)}}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(rows * 16 * 8)
+			for b.Loop() {
+				for j0 := 0; j0+16 <= frames; j0 += 16 {
+					gatherColumns(dst, c.m, j0)
+				}
+			}
+		})
+	}
+}
+
+// colOf returns the first column of m as a matrix.
+func colOf(m *mat.Dense) *mat.Dense {
+	r, _ := m.Dims()
+	return mat.DenseCopyOf(m.Slice(0, r, 0, 1))
 }

@@ -287,20 +287,38 @@ func isNil(m Matrix) bool {
 // j0+1, … of the low-rank matrix l.
 func lowRankColumns(dst [][]float64, l LowRank, j0 int, sub bool) {
 	r, k := l.U.Dims()
-	q := l.Q.RawMatrix()
+	q, u := l.Q.RawMatrix(), l.U.RawMatrix()
 	qs := q.Data[j0*q.Stride:]
-	for i := 0; i < r; i++ {
-		u := l.U.RawRowView(i)
+	// By tiles of rows, as transposeBlock: a tile of U stays in cache
+	// while each column's part is written in order.
+	for i0 := 0; i0 < r; i0 += transposeRows {
+		i1 := min(i0+transposeRows, r)
+		ut := u.Data[i0*u.Stride:]
 		for b, col := range dst {
 			qj := qs[b*q.Stride : b*q.Stride+k]
-			var s float64
-			for c, uc := range u {
-				s += uc * qj[c]
+			out := col[i0:i1]
+			if k == 1 { // the usual rank of a background
+				q0 := qj[0]
+				for t := range out {
+					if sub {
+						out[t] -= ut[t*u.Stride] * q0
+					} else {
+						out[t] = ut[t*u.Stride] * q0
+					}
+				}
+				continue
 			}
-			if sub {
-				col[i] -= s
-			} else {
-				col[i] = s
+			for t := range out {
+				row := ut[t*u.Stride : t*u.Stride+k]
+				var s float64
+				for c, uc := range row {
+					s += uc * qj[c]
+				}
+				if sub {
+					out[t] -= s
+				} else {
+					out[t] = s
+				}
 			}
 		}
 	}
