@@ -1,6 +1,7 @@
 package video
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -66,4 +67,37 @@ func TestGatherColumns(t *testing.T) {
 func closeTo(a, b float64) bool {
 	d := a - b
 	return d < 1e-12 && d > -1e-12
+}
+
+// TestTo8: to8 is min(max(round(255·v), 0), 255) with math.Round, for
+// every value at and around the half-way points and the ends, NaN and
+// infinities.
+func TestTo8(t *testing.T) {
+	want := func(v float64) uint8 {
+		switch {
+		case !(v > 0):
+			return 0
+		case v >= 1:
+			return 255
+		}
+		return uint8(math.Round(v * 255))
+	}
+	vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1, 0, 1, 2, 1e-300}
+	for k := 0; k <= 255; k++ {
+		for _, x := range []float64{float64(k), float64(k) + 0.5} {
+			v := x / 255
+			for _, w := range []float64{v, math.Nextafter(v, 0), math.Nextafter(v, 2)} {
+				vals = append(vals, w, math.Nextafter(w, 0), math.Nextafter(w, 2))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	for range 100000 {
+		vals = append(vals, rng.Float64())
+	}
+	for _, v := range vals {
+		if got := to8(v); got != want(v) {
+			t.Fatalf("to8(%v) = %d, want %d", v, got, want(v))
+		}
+	}
 }

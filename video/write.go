@@ -5,7 +5,6 @@ import (
 	"image"
 	"image/png"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +31,14 @@ func to8(v float64) uint8 {
 	case v >= 1:
 		return 255
 	}
-	return uint8(math.Round(v * 255))
+	// math.Round for a positive x below 256, without its call: the
+	// integer part and the fraction are exact.
+	x := v * 255
+	i := int(x)
+	if x-float64(i) >= 0.5 {
+		i++
+	}
+	return uint8(i)
 }
 
 // column returns column j of m (fast for *mat.Dense).
