@@ -12,7 +12,34 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/kernels"
 )
+
+// gramBlock is the number of columns of x whose Gram matrices gramOf
+// forms at once: blocks fixed by the shape, so that the sum, taken in
+// block order, does not depend on the number of cores.
+const gramBlock = 4096
+
+// gramOf returns x·xᵀ: gonum's SymOuterK (one core) on blocks of columns,
+// in parallel, summed in order.
+func gramOf(x *mat.Dense) *mat.SymDense {
+	n, c := x.Dims()
+	blocks := (c + gramBlock - 1) / gramBlock
+	parts := make([]*mat.SymDense, blocks)
+	kernels.ParallelFor(blocks, 0, 1, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			var g mat.SymDense
+			g.SymOuterK(1, x.Slice(0, n, b*gramBlock, min((b+1)*gramBlock, c)))
+			parts[b] = &g
+		}
+	})
+	gram := parts[0]
+	for _, p := range parts[1:] {
+		gram.AddSym(gram, p)
+	}
+	return gram
+}
 
 // Zero is the ratio to σ₁ below which a singular value counts as zero:
 // the Gram route resolves singular values only down to about
@@ -130,13 +157,12 @@ func gramEigen(ctx context.Context, x *mat.Dense) ([]float64, *mat.Dense, error)
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	var gram mat.SymDense
-	gram.SymOuterK(1, x)
+	gram := gramOf(x)
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	var eig mat.EigenSym
-	if !eig.Factorize(&gram, true) {
+	if !eig.Factorize(gram, true) {
 		return nil, nil, fmt.Errorf("spectrum: the eigendecomposition of the %d×%d Gram matrix failed", n, n)
 	}
 	ev := eig.Values(nil)

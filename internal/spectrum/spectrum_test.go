@@ -169,3 +169,18 @@ func TestValuesExtremeScales(t *testing.T) {
 		t.Errorf("zero matrix: %v, %v", got, err)
 	}
 }
+
+// BenchmarkValues: the spectrum of the video rank rule's sample (200
+// frames × 40,000 pixels), whose Gram matrix is most of the cost.
+func BenchmarkValues(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := mat.NewDense(200, 40000, nil)
+	for i := range x.RawMatrix().Data {
+		x.RawMatrix().Data[i] = rng.NormFloat64()
+	}
+	for b.Loop() {
+		if _, err := Values(context.Background(), x, 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
