@@ -6,7 +6,8 @@ import (
 )
 
 // The method packages (gd, als) reach the storage of an Observed and
-// Solve's scaling through internal/access.
+// Solve's scaling through internal/access, and package track the
+// conversion of residuals in Solve's frame.
 func init() {
 	access.ObservedMatrix = func(o any) *observed.Matrix { return o.(*Observed).m }
 	access.NewObserved = func(m *observed.Matrix) any { return &Observed{m: m} }
@@ -15,4 +16,5 @@ func init() {
 		q, _ := framedProblem(&fr, p.(*Problem))
 		return q, fr.Scale
 	}
+	access.ResFactor = func(p any) float64 { return p.(*Problem).resFactor }
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -490,12 +491,13 @@ func constantResult(ctx context.Context, p *Problem, s Settings, m Method, caps 
 	for j := range d2 {
 		v.Set(j, 0, math.Copysign(sq, c))
 	}
-	tr := NewTracker(ctx, p, s, Stop{MaxIter: 1}, "")
-	if _, _, err := tr.Step(0, 0, math.NaN(), u, v); err != nil {
+	start := time.Now()
+	rec, err := oneRecord(ctx, p, s, start, 0, u, v)
+	if err != nil {
 		return nil, err
 	}
 	return &Result{Method: m.Name(), DataScale: 1, U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
-		Stop: StopExact, Elapsed: tr.Elapsed(), History: tr.History(),
+		Stop: StopExact, Elapsed: rec.Elapsed, History: []Record{rec},
 		Verification: &Verification{Verified: true, Exact: true, Stationary: math.NaN(), Structure: math.NaN()}}, nil
 }
 
@@ -512,7 +514,7 @@ func (pca) Capabilities() Capabilities {
 // Solve computes the rank-r truncated SVD Y ≈ L·Σ·Rᵀ to tsvd's default
 // accuracy and returns U = L·Σ^½, V = R·Σ^½.
 func (pca) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
-	tr := NewTracker(ctx, p, s, Stop{MaxIter: 1}, "")
+	start := time.Now()
 	raw := p.Dense.RawMatrix()
 	workers := kernels.Workers(s.Workers)
 	sv, err := tsvd.Compute(ctx, tsvd.Dense{A: raw, Workers: workers},
@@ -539,11 +541,29 @@ func (pca) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
 	if ny := kernels.SumSq(raw, workers); ny > 0 {
 		res = math.Sqrt(ss / ny)
 	}
-	if _, _, err := tr.Step(0, res, math.NaN(), u, v); err != nil {
+	rec, err := oneRecord(ctx, p, s, start, res, u, v)
+	if err != nil {
 		return nil, err
 	}
-	return tr.Result("pca", u, v, &Sparse{Rows: raw.Rows, Cols: raw.Cols, RowPtr: make([]int, raw.Rows+1)},
-		0, StopExact, res, nil), nil
+	return &Result{Method: "pca", U: u, V: v, S: &Sparse{Rows: raw.Rows, Cols: raw.Cols, RowPtr: make([]int, raw.Rows+1)},
+		Stop: StopExact, Residual: res, Elapsed: rec.Elapsed, History: []Record{rec}}, nil
+}
+
+// oneRecord is the history of an answer found in one step (Solve's
+// constant and PCA answers): its record, given to the callback, with the
+// true error when the truth is known; an error when ctx is done.
+func oneRecord(ctx context.Context, p *Problem, s Settings, start time.Time, residual float64, u, v *mat.Dense) (Record, error) {
+	rec := Record{Elapsed: time.Since(start), Residual: residual, FactorChange: math.NaN(), Error: math.NaN(), Validation: math.NaN()}
+	if f := p.resFactor; f > 0 && !math.IsInf(f, 0) { // the residual reported, as the methods' trackers do
+		rec.Residual *= f
+	}
+	if t := p.Truth; t != nil {
+		rec.Error = metrics.CentredRelError(u, v, t.A, t.B)
+	}
+	if s.Callback != nil {
+		s.Callback(rec)
+	}
+	return rec, ctx.Err()
 }
 
 // unscale maps a result on data divided by c back to the caller's units:

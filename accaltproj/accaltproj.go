@@ -31,6 +31,7 @@ import (
 	"github.com/rpca-gd/rpca/internal/param"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/internal/tsvd"
+	"github.com/rpca-gd/rpca/track"
 )
 
 // Defaults of the method's parameters and stopping rules.
@@ -175,7 +176,7 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 	if err != nil {
 		return nil, rpca.BadSettings(err)
 	}
-	tr := rpca.NewTracker(ctx, p, s, DefaultStop,
+	tr := track.New(ctx, p, s, DefaultStop,
 		"the thresholds may be too low for these data; try a larger Mu or Beta, or a larger Gamma")
 	sv := &solver{q: q, y: p.Dense.RawMatrix(), r: r, workers: kernels.Workers(s.Workers), seed: s.Seed}
 	return sv.run(tr.Context(), tr)
@@ -199,7 +200,7 @@ type solver struct {
 	floorBuf []float64 // noiseFloor's sample
 }
 
-func (sv *solver) run(ctx context.Context, tr *rpca.Tracker) (*rpca.Result, error) {
+func (sv *solver) run(ctx context.Context, tr *track.Tracker) (*rpca.Result, error) {
 	d1, d2 := sv.y.Rows, sv.y.Cols
 	sv.ynorm = math.Sqrt(kernels.SumSq(sv.y, sv.workers))
 	sv.w = kernels.NewGeneral(d1, d2)
@@ -437,14 +438,14 @@ func denseLine(sp *rpca.Sparse) bool {
 }
 
 // result assembles the result for L_k and S_k = sp.
-func (sv *solver) result(tr *rpca.Tracker, iters int, zeta float64, reason rpca.StopReason, res float64, sp *rpca.Sparse) *rpca.Result {
+func (sv *solver) result(tr *track.Tracker, iters int, zeta float64, reason rpca.StopReason, res float64, sp *rpca.Sparse) *rpca.Result {
 	return tr.Result("accaltproj", kernels.Dense(sv.a), kernels.Dense(sv.v), sp, iters, reason, res,
 		&Params{Beta: sv.q.beta, BetaInit: sv.q.betaInit, Gamma: sv.q.gamma, Mu: sv.q.mu, FinalThreshold: zeta})
 }
 
 // zeroResult is the answer for Y = 0 (or nothing left after the first
 // thresholding): M = 0, S = 0, stop reason "exact".
-func (sv *solver) zeroResult(tr *rpca.Tracker) (*rpca.Result, error) {
+func (sv *solver) zeroResult(tr *track.Tracker) (*rpca.Result, error) {
 	d1, d2 := sv.y.Rows, sv.y.Cols
 	u, v := kernels.NewGeneral(d1, sv.r), kernels.NewGeneral(d2, sv.r)
 	reason, _, err := tr.Step(0, 0, math.NaN(), kernels.Dense(u), kernels.Dense(v))

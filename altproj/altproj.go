@@ -24,6 +24,7 @@ import (
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/param"
 	"github.com/rpca-gd/rpca/internal/tsvd"
+	"github.com/rpca-gd/rpca/track"
 )
 
 // Defaults of the method's parameters and stopping rules.
@@ -149,7 +150,7 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 	if r < 1 || r >= min(d1, d2) {
 		return nil, fmt.Errorf("altproj: rank must be in [1, %d), got %d", min(d1, d2), r)
 	}
-	tr := rpca.NewTracker(ctx, p, s, rpca.Stop{MaxIter: DefaultMaxIter, ResidualTol: DefaultResidualTol},
+	tr := track.New(ctx, p, s, rpca.Stop{MaxIter: DefaultMaxIter, ResidualTol: DefaultResidualTol},
 		"AltProj's threshold is too low for these data; try a larger Mu or Beta")
 	sv := &solver{
 		y:       p.Dense.RawMatrix(),
@@ -170,7 +171,7 @@ type solver struct {
 	r        int
 	workers  int
 	seed     uint64
-	tr       *rpca.Tracker
+	tr       *track.Tracker
 	ctx      context.Context
 	mu, beta float64 // μ and β
 	eps      float64 // relative ε

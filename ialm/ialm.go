@@ -34,6 +34,7 @@ import (
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/param"
 	"github.com/rpca-gd/rpca/internal/tsvd"
+	"github.com/rpca-gd/rpca/track"
 )
 
 // Defaults of the method's parameters and stopping rules.
@@ -129,7 +130,7 @@ func (m *Method) solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 	if s.Rank < 1 || s.Rank >= min(d1, d2) {
 		return nil, nil, fmt.Errorf("ialm: rank hint must be in [1, %d), got %d", min(d1, d2), s.Rank)
 	}
-	tr := rpca.NewTracker(ctx, p, s, rpca.Stop{MaxIter: DefaultMaxIter, ResidualTol: DefaultResidualTol},
+	tr := track.New(ctx, p, s, rpca.Stop{MaxIter: DefaultMaxIter, ResidualTol: DefaultResidualTol},
 		"check Lambda, Mu0 and Rho")
 	sv := &solver{
 		d:       p.Dense.RawMatrix(),
@@ -153,7 +154,7 @@ type solver struct {
 	d       blas64.General // the data Y (read only)
 	workers int
 	seed    uint64
-	tr      *rpca.Tracker
+	tr      *track.Tracker
 	ctx     context.Context
 	tol     float64 // effective residual tolerance (0: disabled)
 

@@ -1,6 +1,6 @@
 // Package access lets the method packages reach what the root package
 // keeps unexported: the storage of an Observed, the construction of one
-// from it, and the scaling Solve applies. The root package sets the
+// from it, the scaling Solve applies and the residual's conversion. The root package sets the
 // functions when it is initialised; the values it takes and returns are
 // *rpca.Observed and *rpca.Problem (package access cannot name them
 // without an import cycle).
@@ -17,4 +17,8 @@ var (
 	// robust spread when its scale is far from 1 (1 otherwise), and the
 	// power of two.
 	Scaled func(p any) (q any, scale float64)
+	// ResFactor returns the factor that converts the residual of a
+	// method run on an *rpca.Problem into the one Solve reports (0 when
+	// Solve did not frame it).
+	ResFactor func(p any) float64
 )

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rpca-gd/rpca"
 	"math"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/track"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -57,7 +59,7 @@ func (g *GD) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Se
 	if q.als {
 		def = DefaultALSStop
 	}
-	res, err := g.run(ctx, rpca.NewTracker(ctx, &rpca.Problem{}, s, def, gdDivergenceHint), st, &q)
+	res, err := g.run(ctx, track.New(ctx, &rpca.Problem{}, s, def, gdDivergenceHint), st, &q)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rpca-gd/rpca"
 	"math"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/track"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -497,7 +499,7 @@ func (g *GD) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca
 	if q.als {
 		def = DefaultALSStop
 	}
-	tr := rpca.NewTracker(ctx, p, s, def, gdDivergenceHint)
+	tr := track.New(ctx, p, s, def, gdDivergenceHint)
 	st, err := g.state(p, s, &q)
 	if err != nil {
 		return nil, err
@@ -559,7 +561,7 @@ func (g *GD) Initialize(ctx context.Context, p *rpca.Problem, s rpca.Settings) (
 
 // run is Phase I (the warm start g.Start, or st's initialization) and
 // Phase II.
-func (g *GD) run(ctx context.Context, tr *rpca.Tracker, st gdState, q *gdParams) (*rpca.Result, error) {
+func (g *GD) run(ctx context.Context, tr *track.Tracker, st gdState, q *gdParams) (*rpca.Result, error) {
 	var (
 		u, v   blas64.General
 		sigma1 float64
@@ -640,7 +642,7 @@ type gdState interface {
 // on (U, V) until a stopping rule fires, from g.Resume's state when it is
 // set (u, v and sigma1 are then its own), with g.OnCheckpoint called
 // after every iteration that no rule stopped. q is not modified.
-func (g *GD) runGD(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*rpca.Result, error) {
+func (g *GD) runGD(tr *track.Tracker, st gdState, q *gdParams, u, v blas64.General, sigma1 float64) (*rpca.Result, error) {
 	upd, eta, u, v, r, err := g.prepare(st, q, u, v, sigma1)
 	if err != nil {
 		return nil, err
@@ -800,7 +802,7 @@ func diverged(iter int, res, minRes float64) error {
 }
 
 // gdResult is the Result of a run that ended at iteration iter for reason.
-func gdResult(tr *rpca.Tracker, st gdState, q *gdParams, u, v blas64.General, iter int, res float64, reason rpca.StopReason, eta, sigma1 float64) *rpca.Result {
+func gdResult(tr *track.Tracker, st gdState, q *gdParams, u, v blas64.General, iter int, res float64, reason rpca.StopReason, eta, sigma1 float64) *rpca.Result {
 	hist := tr.History()
 	sp := st.sparse()
 	if q.huber > 0 && reason.Converged() && float64(len(sp.Val)) > huberExcess*q.alpha*float64(st.(*observedState).m.NNZ()) {

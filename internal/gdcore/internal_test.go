@@ -2,11 +2,13 @@ package gdcore
 
 import (
 	"context"
-	"github.com/rpca-gd/rpca"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/track"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -63,11 +65,11 @@ func TestAlgorithm2MatchesAlgorithm1(t *testing.T) {
 
 	s := rpca.Settings{Rank: r, Alpha: 0.05, Stop: rpca.Stop{MaxIter: 25, ResidualTol: -1, FactorTol: -1}}
 	p := &rpca.Problem{}
-	res1, err := (&GD{}).runGD(rpca.NewTracker(context.Background(), p, s, DefaultGDStop, ""), st1, &q1, u1, v1, sigma1)
+	res1, err := (&GD{}).runGD(track.New(context.Background(), p, s, DefaultGDStop, ""), st1, &q1, u1, v1, sigma1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res2, err := (&GD{}).runGD(rpca.NewTracker(context.Background(), p, s, DefaultGDStop, ""), st2, &q2, u2, v2, sigma1)
+	res2, err := (&GD{}).runGD(track.New(context.Background(), p, s, DefaultGDStop, ""), st2, &q2, u2, v2, sigma1)
 	if err != nil {
 		t.Fatal(err)
 	}

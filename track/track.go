@@ -1,4 +1,9 @@
-package rpca
+// Package track does the bookkeeping that every [rpca.Method] shares
+// while it iterates: the history of records, the true error when the
+// truth is known, the stopping rules of [rpca.Stop], the callback,
+// divergence and cancellation. A method creates a [Tracker] per solve
+// with [New] and calls [Tracker.Step] once per iteration.
+package track
 
 import (
 	"context"
@@ -8,21 +13,21 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/access"
 	"github.com/rpca-gd/rpca/metrics"
 )
 
-// Tracker does the bookkeeping every method shares: the per-iteration
-// history, the true error when the truth is known, the stopping rules, the
-// callback, divergence detection and cancellation. Implementations of
-// [Method] create one per solve with [NewTracker] and call [Tracker.Step]
-// once per iteration.
+// Tracker does the bookkeeping of one solve: the per-iteration history,
+// the true error when the truth is known, the stopping rules, the
+// callback, divergence detection and cancellation.
 type Tracker struct {
 	ctx     context.Context
 	start   time.Time
-	rules   Stop
-	truth   *Truth
-	cb      func(Record)
-	history []Record
+	rules   rpca.Stop
+	truth   *rpca.Truth
+	cb      func(rpca.Record)
+	history []rpca.Record
 	// overhead is the time spent computing true errors, which a run on
 	// real data would not spend; it is left out of Record.Elapsed.
 	overhead time.Duration
@@ -32,55 +37,55 @@ type Tracker struct {
 	bestVal  float64
 	sinceVal int
 	// resFactor converts the method's residual into the one reported and
-	// tested (see Problem.resFactor).
+	// tested (Solve's frame; see access.ResFactor).
 	resFactor float64
 }
 
-// NewTracker starts the clock for a solve of p with settings s. The
+// New starts the clock for a solve of p with settings s. The
 // method's default stopping rules def fill the zero fields of s.Stop. hint
 // is appended to divergence errors to name the likely cause. A nil ctx
 // stands for context.Background() (see Context).
 //
-// When [Solve] runs the method, the residual rule is relative to the clean
+// When [rpca.Solve] runs the method, the residual rule is relative to the clean
 // scale of the data rather than to ‖Π_Φ Y‖ (which a large offset or a few
 // huge corruptions dominate): the tracker converts the method's residual
 // for the history and the rule, and Rules returns the tolerance in the
 // method's own terms.
-func NewTracker(ctx context.Context, p *Problem, s Settings, def Stop, hint string) *Tracker {
+func New(ctx context.Context, p *rpca.Problem, s rpca.Settings, def rpca.Stop, hint string) *Tracker {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	t := &Tracker{
 		ctx:       ctx,
 		start:     time.Now(),
-		rules:     s.Stop.withDefaults(def),
+		rules:     s.Stop.WithDefaults(def),
 		truth:     p.Truth,
 		cb:        s.Callback,
 		hint:      hint,
 		bestVal:   math.Inf(1),
 		resFactor: 1,
 	}
-	if f := p.resFactor; f > 0 && !math.IsInf(f, 0) {
+	if f := access.ResFactor(p); f > 0 && !math.IsInf(f, 0) {
 		t.resFactor = f
 		t.rules.ResidualTol /= f
 	}
 	return t
 }
 
-// Context returns the run's context: the one given to NewTracker, or
+// Context returns the run's context: the one given to New, or
 // context.Background() for a nil one.
 func (t *Tracker) Context() context.Context { return t.ctx }
 
 // Rules returns the effective stopping rules (defaults filled in,
 // disabled rules as 0, or MaxInt for MaxIter), with the residual
 // tolerance relative to ‖Π_Φ Y‖ of the problem the method was given.
-func (t *Tracker) Rules() Stop { return t.rules }
+func (t *Tracker) Rules() rpca.Stop { return t.rules }
 
 // Start returns the time the solve started.
 func (t *Tracker) Start() time.Time { return t.start }
 
 // History returns the records so far.
-func (t *Tracker) History() []Record { return t.history }
+func (t *Tracker) History() []rpca.Record { return t.history }
 
 // Elapsed returns the time since the start of the solve, without the time
 // spent evaluating true errors.
@@ -90,9 +95,9 @@ func (t *Tracker) Elapsed() time.Duration { return time.Since(t.start) - t.overh
 // (NaN when not computed) and the current factors (nil to skip the true
 // error). It returns the rule that says to stop, if any, and an error when
 // the context is cancelled or the iterates diverged.
-func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense) (StopReason, bool, error) {
+func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense) (rpca.StopReason, bool, error) {
 	now := time.Now()
-	rec := Record{
+	rec := rpca.Record{
 		Iter:         iter,
 		Elapsed:      now.Sub(t.start) - t.overhead,
 		Residual:     residual * t.resFactor,
@@ -115,9 +120,9 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 	}
 	if math.IsInf(residual, 0) || math.IsInf(factorChange, 0) || residual > 1e6 || !fin {
 		return "", true, fmt.Errorf("%w at iteration %d (residual %.3g, factor change %.3g): %s",
-			ErrDiverged, iter, residual, factorChange, t.hint)
+			rpca.ErrDiverged, iter, residual, factorChange, t.hint)
 	}
-	reason := t.rules.fired(rec, residual, validated, t.sinceVal)
+	reason := fired(t.rules, rec, residual, validated, t.sinceVal)
 	return reason, reason != "", nil
 }
 
@@ -126,7 +131,7 @@ func (t *Tracker) Step(iter int, residual, factorChange float64, u, v *mat.Dense
 // history, the clock (as if the run had not stopped) and the early
 // stopping count. It returns the rule that says to stop at that record
 // under this tracker's rules, if any: the last record's rules may differ.
-func (t *Tracker) Resume(history []Record) (StopReason, bool) {
+func (t *Tracker) Resume(history []rpca.Record) (rpca.StopReason, bool) {
 	t.history = append(t.history[:0], history...)
 	if len(history) == 0 {
 		return "", false
@@ -142,13 +147,13 @@ func (t *Tracker) Resume(history []Record) (StopReason, bool) {
 	}
 	last := history[len(history)-1]
 	t.start = time.Now().Add(-last.Elapsed)
-	reason := t.rules.fired(last, last.Residual/t.resFactor, !math.IsNaN(last.Validation) && t.rules.Validation != nil, t.sinceVal)
+	reason := fired(t.rules, last, last.Residual/t.resFactor, !math.IsNaN(last.Validation) && t.rules.Validation != nil, t.sinceVal)
 	return reason, reason != ""
 }
 
 // validate scores factors u and v with the validation rule, if there is
 // one, into rec, and counts the records since the best score.
-func (t *Tracker) validate(rec *Record, u, v *mat.Dense) bool {
+func (t *Tracker) validate(rec *rpca.Record, u, v *mat.Dense) bool {
 	f := t.rules.Validation
 	if f == nil || u == nil || v == nil {
 		return false
@@ -165,18 +170,18 @@ func (t *Tracker) validate(rec *Record, u, v *mat.Dense) bool {
 // fired returns the first rule of r that says to stop at rec ("" for
 // none): residual is the method's own (the scale of r.ResidualTol),
 // validated says rec was scored, sinceVal how many scores since the best.
-func (r Stop) fired(rec Record, residual float64, validated bool, sinceVal int) StopReason {
+func fired(r rpca.Stop, rec rpca.Record, residual float64, validated bool, sinceVal int) rpca.StopReason {
 	switch {
 	case r.TargetError > 0 && rec.Error <= r.TargetError:
-		return StopTargetError
+		return rpca.StopTargetError
 	case r.ResidualTol > 0 && residual <= r.ResidualTol:
-		return StopResidualTol
+		return rpca.StopResidualTol
 	case r.FactorTol > 0 && rec.Iter > 0 && rec.FactorChange <= r.FactorTol:
-		return StopFactorTol
+		return rpca.StopFactorTol
 	case validated && sinceVal >= r.Patience:
-		return StopValidation
+		return rpca.StopValidation
 	case rec.Iter >= r.MaxIter:
-		return StopMaxIter
+		return rpca.StopMaxIter
 	}
 	return ""
 }
@@ -199,7 +204,7 @@ func finite(m *mat.Dense) bool {
 
 // Result assembles a method's result with the tracker's time and history
 // (residual is the method's own, as passed to Step).
-func (t *Tracker) Result(method string, u, v *mat.Dense, s *Sparse, iters int, stop StopReason, residual float64, params any) *Result {
-	return &Result{Method: method, U: u, V: v, S: s, Iterations: iters, Elapsed: t.Elapsed(), Stop: stop,
+func (t *Tracker) Result(method string, u, v *mat.Dense, s *rpca.Sparse, iters int, stop rpca.StopReason, residual float64, params any) *rpca.Result {
+	return &rpca.Result{Method: method, U: u, V: v, S: s, Iterations: iters, Elapsed: t.Elapsed(), Stop: stop,
 		Residual: residual, History: t.History(), Params: params}
 }
