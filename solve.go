@@ -52,8 +52,10 @@ func checkEntries(p *Problem) error {
 // which check failed. When a method met its convergence rule but its
 // answer fails, the method goes on once from that answer, and the
 // continuation is returned if it is verified. When an answer with a
-// location removed fails, the data are solved again without removing
-// it, and the verified (or better fitting) answer is returned.
+// location removed fails, and the location did not fit the method's rank
+// (CheckOffset's test, whichever check failed first) or the method did
+// not converge, the data are solved again without removing it, and that
+// answer is returned if it is verified.
 //
 // A constant Y (Y = 0 included) is answered without the method: M = Y,
 // S = 0. With α = 0 a method that does not use α (it finds corruptions by
