@@ -371,11 +371,22 @@ func gatherColumns(dst [][]float64, m Matrix, j0 int) {
 	case LowRank:
 		lowRankColumns(dst, m, j0, false)
 		return
+	case *projected:
+		for k, col := range dst {
+			m.column(col, j0+k)
+		}
+		return
 	case residual:
 		gatherColumns(dst, m.y, j0)
 		switch bg := m.m.(type) {
 		case LowRank:
 			lowRankColumns(dst, bg, j0, true)
+		case *projected:
+			b := make([]float64, len(dst[0]))
+			for k, col := range dst {
+				bg.column(b, j0+k)
+				floats.Sub(col, b)
+			}
 		case *mat.Dense:
 			transposeBlock(dst, bg.RawMatrix(), j0, true)
 		default:

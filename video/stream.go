@@ -149,6 +149,11 @@ type Frame struct {
 	// the number of its candidate pixels set aside as shadows.
 	Noise  float64
 	Shadow int
+
+	// basisT and coef: Background is basisTᵀ·coef, summed as project
+	// sums it (nil before the first fit, when it is the median).
+	basisT *mat.Dense
+	coef   []float64
 }
 
 // Apply separates one frame: Geometry.Rows values in [0, 1] (the pixels
@@ -289,11 +294,11 @@ func (s *Subtractor) fitOrWait(ctx context.Context) error {
 // projection on the fitted background, or before the first fit the
 // median of the frames so far.
 func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error) {
-	var bg []float64
+	var bg, coef []float64
 	if s.basisT == nil {
 		bg = s.median()
 	} else {
-		bg = s.project(frame)
+		bg, coef = s.project(frame)
 	}
 	y := mat.NewDense(len(frame), 1, frame)
 	b := mat.NewDense(len(frame), 1, bg)
@@ -307,7 +312,11 @@ func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error
 	for i, v := range masks.Data {
 		mask[i] = float64(v)
 	}
-	return &Frame{Background: bg, Mask: mask, Noise: rep.Noise, Shadow: rep.Shadow}, nil
+	f := &Frame{Background: bg, Mask: mask, Noise: rep.Noise, Shadow: rep.Shadow}
+	if coef != nil {
+		f.basisT, f.coef = s.basisT, coef
+	}
+	return f, nil
 }
 
 // frames returns the history as a Sequence, without a copy: the ring
@@ -425,10 +434,10 @@ func orthonormal(a *mat.Dense) *mat.Dense {
 // project returns the background of frame y: B·w with w the Huber fit of
 // y on the basis B, by rounds of least squares on y with its residual
 // clipped at projectClip robust spreads.
-func (s *Subtractor) project(y []float64) []float64 {
+func (s *Subtractor) project(y []float64) (fit, w []float64) {
 	k, rows := s.basisT.Dims()
-	w := make([]float64, k)
-	fit := make([]float64, rows) // returned: the frame's background
+	w = make([]float64, k)
+	fit = make([]float64, rows) // returned: the frame's background
 	if len(s.yc) != rows {
 		s.yc = make([]float64, rows)
 	}
@@ -438,15 +447,13 @@ func (s *Subtractor) project(y []float64) []float64 {
 	abs := s.abs[:0]
 	defer func() { s.abs = abs }()
 	for round := 0; ; round++ {
-		// w = Bᵀ·yc (B orthonormal), fit = B·w, a basis vector at a time.
-		clear(fit)
+		// w = Bᵀ·yc (B orthonormal), fit = B·w (combine).
 		for c := range k {
-			bc := s.basisT.RawRowView(c)
-			w[c] = floats.Dot(bc, yc)
-			floats.AddScaled(fit, w[c], bc)
+			w[c] = floats.Dot(s.basisT.RawRowView(c), yc)
 		}
+		combine(fit, s.basisT, w)
 		if round == projectRounds {
-			return fit
+			return fit, w
 		}
 		abs = abs[:0]
 		for i := 0; i < rows; i += step {
@@ -457,6 +464,64 @@ func (s *Subtractor) project(y []float64) []float64 {
 			yc[i] = fit[i] + min(max(v-fit[i], -lim), lim)
 		}
 	}
+}
+
+// combine sets dst = basisTᵀ·w, a basis vector at a time: the order of
+// the sums that [Subtractor.project] and [projected] share, so that a
+// background formed again from its coefficients is the same to the bit.
+func combine(dst []float64, basisT *mat.Dense, w []float64) {
+	clear(dst)
+	for c, wc := range w {
+		floats.AddScaled(dst, wc, basisT.RawRowView(c))
+	}
+}
+
+// projected holds a stream window's backgrounds as the stream decided
+// them, each frame's as the basis it was projected on (shared with the
+// Subtractor's fit of the moment) and its coefficients, or as its column
+// when it was compared with the median: the window's writers form the
+// columns as they gather them, so the window does not hold a
+// rows × frames matrix of backgrounds.
+type projected struct {
+	rows   int
+	basisT []*mat.Dense // per frame; nil: full holds the column
+	coef   [][]float64
+	full   [][]float64
+}
+
+func (p *projected) Dims() (int, int) { return p.rows, len(p.coef) }
+
+// At returns entry i of frame j's background, summed as combine sums it.
+func (p *projected) At(i, j int) float64 {
+	b := p.basisT[j]
+	if b == nil {
+		return p.full[j][i]
+	}
+	var s float64
+	for c, w := range p.coef[j] {
+		s += w * b.At(c, i)
+	}
+	return s
+}
+
+// column sets dst to frame j's background.
+func (p *projected) column(dst []float64, j int) {
+	if b := p.basisT[j]; b != nil {
+		combine(dst, b, p.coef[j])
+		return
+	}
+	copy(dst, p.full[j])
+}
+
+// add appends frame f's background.
+func (p *projected) add(f *Frame) {
+	p.basisT = append(p.basisT, f.basisT)
+	p.coef = append(p.coef, f.coef)
+	var full []float64
+	if f.basisT == nil {
+		full = f.Background
+	}
+	p.full = append(p.full, full)
 }
 
 // withConstants returns the columns of a followed by one constant column
@@ -490,7 +555,7 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 		stage(fmt.Sprintf("separating %d frames one by one (background refitted every %d frames to the last %d)", n, s.refit, s.history))
 	}
 	t0, fits0 := time.Now(), s.FitSeconds
-	bg := mat.NewDense(rows, n, nil)
+	bg := &projected{rows: rows}
 	masks := NewMaskSet(s.g.Pixels(), n)
 	noise := make([]float64, n)
 	sep := &Separation{Background: bg, Masks: masks}
@@ -500,7 +565,7 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 		if next == n {
 			return fmt.Errorf("video: more frames decided than the window's %d", n)
 		}
-		bg.SetCol(next, f.Background)
+		bg.add(f)
 		for i, v := range f.Mask {
 			masks.Frame(next)[i] = uint8(v)
 		}

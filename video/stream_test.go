@@ -288,3 +288,65 @@ func BenchmarkSubtractorApply(b *testing.B) {
 		}
 	}
 }
+
+// TestStreamWindowBackgrounds: a stream window keeps its backgrounds as
+// each frame's basis and coefficients (or its column, for a frame compared
+// with the median), and forms them again when they are gathered or read
+// entry by entry; they must be the backgrounds the Subtractor returned,
+// bit for bit, and the window's residual Y − M too.
+func TestStreamWindowBackgrounds(t *testing.T) {
+	c, err := Generate(SceneIllumination, GenerateOptions{Width: 40, Height: 30, Frames: 60, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := StreamOptions{History: 30, Refit: 7, Warmup: 10}
+	for _, n := range []int{60, 1} { // one frame: decided against its median by Flush
+		seq := &Sequence{Geometry: c.Geometry, Names: c.Names[:n], Y: mat.DenseCopyOf(c.Y.Slice(0, c.Rows(), 0, n))}
+		s, err := NewSubtractor(c.Geometry, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sep, err := s.separate(context.Background(), seq, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := sep.Background.(*projected); !ok {
+			t.Fatalf("the window's background is a %T", sep.Background)
+		}
+		ref, err := NewSubtractor(c.Geometry, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var frames []*Frame
+		for j := range n {
+			fs, err := ref.Push(context.Background(), mat.Col(nil, j, seq.Y))
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames = append(frames, fs...)
+		}
+		fs, err := ref.Flush(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, fs...)
+		if len(frames) != n {
+			t.Fatalf("%d frames from Push and Flush, want %d", len(frames), n)
+		}
+		cols := newColumns(min(n, 16), c.Rows())
+		res := newColumns(min(n, 16), c.Rows())
+		for j0 := 0; j0 < n; j0 += len(cols) {
+			nb := min(len(cols), n-j0)
+			gatherColumns(cols[:nb], sep.Background, j0)
+			gatherColumns(res[:nb], sep.Foreground, j0)
+			for k := range nb {
+				want := frames[j0+k].Background
+				for i, v := range cols[k] {
+					if v != want[i] || sep.Background.At(i, j0+k) != want[i] || res[k][i] != seq.Y.At(i, j0+k)-want[i] {
+						t.Fatalf("%d frames, frame %d, entry %d: gathered %v, At %v, residual %v; want %v and %v", n, j0+k, i, v, sep.Background.At(i, j0+k), res[k][i], want[i], seq.Y.At(i, j0+k)-want[i])
+					}
+				}
+			}
+		}
+	}
+}
