@@ -204,10 +204,12 @@ func writeSets(j0, nb int, sets ...*frameSet) error {
 	return nil
 }
 
-// writeBlock is the number of frames gathered and written at once: the
-// work is mostly waiting for the disk (one sync per file), so more than
-// the cores.
-const writeBlock = 16
+// writeBlock is the number of frames gathered and written at once, more
+// than the cores so that encoding and writing overlap. Each set holds a
+// block of float64 columns (3 sets of 8 colour 320×240 frames: 44 MB):
+// 16 took 27 MiB more of a stream's peak, for no speed (farm-bench,
+// 2026-11-27).
+const writeBlock = 8
 
 // WritePNG writes img as a PNG file atomically.
 func WritePNG(path string, img image.Image) error {
