@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/floats"
@@ -88,8 +90,7 @@ type Subtractor struct {
 	hist   *mat.Dense // Rows × history, a ring of the last frames
 	seen   int        // frames applied
 	basisT *mat.Dense // rank × Rows, orthonormal rows; nil before the first fit
-	yc     []float64  // project's clipped frame, reused
-	abs    []float64  // project's sample of residuals, reused
+	buf    projectBuf // project's buffers, reused
 	since  int        // frames since the last fit
 
 	// Rank is the rank of the current background model's fit (0 before
@@ -294,11 +295,17 @@ func (s *Subtractor) fitOrWait(ctx context.Context) error {
 // projection on the fitted background, or before the first fit the
 // median of the frames so far.
 func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error) {
+	return s.decideWith(ctx, frame, &s.buf)
+}
+
+// decideWith is decide with project's buffers buf: frames decided at once
+// against one fit each have their own.
+func (s *Subtractor) decideWith(ctx context.Context, frame []float64, buf *projectBuf) (*Frame, error) {
 	var bg, coef []float64
 	if s.basisT == nil {
 		bg = s.median()
 	} else {
-		bg, coef = s.project(frame)
+		bg, coef = s.project(frame, buf)
 	}
 	y := mat.NewDense(len(frame), 1, frame)
 	b := mat.NewDense(len(frame), 1, bg)
@@ -317,6 +324,41 @@ func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error
 		f.basisT, f.coef = s.basisT, coef
 	}
 	return f, nil
+}
+
+// decideAtOnce decides the frames cols of y against the current fit, on
+// every core, and hands them to emit in order: what decide would give one
+// after the other, each frame's work being its own.
+func (s *Subtractor) decideAtOnce(ctx context.Context, y *mat.Dense, cols []int, emit func(*Frame) error) error {
+	out := make([]*Frame, len(cols))
+	errs := make([]error, len(cols))
+	workers := min(runtime.GOMAXPROCS(0), len(cols))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := &s.buf
+			if w > 0 {
+				buf = new(projectBuf)
+			}
+			frame := make([]float64, s.g.Rows())
+			for k := w; k < len(cols); k += workers {
+				mat.Col(frame, cols[k], y)
+				out[k], errs[k] = s.decideWith(ctx, frame, buf)
+			}
+		}()
+	}
+	wg.Wait()
+	for k, f := range out {
+		if errs[k] != nil {
+			return errs[k]
+		}
+		if err := emit(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // frames returns the history as a Sequence, without a copy: the ring
@@ -434,18 +476,18 @@ func orthonormal(a *mat.Dense) *mat.Dense {
 // project returns the background of frame y: B·w with w the Huber fit of
 // y on the basis B, by rounds of least squares on y with its residual
 // clipped at projectClip robust spreads.
-func (s *Subtractor) project(y []float64) (fit, w []float64) {
+func (s *Subtractor) project(y []float64, buf *projectBuf) (fit, w []float64) {
 	k, rows := s.basisT.Dims()
 	w = make([]float64, k)
 	fit = make([]float64, rows) // returned: the frame's background
-	if len(s.yc) != rows {
-		s.yc = make([]float64, rows)
+	if len(buf.yc) != rows {
+		buf.yc = make([]float64, rows)
 	}
-	yc := s.yc
+	yc := buf.yc
 	copy(yc, y)
 	step := max(1, rows/projectSample)
-	abs := s.abs[:0]
-	defer func() { s.abs = abs }()
+	abs := buf.abs[:0]
+	defer func() { buf.abs = abs }()
 	for round := 0; ; round++ {
 		// w = Bᵀ·yc (B orthonormal), fit = B·w (combine).
 		for c := range k {
@@ -464,6 +506,12 @@ func (s *Subtractor) project(y []float64) (fit, w []float64) {
 			yc[i] = fit[i] + min(max(v-fit[i], -lim), lim)
 		}
 	}
+}
+
+// projectBuf holds [Subtractor.project]'s buffers: the clipped frame and
+// the sample of residuals.
+type projectBuf struct {
+	yc, abs []float64
 }
 
 // combine sets dst = basisTᵀ·w, a basis vector at a time: the order of
@@ -574,11 +622,41 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 		next++
 		return nil
 	}
+	var pending []int // frames stored, to be decided against the current fit
+	decidePending := func() error {
+		err := s.decideAtOnce(ctx, seq.Y, pending, keep)
+		pending = pending[:0]
+		return err
+	}
 	for j := range n {
 		mat.Col(col, j, seq.Y)
-		if err := s.push(ctx, col, keep); err != nil {
+		if s.seen < s.warmup || s.basisT == nil { // the warm-up, or no fit yet: one at a time
+			if err := decidePending(); err != nil {
+				return nil, err
+			}
+			if err := s.push(ctx, col, keep); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// push's steps, with the decision deferred: every frame between
+		// two fits is decided against the same fit, so those frames can
+		// be decided at once. The ones before a fit are decided first.
+		if err := s.store(ctx, col); err != nil {
 			return nil, err
 		}
+		if s.since >= s.refit {
+			if err := decidePending(); err != nil {
+				return nil, err
+			}
+			if err := s.fitOrWait(ctx); err != nil {
+				return nil, err
+			}
+		}
+		pending = append(pending, j)
+	}
+	if err := decidePending(); err != nil {
+		return nil, err
 	}
 	if next < n { // the input ends inside the warm-up
 		if err := s.flush(ctx, keep); err != nil {

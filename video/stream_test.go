@@ -289,11 +289,12 @@ func BenchmarkSubtractorApply(b *testing.B) {
 	}
 }
 
-// TestStreamWindowBackgrounds: a stream window keeps its backgrounds as
-// each frame's basis and coefficients (or its column, for a frame compared
-// with the median), and forms them again when they are gathered or read
-// entry by entry; they must be the backgrounds the Subtractor returned,
-// bit for bit, and the window's residual Y − M too.
+// TestStreamWindowBackgrounds: a stream window decides the frames between
+// two fits at once, and keeps its backgrounds as each frame's basis and
+// coefficients (or its column, for a frame compared with the median),
+// forming them again when they are gathered or read entry by entry; its
+// masks and backgrounds must be those of Push, frame after frame, bit for
+// bit, and the window's residual Y − M too.
 func TestStreamWindowBackgrounds(t *testing.T) {
 	c, err := Generate(SceneIllumination, GenerateOptions{Width: 40, Height: 30, Frames: 60, Seed: 2})
 	if err != nil {
@@ -332,6 +333,13 @@ func TestStreamWindowBackgrounds(t *testing.T) {
 		frames = append(frames, fs...)
 		if len(frames) != n {
 			t.Fatalf("%d frames from Push and Flush, want %d", len(frames), n)
+		}
+		for j, f := range frames { // the window decides its frames between two fits at once
+			for i, v := range sep.Masks.Frame(j) {
+				if float64(v) != f.Mask[i] {
+					t.Fatalf("%d frames, frame %d, pixel %d: mask %d, want %v", n, j, i, v, f.Mask[i])
+				}
+			}
 		}
 		cols := newColumns(min(n, 16), c.Rows())
 		res := newColumns(min(n, 16), c.Rows())
