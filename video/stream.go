@@ -237,6 +237,13 @@ func (s *Subtractor) decideHeld(ctx context.Context, fit bool, emit func(*Frame)
 			return err
 		}
 	}
+	if s.basisT != nil { // all against the fit: at once
+		held := make([]int, s.seen)
+		for k := range held {
+			held[k] = k
+		}
+		return s.decideAtOnce(ctx, s.hist, held, emit)
+	}
 	col := make([]float64, s.g.Rows())
 	for k := range s.seen {
 		mat.Col(col, k, s.hist)

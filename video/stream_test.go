@@ -358,3 +358,38 @@ func TestStreamWindowBackgrounds(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldFramesAtOnce: the frames Push holds back are decided at once
+// against the first fit, as decide would decide each of them after it.
+func TestHeldFramesAtOnce(t *testing.T) {
+	c, err := Generate(SceneSmallSlow, GenerateOptions{Width: 40, Height: 30, Frames: 12, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSubtractor(c.Geometry, StreamOptions{History: 20, Warmup: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []*Frame
+	for j := range 12 {
+		fs, err := s.Push(context.Background(), mat.Col(nil, j, c.Y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, fs...)
+	}
+	if len(held) != 12 || s.Fits != 1 {
+		t.Fatalf("%d frames after %d fits; want the 12 held frames after the first fit", len(held), s.Fits)
+	}
+	for k, f := range held {
+		want, err := s.decide(context.Background(), mat.Col(nil, k, c.Y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.Mask {
+			if f.Mask[i] != want.Mask[i] || f.Background[i] != want.Background[i] {
+				t.Fatalf("held frame %d, entry %d: mask %v, background %v; want %v, %v", k, i, f.Mask[i], f.Background[i], want.Mask[i], want.Background[i])
+			}
+		}
+	}
+}
