@@ -91,7 +91,8 @@ func TestCleanMaskObjects(t *testing.T) {
 
 // TestBoxMean compares the summed-area box mean with a direct average of
 // the clipped window (tolerance: sums of at most 81 values in [0, 1]
-// differ by a few ulps between the two orders of summation).
+// differ by a few ulps between the two orders of summation), and, to the
+// bit, with the generic summedArea and windowSum it writes out.
 func TestBoxMean(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const w, h = 17, 11
@@ -103,8 +104,13 @@ func TestBoxMean(t *testing.T) {
 	sat := make([]float64, (w+1)*(h+1))
 	for _, r := range []int{0, 1, 4} {
 		boxMean(dst, src, sat, w, h, r)
+		ref := make([]float64, (w+1)*(h+1)) // the generic table: the same sums, to the bit
+		summedArea(ref, w, h, func(i int) float64 { return src[i] })
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
+				if s, area := windowSum(ref, w, h, r, x, y); r > 0 && dst[y*w+x] != s/float64(area) {
+					t.Fatalf("radius %d, pixel (%d, %d): %v, not the generic table's %v", r, x, y, dst[y*w+x], s/float64(area))
+				}
 				sum, n := 0.0, 0
 				for yy := max(0, y-r); yy < min(h, y+r+1); yy++ {
 					for xx := max(0, x-r); xx < min(w, x+r+1); xx++ {

@@ -519,11 +519,28 @@ func boxMean(dst, src, sat []float64, w, h, r int) {
 		copy(dst, src)
 		return
 	}
-	summedArea(sat, w, h, func(i int) float64 { return src[i] })
+	// summedArea and windowSum written out for float64 slices (their
+	// generic forms call a closure and a function per pixel): the same
+	// sums in the same order.
+	sw := w + 1
+	clear(sat[:sw])
 	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			s, area := windowSum(sat, w, h, r, x, y)
-			dst[y*w+x] = s / float64(area)
+		row, up := sat[(y+1)*sw:(y+2)*sw], sat[y*sw:(y+1)*sw]
+		row[0] = 0
+		var run float64
+		for x, v := range src[y*w : (y+1)*w] {
+			run += v
+			row[x+1] = up[x+1] + run
+		}
+	}
+	for y := 0; y < h; y++ {
+		y0, y1 := max(0, y-r), min(h, y+r+1)
+		top, bottom := sat[y0*sw:(y0+1)*sw], sat[y1*sw:(y1+1)*sw]
+		out := dst[y*w : (y+1)*w]
+		for x := range out {
+			x0, x1 := max(0, x-r), min(w, x+r+1)
+			s := bottom[x1] - top[x1] - bottom[x0] + top[x0]
+			out[x] = s / float64((y1-y0)*(x1-x0))
 		}
 	}
 }
