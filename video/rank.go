@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/spectrum"
@@ -95,10 +96,14 @@ func ChooseRank(ctx context.Context, y mat.Matrix, maxRank int, minGap float64) 
 	rows := spectrum.Spread(d1, DefaultRankPixels)
 	// x holds the sampled frames as rows, so that x·xᵀ is their Gram matrix.
 	x := mat.NewDense(len(cols), len(rows), nil)
-	for a, j := range cols {
-		row := x.RawRowView(a)
-		for b, i := range rows {
-			row[b] = y.At(i, j)
+	if d, ok := y.(*mat.Dense); ok {
+		sampleTiled(x, d.RawMatrix(), rows, cols)
+	} else {
+		for a, j := range cols {
+			row := x.RawRowView(a)
+			for b, i := range rows {
+				row[b] = y.At(i, j)
+			}
 		}
 	}
 	sigma, err := spectrum.Values(ctx, x, k)
@@ -111,6 +116,22 @@ func ChooseRank(ctx context.Context, y mat.Matrix, maxRank int, minGap float64) 
 	c := RankChoice{Sigma: sigma, Frames: len(cols), Pixels: len(rows), MinGap: minGap}
 	c.Rank, c.Gap = spectrum.LastGap(sigma, minGap)
 	return c, nil
+}
+
+// sampleTiled sets x[a][b] = y[rows[b]][cols[a]] by tiles of
+// transposeRows sampled pixels, whose rows of y stay in cache while every
+// frame's part of x is written (At, entry by entry, was 1% of the video
+// command's time, on its critical path).
+func sampleTiled(x *mat.Dense, y blas64.General, rows, cols []int) {
+	for b0 := 0; b0 < len(rows); b0 += transposeRows {
+		tile := rows[b0:min(b0+transposeRows, len(rows))]
+		for a, j := range cols {
+			out := x.RawRowView(a)[b0 : b0+len(tile)]
+			for t, i := range tile {
+				out[t] = y.Data[i*y.Stride+j]
+			}
+		}
+	}
 }
 
 // MedianBackground returns the per-pixel temporal median of the frames

@@ -176,3 +176,36 @@ func TestMedianBackground(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// atOnly hides a matrix's type, so that ChooseRank reads it by At.
+type atOnly struct{ mat.Matrix }
+
+// TestChooseRankDenseSample: the tiled sample of a *mat.Dense is the
+// sample At reads, so the singular values are the same to the bit, with
+// more pixels than the sample takes (evenly spaced rows) and a strided
+// view.
+func TestChooseRankDenseSample(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 2))
+	y := mat.NewDense(50001, 33, nil)
+	for i := range y.RawMatrix().Data {
+		y.RawMatrix().Data[i] = rng.NormFloat64()
+	}
+	for _, m := range []*mat.Dense{y, y.Slice(0, 50001, 2, 30).(*mat.Dense)} {
+		fast, err := ChooseRank(context.Background(), m, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := ChooseRank(context.Background(), atOnly{m}, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fast.Pixels != DefaultRankPixels || len(fast.Sigma) != len(slow.Sigma) {
+			t.Fatalf("%d pixels, %d and %d values", fast.Pixels, len(fast.Sigma), len(slow.Sigma))
+		}
+		for k := range fast.Sigma {
+			if fast.Sigma[k] != slow.Sigma[k] {
+				t.Fatalf("σ%d: %v from the tiled sample, %v by At", k+1, fast.Sigma[k], slow.Sigma[k])
+			}
+		}
+	}
+}
