@@ -87,14 +87,13 @@ func planeImage(col []float64, g Geometry) image.Image {
 		return img
 	}
 	img := image.NewRGBA(rect)
+	w := g.Width
 	for y := 0; y < g.Height; y++ {
-		for x := 0; x < g.Width; x++ {
-			i := y*g.Width + x
-			o := y*img.Stride + 4*x
-			img.Pix[o] = to8(col[i])
-			img.Pix[o+1] = to8(col[p+i])
-			img.Pix[o+2] = to8(col[2*p+i])
-			img.Pix[o+3] = 255
+		r, gr, b := col[y*w:(y+1)*w], col[p+y*w:p+(y+1)*w], col[2*p+y*w:2*p+(y+1)*w]
+		pix := img.Pix[y*img.Stride : y*img.Stride+4*w]
+		for x, v := range r {
+			q := pix[4*x : 4*x+4 : 4*x+4]
+			q[0], q[1], q[2], q[3] = to8(v), to8(gr[x]), to8(b[x]), 255
 		}
 	}
 	return img
