@@ -333,36 +333,43 @@ func (s *Subtractor) decideWith(ctx context.Context, frame []float64, buf *proje
 	return f, nil
 }
 
-// decideAtOnce decides the frames cols of y against the current fit, on
-// every core, and hands them to emit in order: what decide would give one
-// after the other, each frame's work being its own.
+// decideAtOnce decides the frames cols of y against the current fit, as
+// many at a time as there are cores, and hands them to emit in order:
+// what decide would give one after the other, each frame's work being its
+// own. Only one frame per core is held before it is handed on.
 func (s *Subtractor) decideAtOnce(ctx context.Context, y *mat.Dense, cols []int, emit func(*Frame) error) error {
-	out := make([]*Frame, len(cols))
-	errs := make([]error, len(cols))
-	workers := min(runtime.GOMAXPROCS(0), len(cols))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := &s.buf
-			if w > 0 {
-				buf = new(projectBuf)
-			}
-			frame := make([]float64, s.g.Rows())
-			for k := w; k < len(cols); k += workers {
-				mat.Col(frame, cols[k], y)
-				out[k], errs[k] = s.decideWith(ctx, frame, buf)
-			}
-		}()
+	if len(cols) == 0 {
+		return nil
 	}
-	wg.Wait()
-	for k, f := range out {
-		if errs[k] != nil {
-			return errs[k]
+	workers := min(runtime.GOMAXPROCS(0), len(cols))
+	bufs := make([]*projectBuf, workers)
+	frames := make([][]float64, workers)
+	for w := range workers {
+		bufs[w], frames[w] = new(projectBuf), make([]float64, s.g.Rows())
+	}
+	bufs[0] = &s.buf
+	out := make([]*Frame, workers)
+	errs := make([]error, workers)
+	for k0 := 0; k0 < len(cols); k0 += workers {
+		batch := cols[k0:min(k0+workers, len(cols))]
+		var wg sync.WaitGroup
+		for w, j := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mat.Col(frames[w], j, y)
+				out[w], errs[w] = s.decideWith(ctx, frames[w], bufs[w])
+			}()
 		}
-		if err := emit(f); err != nil {
-			return err
+		wg.Wait()
+		for w := range batch {
+			if errs[w] != nil {
+				return errs[w]
+			}
+			if err := emit(out[w]); err != nil {
+				return err
+			}
+			out[w] = nil
 		}
 	}
 	return nil
