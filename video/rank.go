@@ -77,8 +77,8 @@ func (c RankChoice) Reason() string {
 // The singular values are those of a sample of y: at most
 // [DefaultRankFrames] evenly spaced frames and [DefaultRankPixels] evenly
 // spaced pixels, computed exactly from the eigenvalues of the Gram matrix
-// of the sampled frames (cost pixels·frames², about a second for 40000
-// pixels and 400 frames). Subsampling keeps a low-rank structure low-rank
+// of the sampled frames (cost pixels·frames²; docs/video.md has the
+// times). Subsampling keeps a low-rank structure low-rank
 // with a similar spectrum shape, which is all the rule uses.
 func ChooseRank(ctx context.Context, y mat.Matrix, maxRank int, minGap float64) (RankChoice, error) {
 	d1, d2 := y.Dims()
