@@ -15,6 +15,7 @@ import (
 	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
+	"github.com/rpca-gd/rpca/internal/solveflags"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/ratings"
@@ -55,7 +56,7 @@ func anySet(fs *flag.FlagSet, names []string) bool {
 
 // completeFlags are the flags of "rpca complete".
 type completeFlags struct {
-	solveFlags
+	solveflags.Flags
 	outFlags
 	in, delim, predict, unknown, clip   string
 	header, ignoreExtra, center, biases bool
@@ -70,9 +71,9 @@ type completeFlags struct {
 
 func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "complete", "--in RATINGS --out DIR [--rank R|auto] [flags]", nil)
-	f.rankAuto = true
-	f.paramMethods = completeMethods
-	f.solveFlags.register(fs, flagsSolve&^flagSample)
+	f.RankAuto = true
+	f.ParamMethods = completeMethods
+	f.Flags.Register(fs, solveflags.Solve&^solveflags.Sample)
 	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping. A rank alone keeps the default model"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
 	fs.Lookup("method").Usage = "method: gibbs (the default: the biased low-rank model's posterior mean by Gibbs sampling; with --alpha, T_α sets outliers aside and the noise is Student-t), als (the default when a flag only it takes is given, such as --ridge or --center: alternating least squares with Algorithm 2's sparse estimator T; the summary names the flag), gd (Algorithm 2) or scaledgd (its scaled steps)"
@@ -103,26 +104,26 @@ func runComplete(ctx context.Context, e *env, f *completeFlags, fs *flag.FlagSet
 	if err != nil {
 		return err
 	}
-	prog := newProgress(e, &f.solveFlags)
+	prog := newProgress(e, &f.Flags)
 	defer prog.Done() // stops the heartbeat on every return
 	if f.cv > 0 {
 		return f.crossValidate(ctx, e, r, method, prog)
 	}
-	prog.Stagef("solving with %s on the training ratings, then writing %s", f.method, f.out)
+	prog.Stagef("solving with %s on the training ratings, then writing %s", f.Method, f.out)
 	rep, err := ratings.Run(ctx, ratings.Job{Input: f.in, Predict: f.predict, Ratings: r, Pairs: pairs, Unknown: ratings.Unknown(f.unknown),
-		Holdout: f.holdout, Seed: f.seed, Options: f.fitOptions(method, prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
+		Holdout: f.holdout, Seed: f.Seed, Options: f.fitOptions(method, prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
 		ModelFlags: f.modelFlags,
-		Fitted:     func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.solveFlags, m.Result) }})
+		Fitted:     func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.Flags, m.Result) }})
 	prog.Done()
 	if err != nil {
 		return f.runError(err)
 	}
 	for _, w := range rep.Warnings {
-		if !f.quiet {
+		if !f.Quiet {
 			fmt.Fprintln(e.stderr, "rpca: warning: "+w)
 		}
 	}
-	if f.jsonOut {
+	if f.JSON {
 		return writeJSON(e.stdout, rep)
 	}
 	_, err = fmt.Fprintln(e.stdout, rep.String())
@@ -135,7 +136,7 @@ func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
 	if !flagSet(fs, "method") {
 		f.chooseModel(fs)
 	}
-	if (f.rank == 0 || f.method == methodGibbs) && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
+	if (f.Rank == 0 || f.Method == methodGibbs) && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
 		f.biases = true
 	}
 	if err := f.validate(fs); err != nil {
@@ -146,18 +147,18 @@ func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
 	}
 	var e ratings.Estimator
 	var m rpca.Method
-	switch f.method {
+	switch f.Method {
 	case methodGibbs:
 		return &ratings.Gibbs{Tail: f.tail}, nil
 	case "als":
 		a := &ratings.ALS{}
 		e, m = a, &a.Method
 	default:
-		g := &ratings.Gradient{Method: gd.Method{Scaled: f.method == "scaledgd"}}
+		g := &ratings.Gradient{Method: gd.Method{Scaled: f.Method == "scaledgd"}}
 		e, m = g, &g.Method
 	}
-	if err := methods.Configure(m, f.params); err != nil {
-		return nil, paramError(err, f.method)
+	if err := methods.Configure(m, f.Params); err != nil {
+		return nil, solveflags.ParamError(err, f.Method)
 	}
 	return e, nil
 }
@@ -167,14 +168,14 @@ func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
 // the least-squares fit takes chooses als, on ratings more accurate than
 // gd and scaledgd in far fewer sweeps, and the summary names it.
 func (f *completeFlags) chooseModel(fs *flag.FlagSet) {
-	f.method = methodGibbs
+	f.Method = methodGibbs
 	for _, n := range append([]string{"center", "biases"}, gibbsIgnores()...) {
 		if flagSet(fs, n) && (!isParam(n) || methods.Takes("als", n)) {
 			f.modelFlags = append(f.modelFlags, "--"+n)
 		}
 	}
 	if len(f.modelFlags) > 0 {
-		f.method = "als"
+		f.Method = "als"
 	}
 }
 
@@ -187,22 +188,22 @@ func isParam(name string) bool {
 func (f *completeFlags) crossValidate(ctx context.Context, e *env, r *triples.Ratings, method ratings.Estimator, prog *progress.Printer) error {
 	o := f.fitOptions(method, prog)
 	o.Settings.Callback = nil // a line per fold instead
-	prog.Stagef("%d-fold cross-validation of %s on %d ratings", f.cv, f.method, r.Len())
-	cv, err := ratings.CrossValidate(ctx, r, f.cv, f.seed, o, func(k int, fold ratings.Fold) {
+	prog.Stagef("%d-fold cross-validation of %s on %d ratings", f.cv, f.Method, r.Len())
+	cv, err := ratings.CrossValidate(ctx, r, f.cv, f.Seed, o, func(k int, fold ratings.Fold) {
 		prog.Stagef("fold %d of %d: RMSE %.4f, %.1fs", k+1, f.cv, fold.RMSE, fold.Seconds)
 	})
 	prog.Done()
 	if err != nil {
 		return f.runError(err)
 	}
-	if f.jsonOut {
+	if f.JSON {
 		return writeJSON(e.stdout, struct {
 			Command string `json:"command"`
 			Model   string `json:"model"`
 			*ratings.CrossValidation
-		}{"complete", f.method, cv})
+		}{"complete", f.Method, cv})
 	}
-	_, err = fmt.Fprint(e.stdout, cvTable(f.method, cv))
+	_, err = fmt.Fprint(e.stdout, cvTable(f.Method, cv))
 	return err
 }
 
@@ -229,7 +230,7 @@ func (f *completeFlags) runError(err error) error {
 	switch {
 	case errors.As(err, &rankErr):
 		return cliflag.Usagef("--rank %d must be smaller than min(d1, d2) = %d: the training ratings have %d distinct rows and %d distinct columns",
-			f.rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2)
+			f.Rank, min(rankErr.D1, rankErr.D2), rankErr.D1, rankErr.D2)
 	case errors.As(err, &idErr):
 		return fmt.Errorf("%w (use --unknown nan to write NaN for such pairs, or --biases --unknown bias for the bias model)", err)
 	}
@@ -254,9 +255,9 @@ func (f *completeFlags) read() (*triples.Ratings, *triples.Pairs, error) {
 
 // fitOptions are the options of ratings.Fit from the flags.
 func (f *completeFlags) fitOptions(e ratings.Estimator, prog *progress.Printer) ratings.Options {
-	o := ratings.Options{Rank: f.rank, Alpha: f.alpha, Model: e, Settings: f.settings(), Baseline: ratings.BaselineMedian}
+	o := ratings.Options{Rank: f.Rank, Alpha: f.Alpha, Model: e, Settings: f.Settings(), Baseline: ratings.BaselineMedian}
 	o.Settings.Callback = prog.Record
-	if f.method == methodGibbs {
+	if f.Method == methodGibbs {
 		o.Baseline, o.Clip = ratings.BaselineBiases, f.clipRange
 		return o
 	}
@@ -267,7 +268,7 @@ func (f *completeFlags) fitOptions(e ratings.Estimator, prog *progress.Printer) 
 		o.Baseline = ratings.BaselineNone
 	}
 	o.Clip = f.clipRange
-	if ridge, _ := strconv.ParseFloat(f.params["ridge"], 64); f.rank == 0 && ridge > 0 { // auto: the rank only
+	if ridge, _ := strconv.ParseFloat(f.Params["ridge"], 64); f.Rank == 0 && ridge > 0 { // auto: the rank only
 		o.Select.Ridges = []float64{ridge}
 	}
 	return o
@@ -280,11 +281,11 @@ func (f *completeFlags) validate(fs *flag.FlagSet) error {
 		rule{f.out == "" && f.cv == 0, "complete: --out DIR is required (run 'rpca complete -h' for help)"},
 		rule{f.cv == 1, "complete: --cv needs at least 2 folds"},
 		rule{f.cv > 0 && (f.out != "" || f.predict != "" || f.holdout > 0), "complete: --cv scores the model by cross-validation and writes nothing: drop --out, --predict and --holdout"},
-		rule{!slices.Contains([]string{"gd", "scaledgd", "als", methodGibbs}, f.method), fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gibbs, als, gd (Algorithm 2) or scaledgd only", f.method)},
-		rule{f.method == methodGibbs && anySet(fs, gibbsIgnores()), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores(), ", --") + " (they tune als, gd and scaledgd)"},
-		rule{f.method == methodGibbs && !f.biases, "complete: --method gibbs fits the biases with the factors: drop --biases=false and --center"},
+		rule{!slices.Contains([]string{"gd", "scaledgd", "als", methodGibbs}, f.Method), fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gibbs, als, gd (Algorithm 2) or scaledgd only", f.Method)},
+		rule{f.Method == methodGibbs && anySet(fs, gibbsIgnores()), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores(), ", --") + " (they tune als, gd and scaledgd)"},
+		rule{f.Method == methodGibbs && !f.biases, "complete: --method gibbs fits the biases with the factors: drop --biases=false and --center"},
 		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
-		rule{flagSet(fs, "tail") && (f.method != methodGibbs || f.alpha == 0), "complete: --tail sets the noise of --method gibbs with --alpha > 0"},
+		rule{flagSet(fs, "tail") && (f.Method != methodGibbs || f.Alpha == 0), "complete: --tail sets the noise of --method gibbs with --alpha > 0"},
 	)
 	if f.cv == 0 { // --cv writes nothing
 		err = cmp.Or(err, f.outFlags.validate("complete")) // the first that is not nil

@@ -15,6 +15,7 @@ import (
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/gcpolicy"
+	"github.com/rpca-gd/rpca/internal/solveflags"
 	"github.com/rpca-gd/rpca/load"
 )
 
@@ -28,7 +29,7 @@ func init() {
 
 // decomposeFlags are the flags of "rpca decompose".
 type decomposeFlags struct {
-	solveFlags
+	solveflags.Flags
 	outFlags
 	in         string
 	inFormat   string
@@ -42,8 +43,8 @@ type decomposeFlags struct {
 
 func (f *decomposeFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "decompose", "--in FILE --out DIR [--rank R] [flags]", nil)
-	f.allowAuto, f.rankAuto, f.alpha = true, true, 0.1
-	f.solveFlags.register(fs, flagsSolve)
+	f.AllowAuto, f.RankAuto, f.Alpha = true, true, 0.1
+	f.Flags.Register(fs, solveflags.Solve)
 	fs.Lookup("rank").Usage = "rank `r` of the low-rank part, a positive integer, or auto (the default) to choose it from the data: the spectrum of Y, checked on each answer and by principal component pursuit (see docs/cli.md)"
 	fs.Lookup("rank").DefValue = "auto"
 	cliflag.Var(fs, &f.maxRank, "max-rank", autorank.DefaultMaxRank, cliflag.AtLeast(1), "at least 1", "largest rank --rank auto considers")
@@ -62,18 +63,18 @@ func runDecompose(ctx context.Context, e *env, f *decomposeFlags, fs *flag.FlagS
 	if err := f.validate(fs); err != nil {
 		return err
 	}
-	method, err := f.newMethod()
+	method, err := f.NewMethod()
 	if err != nil {
 		return err
 	}
-	settings := f.settings()
+	settings := f.Settings()
 	settings.Stop.TargetError = f.target
-	job := decompose.Job{Input: f.in, Settings: settings, Sampling: f.p, Truth: f.truth,
+	job := decompose.Job{Input: f.in, Settings: settings, Sampling: f.SampleRate, Truth: f.truth,
 		Out: f.out, Force: f.force, Inputs: []string{f.in, f.truth}, Factors: f.factors, Format: decompose.Format(f.format)}
 	if err := job.Check(); err != nil {
 		return outDirError(err, f.out)
 	}
-	prog := newProgress(e, &f.solveFlags)
+	prog := newProgress(e, &f.Flags)
 	defer prog.Done() // stops the heartbeat on every return
 	prog.Stagef("reading %s", f.in)
 	if st, err := os.Stat(f.in); err == nil {
@@ -83,7 +84,7 @@ func runDecompose(ctx context.Context, e *env, f *decomposeFlags, fs *flag.FlagS
 		return err
 	}
 	if job.Data.Observed != nil {
-		if job.Method, err = f.newMethod(true); err != nil {
+		if job.Method, err = f.NewMethod(true); err != nil {
 			return fmt.Errorf("%s is partially observed: %w", f.in, err)
 		}
 	} else {
@@ -93,11 +94,11 @@ func runDecompose(ctx context.Context, e *env, f *decomposeFlags, fs *flag.FlagS
 		fmt.Fprintf(e.stderr, "rpca: warning: %s will take %.1f GB; --factors writes U and V instead (%d×r and %d×r)\n", name, float64(n)/1e9, job.Data.D1, job.Data.D2)
 	}
 	job.Settings.Callback = prog.Record
-	if f.rank == 0 {
+	if f.Rank == 0 {
 		job.AutoRank = &autorank.Options{MaxRank: f.maxRank, Convex: &ialm.Method{}, Stage: func(s string) { prog.Stagef("%s", s) }}
 		prog.Stagef("solving %d×%d with %s at a rank chosen from the data, then writing %s", job.Data.D1, job.Data.D2, job.Method.Name(), f.out)
 	} else {
-		prog.Stagef("solving %d×%d at rank %d with %s (initialization, then iterations), then writing %s", job.Data.D1, job.Data.D2, f.rank, job.Method.Name(), f.out)
+		prog.Stagef("solving %d×%d at rank %d with %s (initialization, then iterations), then writing %s", job.Data.D1, job.Data.D2, f.Rank, job.Method.Name(), f.out)
 	}
 	sum, err := decompose.Run(ctx, job)
 	prog.Done()
@@ -111,8 +112,8 @@ func runDecompose(ctx context.Context, e *env, f *decomposeFlags, fs *flag.FlagS
 	case err != nil:
 		return outDirError(err, f.out)
 	}
-	reportVerification(e, &f.solveFlags, sum.Result)
-	if f.jsonOut {
+	reportVerification(e, &f.Flags, sum.Result)
+	if f.JSON {
 		return writeJSON(e.stdout, sum)
 	}
 	_, err = fmt.Fprintln(e.stdout, sum.String())
@@ -130,8 +131,8 @@ func (f *decomposeFlags) validate(fs *flag.FlagSet) error {
 	if f.target > 0 && f.truth == "" {
 		return cliflag.Usagef("decompose: --target-error needs --truth DIR, the true factors it is measured against")
 	}
-	if flagSet(fs, "max-rank") && f.rank != 0 {
-		return cliflag.Usagef("decompose: --max-rank applies to --rank auto, not to --rank %d", f.rank)
+	if flagSet(fs, "max-rank") && f.Rank != 0 {
+		return cliflag.Usagef("decompose: --max-rank applies to --rank auto, not to --rank %d", f.Rank)
 	}
 	return nil
 }
@@ -141,11 +142,11 @@ func (f *decomposeFlags) validate(fs *flag.FlagSet) error {
 func (f *decomposeFlags) load(method rpca.Method) (*load.Matrix, error) {
 	opt := load.Options{
 		Format: load.Format(f.inFormat), Header: f.header, MissingNaN: f.missingNaN,
-		Sample:        rpca.Sampling{P: f.p, Seed: f.seed},
+		Sample:        rpca.Sampling{P: f.SampleRate, Seed: f.Seed},
 		BytesPerEntry: method.Capabilities().BytesPerEntry,
 		CheckDims: func(d1, d2 int) error {
-			if f.rank != 0 && f.rank >= min(d1, d2) {
-				return cliflag.Usagef("--rank %d must be smaller than min(d1, d2) = %d for the %d×%d matrix in %s", f.rank, min(d1, d2), d1, d2, f.in)
+			if f.Rank != 0 && f.Rank >= min(d1, d2) {
+				return cliflag.Usagef("--rank %d must be smaller than min(d1, d2) = %d for the %d×%d matrix in %s", f.Rank, min(d1, d2), d1, d2, f.in)
 			}
 			return nil
 		},
@@ -175,7 +176,7 @@ func (f *decomposeFlags) loadError(err error) error {
 	case errors.Is(err, formats.ErrNonFinite):
 		return fmt.Errorf("%w"+nanHint, err)
 	case errors.As(err, &mem):
-		return fmt.Errorf("%w for --method %s; %s", err, f.method, memoryHint(mem))
+		return fmt.Errorf("%w for --method %s; %s", err, f.Method, memoryHint(mem))
 	}
 	return headerHint(err)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpca-gd/rpca/experiment"
 	"github.com/rpca-gd/rpca/internal/cliflag"
+	"github.com/rpca-gd/rpca/internal/solveflags"
 )
 
 func init() {
@@ -21,7 +22,7 @@ func init() {
 
 // experimentFlags are the flags of "rpca experiment".
 type experimentFlags struct {
-	solveFlags
+	solveflags.Flags
 	out       string
 	force     bool
 	quick     bool
@@ -41,7 +42,7 @@ func (f *experimentFlags) register(e *env) *flag.FlagSet {
 		fmt.Fprintf(&list, "  %-7s %s\n", x.Name, strings.TrimLeft(cliflag.Wrap(x.Summary, cliflag.Width, 10), " "))
 	}
 	fs := newFlagSet(e, "experiment", "NAME [flags]", map[string]string{"experiments": list.String()})
-	f.solveFlags.register(fs, flagRank|flagAlpha|flagGamma|flagStep|flagFactorTol|flagMaxIter|flagSeed|flagWorkers|flagQuiet)
+	f.Flags.Register(fs, solveflags.Rank|solveflags.Alpha|solveflags.Gamma|solveflags.Step|solveflags.FactorTol|solveflags.MaxIter|solveflags.Seed|solveflags.Workers|solveflags.Quiet)
 	for name, usage := range map[string]string{
 		"rank":       "rank `r` (default 10; fig1a-c with --quick 5)",
 		"alpha":      "ratings: α of the robust fits, in [0, 1) (0: 0.05)",
@@ -83,14 +84,14 @@ func runExperiment(ctx context.Context, e *env, args []string) error {
 		return cliflag.Usagef("experiment: unknown experiment %q (run 'rpca experiment -h' for the list)", name)
 	}
 	o := experiment.Options{
-		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.seed, Workers: f.workers,
-		D: f.d, Rank: f.rank, Gamma: f.gamma, Step: f.step, FactorTol: f.factorTol, MaxIter: f.maxIter, TimeCap: f.timeCap,
-		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames, Dims: f.dims, Rates: f.rates, Ratings: f.ratings, Alpha: f.alpha,
+		Out: f.out, Force: f.force, Quick: f.quick, Seed: f.Seed, Workers: f.Workers,
+		D: f.d, Rank: f.Rank, Gamma: f.Gamma, Step: f.Step, FactorTol: f.FactorTol, MaxIter: f.MaxIter, TimeCap: f.timeCap,
+		Frames: f.frames, Scale: f.scale, MaxFrames: f.maxFrames, Dims: f.dims, Rates: f.rates, Ratings: f.ratings, Alpha: f.Alpha,
 	}
 	if o.Out == "" {
 		o.Out = "experiment-" + name
 	}
-	if !f.quiet {
+	if !f.Quiet {
 		o.Log = e.stderr
 	}
 	rep, err := experiment.Run(ctx, name, o)

@@ -13,6 +13,7 @@ import (
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
+	"github.com/rpca-gd/rpca/internal/solveflags"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/ratings"
@@ -35,7 +36,7 @@ const (
 
 // predictFlags are the flags of "rpca predict".
 type predictFlags struct {
-	solveFlags                               // --quiet and --progress only
+	solveflags.Flags                         // --quiet and --progress only
 	model, pairs, users, out, delim, unknown string
 	header, force                            bool
 	top                                      int
@@ -43,7 +44,7 @@ type predictFlags struct {
 
 func (f *predictFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "predict", "--model DIR (--pairs FILE | --top N) [flags]", nil)
-	f.solveFlags.register(fs, flagQuiet|flagWorkers)
+	f.Flags.Register(fs, solveflags.Quiet|solveflags.Workers)
 	fs.StringVar(&f.model, "model", "", "output directory of 'rpca complete' that holds the model (required)")
 	fs.StringVar(&f.pairs, "pairs", "", "file of row col pairs to predict (a third field is ignored)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --pairs (column names)")
@@ -75,7 +76,7 @@ func runPredict(ctx context.Context, e *env, f *predictFlags, fs *flag.FlagSet) 
 			return err
 		}
 	}
-	prog := newProgress(e, &f.solveFlags)
+	prog := newProgress(e, &f.Flags)
 	defer prog.Done()
 	prog.Stagef("loading the model in %s", f.model)
 	p, err := ratings.Load(f.model)
@@ -149,7 +150,7 @@ func predictTopWriter(ctx context.Context, f *predictFlags, p *ratings.Predictor
 		n = len(p.RowIDs)
 	}
 	prog.Stagef("recommending %d items to each of %d users", f.top, n)
-	recs, err := p.TopN(ctx, users, f.top, f.workers)
+	recs, err := p.TopN(ctx, users, f.top, f.Workers)
 	var idErr *ratings.UnknownIDError
 	if errors.As(err, &idErr) {
 		return nil, fmt.Errorf("%s: line %d: unknown row id %q: it has no training rating in the model", f.users, lines[idErr.Line-1], idErr.ID)

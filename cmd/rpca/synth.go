@@ -10,6 +10,7 @@ import (
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/gcpolicy"
+	"github.com/rpca-gd/rpca/internal/solveflags"
 	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/synth"
 )
@@ -24,7 +25,7 @@ func init() {
 
 // synthFlags are the flags of "rpca synth".
 type synthFlags struct {
-	solveFlags
+	solveflags.Flags
 	d, d1, d2   int
 	corruption  string
 	magnitude   float64
@@ -38,8 +39,8 @@ type synthFlags struct {
 
 func (f *synthFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "synth", "[flags]", nil)
-	f.allowAuto, f.rank, f.alpha = true, 10, 0.1
-	f.solveFlags.register(fs, flagsSolve)
+	f.AllowAuto, f.Rank, f.Alpha = true, 10, 0.1
+	f.Flags.Register(fs, solveflags.Solve)
 	fs.IntVar(&f.d, "d", 2000, "size of a square problem (d1 = d2 = d)")
 	fs.IntVar(&f.d1, "d1", 0, "number of rows (overrides --d)")
 	fs.IntVar(&f.d2, "d2", 0, "number of columns (overrides --d)")
@@ -56,7 +57,7 @@ func (f *synthFlags) register(e *env) *flag.FlagSet {
 }
 
 func (f *synthFlags) config() synth.Config {
-	cfg := synth.Config{D1: f.d, D2: f.d, Rank: f.rank, Alpha: f.alpha, Magnitude: f.magnitude, Kappa: f.kappa, Seed: f.seed, Workers: f.workers, P: f.p}
+	cfg := synth.Config{D1: f.d, D2: f.d, Rank: f.Rank, Alpha: f.Alpha, Magnitude: f.magnitude, Kappa: f.kappa, Seed: f.Seed, Workers: f.Workers, P: f.SampleRate}
 	if f.d1 > 0 {
 		cfg.D1 = f.d1
 	}
@@ -84,7 +85,7 @@ func runSynth(ctx context.Context, e *env, f *synthFlags, _ *flag.FlagSet) error
 		return synthMemoryError(err)
 	}
 	// Sizes, rank, α, κ and p out of range are usage errors (exit code 2).
-	if err := cfg.Validate(f.p < 1); err != nil {
+	if err := cfg.Validate(f.SampleRate < 1); err != nil {
 		return cliflag.Usagef("%w", err)
 	}
 	values := float64(cfg.D1) * float64(cfg.D2) * 8 // Y, dense
@@ -92,16 +93,16 @@ func runSynth(ctx context.Context, e *env, f *synthFlags, _ *flag.FlagSet) error
 		values *= 1.5 * cfg.P // the observed values and their column indices
 	}
 	gcpolicy.Tighten(values)
-	job := synth.Job{Config: cfg, Settings: f.settings(), Out: f.save, Force: f.force,
+	job := synth.Job{Config: cfg, Settings: f.Settings(), Out: f.save, Force: f.force,
 		Command: fmt.Sprintf("rpca synth --d1 %d --d2 %d --rank %d --alpha %g --corruption %s --magnitude %g --kappa %g --p %g --seed %d",
-			cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, cfg.Corruption, cfg.Magnitude, cfg.Kappa, f.p, cfg.Seed)}
-	prog := newProgress(e, &f.solveFlags)
+			cfg.D1, cfg.D2, cfg.Rank, cfg.Alpha, cfg.Corruption, cfg.Magnitude, cfg.Kappa, f.SampleRate, cfg.Seed)}
+	prog := newProgress(e, &f.Flags)
 	defer prog.Done() // stops the heartbeat on every return
 	job.Stage, job.Settings.Callback = prog.Stage, prog.Record
 	job.Settings.Stop.TargetError = f.targetError
 	if !f.noSolve {
 		var err error
-		if job.Method, err = f.newMethod(); err != nil {
+		if job.Method, err = f.NewMethod(); err != nil {
 			return err
 		}
 	}
@@ -117,9 +118,9 @@ func runSynth(ctx context.Context, e *env, f *synthFlags, _ *flag.FlagSet) error
 		return outDirError(err, f.save)
 	}
 	if rep.SolveReport != nil {
-		reportVerification(e, &f.solveFlags, rep.Result)
+		reportVerification(e, &f.Flags, rep.Result)
 	}
-	if f.jsonOut {
+	if f.JSON {
 		return writeJSON(e.stdout, rep)
 	}
 	_, err = fmt.Fprintln(e.stdout, rep.String())

@@ -16,6 +16,7 @@ import (
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/gcpolicy"
 	"github.com/rpca-gd/rpca/internal/progress"
+	"github.com/rpca-gd/rpca/internal/solveflags"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/video"
 )
@@ -30,7 +31,7 @@ func init() {
 
 // videoFlags are the flags of "rpca video".
 type videoFlags struct {
-	solveFlags
+	solveflags.Flags
 	in, out       string
 	frames        string
 	scale         float64
@@ -62,8 +63,8 @@ type videoFlags struct {
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs := newFlagSet(e, "video", "--in FRAMES_DIR_OR_VIDEO --out DIR [flags]", nil)
-	f.allowAuto, f.rankAuto, f.alpha = true, true, video.Presets[""].Alpha
-	f.solveFlags.register(fs, flagsSolve)
+	f.AllowAuto, f.RankAuto, f.Alpha = true, true, video.Presets[""].Alpha
+	f.Flags.Register(fs, solveflags.Solve)
 	// The shared flags, with what they mean for this command.
 	for name, usage := range map[string]string{
 		"rank":       "rank `r` of the background, a positive integer, or auto to choose it from the data (see --max-rank and --rank-gap; --preset paper: 10)",
@@ -125,7 +126,7 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 			return fmt.Errorf("--in: %v", err)
 		}
 	}
-	prog := newProgress(e, &f.solveFlags)
+	prog := newProgress(e, &f.Flags)
 	defer prog.Done() // stops the heartbeat on every return
 	opts.Stdin = e.stdin
 	job, err := f.job(opts, prog)
@@ -151,14 +152,14 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	case err != nil:
 		return outDirError(err, f.out) // the error chain is kept; main prints "rpca: " once
 	}
-	if rep.Unverified > 0 && !f.quiet {
+	if rep.Unverified > 0 && !f.Quiet {
 		fmt.Fprintf(e.stderr, "rpca: note: the low-rank background of %d of %d windows is not verified as an exact robust-PCA fit (first window: %s); the masks come from the residual all the same\n",
 			rep.Unverified, max(len(rep.Windows), 1), rep.Verification)
 	}
-	if rep.Unconverged > 0 && !f.quiet {
+	if rep.Unconverged > 0 && !f.Quiet {
 		fmt.Fprintf(e.stderr, "rpca: warning: %d of the windows stopped at the iteration cap without converging; their backgrounds may be inaccurate: raise --max-iter\n", rep.Unconverged)
 	}
-	if f.jsonOut {
+	if f.JSON {
 		return writeJSON(e.stdout, rep)
 	}
 	_, err = fmt.Fprintln(e.stdout, rep.String())
@@ -178,27 +179,27 @@ func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job,
 		},
 		RankRule: "flag", RankReason: "--rank given",
 		Report: video.Report{
-			Method: f.method, Preset: f.preset, Input: f.in, Output: f.out, Scale: f.scale,
-			Alpha: f.alpha, P: f.p, Seed: f.seed, Foreground: f.foreground,
-			MaxIter: f.maxIter, FactorTol: f.factorTol, ResidualTol: f.tol,
+			Method: f.Method, Preset: f.preset, Input: f.in, Output: f.out, Scale: f.scale,
+			Alpha: f.Alpha, P: f.SampleRate, Seed: f.Seed, Foreground: f.foreground,
+			MaxIter: f.MaxIter, FactorTol: f.FactorTol, ResidualTol: f.Tol,
 		},
 	}
 	if f.rankByPreset {
-		j.RankRule, j.RankReason = "preset", fmt.Sprintf("the %s preset's r = %d", f.preset, f.rank)
+		j.RankRule, j.RankReason = "preset", fmt.Sprintf("the %s preset's r = %d", f.preset, f.Rank)
 	}
 	if f.stream {
 		j.Stream = &video.StreamOptions{History: f.history, Refit: f.refit}
 	}
-	if f.method != "median" {
-		m, err := f.newMethod()
+	if f.Method != "median" {
+		m, err := f.NewMethod()
 		if err != nil {
 			return j, err
 		}
-		if f.p < 1 {
-			j.Separate.SampleRate = f.p // Separate subsamples, covering every pixel and frame
+		if f.SampleRate < 1 {
+			j.Separate.SampleRate = f.SampleRate // Separate subsamples, covering every pixel and frame
 		}
 		j.Separate.Method = m
-		j.Separate.Settings = f.settings()
+		j.Separate.Settings = f.Settings()
 		j.Separate.Settings.Callback = prog.Record
 	}
 	j.TruthDir = f.truthDir
@@ -266,35 +267,35 @@ func (f *videoFlags) checkVideo() error {
 // pickMethod resolves --method auto and checks the method against the
 // other flags.
 func (f *videoFlags) pickMethod() error {
-	switch f.method {
-	case methodAuto, "":
-		f.method = video.AutoMethod(f.p < 1, f.preset)
+	switch f.Method {
+	case solveflags.Auto, "":
+		f.Method = video.AutoMethod(f.SampleRate < 1, f.preset)
 	case "median":
 	default:
-		if !slices.Contains(methods.Names(), f.method) {
-			return cliflag.Usagef("unknown --method %q (want auto, %s or median)", f.method, strings.Join(methods.Names(), ", "))
+		if !slices.Contains(methods.Names(), f.Method) {
+			return cliflag.Usagef("unknown --method %q (want auto, %s or median)", f.Method, strings.Join(methods.Names(), ", "))
 		}
 	}
-	gradient := f.method == "gd" || f.method == "scaledgd"
+	gradient := f.Method == "gd" || f.Method == "scaledgd"
 	return firstBroken(
-		rule{f.method == "median" && f.foreground == "sparse", "--method median has no sparse part; use --foreground residual"},
-		rule{f.method == "median" && len(f.params) > 0, "--method median has none of the robust-PCA methods' settings (--" + strings.Join(slices.Sorted(maps.Keys(f.params)), ", --") + ")"},
-		rule{!gradient && f.method != "median" && f.p < 1, "--p < 1 (subsampling) works with --method gd or scaledgd only"},
+		rule{f.Method == "median" && f.foreground == "sparse", "--method median has no sparse part; use --foreground residual"},
+		rule{f.Method == "median" && len(f.Params) > 0, "--method median has none of the robust-PCA methods' settings (--" + strings.Join(slices.Sorted(maps.Keys(f.Params)), ", --") + ")"},
+		rule{!gradient && f.Method != "median" && f.SampleRate < 1, "--p < 1 (subsampling) works with --method gd or scaledgd only"},
 	)
 }
 
 // applyPreset gives the settings not given (or 0, "default") the
 // preset's values (video.Preset.Fill).
 func (f *videoFlags) applyPreset(p video.Preset, set map[string]bool) {
-	s := p.Fill(video.Preset{Rank: f.rank, Alpha: f.alpha, FactorTol: f.factorTol, ResidualTol: f.tol, MaxIter: f.maxIter},
-		f.method, set["rank"], set["alpha"])
-	f.rankByPreset = s.Rank != f.rank
-	f.rank, f.alpha, f.factorTol, f.tol, f.maxIter = s.Rank, s.Alpha, s.FactorTol, s.ResidualTol, s.MaxIter
+	s := p.Fill(video.Preset{Rank: f.Rank, Alpha: f.Alpha, FactorTol: f.FactorTol, ResidualTol: f.Tol, MaxIter: f.MaxIter},
+		f.Method, set["rank"], set["alpha"])
+	f.rankByPreset = s.Rank != f.Rank
+	f.Rank, f.Alpha, f.FactorTol, f.Tol, f.MaxIter = s.Rank, s.Alpha, s.FactorTol, s.ResidualTol, s.MaxIter
 	// The method's own settings the command line did not give (or gave
 	// as 0, the default) take the preset's, where the method has them.
 	for name, v := range map[string]float64{"mu": s.Mu, "gamma": s.Gamma, "step": s.StepConst} {
-		if given, _ := strconv.ParseFloat(f.params[name], 64); v != 0 && given == 0 && methods.Takes(f.method, name) {
-			f.params[name] = strconv.FormatFloat(v, 'g', -1, 64)
+		if given, _ := strconv.ParseFloat(f.Params[name], 64); v != 0 && given == 0 && methods.Takes(f.Method, name) {
+			f.Params[name] = strconv.FormatFloat(v, 'g', -1, 64)
 		}
 	}
 }

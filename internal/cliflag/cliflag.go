@@ -67,8 +67,8 @@ func (c checked[T]) Set(s string) error {
 	return nil
 }
 
-// kind is the name -h shows for the flag's value.
-func (c checked[T]) kind() string {
+// Kind is the name -h shows for the flag's value (PrintDefaults).
+func (c checked[T]) Kind() string {
 	switch any(*new(T)).(type) {
 	case int:
 		return "int"
@@ -92,7 +92,8 @@ func List[T int | float64](p *[]T, elem func(T) bool, want string) flag.Value {
 	return list[T]{p, elem, want}
 }
 
-func (l list[T]) kind() string { return "list" }
+// Kind is the name -h shows for a list flag's value.
+func (l list[T]) Kind() string { return "list" }
 
 // String is the list as given, comma-separated.
 func (l list[T]) String() string {
@@ -157,8 +158,8 @@ const Width = 80
 func PrintDefaults(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, usage := flag.UnquoteUsage(f)
-		if k, ok := f.Value.(interface{ kind() string }); ok && name == "value" {
-			name = k.kind()
+		if k, ok := f.Value.(interface{ Kind() string }); ok && name == "value" {
+			name = k.Kind()
 		}
 		head := "  --" + f.Name
 		if name != "" {
