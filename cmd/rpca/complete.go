@@ -6,18 +6,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
-	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/internal/solveflags"
 	"github.com/rpca-gd/rpca/load"
-	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/ratings"
 )
 
@@ -29,30 +25,9 @@ func init() {
 	})
 }
 
-// methodGibbs is complete's name for ratings.Options.Gibbs (no rpca.Method).
-const methodGibbs = "gibbs"
-
 // completeMethods are the methods complete fits by rpca.Solve, whose
 // settings it takes.
-var completeMethods = []string{"gd", "scaledgd", "als"}
-
-// gibbsIgnores are the flags of complete that --method gibbs does not
-// use: the stopping rules and the settings of completeMethods.
-func gibbsIgnores() []string {
-	names := []string{"factor-tol", "max-iter", "tol"}
-	for _, d := range methods.Params() {
-		if slices.ContainsFunc(d.Methods, func(m string) bool { return slices.Contains(completeMethods, m) }) {
-			names = append(names, d.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-// anySet reports whether the command line set any of the flags names.
-func anySet(fs *flag.FlagSet, names []string) bool {
-	return slices.ContainsFunc(names, func(n string) bool { return flagSet(fs, n) })
-}
+var completeMethods = []string{ratings.ModelGD, ratings.ModelScaledGD, ratings.ModelALS}
 
 // completeFlags are the flags of "rpca complete".
 type completeFlags struct {
@@ -61,9 +36,8 @@ type completeFlags struct {
 	in, delim, predict, unknown, clip   string
 	header, ignoreExtra, center, biases bool
 	predictHeader                       bool
-	// modelFlags are the flags that chose the model when --method was
-	// not given (none: the default, gibbs).
-	modelFlags    []string
+	// model is the model's choice (ratings.Choose).
+	model         ratings.ModelChoice
 	holdout, tail float64
 	cv            int // --cv K: K-fold cross-validation instead of a model
 	clipRange     *[2]float64
@@ -77,7 +51,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 	fs.Lookup("rank").Usage = "rank `r` of the fitted matrix, a positive integer, or auto (the default): 10 with --method gibbs; with als, rank and --ridge chosen by validation on 10% of the training ratings, with early stopping. A rank alone keeps the default model"
 	fs.Lookup("alpha").Usage = "α, the largest fraction of outlier ratings per row/column, in [0, 1); 0: plain matrix completion"
 	fs.Lookup("method").Usage = "method: gibbs (the default: the biased low-rank model's posterior mean by Gibbs sampling; with --alpha, T_α sets outliers aside and the noise is Student-t), als (the default when a flag only it takes is given, such as --ridge or --center: alternating least squares with Algorithm 2's sparse estimator T; the summary names the flag), gd (Algorithm 2) or scaledgd (its scaled steps)"
-	fs.Lookup("method").DefValue = methodGibbs // what runs when neither --method nor a flag of als is given
+	fs.Lookup("method").DefValue = ratings.ModelGibbs // what runs when neither --method nor a flag of als is given
 	f.outFlags.register(fs)
 	fs.StringVar(&f.in, "in", "", "ratings file of row col value triplets (required)")
 	fs.BoolVar(&f.header, "header", false, "skip the first line of --in (column names)")
@@ -96,8 +70,7 @@ func (f *completeFlags) register(e *env) *flag.FlagSet {
 }
 
 func runComplete(ctx context.Context, e *env, f *completeFlags, fs *flag.FlagSet) error {
-	method, err := f.resolve(fs)
-	if err != nil {
+	if err := f.resolve(fs); err != nil {
 		return err
 	}
 	r, pairs, err := f.read()
@@ -107,12 +80,12 @@ func runComplete(ctx context.Context, e *env, f *completeFlags, fs *flag.FlagSet
 	prog := newProgress(e, &f.Flags)
 	defer prog.Done() // stops the heartbeat on every return
 	if f.cv > 0 {
-		return f.crossValidate(ctx, e, r, method, prog)
+		return f.crossValidate(ctx, e, r, prog)
 	}
 	prog.Stagef("solving with %s on the training ratings, then writing %s", f.Method, f.out)
 	rep, err := ratings.Run(ctx, ratings.Job{Input: f.in, Predict: f.predict, Ratings: r, Pairs: pairs, Unknown: ratings.Unknown(f.unknown),
-		Holdout: f.holdout, Seed: f.Seed, Options: f.fitOptions(method, prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
-		ModelFlags: f.modelFlags,
+		Holdout: f.holdout, Seed: f.Seed, Options: f.fitOptions(prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
+		ModelFlags: dashed(f.model.ChosenBy),
 		Fitted:     func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.Flags, m.Result) }})
 	prog.Done()
 	if err != nil {
@@ -130,63 +103,57 @@ func runComplete(ctx context.Context, e *env, f *completeFlags, fs *flag.FlagSet
 	return err
 }
 
-// resolve sets the defaults that depend on the flags given, checks the
-// flags and the output directory, and returns the estimator.
-func (f *completeFlags) resolve(fs *flag.FlagSet) (ratings.Estimator, error) {
+// resolve checks the flags and the output directory, and has the
+// library choose the model from the flags given (ratings.Choose).
+func (f *completeFlags) resolve(fs *flag.FlagSet) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	var given []string
+	fs.Visit(func(fl *flag.Flag) { given = append(given, fl.Name) })
+	method := f.Method
 	if !flagSet(fs, "method") {
-		f.chooseModel(fs)
+		method = ""
 	}
-	if (f.Rank == 0 || f.Method == methodGibbs) && !flagSet(fs, "biases") && !flagSet(fs, "center") { // auto: the recommender model
-		f.biases = true
+	var err error
+	f.model, err = ratings.Choose(ratings.Request{Model: method, Rank: f.Rank, Alpha: f.Alpha, Given: given,
+		Center: f.center, Biases: f.biases, Params: f.Params, Tail: f.tail})
+	var re *ratings.RequestError
+	errors.As(err, &re)
+	switch {
+	case errors.Is(err, ratings.ErrUnknownModel):
+		return cliflag.Usagef("complete: --method %s needs a fully observed matrix; complete works with --method gibbs, als, gd (Algorithm 2) or scaledgd only", re.Model)
+	case errors.Is(err, ratings.ErrNotTaken):
+		return cliflag.Usagef("complete: --method gibbs takes none of --%s (they tune als, gd and scaledgd)", strings.Join(re.Options, ", --"))
+	case errors.Is(err, ratings.ErrGibbsBaseline):
+		return cliflag.Usagef("complete: --method gibbs fits the biases with the factors: drop --biases=false and --center")
+	case errors.Is(err, ratings.ErrTail):
+		return cliflag.Usagef("complete: --tail sets the noise of --method gibbs with --alpha > 0")
+	case err != nil:
+		return solveflags.ParamError(err, f.Method)
 	}
-	if err := f.validate(fs); err != nil {
-		return nil, err
+	f.Method = f.model.Model
+	if f.unknown == "bias" && f.model.Options.Baseline != ratings.BaselineBiases {
+		return cliflag.Usagef("--unknown bias needs --biases (the bias model it falls back to)")
 	}
 	if err := checkOutputDir(f.out, f.force, f.in, f.predict); f.cv == 0 && err != nil {
-		return nil, err
+		return err
 	}
-	var e ratings.Estimator
-	var m rpca.Method
-	switch f.Method {
-	case methodGibbs:
-		return &ratings.Gibbs{Tail: f.tail}, nil
-	case "als":
-		a := &ratings.ALS{}
-		e, m = a, &a.Method
-	default:
-		g := &ratings.Gradient{Method: gd.Method{Scaled: f.Method == "scaledgd"}}
-		e, m = g, &g.Method
-	}
-	if err := methods.Configure(m, f.Params); err != nil {
-		return nil, solveflags.ParamError(err, f.Method)
-	}
-	return e, nil
+	return nil
 }
 
-// chooseModel sets the method when --method was not given. The Gibbs fit
-// is the most accurate model (docs/cli.md), at any rank; a flag that only
-// the least-squares fit takes chooses als, on ratings more accurate than
-// gd and scaledgd in far fewer sweeps, and the summary names it.
-func (f *completeFlags) chooseModel(fs *flag.FlagSet) {
-	f.Method = methodGibbs
-	for _, n := range append([]string{"center", "biases"}, gibbsIgnores()...) {
-		if flagSet(fs, n) && (!isParam(n) || methods.Takes("als", n)) {
-			f.modelFlags = append(f.modelFlags, "--"+n)
-		}
+// dashed returns the option names as flags.
+func dashed(names []string) []string {
+	out := make([]string, len(names))
+	for k, n := range names {
+		out[k] = "--" + n
 	}
-	if len(f.modelFlags) > 0 {
-		f.Method = "als"
-	}
-}
-
-// isParam reports whether name is a setting of some method.
-func isParam(name string) bool {
-	return slices.ContainsFunc(methods.Params(), func(d methods.ParamDoc) bool { return d.Name == name })
+	return out
 }
 
 // crossValidate runs --cv and prints its table (or JSON).
-func (f *completeFlags) crossValidate(ctx context.Context, e *env, r *triples.Ratings, method ratings.Estimator, prog *progress.Printer) error {
-	o := f.fitOptions(method, prog)
+func (f *completeFlags) crossValidate(ctx context.Context, e *env, r *triples.Ratings, prog *progress.Printer) error {
+	o := f.fitOptions(prog)
 	o.Settings.Callback = nil // a line per fold instead
 	prog.Stagef("%d-fold cross-validation of %s on %d ratings", f.cv, f.Method, r.Len())
 	cv, err := ratings.CrossValidate(ctx, r, f.cv, f.Seed, o, func(k int, fold ratings.Fold) {
@@ -253,39 +220,26 @@ func (f *completeFlags) read() (*triples.Ratings, *triples.Pairs, error) {
 	return r, pairs, headerHint(err)
 }
 
-// fitOptions are the options of ratings.Fit from the flags.
-func (f *completeFlags) fitOptions(e ratings.Estimator, prog *progress.Printer) ratings.Options {
-	o := ratings.Options{Rank: f.Rank, Alpha: f.Alpha, Model: e, Settings: f.Settings(), Baseline: ratings.BaselineMedian}
+// fitOptions are the options of ratings.Fit: the model's choice
+// (resolve) with the settings, the progress and the clipping.
+func (f *completeFlags) fitOptions(prog *progress.Printer) ratings.Options {
+	o := f.model.Options
+	o.Settings = f.Settings()
 	o.Settings.Callback = prog.Record
-	if f.Method == methodGibbs {
-		o.Baseline, o.Clip = ratings.BaselineBiases, f.clipRange
-		return o
-	}
-	switch {
-	case f.biases:
-		o.Baseline = ratings.BaselineBiases
-	case !f.center:
-		o.Baseline = ratings.BaselineNone
-	}
 	o.Clip = f.clipRange
-	if ridge, _ := strconv.ParseFloat(f.Params["ridge"], 64); f.Rank == 0 && ridge > 0 { // auto: the rank only
+	if ridge, _ := strconv.ParseFloat(f.Params["ridge"], 64); f.Method != ratings.ModelGibbs && f.Rank == 0 && ridge > 0 { // auto: the rank only
 		o.Select.Ridges = []float64{ridge}
 	}
 	return o
 }
 
 // validate checks the flags that do not need the data.
-func (f *completeFlags) validate(fs *flag.FlagSet) error {
+func (f *completeFlags) validate() error {
 	err := firstBroken(
 		rule{f.in == "", "complete: --in FILE is required (run 'rpca complete -h' for help)"},
 		rule{f.out == "" && f.cv == 0, "complete: --out DIR is required (run 'rpca complete -h' for help)"},
 		rule{f.cv == 1, "complete: --cv needs at least 2 folds"},
 		rule{f.cv > 0 && (f.out != "" || f.predict != "" || f.holdout > 0), "complete: --cv scores the model by cross-validation and writes nothing: drop --out, --predict and --holdout"},
-		rule{!slices.Contains([]string{"gd", "scaledgd", "als", methodGibbs}, f.Method), fmt.Sprintf("complete: --method %s needs a fully observed matrix; complete works with --method gibbs, als, gd (Algorithm 2) or scaledgd only", f.Method)},
-		rule{f.Method == methodGibbs && anySet(fs, gibbsIgnores()), "complete: --method gibbs takes none of --" + strings.Join(gibbsIgnores(), ", --") + " (they tune als, gd and scaledgd)"},
-		rule{f.Method == methodGibbs && !f.biases, "complete: --method gibbs fits the biases with the factors: drop --biases=false and --center"},
-		rule{f.unknown == "bias" && !f.biases, "--unknown bias needs --biases (the bias model it falls back to)"},
-		rule{flagSet(fs, "tail") && (f.Method != methodGibbs || f.Alpha == 0), "complete: --tail sets the noise of --method gibbs with --alpha > 0"},
 	)
 	if f.cv == 0 { // --cv writes nothing
 		err = cmp.Or(err, f.outFlags.validate("complete")) // the first that is not nil

@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -15,7 +16,6 @@ import (
 	"unsafe"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/ratings"
@@ -50,16 +50,11 @@ func rpca_complete_start(users, items *C.int64_t, vals *C.double, n C.int64_t, c
 		*errOut = C.CString(errorJSON(err))
 		return 0
 	}
-	opt := ratings.Defaults()
-	switch c.Model {
-	case "", "gibbs":
-	case "als":
-		opt = ratings.Options{Baseline: ratings.BaselineBiases, Model: &ratings.ALS{Method: als.Method{Ridge: c.Ridge}}}
-	default:
-		*errOut = C.CString(errorJSON(fmt.Errorf("%w: model must be gibbs or als, got %q", errBadConfig, c.Model)))
+	opt, err := c.options()
+	if err != nil {
+		*errOut = C.CString(errorJSON(err))
 		return 0
 	}
-	opt.Rank, opt.Alpha, opt.Clip = c.Rank, c.Alpha, c.Clip
 	opt.Settings.Seed = max(c.Seed, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &job{done: make(chan struct{}), cancel: cancel}
@@ -89,6 +84,27 @@ func rpca_complete_start(users, items *C.int64_t, vals *C.double, n C.int64_t, c
 		j.model, j.err = ratings.Fit(ctx, r, nil, opt)
 	}()
 	return jobs.add(j)
+}
+
+// options are the fit's options, the model chosen by the library
+// (ratings.Choose) as rpca complete chooses it; both models fit the
+// biases, and the ridge is an error for Gibbs, which has none.
+func (c completeConfig) options() (ratings.Options, error) {
+	if c.Model != "" && c.Model != ratings.ModelGibbs && c.Model != ratings.ModelALS {
+		return ratings.Options{}, fmt.Errorf("%w: model must be gibbs or als, got %q", errBadConfig, c.Model)
+	}
+	req := ratings.Request{Model: cmp.Or(c.Model, ratings.ModelGibbs), Rank: c.Rank, Alpha: c.Alpha, Given: []string{"biases"}, Biases: true}
+	if c.Ridge != 0 {
+		req.Given = append(req.Given, "ridge")
+		req.Params = map[string]string{"ridge": strconv.FormatFloat(c.Ridge, 'g', -1, 64)}
+	}
+	ch, err := ratings.Choose(req)
+	if err != nil {
+		return ratings.Options{}, fmt.Errorf("%w: %v", errBadConfig, err)
+	}
+	opt := ch.Options
+	opt.Clip = c.Clip
+	return opt, nil
 }
 
 // ratingsOf builds the ratings with ids "0", "1", … from index arrays.

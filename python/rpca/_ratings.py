@@ -113,7 +113,8 @@ def complete(users, items, ratings, rank=None, alpha=0.0, model="gibbs", ridge=0
     """Fits a rating model (rpca complete's): model="gibbs", the biased
     low-rank model by Gibbs sampling (rank None: 10), or "als",
     alternating least squares with the paper's sparse estimator (rank
-    None: chosen by validation). alpha > 0 sets up to that fraction of
+    None: chosen by validation; ridge, its penalty, is an error with
+    "gibbs"). alpha > 0 sets up to that fraction of
     each user's and item's ratings aside as outliers. clip=(lo, hi)
     bounds the predictions. Returns a CompletionModel."""
     cfg = _config(model, rank, alpha, ridge, clip, random_state)

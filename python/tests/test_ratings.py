@@ -76,5 +76,7 @@ def test_rating_errors():
         rpca.complete(users, items, np.where(np.arange(vals.size) == 0, np.inf, vals))
     with pytest.raises(ValueError, match="model"):
         rpca.complete(users, items, vals, model="svd")
+    with pytest.raises(ValueError, match="ridge"):  # Gibbs has no ridge: not ignored
+        rpca.complete(users, items, vals, model="gibbs", ridge=0.5)
     with pytest.raises(ValueError, match="k must"):
         rpca.cross_validate(users, items, vals, k=1)
