@@ -1,8 +1,9 @@
 package rpca_test
 
 import (
-	"github.com/rpca-gd/rpca/gd"
 	"testing"
+
+	"github.com/rpca-gd/rpca/gd"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/accaltproj"

@@ -2,9 +2,10 @@ package rpca_test
 
 import (
 	"context"
-	"github.com/rpca-gd/rpca/gd"
 	"testing"
 	"time"
+
+	"github.com/rpca-gd/rpca/gd"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/accaltproj"

@@ -3,12 +3,13 @@ package rpca_test
 import (
 	"context"
 	"fmt"
-	"github.com/rpca-gd/rpca/gd"
 	"log"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rpca-gd/rpca/gd"
 
 	"gonum.org/v1/gonum/mat"
 

@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/access"
 	"github.com/rpca-gd/rpca/internal/robust"
 )
 
@@ -28,7 +29,7 @@ func observedLen(p *Problem) int {
 		r, c := p.Dense.Dims()
 		return r * c
 	}
-	return p.Observed.m.NNZ()
+	return p.obs().NNZ()
 }
 
 // observedAt returns a function giving the k-th observed value of p in
@@ -38,7 +39,7 @@ func observedAt(p *Problem) func(k int) float64 {
 		raw := p.Dense.RawMatrix()
 		return func(k int) float64 { return raw.Data[(k/raw.Cols)*raw.Stride+k%raw.Cols] }
 	}
-	val := p.Observed.m.Val
+	val := p.obs().Val
 	return func(k int) float64 { return val[k] }
 }
 
@@ -64,75 +65,29 @@ type frame = robust.Frame
 // removes the location.
 func analyze(p *Problem, aside bool) frame { return robust.Analyze(robustValues(p), aside, aside) }
 
-// framedProblem returns the problem the method sees: p itself when the frame
-// changes nothing, or a transformed copy, with the truth mapped likewise
-// and the residual rules' factor set.
+// framedProblem returns the problem the method sees: p itself when the
+// frame changes nothing, or a transformed copy, with the truth mapped
+// likewise and the residual rules' factor set.
 func framedProblem(fr *frame, p *Problem) (*Problem, error) {
 	q := *p
 	q.resFactor = fr.ResFactor()
 	if !fr.Transform {
 		return &q, nil
 	}
-	locH := fr.Loc / 2
-	gv := fr.GrossValue()
-	g := 0
-	switch {
-	case p.Dense != nil:
+	data := fr.Apply(robustValues(p))
+	if p.Dense != nil {
 		d1, d2 := p.Dense.Dims()
-		raw := p.Dense.RawMatrix()
-		data := make([]float64, d1*d2)
-		for i := range d1 {
-			row := data[i*d2 : (i+1)*d2]
-			for j, x := range raw.Data[i*raw.Stride : i*raw.Stride+d2] {
-				row[j] = fr.Value(x, locH)
-			}
-			for g < len(fr.Gross) && fr.Gross[g] < (i+1)*d2 {
-				row[fr.Gross[g]-i*d2] = gv
-				g++
-			}
-		}
 		q.Dense = mat.NewDense(d1, d2, data)
-	case p.Observed != nil:
-		m := *p.Observed.m
-		m.Val = make([]float64, len(m.Val))
-		for k, x := range p.Observed.m.Val {
-			m.Val[k] = fr.Value(x, locH)
-		}
-		for _, k := range fr.Gross {
-			m.Val[k] = gv
-		}
-		q.Observed = &Observed{m: &m}
+	} else {
+		m := *p.obs()
+		m.Val = data
+		q.Observed = access.NewObserved(&m).(*Observed)
 	}
 	if t := p.Truth; t != nil {
-		q.Truth = framedTruth(fr, t)
+		a, b := fr.Truth(t.A, t.B)
+		q.Truth = &Truth{A: a, B: b}
 	}
 	return &q, nil
-}
-
-// framedTruth maps the truth A·Bᵀ to the frame: (A·Bᵀ − c'·11ᵀ)/scale, as the
-// factors [A/scale, −c'/scale·1] and [B, 1] when c' ≠ 0.
-func framedTruth(fr *frame, t *Truth) *Truth {
-	d1, r := t.A.Dims()
-	d2, _ := t.B.Dims()
-	if fr.Loc == 0 {
-		var a mat.Dense
-		a.Scale(1/fr.Scale, t.A)
-		return &Truth{A: &a, B: t.B}
-	}
-	a, b := mat.NewDense(d1, r+1, nil), mat.NewDense(d2, r+1, nil)
-	for i := range d1 {
-		for k := range r {
-			a.Set(i, k, t.A.At(i, k)/fr.Scale)
-		}
-		a.Set(i, r, -fr.Loc/fr.Scale)
-	}
-	for j := range d2 {
-		for k := range r {
-			b.Set(j, k, t.B.At(j, k))
-		}
-		b.Set(j, r, 1)
-	}
-	return &Truth{A: a, B: b}
 }
 
 // robustValues returns p's observed values for package robust.
@@ -140,5 +95,5 @@ func robustValues(p *Problem) robust.Values {
 	if p.Dense != nil {
 		return robust.Values{Dense: p.Dense.RawMatrix()}
 	}
-	return robust.Values{Flat: p.Observed.m.Val}
+	return robust.Values{Flat: p.obs().Val}
 }

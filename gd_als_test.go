@@ -1,11 +1,12 @@
 package rpca_test
 
 import (
-	"github.com/rpca-gd/rpca/als"
-	"github.com/rpca-gd/rpca/gd"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/synth"

@@ -3,9 +3,10 @@ package rpca_test
 import (
 	"context"
 	"errors"
+	"testing"
+
 	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/gd"
-	"testing"
 
 	"gonum.org/v1/gonum/mat"
 

@@ -3,11 +3,12 @@ package rpca_test
 import (
 	"context"
 	"fmt"
-	"github.com/rpca-gd/rpca/gd"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rpca-gd/rpca/gd"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/synth"

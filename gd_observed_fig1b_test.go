@@ -3,7 +3,6 @@ package rpca_test
 import (
 	"context"
 	"fmt"
-	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"os"
 	"runtime"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpca-gd/rpca/gd"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/methodtest"

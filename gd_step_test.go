@@ -3,9 +3,10 @@ package rpca_test
 import (
 	"context"
 	"errors"
-	"github.com/rpca-gd/rpca/gd"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rpca-gd/rpca/gd"
 
 	"gonum.org/v1/gonum/mat"
 

@@ -3,11 +3,12 @@ package rpca_test
 import (
 	"context"
 	"errors"
-	"github.com/rpca-gd/rpca/als"
-	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 
 	"gonum.org/v1/gonum/mat"
 

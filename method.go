@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rpca-gd/rpca/internal/errs"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -112,14 +113,14 @@ type Checkpointer interface {
 // no method can solve, or nil.
 func checkInput(p *Problem, s Settings) error {
 	if err := p.Validate(); err != nil {
-		return badInput(err)
+		return errs.Input(err)
 	}
 	d1, d2 := p.Dims()
 	if err := s.validate(d1, d2); err != nil {
-		return badInput(err)
+		return errs.Input(err)
 	}
 	if err := identifiable(p, s); err != nil {
-		return badInput(err)
+		return errs.Input(err)
 	}
 	return nil
 }
@@ -138,44 +139,24 @@ func liveContext(ctx context.Context) (context.Context, error) {
 // or parameters out of range, a model that cannot be identified from the
 // data); errors.Is(err, ErrBadInput) tells them from failures of a run
 // (ErrDiverged, context.Canceled, …).
-var ErrBadInput = errors.New("rpca: bad input")
+var ErrBadInput = errs.BadInput
 
 // ErrBadSettings is wrapped, with ErrBadInput, by every error about a
 // method's own parameters or their combination (GD.Huber without
 // UpdateALS, a negative altproj.Method.Mu, …) as distinct from the data:
 // a program whose settings come from its user, such as a command line,
 // can report it as a usage error.
-var ErrBadSettings = errors.New("rpca: bad method settings")
+var ErrBadSettings = errs.BadSettings
 
 // BadSettings marks err, the error of a method's parameter check, as
 // ErrBadSettings and ErrBadInput without changing its text. Methods
 // outside this package return their parameter errors through it.
-func BadSettings(err error) error {
-	if err == nil || errors.Is(err, ErrBadSettings) {
-		return err
-	}
-	return inputError{err: err, settings: true}
-}
-
-// inputError marks err as a bad-input error, and with settings also as a
-// bad-settings error, without changing its text.
-type inputError struct {
-	err      error
-	settings bool
-}
-
-func (e inputError) Error() string { return e.err.Error() }
-func (e inputError) Unwrap() []error {
-	if e.settings {
-		return []error{e.err, ErrBadSettings, ErrBadInput}
-	}
-	return []error{e.err, ErrBadInput}
-}
+func BadSettings(err error) error { return errs.Settings(err) }
 
 // BadInput marks err as ErrBadInput without changing its text: the error
 // of a problem or settings that a method refuses before solving. Methods
 // outside this package return their input errors through it.
-func BadInput(err error) error { return badInput(err) }
+func BadInput(err error) error { return errs.Input(err) }
 
 // CheckProblem returns the ErrBadInput error of a problem or settings that
 // no method can solve (what Solve checks before it hands over), or nil:
@@ -185,13 +166,6 @@ func CheckProblem(p *Problem, s Settings) error {
 		return err
 	}
 	return checkEntries(p)
-}
-
-func badInput(err error) error {
-	if err == nil || errors.Is(err, ErrBadInput) {
-		return err
-	}
-	return inputError{err: err}
 }
 
 // identifiable refuses a dense problem with α > 0 in which the rank-r

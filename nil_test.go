@@ -3,8 +3,9 @@ package rpca_test
 import (
 	"context"
 	"errors"
-	"github.com/rpca-gd/rpca/gd"
 	"testing"
+
+	"github.com/rpca-gd/rpca/gd"
 
 	"github.com/rpca-gd/rpca"
 )

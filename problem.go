@@ -8,8 +8,10 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/access"
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
+	"github.com/rpca-gd/rpca/sparse"
 )
 
 // Problem is the data to decompose: Y = M + S with M of low rank and S
@@ -38,6 +40,32 @@ type Problem struct {
 type Truth struct {
 	A *mat.Dense // d1×r
 	B *mat.Dense // d2×r
+}
+
+// Observed is a partially observed matrix: the observed positions Φ
+// with their values ([sparse.Observed]). Build one with [NewObserved],
+// [NewObservedCSR] or [SampleDense].
+type Observed = sparse.Observed
+
+// Sampling is the paper's observation model, eq. (Y) ([sparse.Sampling]).
+type Sampling = sparse.Sampling
+
+// NewObserved builds a d1×d2 observed matrix from triplets in any order
+// ([sparse.NewObserved]).
+func NewObserved(d1, d2 int, rows, cols []int, vals []float64) (*Observed, error) {
+	return sparse.NewObserved(d1, d2, rows, cols, vals)
+}
+
+// NewObservedCSR builds a d1×d2 observed matrix from compressed sparse
+// row arrays, which it takes over ([sparse.NewObservedCSR]).
+func NewObservedCSR(d1, d2 int, rowPtr []int, colIdx []int32, vals []float64) (*Observed, error) {
+	return sparse.NewObservedCSR(d1, d2, rowPtr, colIdx, vals)
+}
+
+// SampleDense observes each entry of y with probability p, the draws
+// keyed by seed: Sampling{P: p, Seed: seed}.Dense(y).
+func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
+	return sparse.SampleDense(y, p, seed)
 }
 
 // Dims returns the size d1×d2 of Y (0×0 for a nil or empty problem).
@@ -114,7 +142,7 @@ func (p *Problem) checkShape() error {
 	if (p.Dense == nil) == (p.Observed == nil) {
 		return errors.New("rpca: problem must set exactly one of Dense and Observed")
 	}
-	if p.Observed != nil && p.Observed.m == nil {
+	if p.Observed != nil && p.obs() == nil {
 		return errors.New("rpca: Problem.Observed is a zero value; build it with NewObserved or SampleDense")
 	}
 	if d1, d2 := p.Dims(); d1 == 0 || d2 == 0 {
@@ -123,167 +151,14 @@ func (p *Problem) checkShape() error {
 	return nil
 }
 
-// Observed is a partially observed matrix: the set Φ of observed positions
-// (i, j) with their values. An observed value of exactly 0 is an
-// observation, not a missing entry. Build one with [NewObserved] or
-// [SampleDense]; it is immutable afterwards and safe for concurrent reads.
-// (A [Sparse], the output type, reads an entry it does not list as 0.)
-type Observed struct {
-	m *observed.Matrix
-}
-
-// NewObserved builds an observed matrix of size d1×d2 from triplets
-// (rows[k], cols[k], vals[k]). The triplets may come in any order.
-// Duplicate positions, indices out of range, mismatched slice lengths and
-// non-finite values are errors.
-//
-// Sizes are checked before anything is allocated: a size with far more
-// rows and columns than entries (d1 + d2 > 2·len(vals) + 2^20) is refused,
-// since nearly all its lines would be empty and their index arrays alone
-// could exhaust memory (NewObserved(1e9, 1e9, …) with a few entries).
-func NewObserved(d1, d2 int, rows, cols []int, vals []float64) (*Observed, error) {
-	if d1 <= 0 || d2 <= 0 {
-		return nil, badInput(fmt.Errorf("rpca: matrix size %d×%d must be positive", d1, d2))
-	}
-	if len(rows) != len(vals) || len(cols) != len(vals) {
-		return nil, badInput(fmt.Errorf("rpca: %d row indices, %d column indices and %d values; want equal counts", len(rows), len(cols), len(vals)))
-	}
-	if float64(d1)+float64(d2) > 2*float64(len(vals))+(1<<20) {
-		return nil, badInput(fmt.Errorf("rpca: a %d×%d matrix with only %d observed entries: nearly every row and column would be empty (at least one entry per row and column is needed)", d1, d2, len(vals)))
-	}
-	m, err := observed.FromTriplets(d1, d2, rows, cols, vals)
-	if err != nil {
-		return nil, fmt.Errorf("rpca: %w", err)
-	}
-	return &Observed{m: m}, nil
-}
-
-// Sampling is the paper's observation model (eq. (Y)): every entry is
-// observed independently with probability P ∈ (0, 1], the draws keyed by
-// Seed. It is the project's one sampler: GD.SampleRate, the file loader
-// (rpca decompose --p), the synthetic generator and the experiments draw
-// the same entries for the same P and Seed, whatever the order in which
-// rows are read.
-type Sampling struct {
-	P    float64
-	Seed uint64
-	// Cover adds one random entry to every row and column the draw left
-	// empty: Algorithm 2 cannot recover a row or column it never sees.
-	Cover bool
-}
-
-// Dense observes the entries of y under s. It is the subsampling trick of
-// Section 4.2 for fully observed data.
-func (s Sampling) Dense(y *mat.Dense) (*Observed, error) {
-	if y == nil {
-		return nil, badInput(errors.New("rpca: sampling a nil matrix"))
-	}
-	m, err := observed.SampleDense(y.RawMatrix(), s.P, s.Seed, s.Cover)
-	if err != nil {
-		return nil, badInput(fmt.Errorf("rpca: %w", err))
-	}
-	return &Observed{m: m}, nil
-}
-
-// SampleDense is Sampling{P: p, Seed: seed}.Dense(y).
-func SampleDense(y *mat.Dense, p float64, seed uint64) (*Observed, error) {
-	return Sampling{P: p, Seed: seed}.Dense(y)
-}
-
-// Dims returns the size d1×d2 of the underlying matrix (0×0 for nil or a
-// zero value).
-func (o *Observed) Dims() (d1, d2 int) {
-	if o == nil || o.m == nil {
-		return 0, 0
-	}
-	return o.m.Rows, o.m.Cols
-}
-
-// empty reports whether o is nil or a zero value (built by neither
-// NewObserved nor a sampler): such an Observed behaves as a 0×0 matrix
-// with nothing observed.
-func (o *Observed) empty() bool { return o == nil || o.m == nil }
-
-// Len returns |Φ|, the number of observed entries (0 for nil or a zero
-// value).
-func (o *Observed) Len() int {
-	if o.empty() {
-		return 0
-	}
-	return o.m.NNZ()
-}
-
-// NNZ is Len, so that an Observed can be written like a Sparse (both have
-// Dims, NNZ and Do).
-func (o *Observed) NNZ() int { return o.Len() }
-
-// Rate returns |Φ|/(d1·d2), the empirical sampling rate p (0 for nil or a
-// zero value).
-func (o *Observed) Rate() float64 {
-	if o.empty() {
-		return 0
-	}
-	return float64(o.m.NNZ()) / (float64(o.m.Rows) * float64(o.m.Cols))
-}
-
-// Do calls fn for every observed entry in row-major order (none for nil
-// or a zero value).
-func (o *Observed) Do(fn func(i, j int, v float64)) {
-	if o.empty() {
-		return
-	}
-	m := o.m
-	for i := 0; i < m.Rows; i++ {
-		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
-			fn(i, int(m.ColIdx[k]), m.Val[k])
-		}
-	}
-}
-
-// NewObservedCSR builds an observed matrix of size d1×d2 from compressed
-// sparse row arrays: the entries of row i are at columns
-// colIdx[rowPtr[i]:rowPtr[i+1]], strictly increasing, with values
-// vals[rowPtr[i]:rowPtr[i+1]]. It checks the arrays in O(|Φ|) (sizes,
-// order, ranges, finite values) and takes ownership of them: the caller
-// must not modify them afterwards. It is the fast path for generators
-// and loaders that produce rows in order; [NewObserved] takes triplets in
-// any order.
-func NewObservedCSR(d1, d2 int, rowPtr []int, colIdx []int32, vals []float64) (*Observed, error) {
-	if d1 <= 0 || d2 <= 0 {
-		return nil, badInput(fmt.Errorf("rpca: matrix size %d×%d must be positive", d1, d2))
-	}
-	m, err := observed.FromCSR(d1, d2, rowPtr, colIdx, vals)
-	if err != nil {
-		return nil, badInput(fmt.Errorf("rpca: %w", err))
-	}
-	return &Observed{m: m}, nil
-}
-
-// CSR returns the compressed sparse row arrays of o (see
-// [NewObservedCSR]). They are o's own storage, returned for reading: they
-// must not be modified. Nil or a zero value gives nil slices.
-func (o *Observed) CSR() (rowPtr []int, colIdx []int32, vals []float64) {
-	if o.empty() {
-		return nil, nil, nil
-	}
-	return o.m.RowPtr, o.m.ColIdx, o.m.Val
-}
-
-// Row returns the column indices and values of the observed entries of
-// row i, for reading only; nil slices for nil, a zero value, or a row
-// outside the matrix.
-func (o *Observed) Row(i int) (cols []int32, vals []float64) {
-	if o.empty() || i < 0 || i >= o.m.Rows {
-		return nil, nil
-	}
-	return o.m.Row(i)
-}
-
 // storage returns p's dense Y, or its observed entries (the other is
 // empty).
 func (p *Problem) storage() (blas64.General, *observed.Matrix) {
 	if p.Dense != nil {
 		return p.Dense.RawMatrix(), nil
 	}
-	return blas64.General{}, p.Observed.m
+	return blas64.General{}, p.obs()
 }
+
+// obs returns the storage of p's observed entries.
+func (p *Problem) obs() *observed.Matrix { return access.ObservedMatrix(p.Observed) }

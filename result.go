@@ -1,9 +1,9 @@
 package rpca
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/rpca-gd/rpca/sparse"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -113,110 +113,12 @@ func (r *Result) LowRank() *mat.Dense {
 	return m
 }
 
-// Sparse is a d1×d2 sparse matrix in compressed sparse row form: the
-// entries of row i are ColIdx[RowPtr[i]:RowPtr[i+1]] (increasing) with values
-// Val[RowPtr[i]:RowPtr[i+1]].
-//
-// Sparse is the output type (the part S of a result): an entry it does
-// not list is zero. A partially observed input is an [Observed], whose
-// missing entries are unknown, not zero, and which also keeps the column
-// index Algorithm 2 needs. The two readings of "not listed" are why they
-// are two types: one cannot be passed for the other. Both have Dims, NNZ
-// and Do, and write out the same way.
-type Sparse struct {
-	Rows, Cols int
-	RowPtr     []int   // length Rows+1
-	ColIdx     []int32 // length NNZ
-	Val        []float64
-}
-
-// NNZ returns the number of stored entries (0 for nil).
-func (s *Sparse) NNZ() int {
-	if s == nil {
-		return 0
-	}
-	return len(s.Val)
-}
-
-// Dims returns the matrix size (0×0 for nil).
-func (s *Sparse) Dims() (r, c int) {
-	if s == nil {
-		return 0, 0
-	}
-	return s.Rows, s.Cols
-}
-
-// At returns entry (i, j), 0 when it is not stored. A nil Sparse, or one
-// without row pointers (the zero value), stores nothing and gives 0; an
-// index outside a non-empty matrix panics, as in gonum's mat.
-func (s *Sparse) At(i, j int) float64 {
-	if s == nil || len(s.RowPtr) == 0 {
-		return 0
-	}
-	if i < 0 || i >= s.Rows || j < 0 || j >= s.Cols || i+1 >= len(s.RowPtr) {
-		panic(fmt.Sprintf("rpca: Sparse.At(%d, %d) outside the %d×%d matrix", i, j, s.Rows, s.Cols))
-	}
-	lo, hi := s.RowPtr[i], s.RowPtr[i+1]
-	for lo < hi { // binary search in the sorted column indices of row i
-		mid := int(uint(lo+hi) >> 1)
-		c := int(s.ColIdx[mid])
-		switch {
-		case c == j:
-			return s.Val[mid]
-		case c < j:
-			lo = mid + 1
-		default:
-			hi = mid
-		}
-	}
-	return 0
-}
-
-// Do calls fn for every stored entry in row-major order (none for nil or
-// the zero value).
-func (s *Sparse) Do(fn func(i, j int, v float64)) {
-	if s != nil {
-		s.DoRows(0, s.Rows, fn)
-	}
-}
-
-// DoRows calls fn for every stored entry of rows lo, …, hi−1, in row
-// order and, within a row, in stored order (a range of what Do lists).
-func (s *Sparse) DoRows(lo, hi int, fn func(i, j int, v float64)) {
-	if s == nil || len(s.RowPtr) < s.Rows+1 {
-		return
-	}
-	for i := max(lo, 0); i < min(hi, s.Rows); i++ {
-		for k := s.RowPtr[i]; k < s.RowPtr[i+1]; k++ {
-			fn(i, int(s.ColIdx[k]), s.Val[k])
-		}
-	}
-}
-
-// ToDense forms the d1×d2 dense matrix (an empty mat.Dense for nil or a
-// 0×0 Sparse).
-func (s *Sparse) ToDense() *mat.Dense {
-	if s == nil || s.Rows <= 0 || s.Cols <= 0 {
-		return &mat.Dense{}
-	}
-	m := mat.NewDense(s.Rows, s.Cols, nil)
-	s.Do(func(i, j int, v float64) { m.Set(i, j, v) })
-	return m
-}
+// Sparse is the sparse part S of an answer, in compressed sparse row
+// form: an entry it does not list is zero ([sparse.Matrix]).
+type Sparse = sparse.Matrix
 
 // SparseWhere returns the entries of the row-major rows×cols matrix data
-// (row stride stride) for which keep is true, as a Sparse: what a method
-// keeps of a dense residual as its sparse part.
+// (row stride stride) for which keep is true ([sparse.Where]).
 func SparseWhere(rows, cols int, data []float64, stride int, keep func(x float64) bool) *Sparse {
-	sp := &Sparse{Rows: rows, Cols: cols, RowPtr: make([]int, rows+1)}
-	for i := 0; i < rows; i++ {
-		for j, x := range data[i*stride : i*stride+cols] {
-			if keep(x) {
-				sp.ColIdx = append(sp.ColIdx, int32(j))
-				sp.Val = append(sp.Val, x)
-			}
-		}
-		sp.RowPtr[i+1] = len(sp.Val)
-	}
-	return sp
+	return sparse.Where(rows, cols, data, stride, keep)
 }

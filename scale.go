@@ -42,7 +42,7 @@ func (r *Result) pruneSparse(p *Problem) []verify.Entry {
 	floor := math.Max(SparseNoiseFactor*verify.NoiseScale(y, o, r.U.RawMatrix(), r.V.RawMatrix()),
 		SparseRelativeFloor*metrics.CentredNorm(r.U, r.V)/math.Sqrt(float64(d1)*float64(d2)))
 	s := r.S
-	k, dropped, out := verify.PruneBelow(verify.CSR{RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val}, floor)
+	k, dropped, out := verify.PruneBelow(csrOf(s), floor)
 	s.ColIdx, s.Val = s.ColIdx[:k], s.Val[:k]
 	if dropped > 0 && r.Residual >= 0 {
 		if yss := robustValues(p).SumSq(); yss > 0 {

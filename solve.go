@@ -11,7 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/errs"
 	"github.com/rpca-gd/rpca/internal/robust"
 	"github.com/rpca-gd/rpca/internal/tsvd"
 	"github.com/rpca-gd/rpca/internal/verify"
@@ -22,11 +22,11 @@ import (
 // observed entry (ErrNoEntries) or with a row or column that has none.
 func checkEntries(p *Problem) error {
 	if observedLen(p) == 0 {
-		return badInput(fmt.Errorf("%w: the problem has no observed entry", ErrNoEntries))
+		return errs.Input(fmt.Errorf("%w: the problem has no observed entry", ErrNoEntries))
 	}
 	if p.Observed != nil {
-		if er, ec := p.Observed.m.EmptyLines(); er > 0 || ec > 0 {
-			return badInput(fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec))
+		if er, ec := p.obs().EmptyLines(); er > 0 || ec > 0 {
+			return errs.Input(fmt.Errorf("rpca: %d rows and %d columns have no observed entry; the low-rank part is not identifiable there (drop them or observe more entries)", er, ec))
 		}
 	}
 	return nil
@@ -324,9 +324,9 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 	res.Residual *= fr.ResFactor()
 	if len(fr.Gross) > 0 {
 		atf := observedAt(pf)
-		res.S = withEntries(res.S, fr.Gross, pf, func(k, i, j int) float64 {
-			return atf(k) - rowDot(res.U, res.V, i, j)
-		})
+		s := verify.WithEntries(csrOf(res.S), res.S.Rows, fr.Gross, func(k int) (int, int) { return position(pf, k) },
+			func(k, i, j int) float64 { return atf(k) - rowDot(res.U, res.V, i, j) })
+		res.S = &Sparse{Rows: res.S.Rows, Cols: res.S.Cols, RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val}
 	}
 	ver := verifyAnswer(pf, res.U, res.V, res.S, dropped, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil)
 	if ver.Verified && !ver.Exact && !res.Stop.Converged() && res.Stop != StopNoiseFloor {
@@ -342,7 +342,8 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 	}
 	if len(fr.Gross) > 0 {
 		at := observedAt(p)
-		setEntries(res.S, fr.Gross, p, func(k, i, j int) float64 { return at(k) - rowDot(res.U, res.V, i, j) })
+		verify.SetEntries(csrOf(res.S), fr.Gross, func(k int) (int, int) { return position(p, k) },
+			func(k, i, j int) float64 { return at(k) - rowDot(res.U, res.V, i, j) })
 	}
 	res.Verification = ver
 	res.locationMisfit = misfit
@@ -361,60 +362,13 @@ func position(p *Problem, k int) (i, j int) {
 		_, d2 := p.Dense.Dims()
 		return k / d2, k % d2
 	}
-	o := p.Observed.m
+	o := p.obs()
 	i = sort.Search(o.Rows, func(i int) bool { return o.RowPtr[i+1] > k })
 	return i, int(o.ColIdx[k])
 }
 
-// withEntries returns S with the entries at the observed positions pos
-// (sorted, row-major) added, or replaced, with the values val(k, i, j).
-func withEntries(sp *Sparse, pos []int, p *Problem, val func(k, i, j int) float64) *Sparse {
-	type entry struct {
-		j int32
-		k int
-	}
-	add := make([][]entry, sp.Rows)
-	for _, k := range pos {
-		i, j := position(p, k)
-		add[i] = append(add[i], entry{int32(j), k})
-	}
-	out := &Sparse{Rows: sp.Rows, Cols: sp.Cols, RowPtr: make([]int, sp.Rows+1)}
-	for i := range sp.Rows {
-		lo, hi := sp.RowPtr[i], sp.RowPtr[i+1]
-		a := add[i]
-		q := 0
-		for k := lo; k < hi || q < len(a); {
-			switch {
-			case q < len(a) && (k >= hi || a[q].j <= sp.ColIdx[k]):
-				j := a[q].j
-				out.ColIdx = append(out.ColIdx, j)
-				out.Val = append(out.Val, val(a[q].k, i, int(j)))
-				if k < hi && sp.ColIdx[k] == j {
-					k++
-				}
-				q++
-			default:
-				out.ColIdx = append(out.ColIdx, sp.ColIdx[k])
-				out.Val = append(out.Val, sp.Val[k])
-				k++
-			}
-		}
-		out.RowPtr[i+1] = len(out.Val)
-	}
-	return out
-}
-
-// setEntries sets the values of S at the observed positions pos (which S
-// holds) to val(k, i, j).
-func setEntries(sp *Sparse, pos []int, p *Problem, val func(k, i, j int) float64) {
-	for _, k := range pos {
-		i, j := position(p, k)
-		row := sp.ColIdx[sp.RowPtr[i]:sp.RowPtr[i+1]]
-		if q, ok := slices.BinarySearch(row, int32(j)); ok {
-			sp.Val[sp.RowPtr[i]+q] = val(k, i, j)
-		}
-	}
-}
+// csrOf returns the arrays of s.
+func csrOf(s *Sparse) verify.CSR { return verify.CSR{RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val} }
 
 // scaledStart returns m, or for a method with a warm start a copy whose
 // start U·Vᵀ is divided by c like the data (U/c).
@@ -517,37 +471,19 @@ func (pca) Capabilities() Capabilities {
 // accuracy and returns U = L·Σ^½, V = R·Σ^½.
 func (pca) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
 	start := time.Now()
-	raw := p.Dense.RawMatrix()
-	workers := kernels.Workers(s.Workers)
-	sv, err := tsvd.Compute(ctx, tsvd.Dense{A: raw, Workers: workers},
-		tsvd.Options{Rank: s.Rank, Tol: tsvd.DefaultTol, Seed: s.Seed, Workers: workers})
-	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
+	u, v, res, err := tsvd.Factors(ctx, p.Dense.RawMatrix(), s.Rank, s.Seed, s.Workers)
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("rpca: pca: %w", err)
-	}
-	u, v := mat.NewDense(raw.Rows, s.Rank, nil), mat.NewDense(raw.Cols, s.Rank, nil)
-	for k := range min(s.Rank, len(sv.S)) {
-		sq := math.Sqrt(math.Max(sv.S[k], 0))
-		for i := range raw.Rows {
-			u.Set(i, k, sv.U.Data[i*sv.U.Stride+k]*sq)
-		}
-		for j := range raw.Cols {
-			v.Set(j, k, sv.V.Data[j*sv.V.Stride+k]*sq)
-		}
-	}
-	e := kernels.NewGeneral(raw.Rows, raw.Cols)
-	ss := kernels.SubMulABt(e, raw, u.RawMatrix(), v.RawMatrix(), workers)
-	res := 0.0
-	if ny := kernels.SumSq(raw, workers); ny > 0 {
-		res = math.Sqrt(ss / ny)
 	}
 	rec, err := oneRecord(ctx, p, s, start, res, u, v)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Method: "pca", U: u, V: v, S: &Sparse{Rows: raw.Rows, Cols: raw.Cols, RowPtr: make([]int, raw.Rows+1)},
+	d1, d2 := p.Dims()
+	return &Result{Method: "pca", U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
 		Stop: StopExact, Residual: res, Elapsed: rec.Elapsed, History: []Record{rec}}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/errs"
 	"github.com/rpca-gd/rpca/internal/verify"
 )
 
@@ -223,23 +224,23 @@ func (e *NotVerifiedError) Unwrap() error { return ErrNotVerified }
 // otherwise, or changed since.
 func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 	if err := p.Validate(); err != nil {
-		return nil, badInput(err)
+		return nil, errs.Input(err)
 	}
 	if res == nil || res.U == nil || res.V == nil || res.S == nil {
-		return nil, badInput(errors.New("rpca: Verify needs a result with U, V and S"))
+		return nil, errs.Input(errors.New("rpca: Verify needs a result with U, V and S"))
 	}
 	d1, d2 := p.Dims()
 	if r, _ := res.U.Dims(); r != d1 {
-		return nil, badInput(fmt.Errorf("rpca: U has %d rows, Y %d", r, d1))
+		return nil, errs.Input(fmt.Errorf("rpca: U has %d rows, Y %d", r, d1))
 	}
 	if r, _ := res.V.Dims(); r != d2 {
-		return nil, badInput(fmt.Errorf("rpca: V has %d rows, Y %d", r, d2))
+		return nil, errs.Input(fmt.Errorf("rpca: V has %d rows, Y %d", r, d2))
 	}
 	if res.S.Rows != d1 || res.S.Cols != d2 || len(res.S.RowPtr) != d1+1 {
-		return nil, badInput(fmt.Errorf("rpca: S is %d×%d, Y %d×%d", res.S.Rows, res.S.Cols, d1, d2))
+		return nil, errs.Input(fmt.Errorf("rpca: S is %d×%d, Y %d×%d", res.S.Rows, res.S.Cols, d1, d2))
 	}
 	if math.IsNaN(s.Alpha) || s.Alpha < 0 || s.Alpha >= 1 {
-		return nil, badInput(fmt.Errorf("rpca: alpha must be in [0, 1), got %v", s.Alpha))
+		return nil, errs.Input(fmt.Errorf("rpca: alpha must be in [0, 1), got %v", s.Alpha))
 	}
 	// Work on data of unit scale, as Solve does, so that no sum of
 	// squares overflows or underflows; the verdict does not depend on the
@@ -251,12 +252,12 @@ func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 	}
 	u := mat.DenseCopyOf(res.U)
 	u.Scale(1/fr.Scale, u)
-	sp := res.S.scaledCopy(1 / fr.Scale)
+	sp := scaledCopy(res.S, 1/fr.Scale)
 	return verifyAnswer(pf, u, res.V, sp, nil, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil), nil
 }
 
 // scaledCopy returns a copy of s with its values multiplied by c.
-func (s *Sparse) scaledCopy(c float64) *Sparse {
+func scaledCopy(s *Sparse, c float64) *Sparse {
 	out := &Sparse{Rows: s.Rows, Cols: s.Cols, RowPtr: append([]int(nil), s.RowPtr...),
 		ColIdx: append([]int32(nil), s.ColIdx...), Val: make([]float64, len(s.Val))}
 	for k, v := range s.Val {
@@ -271,7 +272,7 @@ func (s *Sparse) scaledCopy(c float64) *Sparse {
 // holds, so only finiteness, the empty S and stationarity are checked.
 func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, dropped []verify.Entry, alpha float64, seed uint64, workers int, pca bool) *Verification {
 	y, o := p.storage()
-	r := verify.Answer(verify.Input{Y: y, Observed: o, U: u, V: v, S: verify.CSR{RowPtr: sp.RowPtr, ColIdx: sp.ColIdx, Val: sp.Val},
+	r := verify.Answer(verify.Input{Y: y, Observed: o, U: u, V: v, S: csrOf(sp),
 		Dropped: dropped, Alpha: alpha, Seed: seed, Workers: workers, PCA: pca})
 	return &Verification{Verified: r.Verified, Exact: r.Exact, Failed: Check(r.Failed), Reason: r.Reason,
 		Residual: r.Residual, SparseRow: r.SparseRow, SparseCol: r.SparseCol, SparseAllowed: r.SparseAllowed,

@@ -1,6 +1,10 @@
 package robust
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // Frame is how rpca.Solve presents the data to a method. The methods
 // measure everything against the data they see, ‖Y‖ in their stopping
@@ -139,4 +143,62 @@ func (fr *Frame) ResFactor() float64 {
 		return fr.NormF / fr.RefF
 	}
 	return 1
+}
+
+// Apply returns the values of vals in the frame (Value), the gross
+// entries replaced by GrossValue: for Dense the d1×d2 values row-major
+// without stride, for Flat as many values as Flat.
+func (fr *Frame) Apply(vals Values) []float64 {
+	locH, gv := fr.Loc/2, fr.GrossValue()
+	if vals.Flat != nil {
+		out := make([]float64, len(vals.Flat))
+		for k, x := range vals.Flat {
+			out[k] = fr.Value(x, locH)
+		}
+		for _, k := range fr.Gross {
+			out[k] = gv
+		}
+		return out
+	}
+	raw := vals.Dense
+	d1, d2 := raw.Rows, raw.Cols
+	out := make([]float64, d1*d2)
+	g := 0
+	for i := range d1 {
+		row := out[i*d2 : (i+1)*d2]
+		for j, x := range raw.Data[i*raw.Stride : i*raw.Stride+d2] {
+			row[j] = fr.Value(x, locH)
+		}
+		for g < len(fr.Gross) && fr.Gross[g] < (i+1)*d2 {
+			row[fr.Gross[g]-i*d2] = gv
+			g++
+		}
+	}
+	return out
+}
+
+// Truth maps the truth A·Bᵀ to the frame: (A·Bᵀ − c'·11ᵀ)/Scale, as the
+// factors [A/Scale, −c'/Scale·1] and [B, 1] when c' ≠ 0.
+func (fr *Frame) Truth(a, b *mat.Dense) (*mat.Dense, *mat.Dense) {
+	d1, r := a.Dims()
+	d2, _ := b.Dims()
+	if fr.Loc == 0 {
+		var as mat.Dense
+		as.Scale(1/fr.Scale, a)
+		return &as, b
+	}
+	af, bf := mat.NewDense(d1, r+1, nil), mat.NewDense(d2, r+1, nil)
+	for i := range d1 {
+		for k := range r {
+			af.Set(i, k, a.At(i, k)/fr.Scale)
+		}
+		af.Set(i, r, -fr.Loc/fr.Scale)
+	}
+	for j := range d2 {
+		for k := range r {
+			bf.Set(j, k, b.At(j, k))
+		}
+		bf.Set(j, r, 1)
+	}
+	return af, bf
 }
