@@ -253,7 +253,7 @@ func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 	u := mat.DenseCopyOf(res.U)
 	u.Scale(1/fr.Scale, u)
 	sp := scaledCopy(res.S, 1/fr.Scale)
-	return verifyAnswer(pf, u, res.V, sp, nil, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil), nil
+	return verifyAnswer(pf, u, res.V, sp, nil, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil, res.Residual <= VerifyExact), nil
 }
 
 // scaledCopy returns a copy of s with its values multiplied by c.
@@ -270,10 +270,10 @@ func scaledCopy(s *Sparse, c float64) *Sparse {
 // internal/verify's Answer. With pca (α = 0 on a fully observed Y) the
 // answer asked for is the truncated SVD of Y, whatever the rest of Y
 // holds, so only finiteness, the empty S and stationarity are checked.
-func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, dropped []verify.Entry, alpha float64, seed uint64, workers int, pca bool) *Verification {
+func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, dropped []verify.Entry, alpha float64, seed uint64, workers int, pca, likelyExact bool) *Verification {
 	y, o := p.storage()
 	r := verify.Answer(verify.Input{Y: y, Observed: o, U: u, V: v, S: csrOf(sp),
-		Dropped: dropped, Alpha: alpha, Seed: seed, Workers: workers, PCA: pca})
+		Dropped: dropped, Alpha: alpha, Seed: seed, Workers: workers, PCA: pca, LikelyExact: likelyExact})
 	return &Verification{Verified: r.Verified, Exact: r.Exact, Failed: Check(r.Failed), Reason: r.Reason,
 		Residual: r.Residual, SparseRow: r.SparseRow, SparseCol: r.SparseCol, SparseAllowed: r.SparseAllowed,
 		Stationary: r.Stationary, Structure: r.Structure, Coherence: r.Coherence}

@@ -59,11 +59,34 @@ func WriteFile(path string, write func(w io.Writer) error) (err error) {
 
 // writeBuffered writes the bytes that write produces to f, through a buffer.
 func writeBuffered(f *os.File, write func(w io.Writer) error) error {
-	bw := bufio.NewWriterSize(f, 64<<10)
+	bw := bufio.NewWriterSize(&earlyWriteback{f: f}, 64<<10)
 	if err := write(bw); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// writebackChunk is the number of bytes after which a file being written
+// has them handed to the disk (startWriteback).
+const writebackChunk = 8 << 20
+
+// earlyWriteback writes to f and starts the writeback of every
+// writebackChunk bytes as soon as they are written, so that the data go
+// to the disk while the rest of the file is produced and the final Sync
+// waits for the last chunk only.
+type earlyWriteback struct {
+	f          *os.File
+	off, start int64 // bytes written; the first not yet handed over
+}
+
+func (w *earlyWriteback) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.off += int64(n)
+	if w.off-w.start >= writebackChunk {
+		startWriteback(w.f, w.start, w.off-w.start)
+		w.start = w.off
+	}
+	return n, err
 }
 
 // syncDir makes a rename in dir durable where the platform supports it;

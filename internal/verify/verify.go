@@ -199,7 +199,7 @@ func WithGaussian(q blas64.General, m int, rng *rand.Rand) blas64.General {
 // ResidualProducts forms E = Π_Φ(Y − U·Vᵀ − S), returns the sum of
 // squares of E on S's support, and with that support zeroed (E_off) sets
 // ex = E_off·X and etz = E_offᵀ·Z and returns the sums of squares of
-// E_off's rows.
+// E_off's rows. With X and Z of no columns it takes the sums only.
 func ResidualProducts(y blas64.General, o *observed.Matrix, u, v blas64.General, sp CSR, x, z, ex, etz blas64.General, workers int) (onSS float64, rowSS []float64) {
 	d1, d2 := u.Rows, v.Rows
 	rowSS = make([]float64, d1)
@@ -214,6 +214,7 @@ func ResidualProducts(y blas64.General, o *observed.Matrix, u, v blas64.General,
 		part := kernels.NewGeneral(d2, etz.Cols)
 		zero(etz)
 		var groupOn [groups]float64
+		products := x.Cols > 0 || z.Cols > 0
 		for lo := 0; lo < d1; lo += block {
 			hi := min(lo+block, d1)
 			n := hi - lo
@@ -242,6 +243,9 @@ func ResidualProducts(y blas64.General, o *observed.Matrix, u, v blas64.General,
 			})
 			for g := range groups {
 				onSS += groupOn[g]
+			}
+			if !products {
+				continue
 			}
 			kernels.MulAXAtY(rowsOf(ex), part, e, x, rowsOf(z), workers)
 			for i := range d2 {
@@ -275,8 +279,10 @@ func ResidualProducts(y blas64.General, o *observed.Matrix, u, v blas64.General,
 		}
 		rowSS[i] = t
 	}
-	plan.MulVals(ex, e, x, workers)
-	plan.MulTransVals(etz, e, z, workers)
+	if x.Cols > 0 || z.Cols > 0 {
+		plan.MulVals(ex, e, x, workers)
+		plan.MulTransVals(etz, e, z, workers)
+	}
 	return onSS, rowSS
 }
 
