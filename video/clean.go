@@ -1,6 +1,6 @@
 package video
 
-// CleanMask makes a foreground mask of one w×h frame (row-major) spatially
+// cleanMask makes a foreground mask of one w×h frame (row-major) spatially
 // coherent, returning a new mask:
 //
 //  1. a filter with hysteresis over the (2·radius+1)² window around each
@@ -15,9 +15,9 @@ package video
 //
 // radius 0 skips step 1 and minSize ≤ 1 skips step 2. It panics if
 // len(mask) ≠ w·h (a programming error).
-func CleanMask(mask []bool, w, h, radius, minSize int) []bool {
+func cleanMask(mask []bool, w, h, radius, minSize int) []bool {
 	if len(mask) != w*h {
-		panic("video: CleanMask size mismatch")
+		panic("video: cleanMask size mismatch")
 	}
 	out := make([]bool, len(mask))
 	copy(out, mask)

@@ -40,7 +40,7 @@ func TestCleanMaskMajority(t *testing.T) {
 			mask[i] = rng.Float64() < dens
 		}
 		for _, r := range []int{1, 2, 4} {
-			got, want := CleanMask(mask, w, h, r, 0), majorityRef(mask, w, h, r)
+			got, want := cleanMask(mask, w, h, r, 0), majorityRef(mask, w, h, r)
 			for i := range got {
 				if got[i] != want[i] {
 					t.Fatalf("density %g, radius %d: pixel %d differs", dens, r, i)
@@ -66,7 +66,7 @@ func TestCleanMaskObjects(t *testing.T) {
 	set(20, 3, 2)  // a speck
 	set(25, 15, 1) // isolated pixels
 	set(2, 17, 1)
-	out := CleanMask(mask, w, h, 2, 10)
+	out := cleanMask(mask, w, h, 2, 10)
 	count := 0
 	for i, v := range out {
 		if v {
@@ -83,7 +83,7 @@ func TestCleanMaskObjects(t *testing.T) {
 		t.Error("speck or isolated pixel kept")
 	}
 	// The size rule alone.
-	out = CleanMask(mask, w, h, 0, 5)
+	out = cleanMask(mask, w, h, 0, 5)
 	if !out[5*w+5] || out[3*w+20] || out[15*w+25] {
 		t.Error("size rule: wrong regions kept")
 	}

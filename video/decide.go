@@ -91,7 +91,7 @@ type MaskOptions struct {
 	// corners.
 	Smooth int
 
-	// Filter is the radius of the hysteresis filter of [CleanMask]
+	// Filter is the radius of the hysteresis filter of [cleanMask]
 	// (0: DefaultMaskFilter; < 0: none).
 	Filter int
 
@@ -190,7 +190,7 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*M
 	// in one pass over the rows (a column of a row-major matrix touches a
 	// cache line per entry), then decided in parallel.
 	p := g.Pixels()
-	out := NewMaskSet(p, frames)
+	out := newMaskSet(p, frames)
 	frameNoise := make([]float64, frames)
 	shadow := make([]int, frames)
 	workers := max(1, min(runtime.GOMAXPROCS(0), maskBlock, frames))
@@ -488,7 +488,7 @@ func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g Geometry
 	if yc != nil {
 		shadow = suppressShadows(w, yc, bc, g)
 	}
-	return CleanMask(w.cand, g.Width, g.Height, o.Filter, o.MinObject), worst, shadow
+	return cleanMask(w.cand, g.Width, g.Height, o.Filter, o.MinObject), worst, shadow
 }
 
 // robustScale is 1.4826 · median(x), the standard deviation of Gaussian

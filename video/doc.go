@@ -6,7 +6,7 @@
 //
 // Frames come from a directory of images (PNG, JPEG, BMP, PGM/PPM) with
 // [LoadDir] or from a video file decoded by an installed ffmpeg with
-// [LoadVideo]; [Load] picks one by the path. Both return a [Sequence]
+// [loadVideo]; [Load] picks one by the path. Both return a [Sequence]
 // whose matrix Y has one column per frame:
 //
 //   - grayscale (default): d1 = width·height rows, the ITU-R BT.601 luma

@@ -16,14 +16,14 @@ import (
 	"time"
 )
 
-// ErrNoFFmpeg is wrapped by the error of [LoadVideo] when the ffmpeg
+// ErrNoFFmpeg is wrapped by the error of [loadVideo] when the ffmpeg
 // executable cannot be found.
 var ErrNoFFmpeg = errors.New("ffmpeg is not installed")
 
 // maxVideoPixels bounds the frame size accepted from ffprobe/ffmpeg.
 const maxVideoPixels = 1 << 28
 
-// LoadVideo decodes the first video stream of a video file with an
+// loadVideo decodes the first video stream of a video file with an
 // installed ffmpeg, reading raw frames (pixel format gray, or rgb24 for
 // color) from its standard output, and returns them as the columns of a
 // matrix. The frame size comes from ffprobe, or from ffmpeg's stream
@@ -35,7 +35,7 @@ const maxVideoPixels = 1 << 28
 //
 // Gray frames are ffmpeg's own conversion to gray, which for the usual
 // Y'CbCr video is the luma plane, expanded to full range.
-func LoadVideo(ctx context.Context, path string, opts Options) (*Sequence, error) {
+func loadVideo(ctx context.Context, path string, opts Options) (*Sequence, error) {
 	l, err := openInput(ctx, path, opts)
 	if err != nil {
 		return nil, err

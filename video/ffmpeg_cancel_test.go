@@ -44,7 +44,7 @@ func fakeTools(t *testing.T, body string) (lookPath func(string) (string, error)
 }
 
 // TestLoadVideoCancelKillsFFmpeg cancels a decode while ffmpeg is running
-// (an ffmpeg that never writes a frame): LoadVideo must return the
+// (an ffmpeg that never writes a frame): loadVideo must return the
 // context's error promptly and the ffmpeg process must be gone.
 func TestLoadVideoCancelKillsFFmpeg(t *testing.T) {
 	lookPath, pidFile := fakeTools(t, "exec sleep 60")
@@ -53,7 +53,7 @@ func TestLoadVideoCancelKillsFFmpeg(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := LoadVideo(ctx, vid, Options{LookPath: lookPath})
+		_, err := loadVideo(ctx, vid, Options{LookPath: lookPath})
 		done <- err
 	}()
 	// Wait until the fake ffmpeg runs, then cancel.
@@ -76,12 +76,12 @@ func TestLoadVideoCancelKillsFFmpeg(t *testing.T) {
 			t.Fatalf("cancelled decode: %v", err)
 		}
 		if d := time.Since(start); d > 4*time.Second {
-			t.Errorf("LoadVideo returned %v after the cancellation", d)
+			t.Errorf("loadVideo returned %v after the cancellation", d)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("LoadVideo did not return after the cancellation")
+		t.Fatal("loadVideo did not return after the cancellation")
 	}
-	// LoadVideo waited for the killed process, so it is reaped: signal 0
+	// loadVideo waited for the killed process, so it is reaped: signal 0
 	// to its pid must fail.
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Errorf("ffmpeg (pid %d) still runs after the cancellation", pid)
@@ -103,7 +103,7 @@ func TestLoadVideoFFmpegFails(t *testing.T) {
 		{"exit 0", "selects no frames"},
 	} {
 		lookPath, _ := fakeTools(t, tc.body)
-		_, err := LoadVideo(context.Background(), vid, Options{LookPath: lookPath, Color: ColorGray})
+		_, err := loadVideo(context.Background(), vid, Options{LookPath: lookPath, Color: ColorGray})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ffmpeg %q: error %v, want one line containing %q", tc.body, err, tc.want)
 		}
@@ -125,7 +125,7 @@ func TestLoadVideoColorAuto(t *testing.T) {
 		{"printf '" + strings.Repeat("ddd", 24) + "'", false},
 	} {
 		lookPath, _ := fakeTools(t, tc.body)
-		s, err := LoadVideo(context.Background(), vid, Options{LookPath: lookPath})
+		s, err := loadVideo(context.Background(), vid, Options{LookPath: lookPath})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,14 +30,14 @@ func TestLoadVideoWithoutFFmpeg(t *testing.T) {
 	}
 	// Injected lookup.
 	noFFmpeg := func(string) (string, error) { return "", exec.ErrNotFound }
-	_, err := LoadVideo(context.Background(), vid, Options{LookPath: noFFmpeg})
+	_, err := loadVideo(context.Background(), vid, Options{LookPath: noFFmpeg})
 	check("injected LookPath", err)
 	// A PATH without ffmpeg, through Load's dispatch on a non-directory.
 	t.Setenv("PATH", t.TempDir())
 	_, err = Load(context.Background(), vid, Options{})
 	check("empty PATH", err)
 	// A missing file is reported as such before looking for ffmpeg.
-	_, err = LoadVideo(context.Background(), filepath.Join(t.TempDir(), "none.mp4"), Options{LookPath: noFFmpeg})
+	_, err = loadVideo(context.Background(), filepath.Join(t.TempDir(), "none.mp4"), Options{LookPath: noFFmpeg})
 	if err == nil || errors.Is(err, ErrNoFFmpeg) {
 		t.Fatalf("missing file: %v", err)
 	}
@@ -90,7 +90,7 @@ func TestLoadVideoMatchesFrames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := LoadVideo(ctx, vid, opts)
+		got, err := loadVideo(ctx, vid, opts)
 		if err != nil {
 			t.Fatalf("%+v: %v", opts, err)
 		}
@@ -113,7 +113,7 @@ func TestLoadVideoMatchesFrames(t *testing.T) {
 		return exec.LookPath(file)
 	}
 	want, _ := LoadDir(ctx, frameDir, Options{})
-	got, err := LoadVideo(ctx, vid, Options{LookPath: noProbe})
+	got, err := loadVideo(ctx, vid, Options{LookPath: noProbe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,15 +121,15 @@ func TestLoadVideoMatchesFrames(t *testing.T) {
 		t.Fatal("frames differ without ffprobe")
 	}
 	// Errors: range past the end, memory limit, cancellation.
-	if _, err := LoadVideo(ctx, vid, Options{Range: Range{Start: 12}}); err == nil || !strings.Contains(err.Error(), "selects no frames") {
+	if _, err := loadVideo(ctx, vid, Options{Range: Range{Start: 12}}); err == nil || !strings.Contains(err.Error(), "selects no frames") {
 		t.Fatalf("range past the end: %v", err)
 	}
-	if _, err := LoadVideo(ctx, vid, Options{MaxBytes: 5 * 60 * 8}); err == nil || !strings.Contains(err.Error(), "limit") {
+	if _, err := loadVideo(ctx, vid, Options{MaxBytes: 5 * 60 * 8}); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("memory limit: %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := LoadVideo(cctx, vid, Options{}); !errors.Is(err, context.Canceled) {
+	if _, err := loadVideo(cctx, vid, Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 	// Load dispatches a file to the video loader.
@@ -145,7 +145,7 @@ func TestLoadVideoColor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadVideo(context.Background(), vid, Options{Color: ColorRGB})
+	got, err := loadVideo(context.Background(), vid, Options{Color: ColorRGB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestLoadVideoBadFile(t *testing.T) {
 		}
 		return exec.LookPath(f)
 	}} {
-		_, err := LoadVideo(context.Background(), bad, Options{LookPath: lp})
+		_, err := loadVideo(context.Background(), bad, Options{LookPath: lp})
 		if err == nil || !strings.Contains(err.Error(), "bad.mp4") || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("bad video: %v", err)
 		}
@@ -208,7 +208,7 @@ func TestLoadVideoOldFFmpeg(t *testing.T) {
 	}
 	frameDir, vid := makeVideo(t, 3, 4, 4, false)
 	want, _ := LoadDir(context.Background(), frameDir, Options{})
-	got, err := LoadVideo(context.Background(), vid, Options{LookPath: lookPath})
+	got, err := loadVideo(context.Background(), vid, Options{LookPath: lookPath})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,7 @@ type Options struct {
 	// rather than exhausting memory.
 	MaxBytes int64
 
-	// LookPath finds the ffmpeg and ffprobe executables for [LoadVideo];
+	// LookPath finds the ffmpeg and ffprobe executables for [loadVideo];
 	// nil means exec.LookPath.
 	LookPath func(file string) (string, error)
 
@@ -242,7 +242,7 @@ type Sequence struct {
 
 // ListFrames returns the base names of the frame files in dir: regular
 // files, not hidden (names starting with '.'), matching opts.Include and
-// none of the exclude patterns, in natural order ([NaturalLess]). The
+// none of the exclude patterns, in natural order ([naturalLess]). The
 // frame range is not applied.
 func ListFrames(dir string, opts Options) ([]string, error) {
 	ents, err := os.ReadDir(dir)
@@ -283,9 +283,9 @@ func ListFrames(dir string, opts Options) ([]string, error) {
 	}
 	slices.SortFunc(names, func(a, b string) int {
 		switch {
-		case NaturalLess(a, b):
+		case naturalLess(a, b):
 			return -1
-		case NaturalLess(b, a):
+		case naturalLess(b, a):
 			return 1
 		}
 		return 0
@@ -302,11 +302,11 @@ func matchAny(patterns []string, name string) bool {
 	return false
 }
 
-// NaturalLess orders strings with embedded numbers by numeric value, so
+// naturalLess orders strings with embedded numbers by numeric value, so
 // that "frame2.png" < "frame10.png": digit runs compare as numbers (leading
 // zeros ignored), other text byte-wise. Strings equal in this order (such
 // as "f01" and "f1") fall back to plain byte order.
-func NaturalLess(a, b string) bool {
+func naturalLess(a, b string) bool {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		ca, cb := a[i], b[j]
@@ -741,10 +741,10 @@ func LoadMask(name string, scale float64) (mask []bool, width, height int, err e
 }
 
 // Load loads frames from a directory ([LoadDir]), a video file or URL
-// ([LoadVideo]), or standard input ([StdinInput]).
+// ([loadVideo]), or standard input ([StdinInput]).
 func Load(ctx context.Context, path string, opts Options) (*Sequence, error) {
 	if path == StdinInput || IsURL(path) {
-		return LoadVideo(ctx, path, opts)
+		return loadVideo(ctx, path, opts)
 	}
 	st, err := os.Stat(path)
 	if err != nil {
@@ -756,5 +756,5 @@ func Load(ctx context.Context, path string, opts Options) (*Sequence, error) {
 	if imageExts[strings.ToLower(filepath.Ext(path))] {
 		return nil, fmt.Errorf("video: %s is a single image; give the directory of frames", path)
 	}
-	return LoadVideo(ctx, path, opts)
+	return loadVideo(ctx, path, opts)
 }

@@ -164,8 +164,8 @@ func TestNaturalLess(t *testing.T) {
 	sorted := []string{"a", "a0", "a01", "a1", "a2", "a10", "a10b", "a10c", "a011x", "b", "frame2.png", "frame10.png"}
 	for i := range sorted {
 		for j := range sorted {
-			if got, want := NaturalLess(sorted[i], sorted[j]), i < j; got != want {
-				t.Errorf("NaturalLess(%q, %q) = %v, want %v", sorted[i], sorted[j], got, want)
+			if got, want := naturalLess(sorted[i], sorted[j]), i < j; got != want {
+				t.Errorf("naturalLess(%q, %q) = %v, want %v", sorted[i], sorted[j], got, want)
 			}
 		}
 	}

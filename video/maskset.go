@@ -12,8 +12,8 @@ type MaskSet struct {
 	Data []uint8
 }
 
-// NewMaskSet returns an empty (all background) MaskSet.
-func NewMaskSet(pixels, frames int) *MaskSet {
+// newMaskSet returns an empty (all background) MaskSet.
+func newMaskSet(pixels, frames int) *MaskSet {
 	return &MaskSet{Pixels: pixels, Frames: frames, Data: make([]uint8, pixels*frames)}
 }
 

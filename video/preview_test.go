@@ -162,7 +162,7 @@ func TestPreviewFrameLabels(t *testing.T) {
 }
 
 // TestPreviewMP4: with ffmpeg, a .mp4 path gets an H.264 video of every
-// frame at full size, which LoadVideo decodes back to the right number
+// frame at full size, which loadVideo decodes back to the right number
 // of frames, the montage's size (padded to even) and, H.264 being lossy,
 // the panels' gray levels within 6 of 255; without ffmpeg (an injected
 // LookPath that fails) it is ErrNoFFmpeg and PreviewName says .gif; a
@@ -204,7 +204,7 @@ func TestPreviewMP4(t *testing.T) {
 	if len(ents) != 1 {
 		t.Errorf("files left: %v", ents)
 	}
-	seq, err := LoadVideo(context.Background(), path, Options{Color: ColorGray})
+	seq, err := loadVideo(context.Background(), path, Options{Color: ColorGray})
 	if err != nil {
 		t.Fatal(err)
 	}

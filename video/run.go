@@ -382,7 +382,7 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	if err := WritePNG(filepath.Join(j.Dir, "montage.png"), mont); err != nil {
+	if err := writePNG(filepath.Join(j.Dir, "montage.png"), mont); err != nil {
 		return err
 	}
 	if pv != nil {

@@ -69,7 +69,7 @@ func TestRun(t *testing.T) {
 		if _, err := Run(context.Background(), job); err != nil {
 			t.Fatal(err)
 		}
-		seq, err := LoadVideo(context.Background(), filepath.Join(job.Dir, "preview.mp4"), Options{})
+		seq, err := loadVideo(context.Background(), filepath.Join(job.Dir, "preview.mp4"), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func checkPreview(t *testing.T, path, in, out string, names []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mask, err := DecodeFile(filepath.Join(out, "mask", PNGName(names[k])))
+		mask, err := DecodeFile(filepath.Join(out, "mask", pngName(names[k])))
 		if err != nil {
 			t.Fatal(err)
 		}

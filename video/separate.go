@@ -180,9 +180,9 @@ type Separation struct {
 	Seconds, RankSeconds, RowFitSeconds float64
 }
 
-// MinDisplayScale is the smallest foreground magnitude shown as white:
+// minDisplayScale is the smallest foreground magnitude shown as white:
 // a tenth of the intensity range.
-const MinDisplayScale = 0.1
+const minDisplayScale = 0.1
 
 // ErrRankTooLarge reports a rank that the frames cannot carry.
 var ErrRankTooLarge = errors.New("video: rank too large for the number of frames")
@@ -255,11 +255,11 @@ func Separate(ctx context.Context, seq *Sequence, o SeparateOptions) (*Separatio
 		return nil, err
 	}
 	// The display: black up to three times the noise level, white from the
-	// robust maximum of the foreground (at least MinDisplayScale), so
+	// robust maximum of the foreground (at least minDisplayScale), so
 	// that a clip without motion shows a black foreground instead of
 	// its rounding noise stretched to white.
 	sep.DisplayFloor = 3 * max(sep.MaskReport.Noise, MinNoise)
-	sep.DisplayScale = DisplayScale(sep.Foreground, 0, MinDisplayScale)
+	sep.DisplayScale = DisplayScale(sep.Foreground, 0, minDisplayScale)
 	return sep, nil
 }
 
@@ -339,7 +339,7 @@ func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptio
 		sep.Background = fitted
 		return nil
 	}
-	q, err := RowSpace(sep.Result.V)
+	q, err := rowSpace(sep.Result.V)
 	if err != nil {
 		return err
 	}

@@ -69,10 +69,10 @@ func gatherRows(y *mat.Dense, idx []int) *mat.Dense {
 	return out
 }
 
-// RowSpace returns an orthonormal basis (d2×k) of the span of the columns
+// rowSpace returns an orthonormal basis (d2×k) of the span of the columns
 // of v (d2×r): the row space of a background M = U·Vᵀ. Directions whose
 // singular value is at most 1e-10 of the largest are dropped, so k ≤ r.
-func RowSpace(v mat.Matrix) (*mat.Dense, error) {
+func rowSpace(v mat.Matrix) (*mat.Dense, error) {
 	var svd mat.SVD
 	if !svd.Factorize(v, mat.SVDThin) {
 		return nil, errors.New("video: the SVD of the background's factor failed")
@@ -92,7 +92,7 @@ func RowSpace(v mat.Matrix) (*mat.Dense, error) {
 
 // FitRows returns the background M = U·qᵀ whose row i is the trimmed
 // least-squares fit of row i of y in the row space q (d2×k, orthonormal
-// columns, from [RowSpace]): the coefficients u_i (row i of U) minimise ‖y_i − q·u‖²
+// columns, from [rowSpace]): the coefficients u_i (row i of U) minimise ‖y_i − q·u‖²
 // over the d2 − trim entries left after setting aside the trim largest
 // residuals. This is the row part of the paper's sparse estimator T_α
 // (eq. 3, each row keeps at most an α fraction of its entries as

@@ -37,7 +37,7 @@ func lowRankRows(rng *rand.Rand, d1, d2, k, trim int) (clean, corrupt, q *mat.De
 			corrupt.Set(i, j, corrupt.At(i, j)+sign*(3+2*rng.Float64()))
 		}
 	}
-	q, err := RowSpace(v)
+	q, err := rowSpace(v)
 	if err != nil {
 		panic(err)
 	}
@@ -110,7 +110,7 @@ func TestFitRowsIsConcentrationFixedPoint(t *testing.T) {
 		v.Set(j, 0, 1)
 		v.Set(j, 1, float64(j))
 	}
-	q, err := RowSpace(v)
+	q, err := rowSpace(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestFitRowsUndetermined(t *testing.T) {
 		v.Set(j, 0, 1)
 	}
 	v.Set(0, 1, 1)
-	q, err := RowSpace(v)
+	q, err := rowSpace(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestFitRowsErrors(t *testing.T) {
 	if _, _, err := FitRows(context.Background(), y, q, 19, 2); err == nil {
 		t.Error("19 of 20 frames set aside at rank 2: no error")
 	}
-	if _, err := RowSpace(mat.NewDense(5, 2, nil)); !errors.Is(err, ErrNoRowSpace) {
+	if _, err := rowSpace(mat.NewDense(5, 2, nil)); !errors.Is(err, ErrNoRowSpace) {
 		t.Errorf("zero factor: %v", err)
 	}
 }
@@ -238,7 +238,7 @@ func TestRowSpace(t *testing.T) {
 		3, 1, 4,
 		0, 2, 2,
 	}) // column 3 = column 1 + column 2
-	q, err := RowSpace(v)
+	q, err := rowSpace(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestMasksLazyResidual(t *testing.T) {
 	for j := range 40 {
 		v.Set(j, 0, 1)
 	}
-	q, err := RowSpace(v)
+	q, err := rowSpace(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestRowTrimHalfCovered(t *testing.T) {
 	for j := range d2 {
 		weights.Set(j, 0, 1+0.1*math.Sin(float64(j)/9)) // slowly varying light
 	}
-	q, err := RowSpace(weights)
+	q, err := rowSpace(weights)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -618,7 +618,7 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 	}
 	t0, fits0 := time.Now(), s.FitSeconds
 	bg := &projected{rows: rows}
-	masks := NewMaskSet(s.g.Pixels(), n)
+	masks := newMaskSet(s.g.Pixels(), n)
 	noise := make([]float64, n)
 	sep := &Separation{Background: bg, Masks: masks}
 	col := make([]float64, rows)
@@ -688,7 +688,7 @@ func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(str
 	sep.MaskReport.Noise = medianOf(noise)
 	sep.MaskReport.Foreground = float64(masks.Foreground()) / float64(s.g.Pixels()*n)
 	sep.DisplayFloor = 3 * max(sep.MaskReport.Noise, MinNoise)
-	sep.DisplayScale = DisplayScale(sep.Foreground, 0, MinDisplayScale)
+	sep.DisplayScale = DisplayScale(sep.Foreground, 0, minDisplayScale)
 	sep.Rank, sep.RankRule = s.Rank, "stream"
 	sep.RankReason = fmt.Sprintf("the rank of the last fit of the stream's background (%d fits so far)", s.Fits)
 	sep.Seconds = time.Since(t0).Seconds()

@@ -99,15 +99,15 @@ func planeImage(col []float64, g Geometry) image.Image {
 	return img
 }
 
-// PNGName returns the output file name for a frame: its base name with
+// pngName returns the output file name for a frame: its base name with
 // the extension replaced by ".png".
-func PNGName(name string) string {
+func pngName(name string) string {
 	base := filepath.Base(name)
 	return strings.TrimSuffix(base, filepath.Ext(base)) + ".png"
 }
 
 // WriteFrames writes every column k of m as the PNG file
-// dir/PNGName(names[k]), creating dir if needed. Each file is written
+// dir/pngName(names[k]), creating dir if needed. Each file is written
 // atomically ([outdir.WriteFile]); to make the whole directory
 // appear at once, write into an [outdir.Dir]. Two names that map
 // to the same output file are an error. Frames are encoded and written by
@@ -160,7 +160,7 @@ func newFrameSet(dir string, names []string, m Matrix, g Geometry, create outdir
 	}
 	seen := make(map[string]string, len(names))
 	for _, name := range names {
-		out := PNGName(name)
+		out := pngName(name)
 		if prev, dup := seen[out]; dup {
 			return nil, fmt.Errorf("video: frames %s and %s would both be written as %s", prev, name, out)
 		}
@@ -187,7 +187,7 @@ func writeSets(j0, nb int, sets ...*frameSet) error {
 			go func(e *error, col []float64, name string) {
 				defer wg.Done()
 				img := planeImage(col, fs.g)
-				path := filepath.Join(fs.dir, PNGName(name))
+				path := filepath.Join(fs.dir, pngName(name))
 				if err := fs.create(path, func(w io.Writer) error { return pngenc.Encode(w, img) }); err != nil {
 					*e = fmt.Errorf("video: writing %s: %v", path, err)
 				}
@@ -210,7 +210,7 @@ func writeSets(j0, nb int, sets ...*frameSet) error {
 // 2026-11-27).
 const writeBlock = 8
 
-// WritePNG writes img as a PNG file atomically.
-func WritePNG(path string, img image.Image) error {
+// writePNG writes img as a PNG file atomically.
+func writePNG(path string, img image.Image) error {
 	return outdir.WriteFile(path, func(w io.Writer) error { return png.Encode(w, img) })
 }
