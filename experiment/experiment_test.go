@@ -20,6 +20,7 @@ import (
 	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/video"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // readTable reads a CSV file and returns its header and its rows as maps
@@ -371,7 +372,7 @@ func TestTruthFrameFix(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		c := &clip{name: tc.dir, seq: &video.Sequence{Geometry: video.Geometry{Width: 4, Height: 3}, Names: []string{"frame0016.png", "frame0019.png"}}}
+		c := &clip{name: tc.dir, seq: &frames.Sequence{Geometry: frames.Geometry{Width: 4, Height: 3}, Names: []string{"frame0016.png", "frame0019.png"}}}
 		if err := c.loadTruth(dir, 1); err != nil {
 			t.Fatal(err)
 		}

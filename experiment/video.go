@@ -21,6 +21,7 @@ import (
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/video"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // The video settings of the paper's Appendix B (video.Presets["paper"]):
@@ -68,7 +69,7 @@ func DefaultFrames() string {
 // clip is one video with its optional ground truth.
 type clip struct {
 	name  string
-	seq   *video.Sequence
+	seq   *frames.Sequence
 	truth map[int][]bool // frame index → true foreground mask (row-major pixels)
 }
 
@@ -199,9 +200,9 @@ func loadClips(ctx context.Context, w *writer, o *Options) ([]*clip, error) {
 		return []*clip{syntheticClip(64, 48, n)}, nil
 	}
 	scale := pick(o.Scale, o.Quick, 0.5, 1)
-	opts := video.Options{Scale: scale, Range: video.Range{End: maxFrames}}
+	opts := frames.Options{Scale: scale, Range: frames.Range{End: maxFrames}}
 	dirs := []string{src}
-	if names, err := video.ListFrames(src, opts); err != nil {
+	if names, err := frames.ListFrames(src, opts); err != nil {
 		return nil, err
 	} else if len(names) == 0 {
 		ents, err := os.ReadDir(src)
@@ -214,7 +215,7 @@ func loadClips(ctx context.Context, w *writer, o *Options) ([]*clip, error) {
 				continue
 			}
 			sub := filepath.Join(src, e.Name())
-			if names, err := video.ListFrames(sub, opts); err == nil && len(names) > 0 {
+			if names, err := frames.ListFrames(sub, opts); err == nil && len(names) > 0 {
 				dirs = append(dirs, sub)
 			}
 		}
@@ -224,7 +225,7 @@ func loadClips(ctx context.Context, w *writer, o *Options) ([]*clip, error) {
 	}
 	var clips []*clip
 	for _, dir := range dirs {
-		seq, err := video.LoadDir(ctx, dir, opts)
+		seq, err := frames.LoadDir(ctx, dir, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +268,7 @@ func (c *clip) loadTruth(dir string, scale float64) error {
 		if j < 0 {
 			continue // the frame is outside the loaded range
 		}
-		mask, mw, mh, err := video.LoadMask(m, scale)
+		mask, mw, mh, err := frames.LoadMask(m, scale)
 		if err != nil {
 			return err
 		}
@@ -290,9 +291,9 @@ func (c *clip) loadTruth(dir string, scale float64) error {
 func syntheticClip(w, h, n int) *clip {
 	const side = 10
 	rng := rand.New(rand.NewPCG(7, 11))
-	g := video.Geometry{Width: w, Height: h}
+	g := frames.Geometry{Width: w, Height: h}
 	y := mat.NewDense(g.Rows(), n, nil)
-	c := &clip{name: "synthetic", seq: &video.Sequence{Geometry: g, Y: y}, truth: map[int][]bool{}}
+	c := &clip{name: "synthetic", seq: &frames.Sequence{Geometry: g, Y: y}, truth: map[int][]bool{}}
 	for j := 0; j < n; j++ {
 		c.seq.Names = append(c.seq.Names, fmt.Sprintf("frame%04d.png", j+1))
 		x0 := (3 * j) % (w - side)

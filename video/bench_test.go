@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rpca-gd/rpca/video/frames"
+	"github.com/rpca-gd/rpca/video/internal/videotest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -16,12 +18,12 @@ func BenchmarkLoadDir(b *testing.B) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	dir := b.TempDir()
 	for k := 0; k < 50; k++ {
-		writeImage(b, filepath.Join(dir, fmt.Sprintf("frame%04d.png", k)), randomFrame(rng, 176, 144, true), true)
+		videotest.WriteImage(b, filepath.Join(dir, fmt.Sprintf("frame%04d.png", k)), videotest.RandomFrame(rng, 176, 144, true), true)
 	}
 	for _, scale := range []float64{1, 0.5} {
 		b.Run(fmt.Sprintf("scale=%v", scale), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := LoadDir(context.Background(), dir, Options{Scale: scale}); err != nil {
+				if _, err := frames.LoadDir(context.Background(), dir, frames.Options{Scale: scale}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpca-gd/rpca/internal/parallel"
 	"github.com/rpca-gd/rpca/internal/selection"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // Defaults of the foreground decision ([MaskOptions]); docs/video.md
@@ -159,7 +160,7 @@ type MaskReport struct {
 // cleaned as o says (see [MaskOptions]). y and bg are the frames and the
 // background (needed for shadows; bg may be nil with KeepShadows). It
 // returns the masks as a pixels×frames 0/1 matrix.
-func Masks(ctx context.Context, fg, y, bg Matrix, g Geometry, o MaskOptions) (*MaskSet, MaskReport, error) {
+func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptions) (*MaskSet, MaskReport, error) {
 	if err := o.Validate(); err != nil {
 		return nil, MaskReport{}, err
 	}
@@ -435,7 +436,7 @@ type frameWork struct {
 	ratios     [][]float64
 }
 
-func newFrameWork(g Geometry) *frameWork {
+func newFrameWork(g frames.Geometry) *frameWork {
 	p := g.Pixels()
 	return &frameWork{
 		z: make([]float64, p), zs: make([]float64, p), buf: make([]float64, p),
@@ -450,7 +451,7 @@ func newFrameWork(g Geometry) *frameWork {
 // skips the test). It returns the cleaned mask, the frame's noise level
 // (the largest over the channels) and the number of shadow pixels set
 // aside.
-func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g Geometry, pixNoise []float64, fixed bool) ([]bool, float64, int) {
+func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g frames.Geometry, pixNoise []float64, fixed bool) ([]bool, float64, int) {
 	nc, p := g.Channels(), g.Pixels()
 	z := w.z
 	clear(z)
@@ -574,7 +575,7 @@ func windowSum[T int32 | float64](sat []T, w, h, r, x, y int) (T, int) {
 // background's columns, and returns how many it cleared. Ratios are taken
 // between 3×3 means of the frame and of the background, which divides the
 // noise of a ratio by three.
-func suppressShadows(fw *frameWork, yc, bc []float64, g Geometry) int {
+func suppressShadows(fw *frameWork, yc, bc []float64, g frames.Geometry) int {
 	nc, p, w, h := g.Channels(), g.Pixels(), g.Width, g.Height
 	cand := fw.cand
 	if !slices.Contains(cand, true) {

@@ -4,18 +4,9 @@
 // background is the low-rank part M* and moving objects are the sparse
 // corruptions S*.
 //
-// Frames come from a directory of images (PNG, JPEG, BMP, PGM/PPM) with
-// [LoadDir] or from a video file decoded by an installed ffmpeg with
-// [loadVideo]; [Load] picks one by the path. Both return a [Sequence]
-// whose matrix Y has one column per frame:
-//
-//   - grayscale (default): d1 = width·height rows, the ITU-R BT.601 luma
-//     Y' = 0.299 R + 0.587 G + 0.114 B of each pixel scaled to [0, 1],
-//     pixels in row-major order within the frame (row y, column x at
-//     index y·width + x);
-//   - color: d1 = 3·width·height rows, the red plane, then the green
-//     plane, then the blue plane, each in the same row-major order and
-//     scaled to [0, 1].
+// The frames are read by package video/frames (a directory of images, a
+// video file or URL through ffmpeg, YUV4MPEG2 on standard input) into a
+// [frames.Sequence], whose matrix Y has one column per frame.
 //
 // [Separate] is the whole workflow: it chooses the background's rank
 // ([ChooseRank], checked again on the fit with its outliers clipped),

@@ -10,7 +10,7 @@ import (
 // Separate a generated clip in which a light is switched on halfway
 // through: the rank check finds the background's second state, and the
 // foreground masks are scored against the clip's truth. For real frames,
-// load them with video.Load(ctx, "frames/", video.Options{}).
+// load them with frames.Load(ctx, "frames/", frames.Options{}) (package video/frames).
 func ExampleSeparate() {
 	clip, err := video.Generate(video.SceneLightSwitch, video.GenerateOptions{Width: 64, Height: 48, Frames: 60, Seed: 1})
 	if err != nil {

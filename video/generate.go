@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // Scene names a family of generated clips whose foreground is known
@@ -56,7 +57,7 @@ type GenerateOptions struct {
 
 // Clip is a generated sequence with its truth.
 type Clip struct {
-	*Sequence
+	*frames.Sequence
 	// Truth holds one mask per frame (row-major pixels): true where a
 	// moving object is.
 	Truth [][]bool
@@ -99,14 +100,14 @@ func Generate(scene Scene, o GenerateOptions) (*Clip, error) {
 		return nil, fmt.Errorf("video: unknown scene %q (want one of %v)", scene, Scenes)
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
-	g := Geometry{Width: w, Height: h, Color: !o.Gray}
+	g := frames.Geometry{Width: w, Height: h, Color: !o.Gray}
 	nc := g.Channels()
 	p := g.Pixels()
 
 	bg := texture(g, rng)
 
 	objs := sceneObjects(scene, w, h, nc, rng)
-	clip := &Clip{Sequence: &Sequence{Geometry: g, Y: mat.NewDense(g.Rows(), n, nil)}}
+	clip := &Clip{Sequence: &frames.Sequence{Geometry: g, Y: mat.NewDense(g.Rows(), n, nil)}}
 	col := make([]float64, nc*p)
 	for j := 0; j < n; j++ {
 		t := float64(j) / float64(n-1)
@@ -126,7 +127,7 @@ func Generate(scene Scene, o GenerateOptions) (*Clip, error) {
 
 // texture returns a background of a few plane waves per channel, in
 // [0.2, 0.7].
-func texture(g Geometry, rng *rand.Rand) []float64 {
+func texture(g frames.Geometry, rng *rand.Rand) []float64 {
 	w, h, nc, p := g.Width, g.Height, g.Channels(), g.Pixels()
 	bg := make([]float64, nc*p)
 	for c := 0; c < nc; c++ {
@@ -151,7 +152,7 @@ func texture(g Geometry, rng *rand.Rand) []float64 {
 
 // sceneChange applies the scene's change of the background to frame j
 // of n (t = j/(n−1)) in col.
-func sceneChange(scene Scene, col []float64, g Geometry, j, n int, t float64) {
+func sceneChange(scene Scene, col []float64, g frames.Geometry, j, n int, t float64) {
 	w, h, nc, p := g.Width, g.Height, g.Channels(), g.Pixels()
 	switch scene {
 	case SceneIllumination:
@@ -185,7 +186,7 @@ func sceneChange(scene Scene, col []float64, g Geometry, j, n int, t float64) {
 
 // drawObjects draws the shadows, then the objects over them, of frame j
 // into col, and returns the truth mask.
-func drawObjects(scene Scene, objs []*object, col []float64, g Geometry, j int) []bool {
+func drawObjects(scene Scene, objs []*object, col []float64, g frames.Geometry, j int) []bool {
 	w, h, nc, p := g.Width, g.Height, g.Channels(), g.Pixels()
 	truth := make([]bool, p)
 	for _, ob := range objs {

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // Labels is a ground truth with pixels that are not scored, as the
@@ -43,7 +44,7 @@ func LabelsFor(dir, frame string) (*Labels, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", ErrNoLabels, path)
 	}
-	img, err := DecodeFile(path)
+	img, err := frames.DecodeFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("video: %v", err)
 	}

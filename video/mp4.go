@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // PreviewName is the file name of the preview that a job writes: preview.mp4
@@ -50,7 +52,7 @@ func newMP4Writer(ctx context.Context, path string, fps int, lookPath func(strin
 	}
 	ffmpeg, err := lookPath("ffmpeg")
 	if err != nil {
-		return nil, fmt.Errorf("video: cannot write %s: %w (not found in PATH); write a .gif instead", path, ErrNoFFmpeg)
+		return nil, fmt.Errorf("video: cannot write %s: %w (not found in PATH); write a .gif instead", path, frames.ErrNoFFmpeg)
 	}
 	return &mp4Writer{path: path, fps: fps, ffmpeg: ffmpeg, ctx: ctx}, nil
 }

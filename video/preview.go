@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rpca-gd/rpca/outdir"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // Defaults of [WritePreview]. A GIF shows fewer, smaller frames than an
@@ -29,7 +30,7 @@ const (
 type PreviewColumn struct {
 	Title string
 	M     Matrix
-	G     Geometry
+	G     frames.Geometry
 }
 
 // PreviewOptions configure [WritePreview]. Zero values take the defaults.

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/rpca-gd/rpca/internal/testfile"
+	"github.com/rpca-gd/rpca/video/frames"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -23,11 +24,11 @@ import (
 // reads it back: the frame count is capped, the two panels sit side by
 // side, and a pixel that is white in the mask is white in the animation.
 func TestWritePreview(t *testing.T) {
-	g := Geometry{Width: 20, Height: 10}
-	const frames = 30
-	y := mat.NewDense(g.Rows(), frames, nil)
-	mask := mat.NewDense(g.Pixels(), frames, nil)
-	for j := 0; j < frames; j++ {
+	g := frames.Geometry{Width: 20, Height: 10}
+	const nFrames = 30
+	y := mat.NewDense(g.Rows(), nFrames, nil)
+	mask := mat.NewDense(g.Pixels(), nFrames, nil)
+	for j := 0; j < nFrames; j++ {
 		for i := 0; i < g.Pixels(); i++ {
 			y.Set(i, j, 0.5)
 		}
@@ -48,7 +49,7 @@ func TestWritePreview(t *testing.T) {
 		t.Errorf("width %d", b.Dx())
 	}
 	for k, img := range anim.Image {
-		j := k * frames / 10
+		j := k * nFrames / 10
 		i := j % g.Pixels()
 		x0 := 4 + (g.Width + 4) // second column
 		y0 := 4 + labelHeight + 4 + labelHeight
@@ -60,7 +61,7 @@ func TestWritePreview(t *testing.T) {
 			t.Fatalf("frame %d: original pixel %d, want gray 128", k, r>>8)
 		}
 	}
-	if err := WritePreview(context.Background(), path, []PreviewColumn{{"bad", y, Geometry{Width: 3, Height: 3}}}, PreviewOptions{}); err == nil {
+	if err := WritePreview(context.Background(), path, []PreviewColumn{{"bad", y, frames.Geometry{Width: 3, Height: 3}}}, PreviewOptions{}); err == nil {
 		t.Error("mismatched geometry accepted")
 	}
 }
@@ -120,10 +121,10 @@ func TestZeroMeansDefault(t *testing.T) {
 // from one frame to the next while the images are identical); a name
 // list of the wrong length is refused.
 func TestPreviewFrameLabels(t *testing.T) {
-	g := Geometry{Width: 140, Height: 6}
-	const frames = 12
-	y := mat.NewDense(g.Rows(), frames, nil) // every frame black
-	names := make([]string, frames)
+	g := frames.Geometry{Width: 140, Height: 6}
+	const nFrames = 12
+	y := mat.NewDense(g.Rows(), nFrames, nil) // every frame black
+	names := make([]string, nFrames)
 	for j := range names {
 		names[j] = fmt.Sprintf("in%03d.png", j)
 	}
@@ -168,10 +169,10 @@ func TestPreviewFrameLabels(t *testing.T) {
 // LookPath that fails) it is ErrNoFFmpeg and PreviewName says .gif; a
 // cancelled write leaves no file behind.
 func TestPreviewMP4(t *testing.T) {
-	g := Geometry{Width: 40, Height: 30}
-	const frames = 24
-	y := mat.NewDense(g.Rows(), frames, nil)
-	for j := range frames {
+	g := frames.Geometry{Width: 40, Height: 30}
+	const nFrames = 24
+	y := mat.NewDense(g.Rows(), nFrames, nil)
+	for j := range nFrames {
 		for i := range g.Rows() {
 			y.Set(i, j, 1) // white
 		}
@@ -179,7 +180,7 @@ func TestPreviewMP4(t *testing.T) {
 	cols := []PreviewColumn{{"original", y, g}, {"copy", y, g}}
 	dir := t.TempDir()
 	noFFmpeg := func(string) (string, error) { return "", exec.ErrNotFound }
-	if err := WritePreview(context.Background(), filepath.Join(dir, "p.mp4"), cols, PreviewOptions{LookPath: noFFmpeg}); !errors.Is(err, ErrNoFFmpeg) {
+	if err := WritePreview(context.Background(), filepath.Join(dir, "p.mp4"), cols, PreviewOptions{LookPath: noFFmpeg}); !errors.Is(err, frames.ErrNoFFmpeg) {
 		t.Errorf("without ffmpeg: %v", err)
 	}
 	if PreviewName(noFFmpeg) != "preview.gif" {
@@ -204,19 +205,19 @@ func TestPreviewMP4(t *testing.T) {
 	if len(ents) != 1 {
 		t.Errorf("files left: %v", ents)
 	}
-	seq, err := loadVideo(context.Background(), path, Options{Color: ColorGray})
+	seq, err := frames.Load(context.Background(), path, frames.Options{Color: frames.ColorGray})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Montage: gap 4, a header row, a labelled cell per column.
 	wantW, wantH := 4+2*(g.Width+4), 4+labelHeight+4+labelHeight+g.Height+4
 	wantW, wantH = wantW+wantW%2, wantH+wantH%2
-	if _, n := seq.Y.Dims(); n != frames || seq.Width != wantW || seq.Height != wantH {
-		t.Fatalf("decoded %d frames of %d×%d, want %d of %d×%d", n, seq.Width, seq.Height, frames, wantW, wantH)
+	if _, n := seq.Y.Dims(); n != nFrames || seq.Width != wantW || seq.Height != wantH {
+		t.Fatalf("decoded %d frames of %d×%d, want %d of %d×%d", n, seq.Width, seq.Height, nFrames, wantW, wantH)
 	}
 	y0 := 4 + labelHeight + 4 + labelHeight
 	for _, x := range []int{4 + g.Width/2, 4 + g.Width + 4 + g.Width/2} {
-		if v := seq.Y.At((y0+g.Height/2)*seq.Width+x, frames/2); math.Abs(v-1) > 6.0/255 {
+		if v := seq.Y.At((y0+g.Height/2)*seq.Width+x, nFrames/2); math.Abs(v-1) > 6.0/255 {
 			t.Errorf("panel pixel at x = %d: %v, want white", x, v)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // Job is one separation of a clip into an output directory: what Run
@@ -23,7 +24,7 @@ type Job struct {
 	// Input is a directory of frames or a video file (see Load); Load
 	// selects and scales the frames.
 	Input string
-	Load  Options
+	Load  frames.Options
 	// Window is the number of frames separated at a time (0: the whole
 	// clip at once, or StreamWindow with Stream); see SeparateWindows.
 	Window int
@@ -64,14 +65,14 @@ type Job struct {
 type Truth struct {
 	Path  string // the mask image, for the report
 	Frame string // the name of its frame (with or without extension)
-	Mask  []bool // row-major pixels, as LoadMask returns them
+	Mask  []bool // row-major pixels, as frames.LoadMask returns them
 	W, H  int
 }
 
 // LoadTruth reads the ground-truth mask image path (nonzero pixels are
 // foreground) of the frame named frame, downscaled like the frames.
 func LoadTruth(path, frame string, scale float64) (*Truth, error) {
-	mask, w, h, err := LoadMask(path, scale)
+	mask, w, h, err := frames.LoadMask(path, scale)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +198,7 @@ type LabelsScore struct {
 
 // scoreLabels adds the window's masks of the frames that have a ground
 // truth in j.TruthDir to rep.TruthDir.
-func (j *Job) scoreLabels(seq *Sequence, sep *Separation, rep *Report) error {
+func (j *Job) scoreLabels(seq *frames.Sequence, sep *Separation, rep *Report) error {
 	if j.TruthDir == "" {
 		return nil
 	}
@@ -257,13 +258,15 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 	default:
 		rep.Window = size
 	}
-	separate := func(ctx context.Context, seq *Sequence) (*Separation, error) { return Separate(ctx, seq, j.Separate) }
+	separate := func(ctx context.Context, seq *frames.Sequence) (*Separation, error) {
+		return Separate(ctx, seq, j.Separate)
+	}
 	var sub *Subtractor
 	firstSize := 0
 	if j.Stream != nil {
 		o := j.streamOptions()
 		firstSize = o.Warmup // the first window holds the frames held back
-		separate = func(ctx context.Context, seq *Sequence) (*Separation, error) {
+		separate = func(ctx context.Context, seq *frames.Sequence) (*Separation, error) {
 			if sub == nil {
 				var err error
 				if sub, err = NewSubtractor(seq.Geometry, o); err != nil {
@@ -319,7 +322,7 @@ func (j *Job) stage(format string, a ...any) {
 func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	seq, sep := w.Seq, w.Sep
 	g := seq.Geometry
-	gray := Geometry{Width: g.Width, Height: g.Height}
+	gray := frames.Geometry{Width: g.Width, Height: g.Height}
 	rep.addWindow(w)
 	j.record(w, rep)
 	truthIdx, err := j.score(seq, sep, rep)
@@ -335,7 +338,7 @@ func (j *Job) window(ctx context.Context, w Window, rep *Report) error {
 	for _, wr := range []struct {
 		sub string
 		m   Matrix
-		g   Geometry
+		g   frames.Geometry
 	}{{"background", sep.Background, g}, {"foreground", fg, g}, {"mask", sep.Masks, gray}} {
 		fs, err := newFrameSet(filepath.Join(j.Dir, wr.sub), seq.Names, wr.m, wr.g, j.create())
 		if err != nil {
@@ -453,7 +456,7 @@ func writeWindowFrames(ctx context.Context, y Matrix, sets []*frameSet, pv *prev
 
 // score scores the truth frame's mask when it is in this window, and
 // returns its index there (−1 when it is not).
-func (j *Job) score(seq *Sequence, sep *Separation, rep *Report) (int, error) {
+func (j *Job) score(seq *frames.Sequence, sep *Separation, rep *Report) (int, error) {
 	t := j.Truth
 	if t == nil {
 		return -1, nil
@@ -548,7 +551,7 @@ func (j *Job) record(w Window, rep *Report) {
 // montage lays out original | background | foreground | mask for evenly
 // spaced frames (the truth frame among them when there is one), under
 // column headers.
-func (j *Job) montage(seq *Sequence, sep *Separation, rep *Report, truthIdx int) (image.Image, error) {
+func (j *Job) montage(seq *frames.Sequence, sep *Separation, rep *Report, truthIdx int) (image.Image, error) {
 	d2 := len(seq.Names)
 	n := j.MontageFrames
 	if n <= 0 {
@@ -570,14 +573,14 @@ func (j *Job) montage(seq *Sequence, sep *Separation, rep *Report, truthIdx int)
 		idx[near] = truthIdx
 	}
 	g := seq.Geometry
-	gray := Geometry{Width: g.Width, Height: g.Height}
+	gray := frames.Geometry{Width: g.Width, Height: g.Height}
 	fg := Excess(sep.Foreground, sep.DisplayFloor, sep.DisplayScale)
 	var rows [][]Panel
 	for _, k := range idx {
 		var imgs [4]image.Image
 		for c, src := range []struct {
 			m Matrix
-			g Geometry
+			g frames.Geometry
 		}{{seq.Y, g}, {sep.Background, g}, {fg, g}, {sep.Masks, gray}} {
 			img, err := FrameImage(src.m, k, src.g)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // TestRun runs a windowed job on a generated clip with a truth frame: it
@@ -26,7 +27,7 @@ func TestRun(t *testing.T) {
 	c, in := writeClip(t, SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 50, Gray: true, Seed: 4})
 	k := 33
 	noFFmpeg := func(string) (string, error) { return "", exec.ErrNotFound } // the GIF, whose pixels checkPreview reads
-	job := Job{Input: in, Load: Options{LookPath: noFFmpeg}, Window: 25, Separate: DefaultOptions(), Dir: t.TempDir(), Preview: true,
+	job := Job{Input: in, Load: frames.Options{LookPath: noFFmpeg}, Window: 25, Separate: DefaultOptions(), Dir: t.TempDir(), Preview: true,
 		Truth:  &Truth{Path: "truth.png", Frame: c.Names[k], Mask: c.Truth[k], W: 32, H: 24},
 		Report: Report{Input: in, Output: "out"}}
 	rep, err := Run(context.Background(), job)
@@ -48,7 +49,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	checkPreview(t, filepath.Join(job.Dir, "preview.gif"), in, job.Dir, c.Names[:25])
-	mask, _, _, err := LoadMask(filepath.Join(job.Dir, "mask", c.Names[k]), 1)
+	mask, _, _, err := frames.LoadMask(filepath.Join(job.Dir, "mask", c.Names[k]), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestRun(t *testing.T) {
 		if _, err := Run(context.Background(), job); err != nil {
 			t.Fatal(err)
 		}
-		seq, err := loadVideo(context.Background(), filepath.Join(job.Dir, "preview.mp4"), Options{})
+		seq, err := frames.Load(context.Background(), filepath.Join(job.Dir, "preview.mp4"), frames.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,11 +102,11 @@ func checkPreview(t *testing.T, path, in, out string, names []string) {
 	const w, h = 32, 24
 	y0 := 4 + labelHeight + 4 + labelHeight
 	for k, img := range anim.Image {
-		orig, err := DecodeFile(filepath.Join(in, names[k]))
+		orig, err := frames.DecodeFile(filepath.Join(in, names[k]))
 		if err != nil {
 			t.Fatal(err)
 		}
-		mask, err := DecodeFile(filepath.Join(out, "mask", pngName(names[k])))
+		mask, err := frames.DecodeFile(filepath.Join(out, "mask", pngName(names[k])))
 		if err != nil {
 			t.Fatal(err)
 		}

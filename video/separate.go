@@ -11,6 +11,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/gd"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // Preset is a named set of solver settings for video. Zero fields leave
@@ -199,7 +200,7 @@ var ErrRankTooLarge = errors.New("video: rank too large for the number of frames
 //     changes of the background that cover many pixels in many frames
 //     (a light switched on, swaying foliage); when this finds a larger
 //     rank, the fit is redone at it.
-func Separate(ctx context.Context, seq *Sequence, o SeparateOptions) (*Separation, error) {
+func Separate(ctx context.Context, seq *frames.Sequence, o SeparateOptions) (*Separation, error) {
 	if seq == nil || seq.Y == nil {
 		return nil, errors.New("video: no frames")
 	}
@@ -266,7 +267,7 @@ func Separate(ctx context.Context, seq *Sequence, o SeparateOptions) (*Separatio
 // solve fits the low-rank background, choosing the rank when asked. With
 // a sketch, the method solves on the sampled rows and [FitRows] fits
 // every row to the row space of that solution, once the rank is settled.
-func (sep *Separation) solve(ctx context.Context, seq *Sequence, o SeparateOptions, stage func(string, ...any)) error {
+func (sep *Separation) solve(ctx context.Context, seq *frames.Sequence, o SeparateOptions, stage func(string, ...any)) error {
 	y := seq.Y
 	d1, d2 := y.Dims()
 	s := o.Settings

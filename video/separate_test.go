@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/metrics"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // pooledF scores the masks of every frame of a generated clip against its
@@ -112,11 +113,11 @@ func TestStaticNoiseFree(t *testing.T) {
 // the decision is |R| > τ in any channel, checked against a direct loop.
 func TestMasksFixedMatchesThreshold(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	g := Geometry{Width: 9, Height: 7, Color: true}
-	const frames = 4
-	r := mat.NewDense(g.Rows(), frames, nil)
+	g := frames.Geometry{Width: 9, Height: 7, Color: true}
+	const nFrames = 4
+	r := mat.NewDense(g.Rows(), nFrames, nil)
 	for i := 0; i < g.Rows(); i++ {
-		for j := 0; j < frames; j++ {
+		for j := 0; j < nFrames; j++ {
 			r.Set(i, j, 0.3*rng.NormFloat64())
 		}
 	}
@@ -130,7 +131,7 @@ func TestMasksFixedMatchesThreshold(t *testing.T) {
 	}
 	p := g.Pixels()
 	for i := 0; i < p; i++ {
-		for j := 0; j < frames; j++ {
+		for j := 0; j < nFrames; j++ {
 			want := math.Abs(r.At(i, j)) > tau || math.Abs(r.At(p+i, j)) > tau || math.Abs(r.At(2*p+i, j)) > tau
 			if got := m.At(i, j) > 0; got != want {
 				t.Fatalf("pixel %d frame %d: %v, want %v", i, j, got, want)
@@ -147,12 +148,12 @@ func TestMasksFixedMatchesThreshold(t *testing.T) {
 // values has a relative standard error of about 3%).
 func TestMasksNoiseRule(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	g := Geometry{Width: 60, Height: 40}
-	const frames, sigma = 3, 0.02
-	r := mat.NewDense(g.Rows(), frames, nil)
+	g := frames.Geometry{Width: 60, Height: 40}
+	const nFrames, sigma = 3, 0.02
+	r := mat.NewDense(g.Rows(), nFrames, nil)
 	block := func(i int) bool { x, y := i%g.Width, i/g.Width; return x >= 20 && x < 26 && y >= 10 && y < 16 }
 	for i := 0; i < g.Rows(); i++ {
-		for j := 0; j < frames; j++ {
+		for j := 0; j < nFrames; j++ {
 			v := sigma * rng.NormFloat64()
 			if block(i) {
 				v += 0.2
@@ -168,7 +169,7 @@ func TestMasksNoiseRule(t *testing.T) {
 		t.Errorf("noise %v, want %v", rep.Noise, sigma)
 	}
 	for i := 0; i < g.Pixels(); i++ {
-		for j := 0; j < frames; j++ {
+		for j := 0; j < nFrames; j++ {
 			if got := m.At(i, j) > 0; got != block(i) {
 				t.Fatalf("pixel (%d, %d) frame %d: %v", i%g.Width, i/g.Width, j, got)
 			}
@@ -180,7 +181,7 @@ func TestMasksNoiseRule(t *testing.T) {
 // channel is a shadow and is cleared; a region of another colour with
 // the same darkening of the red channel is not.
 func TestShadowSuppression(t *testing.T) {
-	g := Geometry{Width: 30, Height: 20, Color: true}
+	g := frames.Geometry{Width: 30, Height: 20, Color: true}
 	p := g.Pixels()
 	y, bg := mat.NewDense(g.Rows(), 1, nil), mat.NewDense(g.Rows(), 1, nil)
 	shadow := func(i int) bool { return i%g.Width < 10 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/selection"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // Defaults of [StreamOptions].
@@ -81,7 +82,7 @@ type StreamOptions struct {
 // with the per-pixel median of the frames so far. A Subtractor is not
 // safe for concurrent use.
 type Subtractor struct {
-	g       Geometry
+	g       frames.Geometry
 	history int
 	refit   int
 	warmup  int
@@ -106,7 +107,7 @@ type Subtractor struct {
 var ErrFrameSize = errors.New("video: frame of the wrong size")
 
 // NewSubtractor returns a Subtractor for frames of geometry g.
-func NewSubtractor(g Geometry, o StreamOptions) (*Subtractor, error) {
+func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
 	if g.Width <= 0 || g.Height <= 0 {
 		return nil, fmt.Errorf("video: frame size %d×%d must be positive", g.Width, g.Height)
 	}
@@ -380,7 +381,7 @@ func (s *Subtractor) decideAtOnce(ctx context.Context, y *mat.Dense, cols []int,
 // in a rotated order, which no fit depends on: robust PCA, the rank rule
 // and the row fits treat the frames as a set), and until then a view of
 // its first columns.
-func (s *Subtractor) frames() *Sequence {
+func (s *Subtractor) frames() *frames.Sequence {
 	n := min(s.seen, s.history)
 	y := s.hist
 	if n < s.history {
@@ -390,7 +391,7 @@ func (s *Subtractor) frames() *Sequence {
 	for k := range names {
 		names[k] = fmt.Sprintf("history%d", k)
 	}
-	return &Sequence{Geometry: s.g, Names: names, Y: y}
+	return &frames.Sequence{Geometry: s.g, Names: names, Y: y}
 }
 
 // median is the per-pixel median of the history (the warm-up's
@@ -590,7 +591,7 @@ func (p *projected) add(f *Frame) {
 // per channel (ones on that channel's rows): a frame's background may
 // then also shift by a constant per channel, as under a change of the
 // light that the history has not shown.
-func withConstants(a *mat.Dense, g Geometry) *mat.Dense {
+func withConstants(a *mat.Dense, g frames.Geometry) *mat.Dense {
 	rows, k := a.Dims()
 	ch := g.Channels()
 	out := mat.NewDense(rows, k+ch, nil)
@@ -608,7 +609,7 @@ func withConstants(a *mat.Dense, g Geometry) *mat.Dense {
 // them as a Separation (the background and the masks of every frame, the
 // rank of the model after the last frame), for the batch command's
 // writers.
-func (s *Subtractor) separate(ctx context.Context, seq *Sequence, stage func(string)) (*Separation, error) {
+func (s *Subtractor) separate(ctx context.Context, seq *frames.Sequence, stage func(string)) (*Separation, error) {
 	if seq.Geometry != s.g {
 		return nil, fmt.Errorf("video: frames of %d×%d×%d in a stream of %d×%d×%d", seq.Width, seq.Height, seq.Channels(), s.g.Width, s.g.Height, s.g.Channels())
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rpca-gd/rpca/video/frames"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -49,7 +50,7 @@ func TestSubtractorScenes(t *testing.T) {
 		}
 		masks, s := streamMasks(t, c, StreamOptions{History: 60, Refit: 20, Warmup: 20})
 		after := func(m Matrix) float64 {
-			sub := &Clip{Sequence: &Sequence{Geometry: c.Geometry}, Truth: c.Truth[20:]}
+			sub := &Clip{Sequence: &frames.Sequence{Geometry: c.Geometry}, Truth: c.Truth[20:]}
 			rows, cols := m.Dims()
 			d := mat.NewDense(rows, cols, nil)
 			for i := range rows {
@@ -89,7 +90,7 @@ func TestSubtractorScenes(t *testing.T) {
 // TestSubtractorInput: bad options and frames are errors; a cancelled
 // context stops Apply.
 func TestSubtractorInput(t *testing.T) {
-	g := Geometry{Width: 8, Height: 6}
+	g := frames.Geometry{Width: 8, Height: 6}
 	for name, o := range map[string]StreamOptions{
 		"history 1":      {History: 1},
 		"warm-up 1":      {Warmup: 1},
@@ -100,7 +101,7 @@ func TestSubtractorInput(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := NewSubtractor(Geometry{}, StreamOptions{}); err == nil {
+	if _, err := NewSubtractor(frames.Geometry{}, StreamOptions{}); err == nil {
 		t.Error("empty geometry accepted")
 	}
 	s, err := NewSubtractor(g, StreamOptions{})
@@ -184,7 +185,7 @@ func TestSubtractorPush(t *testing.T) {
 		t.Fatalf("%d frames returned for %d", got, n)
 	}
 	warm := func(m *mat.Dense) float64 {
-		sub := &Clip{Sequence: &Sequence{Geometry: c.Geometry}, Truth: c.Truth[:9]}
+		sub := &Clip{Sequence: &frames.Sequence{Geometry: c.Geometry}, Truth: c.Truth[:9]}
 		sc, err := sub.Score(m.Slice(0, c.Pixels(), 0, 9))
 		if err != nil {
 			t.Fatal(err)
@@ -302,7 +303,7 @@ func TestStreamWindowBackgrounds(t *testing.T) {
 	}
 	o := StreamOptions{History: 30, Refit: 7, Warmup: 10}
 	for _, n := range []int{60, 1} { // one frame: decided against its median by Flush
-		seq := &Sequence{Geometry: c.Geometry, Names: c.Names[:n], Y: mat.DenseCopyOf(c.Y.Slice(0, c.Rows(), 0, n))}
+		seq := &frames.Sequence{Geometry: c.Geometry, Names: c.Names[:n], Y: mat.DenseCopyOf(c.Y.Slice(0, c.Rows(), 0, n))}
 		s, err := NewSubtractor(c.Geometry, o)
 		if err != nil {
 			t.Fatal(err)
@@ -318,23 +319,23 @@ func TestStreamWindowBackgrounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var frames []*Frame
+		var nFrames []*Frame
 		for j := range n {
 			fs, err := ref.Push(context.Background(), mat.Col(nil, j, seq.Y))
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames = append(frames, fs...)
+			nFrames = append(nFrames, fs...)
 		}
 		fs, err := ref.Flush(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		frames = append(frames, fs...)
-		if len(frames) != n {
-			t.Fatalf("%d frames from Push and Flush, want %d", len(frames), n)
+		nFrames = append(nFrames, fs...)
+		if len(nFrames) != n {
+			t.Fatalf("%d frames from Push and Flush, want %d", len(nFrames), n)
 		}
-		for j, f := range frames { // the window decides its frames between two fits at once
+		for j, f := range nFrames { // the window decides its frames between two fits at once
 			for i, v := range sep.Masks.Frame(j) {
 				if float64(v) != f.Mask[i] {
 					t.Fatalf("%d frames, frame %d, pixel %d: mask %d, want %v", n, j, i, v, f.Mask[i])
@@ -348,7 +349,7 @@ func TestStreamWindowBackgrounds(t *testing.T) {
 			gatherColumns(cols[:nb], sep.Background, j0)
 			gatherColumns(res[:nb], sep.Foreground, j0)
 			for k := range nb {
-				want := frames[j0+k].Background
+				want := nFrames[j0+k].Background
 				for i, v := range cols[k] {
 					if v != want[i] || sep.Background.At(i, j0+k) != want[i] || res[k][i] != seq.Y.At(i, j0+k)-want[i] {
 						t.Fatalf("%d frames, frame %d, entry %d: gathered %v, At %v, residual %v; want %v and %v", n, j0+k, i, v, sep.Background.At(i, j0+k), res[k][i], want[i], seq.Y.At(i, j0+k)-want[i])

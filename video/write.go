@@ -12,6 +12,7 @@ import (
 
 	"github.com/rpca-gd/rpca/internal/pngenc"
 	"github.com/rpca-gd/rpca/outdir"
+	"github.com/rpca-gd/rpca/video/frames"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -61,7 +62,7 @@ func column(m Matrix, j int) []float64 {
 // FrameImage returns column j of m, laid out as geometry g describes, as
 // an *image.Gray (or an *image.RGBA for color), with values clamped to
 // [0, 1] and rounded to 8 bits.
-func FrameImage(m Matrix, j int, g Geometry) (image.Image, error) {
+func FrameImage(m Matrix, j int, g frames.Geometry) (image.Image, error) {
 	r, c := m.Dims()
 	if r != g.Rows() {
 		return nil, fmt.Errorf("video: matrix has %d rows, but %d×%d×%d frames need %d", r, g.Width, g.Height, g.Channels(), g.Rows())
@@ -74,7 +75,7 @@ func FrameImage(m Matrix, j int, g Geometry) (image.Image, error) {
 }
 
 // planeImage converts one frame column to an image.
-func planeImage(col []float64, g Geometry) image.Image {
+func planeImage(col []float64, g frames.Geometry) image.Image {
 	rect := image.Rect(0, 0, g.Width, g.Height)
 	p := g.Pixels()
 	if !g.Color {
@@ -113,12 +114,12 @@ func pngName(name string) string {
 // to the same output file are an error. Frames are encoded and written by
 // several goroutines, so that the per-file syncs of the atomic writes
 // overlap; the error reported is that of the first failing frame.
-func WriteFrames(dir string, names []string, m Matrix, g Geometry) error {
+func WriteFrames(dir string, names []string, m Matrix, g frames.Geometry) error {
 	return writeFrames(dir, names, m, g, outdir.WriteFile)
 }
 
 // writeFrames is [WriteFrames] with each file written by create.
-func writeFrames(dir string, names []string, m Matrix, g Geometry, create outdir.WriteFunc) error {
+func writeFrames(dir string, names []string, m Matrix, g frames.Geometry, create outdir.WriteFunc) error {
 	fs, err := newFrameSet(dir, names, m, g, create)
 	if err != nil {
 		return err
@@ -143,14 +144,14 @@ type frameSet struct {
 	dir    string
 	names  []string
 	m      Matrix
-	g      Geometry
+	g      frames.Geometry
 	create outdir.WriteFunc
 	cols   [][]float64 // the gathered block
 }
 
 // newFrameSet checks that m has a column per name and g's rows and that
 // no two names map to the same file, and creates dir.
-func newFrameSet(dir string, names []string, m Matrix, g Geometry, create outdir.WriteFunc) (*frameSet, error) {
+func newFrameSet(dir string, names []string, m Matrix, g frames.Geometry, create outdir.WriteFunc) (*frameSet, error) {
 	r, c := m.Dims()
 	if len(names) != c {
 		return nil, fmt.Errorf("video: %d names for %d frames", len(names), c)

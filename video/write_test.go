@@ -13,17 +13,19 @@ import (
 	"testing"
 
 	"github.com/rpca-gd/rpca/outdir"
+	"github.com/rpca-gd/rpca/video/frames"
+	"github.com/rpca-gd/rpca/video/internal/videotest"
 	"gonum.org/v1/gonum/mat"
 )
 
 func TestWriteFramesRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	in := t.TempDir()
-	writeImage(t, filepath.Join(in, "a1.jpg"), randomFrame(rng, 8, 6, true), true)
-	writeImage(t, filepath.Join(in, "a2.pgm"), randomFrame(rng, 8, 6, true), true)
-	writeImage(t, filepath.Join(in, "a3.png"), randomFrame(rng, 8, 6, false), false)
+	videotest.WriteImage(t, filepath.Join(in, "a1.jpg"), videotest.RandomFrame(rng, 8, 6, true), true)
+	videotest.WriteImage(t, filepath.Join(in, "a2.pgm"), videotest.RandomFrame(rng, 8, 6, true), true)
+	videotest.WriteImage(t, filepath.Join(in, "a3.png"), videotest.RandomFrame(rng, 8, 6, false), false)
 	for _, colorMode := range []bool{false, true} {
-		s, err := LoadDir(context.Background(), in, Options{Color: colorOf(colorMode)})
+		s, err := frames.LoadDir(context.Background(), in, frames.Options{Color: colorOf(colorMode)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +41,7 @@ func TestWriteFramesRoundTrip(t *testing.T) {
 		if err := d.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		back, err := LoadDir(context.Background(), filepath.Join(outDir, "frames"), Options{Color: colorOf(colorMode)})
+		back, err := frames.LoadDir(context.Background(), filepath.Join(outDir, "frames"), frames.Options{Color: colorOf(colorMode)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +67,7 @@ func TestWriteFramesRoundTrip(t *testing.T) {
 }
 
 func TestFrameImageClamp(t *testing.T) {
-	g := Geometry{Width: 3, Height: 2}
+	g := frames.Geometry{Width: 3, Height: 2}
 	y := mat.NewDense(6, 2, []float64{
 		-0.5, 0,
 		1.5, 0,
@@ -85,12 +87,12 @@ func TestFrameImageClamp(t *testing.T) {
 	if _, err := FrameImage(y, 2, g); err == nil {
 		t.Error("column out of range accepted")
 	}
-	if _, err := FrameImage(y, 0, Geometry{Width: 2, Height: 2}); err == nil {
+	if _, err := FrameImage(y, 0, frames.Geometry{Width: 2, Height: 2}); err == nil {
 		t.Error("wrong geometry accepted")
 	}
 	// Color layout: planes R, G, B.
 	c := mat.NewDense(3, 1, []float64{1, 0.2, 0})
-	img, err = FrameImage(c, 0, Geometry{Width: 1, Height: 1, Color: true})
+	img, err = FrameImage(c, 0, frames.Geometry{Width: 1, Height: 1, Color: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestFrameImageClamp(t *testing.T) {
 
 func TestWriteFramesErrors(t *testing.T) {
 	y := mat.NewDense(4, 2, nil)
-	g := Geometry{Width: 2, Height: 2}
+	g := frames.Geometry{Width: 2, Height: 2}
 	dir := t.TempDir()
 	if err := WriteFrames(dir, []string{"a.png"}, y, g); err == nil {
 		t.Error("name count mismatch accepted")
@@ -109,7 +111,7 @@ func TestWriteFramesErrors(t *testing.T) {
 	if err := WriteFrames(dir, []string{"a.jpg", "a.png"}, y, g); err == nil || !strings.Contains(err.Error(), "both") {
 		t.Errorf("duplicate output names: %v", err)
 	}
-	if err := WriteFrames(dir, []string{"a.png", "b.png"}, y, Geometry{Width: 3, Height: 3}); err == nil {
+	if err := WriteFrames(dir, []string{"a.png", "b.png"}, y, frames.Geometry{Width: 3, Height: 3}); err == nil {
 		t.Error("geometry mismatch accepted")
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
@@ -283,9 +285,9 @@ func TestDisplayScaleFloor(t *testing.T) {
 	}
 }
 
-func colorOf(rgb bool) ColorMode {
+func colorOf(rgb bool) frames.ColorMode {
 	if rgb {
-		return ColorRGB
+		return frames.ColorRGB
 	}
-	return ColorGray
+	return frames.ColorGray
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/rpca-gd/rpca/internal/solveflags"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/video"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 func init() {
@@ -118,10 +119,10 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	if err := checkOutputDir(f.out, f.force, f.in, f.truth); err != nil {
 		return err
 	}
-	if f.in == video.StdinInput && e.stdinIsTerminal {
+	if f.in == frames.StdinInput && e.stdinIsTerminal {
 		return cliflag.Usagef("video: --in - reads YUV4MPEG2 frames from standard input, which is a terminal here; pipe them in (ffmpeg -i SOURCE -f yuv4mpegpipe - | rpca video --in - …)")
 	}
-	if f.in != video.StdinInput && !video.IsURL(f.in) {
+	if f.in != frames.StdinInput && !frames.IsURL(f.in) {
 		if _, err := os.Stat(f.in); err != nil {
 			return fmt.Errorf("--in: %v", err)
 		}
@@ -138,7 +139,7 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	// once the frames are decoded.
 	gcpolicy.Tighten(gcpolicy.HugeData)
 	from := f.in
-	if from == video.StdinInput {
+	if from == frames.StdinInput {
 		from = "standard input"
 	}
 	prog.Stagef("loading frames from %s", from)
@@ -167,7 +168,7 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 }
 
 // job is the separation the flags ask for, writing into dir.
-func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job, error) {
+func (f *videoFlags) job(opts frames.Options, prog *progress.Printer) (video.Job, error) {
 	j := video.Job{
 		Input: f.in, Load: opts, Window: f.window, MontageFrames: f.montageFrames, Preview: f.preview,
 		Separate: video.SeparateOptions{
@@ -216,8 +217,8 @@ func (f *videoFlags) job(opts video.Options, prog *progress.Printer) (video.Job,
 // prepare validates the flags, applies the preset and the video defaults
 // to the flags not given on the command line (set), and returns the
 // loading options.
-func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
-	var opts video.Options
+func (f *videoFlags) prepare(set map[string]bool) (frames.Options, error) {
+	var opts frames.Options
 	if err := f.checkVideo(); err != nil {
 		return opts, err
 	}
@@ -227,11 +228,11 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 	); err != nil {
 		return opts, err
 	}
-	r, err := video.ParseRange(f.frames)
+	r, err := frames.ParseRange(f.frames)
 	if err != nil {
 		return opts, cliflag.Usagef("--frames: %w", err)
 	}
-	if _, err := video.ScaleFactor(f.scale); err != nil {
+	if _, err := frames.ScaleFactor(f.scale); err != nil {
 		return opts, cliflag.Usagef("--scale: %w", err)
 	}
 	if err := f.pickMethod(); err != nil {
@@ -242,11 +243,11 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Options, error) {
 		return opts, cliflag.Usagef("--preset must be empty or paper, got %q", f.preset)
 	}
 	f.applyPreset(preset, set)
-	opts = video.Options{Range: r, Scale: f.scale}
+	opts = frames.Options{Range: r, Scale: f.scale}
 	if f.color {
-		opts.Color = video.ColorRGB
+		opts.Color = frames.ColorRGB
 	} else if f.gray {
-		opts.Color = video.ColorGray
+		opts.Color = frames.ColorGray
 	}
 	return opts, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/video"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 // clip is a synthetic video: a static textured background and a bright
@@ -100,7 +101,7 @@ func readSummary(t *testing.T, dir string) map[string]any {
 // readGray reads a grayscale PNG as levels/255.
 func readGray(t *testing.T, path string) (vals []float64, w, h int) {
 	t.Helper()
-	img, err := video.DecodeFile(path)
+	img, err := frames.DecodeFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +609,7 @@ func TestVideoColor(t *testing.T) {
 	if s := readSummary(t, col); s["channels"] != 3.0 {
 		t.Errorf("channels %v, want 3", s["channels"])
 	}
-	img, err := video.DecodeFile(filepath.Join(col, "background", "c05.png"))
+	img, err := frames.DecodeFile(filepath.Join(col, "background", "c05.png"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,12 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/video"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
-// frames is a (T, H, W, C) array of the caller: dtype 0 = float64, 1 =
+// callerFrames is a (T, H, W, C) array of the caller: dtype 0 = float64, 1 =
 // float32 (values in [0, 1]), 2 = uint8 (0–255), strides in bytes.
-type frames struct {
+type callerFrames struct {
 	data           unsafe.Pointer
 	dtype          int
 	t, h, w, c     int
@@ -30,7 +31,7 @@ type frames struct {
 }
 
 // at returns frame k's value at (y, x, channel ch), in [0, 1] for uint8.
-func (f *frames) at(k, y, x, ch int) float64 {
+func (f *callerFrames) at(k, y, x, ch int) float64 {
 	p := unsafe.Add(f.data, k*f.st+y*f.sh+x*f.sw+ch*f.sc)
 	switch f.dtype {
 	case 1:
@@ -42,21 +43,21 @@ func (f *frames) at(k, y, x, ch int) float64 {
 }
 
 // geometry checks the frame size and returns it.
-func (f *frames) geometry() (video.Geometry, error) {
+func (f *callerFrames) geometry() (frames.Geometry, error) {
 	switch {
 	case f.h <= 0 || f.w <= 0:
-		return video.Geometry{}, rpca.BadInput(fmt.Errorf("rpca: frames of %d×%d pixels; they need at least one", f.w, f.h))
+		return frames.Geometry{}, rpca.BadInput(fmt.Errorf("rpca: frames of %d×%d pixels; they need at least one", f.w, f.h))
 	case f.c != 1 && f.c != 3:
-		return video.Geometry{}, rpca.BadInput(fmt.Errorf("rpca: frames with %d channels; give 1 (gray) or 3 (RGB)", f.c))
+		return frames.Geometry{}, rpca.BadInput(fmt.Errorf("rpca: frames with %d channels; give 1 (gray) or 3 (RGB)", f.c))
 	case f.dtype < 0 || f.dtype > 2:
-		return video.Geometry{}, fmt.Errorf("%w: dtype code %d", errBadConfig, f.dtype)
+		return frames.Geometry{}, fmt.Errorf("%w: dtype code %d", errBadConfig, f.dtype)
 	}
-	return video.Geometry{Width: f.w, Height: f.h, Color: f.c == 3}, nil
+	return frames.Geometry{Width: f.w, Height: f.h, Color: f.c == 3}, nil
 }
 
 // column writes frame k into col in the layout of a column of
-// video.Sequence.Y: the pixels row by row, a channel after the other.
-func (f *frames) column(k int, col []float64) {
+// frames.Sequence.Y: the pixels row by row, a channel after the other.
+func (f *callerFrames) column(k int, col []float64) {
 	p := f.w * f.h
 	for ch := range f.c {
 		for y := range f.h {
@@ -113,7 +114,7 @@ func (c videoConfig) separateOptions() (video.SeparateOptions, error) {
 type videoJob struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	g      video.Geometry
+	g      frames.Geometry
 	t      int
 	sep    *video.Separation
 	err    error
@@ -131,12 +132,12 @@ var (
 type subtractor struct {
 	mu     sync.Mutex
 	s      *video.Subtractor
-	g      video.Geometry
+	g      frames.Geometry
 	col    []float64
 	queued []*video.Frame // decided by Push or Flush, not yet taken
 }
 
-// rpca_video_start separates the frames (see frames) as rpca video does,
+// rpca_video_start separates the frames (see callerFrames) as rpca video does,
 // with the configuration's method, rank and decision, in a goroutine of
 // its own (rpca_video_wait, rpca_video_cancel, rpca_video_result). It
 // returns a handle, or 0 with *errOut set.
@@ -148,7 +149,7 @@ func rpca_video_start(data unsafe.Pointer, dtype C.int, t, h, w, c, st, sh, sw, 
 	if err := jsonStrict(C.GoString(config), &cfg); err != nil {
 		return fail(fmt.Errorf("%w: %v", errBadConfig, err))
 	}
-	f := frames{data: data, dtype: int(dtype), t: int(t), h: int(h), w: int(w), c: int(c), st: int(st), sh: int(sh), sw: int(sw), sc: int(sc)}
+	f := callerFrames{data: data, dtype: int(dtype), t: int(t), h: int(h), w: int(w), c: int(c), st: int(st), sh: int(sh), sw: int(sw), sc: int(sc)}
 	g, err := f.geometry()
 	if err != nil {
 		return fail(err)
@@ -168,7 +169,7 @@ func rpca_video_start(data unsafe.Pointer, dtype C.int, t, h, w, c, st, sh, sw, 
 		y.SetCol(k, col)
 		names[k] = fmt.Sprintf("frame%d", k)
 	}
-	seq := &video.Sequence{Geometry: g, Names: names, Y: y}
+	seq := &frames.Sequence{Geometry: g, Names: names, Y: y}
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &videoJob{cancel: cancel, done: make(chan struct{}), g: g, t: f.t}
 	go func() {
@@ -279,7 +280,7 @@ func rpca_subtractor_new(h, w, c C.int64_t, config *C.char, errOut **C.char) C.i
 	if err := jsonStrict(C.GoString(config), &cfg); err != nil {
 		return fail(fmt.Errorf("%w: %v", errBadConfig, err))
 	}
-	f := frames{h: int(h), w: int(w), c: int(c)}
+	f := callerFrames{h: int(h), w: int(w), c: int(c)}
 	g, err := f.geometry()
 	if err != nil {
 		return fail(err)
@@ -390,7 +391,7 @@ func (s *subtractor) enqueue(fs []*video.Frame, err error) func(n *C.int64_t) *C
 
 // read reads one frame of Python's layout into s.col.
 func (s *subtractor) read(data unsafe.Pointer, dtype C.int, sh, sw, sc C.int64_t) {
-	f := frames{data: data, dtype: int(dtype), t: 1, h: s.g.Height, w: s.g.Width, c: s.g.Channels(), sh: int(sh), sw: int(sw), sc: int(sc)}
+	f := callerFrames{data: data, dtype: int(dtype), t: 1, h: s.g.Height, w: s.g.Width, c: s.g.Channels(), sh: int(sh), sw: int(sw), sc: int(sc)}
 	f.column(0, s.col)
 }
 

@@ -17,6 +17,7 @@ import (
 	"sort"
 
 	"github.com/rpca-gd/rpca/video"
+	"github.com/rpca-gd/rpca/video/frames"
 )
 
 func main() {
@@ -45,7 +46,7 @@ func run(masks, truth string) error {
 		if err != nil {
 			return err
 		}
-		m, w, h, err := video.LoadMask(name, 1)
+		m, w, h, err := frames.LoadMask(name, 1)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package video
+package frames
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpca-gd/rpca/video/internal/videotest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -59,7 +60,7 @@ func makeVideo(t *testing.T, n, w, h int, color bool) (frameDir, video string) {
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(w)))
 	frameDir = t.TempDir()
 	for k := 0; k < n; k++ {
-		writeImage(t, filepath.Join(frameDir, fmt.Sprintf("img%03d.png", k+1)), randomFrame(rng, w, h, !color), !color)
+		videotest.WriteImage(t, filepath.Join(frameDir, fmt.Sprintf("img%03d.png", k+1)), videotest.RandomFrame(rng, w, h, !color), !color)
 	}
 	video = filepath.Join(t.TempDir(), "clip.mkv")
 	codec := []string{"-c:v", "ffv1", "-pix_fmt", "gray"}

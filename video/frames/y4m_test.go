@@ -1,4 +1,4 @@
-package video
+package frames
 
 import (
 	"bytes"
@@ -7,12 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // y4mClip is a test clip in RGB, 0–255, with 2×2 blocks of one colour
@@ -183,66 +179,4 @@ func TestY4MErrors(t *testing.T) {
 			t.Errorf("%s: %v does not wrap ErrY4M", name, err)
 		}
 	}
-}
-
-// TestRunStdinStream: a stream job reads its frames from standard input
-// as they come and writes a mask for each, window by window.
-func TestRunStdinStream(t *testing.T) {
-	const frames = 2*StreamWindow + 3
-	c, err := Generate(SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: frames, Gray: true, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "YUV4MPEG2 W32 H24 F25:1 Cmono XCOLORRANGE=FULL\n")
-	for k := range frames {
-		b.WriteString("FRAME\n")
-		for i := range 32 * 24 {
-			b.WriteByte(byte(math.Round(255 * c.Y.At(i, k))))
-		}
-	}
-	job := Job{Input: StdinInput, Load: Options{Stdin: &b}, Dir: t.TempDir(), Separate: DefaultOptions(), Stream: &StreamOptions{History: 30}}
-	rep, err := Run(context.Background(), job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Frames != frames || rep.Stream == nil || rep.Stream.Fits == 0 {
-		t.Fatalf("%d frames, stream %+v", rep.Frames, rep.Stream)
-	}
-	sc, err := c.Score(mustMasks(t, job.Dir, frames, c.Pixels()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The static scene's stream scores 1.000 from frames; the first
-	// frames, compared with the median of the frames so far, cost a little.
-	if sc.F < 0.95 {
-		t.Errorf("F %.3f over the frames from standard input", sc.F)
-	}
-}
-
-// mustMasks reads the n mask PNGs of an output directory, in name order,
-// as a pixels × n matrix of 0/1.
-func mustMasks(t *testing.T, dir string, n, pixels int) *mat.Dense {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(dir, "mask", "*.png"))
-	if err != nil || len(paths) != n {
-		t.Fatalf("%d masks (%v), want %d", len(paths), err, n)
-	}
-	slices.Sort(paths)
-	m := mat.NewDense(pixels, n, nil)
-	for k, p := range paths {
-		img, err := DecodeFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := img.Bounds()
-		for y := range b.Dy() {
-			for x := range b.Dx() {
-				if r, _, _, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA(); r > 0 {
-					m.Set(y*b.Dx()+x, k, 1)
-				}
-			}
-		}
-	}
-	return m
 }

@@ -1,4 +1,4 @@
-package video
+package frames
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/jpeg"
 	"image/png"
 	"math"
 	"math/rand/v2"
@@ -17,82 +16,11 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/image/bmp"
+	"github.com/rpca-gd/rpca/video/internal/videotest"
 )
 
-// rgbFrame is a test frame: 8-bit RGB samples, row-major.
-type rgbFrame struct {
-	w, h int
-	pix  []uint8 // 3 per pixel
-}
-
-func randomFrame(rng *rand.Rand, w, h int, gray bool) rgbFrame {
-	f := rgbFrame{w, h, make([]uint8, 3*w*h)}
-	for i := 0; i < w*h; i++ {
-		if gray {
-			v := uint8(rng.IntN(256))
-			f.pix[3*i], f.pix[3*i+1], f.pix[3*i+2] = v, v, v
-		} else {
-			f.pix[3*i], f.pix[3*i+1], f.pix[3*i+2] = uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256))
-		}
-	}
-	return f
-}
-
-// luma is the expected BT.601 luma of pixel i, computed directly.
-func (f rgbFrame) luma(i int) float64 {
-	return (0.299*float64(f.pix[3*i]) + 0.587*float64(f.pix[3*i+1]) + 0.114*float64(f.pix[3*i+2])) / 255
-}
-
-func (f rgbFrame) gray() *image.Gray {
-	img := image.NewGray(image.Rect(0, 0, f.w, f.h))
-	for i := 0; i < f.w*f.h; i++ {
-		img.Pix[i] = f.pix[3*i]
-	}
-	return img
-}
-
-func (f rgbFrame) rgba() *image.RGBA {
-	img := image.NewRGBA(image.Rect(0, 0, f.w, f.h))
-	for i := 0; i < f.w*f.h; i++ {
-		img.Pix[4*i], img.Pix[4*i+1], img.Pix[4*i+2], img.Pix[4*i+3] = f.pix[3*i], f.pix[3*i+1], f.pix[3*i+2], 255
-	}
-	return img
-}
-
-// writeImage writes f to path in the format its extension names. Gray
-// frames are stored as gray images where the format allows.
-func writeImage(t testing.TB, path string, f rgbFrame, gray bool) {
-	t.Helper()
-	var buf bytes.Buffer
-	var img image.Image = f.rgba()
-	if gray {
-		img = f.gray()
-	}
-	var err error
-	switch ext := filepath.Ext(path); ext {
-	case ".png":
-		err = png.Encode(&buf, img)
-	case ".jpg":
-		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 100})
-	case ".bmp":
-		err = bmp.Encode(&buf, img)
-	case ".pgm": // binary 8-bit, written by hand with a comment in the header
-		fmt.Fprintf(&buf, "P5\n# test frame\n%d %d\n255\n", f.w, f.h)
-		buf.Write(f.gray().Pix)
-	case ".ppm":
-		fmt.Fprintf(&buf, "P6 %d %d 255\n", f.w, f.h)
-		buf.Write(f.pix)
-	default:
-		t.Fatalf("unknown extension %s", ext)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// rgbFrame is a test frame (videotest.Frame).
+type rgbFrame = videotest.Frame
 
 func TestLoadDirGrayNaturalOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -101,15 +29,15 @@ func TestLoadDirGrayNaturalOrder(t *testing.T) {
 	names := []string{"frame1.png", "frame2.png", "frame9.png", "frame10.png", "frame11.png", "frame100.png"}
 	frames := map[string]rgbFrame{}
 	for _, name := range slices.Backward(names) {
-		f := randomFrame(rng, 7, 5, true)
+		f := videotest.RandomFrame(rng, 7, 5, true)
 		frames[name] = f
-		writeImage(t, filepath.Join(dir, name), f, true)
+		videotest.WriteImage(t, filepath.Join(dir, name), f, true)
 	}
 	// Files that are not frames.
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644)
 	os.WriteFile(filepath.Join(dir, "frame5.png.bak"), []byte("x"), 0o644)
-	writeImage(t, filepath.Join(dir, ".hidden.png"), randomFrame(rng, 3, 3, true), true)
-	writeImage(t, filepath.Join(dir, "groundtruth_frame2.png"), randomFrame(rng, 9, 9, true), true)
+	videotest.WriteImage(t, filepath.Join(dir, ".hidden.png"), videotest.RandomFrame(rng, 3, 3, true), true)
+	videotest.WriteImage(t, filepath.Join(dir, "groundtruth_frame2.png"), videotest.RandomFrame(rng, 9, 9, true), true)
 	os.Mkdir(filepath.Join(dir, "sub.png"), 0o755)
 
 	s, err := LoadDir(context.Background(), dir, Options{})
@@ -128,7 +56,7 @@ func TestLoadDirGrayNaturalOrder(t *testing.T) {
 	for k, name := range names {
 		f := frames[name]
 		for i := 0; i < 35; i++ {
-			if got, want := s.Y.At(i, k), float64(f.pix[3*i])/255; got != want {
+			if got, want := s.Y.At(i, k), float64(f.Pix[3*i])/255; got != want {
 				t.Fatalf("%s pixel %d: %v, want %v", name, i, got, want)
 			}
 		}
@@ -174,8 +102,8 @@ func TestNaturalLess(t *testing.T) {
 func TestLoadDirFormats(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	dir := t.TempDir()
-	color := randomFrame(rng, 6, 4, false)
-	gray := randomFrame(rng, 6, 4, true)
+	color := videotest.RandomFrame(rng, 6, 4, false)
+	gray := videotest.RandomFrame(rng, 6, 4, true)
 	// Lossless formats give the luma exactly (up to float rounding).
 	files := []struct {
 		name string
@@ -186,28 +114,28 @@ func TestLoadDirFormats(t *testing.T) {
 		{"a4.png", gray, true}, {"a5.bmp", gray, true}, {"a6.pgm", gray, true},
 	}
 	for _, f := range files {
-		writeImage(t, filepath.Join(dir, f.name), f.f, f.gray)
+		videotest.WriteImage(t, filepath.Join(dir, f.name), f.f, f.gray)
 	}
 	// 16-bit and plain PGM, written by hand: the same gray levels v become
 	// 257·v of 65535, and plain text with maxval 255.
 	var p16 bytes.Buffer
 	fmt.Fprintf(&p16, "P5 6 4 65535\n")
 	for i := 0; i < 24; i++ {
-		v := uint16(gray.pix[3*i]) * 257
+		v := uint16(gray.Pix[3*i]) * 257
 		p16.Write([]byte{byte(v >> 8), byte(v)})
 	}
 	os.WriteFile(filepath.Join(dir, "a7.pgm"), p16.Bytes(), 0o644)
 	var p2 bytes.Buffer
 	fmt.Fprintf(&p2, "P2\n6 4\n# comment\n255\n")
 	for i := 0; i < 24; i++ {
-		fmt.Fprintf(&p2, "%d%s", gray.pix[3*i], map[bool]string{true: "\n", false: " "}[i%6 == 5])
+		fmt.Fprintf(&p2, "%d%s", gray.Pix[3*i], map[bool]string{true: "\n", false: " "}[i%6 == 5])
 	}
 	os.WriteFile(filepath.Join(dir, "a8.pgm"), p2.Bytes(), 0o644)
 	// A P5 file with maxval 15 is rescaled to the full range.
 	var p4 bytes.Buffer
 	fmt.Fprintf(&p4, "P5 6 4 15\n")
 	for i := 0; i < 24; i++ {
-		p4.WriteByte(gray.pix[3*i] / 17)
+		p4.WriteByte(gray.Pix[3*i] / 17)
 	}
 	os.WriteFile(filepath.Join(dir, "a9.pgm"), p4.Bytes(), 0o644)
 
@@ -224,9 +152,9 @@ func TestLoadDirFormats(t *testing.T) {
 			src = color
 		}
 		for i := 0; i < 24; i++ {
-			want := src.luma(i)
+			want := src.Luma(i)
 			if k == 8 {
-				want = float64(gray.pix[3*i]/17) / 15
+				want = float64(gray.Pix[3*i]/17) / 15
 			}
 			// 1e-12: the loader's sum of three products and division may
 			// round differently from this expression by a few ulps.
@@ -239,15 +167,15 @@ func TestLoadDirFormats(t *testing.T) {
 	// JPEG is lossy: at quality 100 a gray image comes back within a few
 	// levels (quantization of DCT coefficients at q100 is by 1).
 	jdir := t.TempDir()
-	writeImage(t, filepath.Join(jdir, "j.jpg"), gray, true)
-	writeImage(t, filepath.Join(jdir, "k.jpg"), color, false)
+	videotest.WriteImage(t, filepath.Join(jdir, "j.jpg"), gray, true)
+	videotest.WriteImage(t, filepath.Join(jdir, "k.jpg"), color, false)
 	s, err = LoadDir(context.Background(), jdir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k, src := range []rgbFrame{gray, color} {
 		for i := 0; i < 24; i++ {
-			if got, want := s.Y.At(i, k), src.luma(i); math.Abs(got-want) > 6.0/255 {
+			if got, want := s.Y.At(i, k), src.Luma(i); math.Abs(got-want) > 6.0/255 {
 				t.Fatalf("jpeg %d pixel %d: %v, want %v", k, i, got, want)
 			}
 		}
@@ -257,9 +185,9 @@ func TestLoadDirFormats(t *testing.T) {
 func TestLoadDirColor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	dir := t.TempDir()
-	f0, f1 := randomFrame(rng, 5, 3, false), randomFrame(rng, 5, 3, true)
-	writeImage(t, filepath.Join(dir, "0.png"), f0, false)
-	writeImage(t, filepath.Join(dir, "1.pgm"), f1, true)
+	f0, f1 := videotest.RandomFrame(rng, 5, 3, false), videotest.RandomFrame(rng, 5, 3, true)
+	videotest.WriteImage(t, filepath.Join(dir, "0.png"), f0, false)
+	videotest.WriteImage(t, filepath.Join(dir, "1.pgm"), f1, true)
 	s, err := LoadDir(context.Background(), dir, Options{Color: ColorRGB})
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +198,7 @@ func TestLoadDirColor(t *testing.T) {
 	for k, f := range []rgbFrame{f0, f1} {
 		for ch := 0; ch < 3; ch++ {
 			for i := 0; i < 15; i++ {
-				if got, want := s.Y.At(ch*15+i, k), float64(f.pix[3*i+ch])/255; math.Abs(got-want) > 1e-15 {
+				if got, want := s.Y.At(ch*15+i, k), float64(f.Pix[3*i+ch])/255; math.Abs(got-want) > 1e-15 {
 					t.Fatalf("frame %d channel %d pixel %d: %v, want %v", k, ch, i, got, want)
 				}
 			}
@@ -283,9 +211,9 @@ func TestLoadDirRangeScale(t *testing.T) {
 	dir := t.TempDir()
 	var frames []rgbFrame
 	for k := 0; k < 6; k++ {
-		f := randomFrame(rng, 7, 5, true) // odd size: last column and row dropped at scale 1/2
+		f := videotest.RandomFrame(rng, 7, 5, true) // odd size: last column and row dropped at scale 1/2
 		frames = append(frames, f)
-		writeImage(t, filepath.Join(dir, fmt.Sprintf("f%02d.png", k)), f, true)
+		videotest.WriteImage(t, filepath.Join(dir, fmt.Sprintf("f%02d.png", k)), f, true)
 	}
 	s, err := LoadDir(context.Background(), dir, Options{Range: Range{Start: 2, End: 5}, Scale: 0.5})
 	if err != nil {
@@ -300,7 +228,7 @@ func TestLoadDirRangeScale(t *testing.T) {
 			for ox := 0; ox < 3; ox++ {
 				sum := 0
 				for _, d := range [][2]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}} {
-					sum += int(f.pix[3*((2*oy+d[0])*7+2*ox+d[1])])
+					sum += int(f.Pix[3*((2*oy+d[0])*7+2*ox+d[1])])
 				}
 				want := float64(sum) / (4 * 255)
 				if got := s.Y.At(oy*3+ox, k); math.Abs(got-want) > 1e-15 {
@@ -375,7 +303,7 @@ func TestLoadDirErrors(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
 	for k := 0; k < 5; k++ {
-		writeImage(t, filepath.Join(dir, fmt.Sprintf("f%d.png", k)), randomFrame(rng, 4, 4, true), true)
+		videotest.WriteImage(t, filepath.Join(dir, fmt.Sprintf("f%d.png", k)), videotest.RandomFrame(rng, 4, 4, true), true)
 	}
 	os.WriteFile(filepath.Join(dir, "f3.png"), []byte("not a png at all"), 0o644)
 	_, err := LoadDir(context.Background(), dir, Options{})
@@ -384,7 +312,7 @@ func TestLoadDirErrors(t *testing.T) {
 	}
 	// Truncated PNG and PGM frames.
 	var buf bytes.Buffer
-	png.Encode(&buf, randomFrame(rng, 4, 4, true).gray())
+	png.Encode(&buf, videotest.RandomFrame(rng, 4, 4, true).Gray())
 	os.WriteFile(filepath.Join(dir, "f3.png"), buf.Bytes()[:buf.Len()-20], 0o644)
 	if _, err := LoadDir(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "f3.png") {
 		t.Fatalf("truncated png: %v", err)
@@ -421,29 +349,6 @@ func TestLoadMask(t *testing.T) {
 	if err != nil || w != 2 || h != 1 || !slices.Equal(mask, []bool{true, false}) {
 		t.Fatalf("scaled mask %v %d×%d %v", mask, w, h, err)
 	}
-	tr, err := LoadTruth(path, "f7", 0.5)
-	if err != nil || tr.Frame != "f7" || tr.Path != path || tr.W != 2 || tr.H != 1 || !slices.Equal(tr.Mask, mask) {
-		t.Errorf("LoadTruth: %+v, %v", tr, err)
-	}
-	if _, err := LoadTruth(filepath.Join(dir, "none.png"), "f7", 1); err == nil {
-		t.Error("LoadTruth of a missing file")
-	}
-}
-
-func TestAutoMethodAndMemory(t *testing.T) {
-	for _, c := range []struct {
-		sub    bool
-		preset string
-		want   string
-	}{{false, "", "scaledgd"}, {true, "", "gd"}, {false, "paper", "gd"}} {
-		if got := AutoMethod(c.sub, c.preset); got != c.want {
-			t.Errorf("AutoMethod(%v, %q) = %s, want %s", c.sub, c.preset, got, c.want)
-		}
-	}
-	var o Options
-	if got := o.maxBytes(); got < 1 || got > DefaultMaxBytes {
-		t.Errorf("default limit %d, want in [1, %d]", got, DefaultMaxBytes)
-	}
 }
 
 // TestColorAuto: by default a directory of colour frames loads in colour,
@@ -466,7 +371,7 @@ func TestColorAuto(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		for k := 0; k < 3; k++ {
-			writeImage(t, filepath.Join(dir, fmt.Sprintf("f%d.png", k)), randomFrame(rng, 6, 4, tc.grayPix), tc.grayImage)
+			videotest.WriteImage(t, filepath.Join(dir, fmt.Sprintf("f%d.png", k)), videotest.RandomFrame(rng, 6, 4, tc.grayPix), tc.grayImage)
 		}
 		s, err := LoadDir(context.Background(), dir, Options{Color: tc.mode})
 		if err != nil {
@@ -512,5 +417,12 @@ func TestRGBPlanesFastPaths(t *testing.T) {
 	got, want := rgbPlanes(nrgba), generic(nrgba)
 	if !slices.Equal(got[0], want[0]) || got[0][0] == float64(nrgba.Pix[0])/255 && nrgba.Pix[0] > 1 {
 		t.Errorf("translucent NRGBA: %v, want %v", got[0][0], want[0][0])
+	}
+}
+
+func TestDefaultMemoryLimit(t *testing.T) {
+	var o Options
+	if got := o.maxBytes(); got < 1 || got > DefaultMaxBytes {
+		t.Errorf("default limit %d, want in [1, %d]", got, DefaultMaxBytes)
 	}
 }

@@ -1,53 +1,27 @@
 //go:build unix
 
-package video
+package frames
 
 import (
 	"context"
 	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// fakeTools writes shell scripts standing in for ffprobe and ffmpeg and
-// returns a LookPath that finds them. ffmpeg writes its process id to
-// pidFile and then runs body.
-func fakeTools(t *testing.T, body string) (lookPath func(string) (string, error), pidFile string) {
-	t.Helper()
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
-	dir := t.TempDir()
-	pidFile = filepath.Join(dir, "pid")
-	scripts := map[string]string{
-		"ffprobe": "#!/bin/sh\necho 4x3\n",
-		"ffmpeg":  "#!/bin/sh\necho $$ > " + pidFile + "\n" + body + "\n",
-	}
-	for name, s := range scripts {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return func(name string) (string, error) {
-		if _, ok := scripts[name]; ok {
-			return filepath.Join(dir, name), nil
-		}
-		return "", exec.ErrNotFound
-	}, pidFile
-}
+	"github.com/rpca-gd/rpca/video/internal/videotest"
+)
 
 // TestLoadVideoCancelKillsFFmpeg cancels a decode while ffmpeg is running
 // (an ffmpeg that never writes a frame): loadVideo must return the
 // context's error promptly and the ffmpeg process must be gone.
 func TestLoadVideoCancelKillsFFmpeg(t *testing.T) {
-	lookPath, pidFile := fakeTools(t, "exec sleep 60")
+	lookPath, pidFile := videotest.FakeTools(t, "exec sleep 60")
 	vid := filepath.Join(t.TempDir(), "clip.mp4")
 	os.WriteFile(vid, []byte("x"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -102,7 +76,7 @@ func TestLoadVideoFFmpegFails(t *testing.T) {
 		{"printf 'aaaaaaaaaaaaaaaaa'; echo 'Error while decoding stream #0:0' >&2; exit 1", "ffmpeg failed on " + vid + ": Error while decoding stream #0:0"},
 		{"exit 0", "selects no frames"},
 	} {
-		lookPath, _ := fakeTools(t, tc.body)
+		lookPath, _ := videotest.FakeTools(t, tc.body)
 		_, err := loadVideo(context.Background(), vid, Options{LookPath: lookPath, Color: ColorGray})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ffmpeg %q: error %v, want one line containing %q", tc.body, err, tc.want)
@@ -124,7 +98,7 @@ func TestLoadVideoColorAuto(t *testing.T) {
 		{"printf '" + strings.Repeat("abc", 24) + "'", true},
 		{"printf '" + strings.Repeat("ddd", 24) + "'", false},
 	} {
-		lookPath, _ := fakeTools(t, tc.body)
+		lookPath, _ := videotest.FakeTools(t, tc.body)
 		s, err := loadVideo(context.Background(), vid, Options{LookPath: lookPath})
 		if err != nil {
 			t.Fatal(err)
