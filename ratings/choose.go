@@ -111,45 +111,23 @@ func GibbsIgnores() []string {
 // (0) or the model is Gibbs, unless "biases" or "center" is given; else
 // the median is removed ("center", the default) or nothing.
 func Choose(r Request) (ModelChoice, error) {
-	given := func(name string) bool { return slices.Contains(r.Given, name) }
 	c := ModelChoice{Model: r.Model}
 	if c.Model == "" {
-		c.Model = ModelGibbs
-		for _, n := range append([]string{"center", "biases"}, GibbsIgnores()...) {
-			if given(n) && (!isParam(n) || methods.Takes(ModelALS, n)) {
-				c.ChosenBy = append(c.ChosenBy, n)
-			}
-		}
-		if len(c.ChosenBy) > 0 {
-			c.Model = ModelALS
-		}
+		c.Model, c.ChosenBy = r.chooseModel()
 	}
 	biases := r.Biases
-	if (r.Rank == 0 || c.Model == ModelGibbs) && !given("biases") && !given("center") {
+	if (r.Rank == 0 || c.Model == ModelGibbs) && !r.given("biases") && !r.given("center") {
 		biases = true
 	}
-	var ignored []string
-	for _, n := range GibbsIgnores() {
-		if given(n) {
-			ignored = append(ignored, n)
-		}
-	}
-	switch {
-	case c.Model != ModelGibbs && !slices.Contains(solveModels, c.Model):
-		return c, &RequestError{Model: c.Model, Err: ErrUnknownModel}
-	case c.Model == ModelGibbs && len(ignored) > 0:
-		return c, &RequestError{Model: c.Model, Options: ignored, Err: ErrNotTaken}
-	case c.Model == ModelGibbs && !biases:
-		return c, &RequestError{Model: c.Model, Options: []string{"biases=false", "center"}, Err: ErrGibbsBaseline}
-	case given("tail") && (c.Model != ModelGibbs || r.Alpha == 0):
-		return c, &RequestError{Model: c.Model, Options: []string{"tail"}, Err: ErrTail}
+	if err := r.check(c.Model, biases); err != nil {
+		return c, err
 	}
 	o := &c.Options
 	o.Rank, o.Alpha = r.Rank, r.Alpha
 	switch {
 	case biases:
 		o.Baseline = BaselineBiases
-	case r.Center || !given("center"):
+	case r.Center || !r.given("center"):
 		o.Baseline = BaselineMedian
 	default:
 		o.Baseline = BaselineNone
@@ -167,6 +145,46 @@ func Choose(r Request) (ModelChoice, error) {
 		o.Model, m = g, &g.Method
 	}
 	return c, methods.Configure(m, r.Params)
+}
+
+// given reports whether the option name was given.
+func (r *Request) given(name string) bool { return slices.Contains(r.Given, name) }
+
+// chooseModel is the model when none is named: ALS when an option only
+// it takes was given (those options), Gibbs otherwise.
+func (r *Request) chooseModel() (string, []string) {
+	var by []string
+	for _, n := range append([]string{"center", "biases"}, GibbsIgnores()...) {
+		if r.given(n) && (!isParam(n) || methods.Takes(ModelALS, n)) {
+			by = append(by, n)
+		}
+	}
+	if len(by) > 0 {
+		return ModelALS, by
+	}
+	return ModelGibbs, nil
+}
+
+// check returns the RequestError of a request whose options the model
+// cannot take.
+func (r *Request) check(model string, biases bool) error {
+	var ignored []string
+	for _, n := range GibbsIgnores() {
+		if r.given(n) {
+			ignored = append(ignored, n)
+		}
+	}
+	switch {
+	case model != ModelGibbs && !slices.Contains(solveModels, model):
+		return &RequestError{Model: model, Err: ErrUnknownModel}
+	case model == ModelGibbs && len(ignored) > 0:
+		return &RequestError{Model: model, Options: ignored, Err: ErrNotTaken}
+	case model == ModelGibbs && !biases:
+		return &RequestError{Model: model, Options: []string{"biases=false", "center"}, Err: ErrGibbsBaseline}
+	case r.given("tail") && (model != ModelGibbs || r.Alpha == 0):
+		return &RequestError{Model: model, Options: []string{"tail"}, Err: ErrTail}
+	}
+	return nil
 }
 
 // isParam reports whether name is a setting of some method.

@@ -93,10 +93,7 @@ func Answer(in Input) *Report {
 	if msg := sparseCounts(in.S, rowN, colN, in.Alpha, rep); msg != "" {
 		return fail(CheckSparse, "%s", msg)
 	}
-	nObs := 0
-	for _, n := range rowN {
-		nObs += n
-	}
+	nObs := sum(rowN)
 	qu, ru := factor.ThinQ(in.U)
 	qv, rv := factor.ThinQ(in.V)
 	rep.Coherence = Coherence(qu, qv, k)
@@ -111,17 +108,8 @@ func Answer(in Input) *Report {
 	// answer needs no products, and another answer gets a full pass.
 	m := max(Sketch, 2*k+8)
 	rng := rand.New(rand.NewPCG(in.Seed, 0x7e51f7))
-	x, z := WithGaussian(qv, m, rng), qu
-	var ex, etz blas64.General
-	pass := func(products bool) (onSS float64, rowSS []float64) {
-		if !products {
-			none := blas64.General{}
-			return ResidualProducts(in.Y, in.Observed, in.U.RawMatrix(), in.V.RawMatrix(), in.S, none, none, none, none, in.Workers)
-		}
-		ex, etz = kernels.NewGeneral(d1, k+m), kernels.NewGeneral(d2, k)
-		return ResidualProducts(in.Y, in.Observed, in.U.RawMatrix(), in.V.RawMatrix(), in.S, x, z, ex, etz, in.Workers)
-	}
-	onSS, rowSS := pass(!in.LikelyExact)
+	pass := &residualPass{in: &in, x: WithGaussian(qv, m, rng), z: qu}
+	onSS, rowSS := pass.run(!in.LikelyExact)
 	ss := 0.0
 	for _, x := range rowSS {
 		ss += x
@@ -149,14 +137,14 @@ func Answer(in Input) *Report {
 		return rep
 	}
 	if in.LikelyExact {
-		_, rowSS = pass(true) // the same sums, and the products
+		_, rowSS = pass.run(true) // the same sums, and the products
 	}
 	if !(rep.Residual <= 1) && !in.PCA {
 		return fail(CheckFit, "the residual's rms is %.3g times that of the low-rank part's variation: the rank-%d model explains less of the data than it leaves; raise the rank, or the data are mostly noise", rep.Residual, k)
 	}
 	// CheckStationary, against the method's own S: the dropped entries
 	// are part of E here but were not part of the method's fit.
-	proj, ssFit := Dropped(ex, etz, k, qu, qv, in.Dropped, ss)
+	proj, ssFit := Dropped(pass.ex, pass.etz, k, qu, qv, in.Dropped, ss)
 	rep.Stationary = 0
 	if ssFit > 0 {
 		rep.Stationary = proj / (ssFit * (float64(k)/float64(d2) + float64(k)/float64(d1)))
@@ -176,12 +164,41 @@ func Answer(in Input) *Report {
 	if min(d1, d2) < 2*m {
 		return fail(CheckSampled, "the residual is %.3g of the low-rank part's variation, and a %d×%d matrix is too small to tell noise from a missed low-rank part at rank %d; only an exact fit is verified at this size", rep.Residual, d1, d2, k)
 	}
-	rep.Structure = SketchStructure(ex, k, rowSS)
+	rep.Structure = SketchStructure(pass.ex, k, rowSS)
 	if rep.Structure > Structure {
 		return fail(CheckStructure, "the residual (rms %.3g of the low-rank part's) has a low-rank structure, %.2g times what noise shows: a part of Y that a rank-%d model with these corruptions does not explain; raise the rank, or another method may find it", rep.Residual, rep.Structure, k)
 	}
 	rep.Verified = true
 	return rep
+}
+
+// residualPass is Answer's pass over the residual (ResidualProducts):
+// its sums, and when asked its products ex = E_off·x and etz = E_offᵀ·z.
+type residualPass struct {
+	in      *Input
+	x, z    blas64.General
+	ex, etz blas64.General
+}
+
+// run makes the pass, with the products or without them.
+func (p *residualPass) run(products bool) (onSS float64, rowSS []float64) {
+	in := p.in
+	x, z, ex, etz := blas64.General{}, blas64.General{}, blas64.General{}, blas64.General{}
+	if products {
+		d1, d2 := in.dims()
+		p.ex, p.etz = kernels.NewGeneral(d1, p.x.Cols), kernels.NewGeneral(d2, p.z.Cols)
+		x, z, ex, etz = p.x, p.z, p.ex, p.etz
+	}
+	return ResidualProducts(in.Y, in.Observed, in.U.RawMatrix(), in.V.RawMatrix(), in.S, x, z, ex, etz, in.Workers)
+}
+
+// sum returns the sum of counts.
+func sum(counts []int) int {
+	t := 0
+	for _, n := range counts {
+		t += n
+	}
+	return t
 }
 
 // finiteDense reports whether every element of m is finite.
