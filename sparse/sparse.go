@@ -53,7 +53,7 @@ func NewObserved(d1, d2 int, rows, cols []int, vals []float64) (*Observed, error
 	}
 	m, err := observed.FromTriplets(d1, d2, rows, cols, vals)
 	if err != nil {
-		return nil, fmt.Errorf("rpca: %w", err)
+		return nil, errs.Input(fmt.Errorf("rpca: %w", err))
 	}
 	return &Observed{m: m}, nil
 }
