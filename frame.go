@@ -5,7 +5,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/rpca-gd/rpca/internal/access"
 	"github.com/rpca-gd/rpca/internal/robust"
 )
 
@@ -68,26 +67,25 @@ func analyze(p *Problem, aside bool) frame { return robust.Analyze(robustValues(
 // framedProblem returns the problem the method sees: p itself when the
 // frame changes nothing, or a transformed copy, with the truth mapped
 // likewise and the residual rules' factor set.
-func framedProblem(fr *frame, p *Problem) (*Problem, error) {
-	q := *p
+func framedProblem(fr *frame, p *Problem) (q *Problem, err error) {
+	q = new(Problem)
+	*q = *p
 	q.resFactor = fr.ResFactor()
 	if !fr.Transform {
-		return &q, nil
+		return q, nil
 	}
 	data := fr.Apply(robustValues(p))
 	if p.Dense != nil {
 		d1, d2 := p.Dense.Dims()
 		q.Dense = mat.NewDense(d1, d2, data)
-	} else {
-		m := *p.obs()
-		m.Val = data
-		q.Observed = access.NewObserved(&m).(*Observed)
+	} else if q.Observed, err = p.Observed.WithValues(data); err != nil {
+		return nil, err
 	}
 	if t := p.Truth; t != nil {
 		a, b := fr.Truth(t.A, t.B)
 		q.Truth = &Truth{A: a, B: b}
 	}
-	return &q, nil
+	return q, nil
 }
 
 // robustValues returns p's observed values for package robust.

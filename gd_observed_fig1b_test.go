@@ -170,15 +170,16 @@ func TestStepSafety(t *testing.T) {
 	cs := envFloats(t, "RPCA_FIG1B_C", []float64{0.5, 0.75, 1})
 	seeds := envInts(t, "RPCA_FIG1B_SEEDS", []int{1, 2, 3, 4, 5})
 	cases := []struct {
-		name string
-		cfg  synth.Config
-		gd   gd.Method
+		name   string
+		cfg    synth.Config
+		gd     gd.Method
+		sample float64 // a dense instance subsampled at this rate (rpca.Sampling)
 	}{
-		{"completion 600x500 r4 p0.2", synth.Config{D1: 600, D2: 500, Rank: 4, P: 0.2}, gd.Method{}},
-		{"partial 1000x1000 r5 a0.05 p0.3", synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3}, gd.Method{}},
-		{"partial 400x900 r3 a0.05 p0.4", synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4}, gd.Method{}},
-		{"partial 2000x2000 r10 a0.1 paper p", synth.Config{D1: 2000, D2: 2000, Rank: 10, Alpha: 0.1, P: synth.PaperRate(2000, 10)}, gd.Method{}},
-		{"subsampled 600x600 r5 a0.05 p0.5", synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05}, gd.Method{SampleRate: 0.5}},
+		{"completion 600x500 r4 p0.2", synth.Config{D1: 600, D2: 500, Rank: 4, P: 0.2}, gd.Method{}, 0},
+		{"partial 1000x1000 r5 a0.05 p0.3", synth.Config{D1: 1000, D2: 1000, Rank: 5, Alpha: 0.05, P: 0.3}, gd.Method{}, 0},
+		{"partial 400x900 r3 a0.05 p0.4", synth.Config{D1: 400, D2: 900, Rank: 3, Alpha: 0.05, P: 0.4}, gd.Method{}, 0},
+		{"partial 2000x2000 r10 a0.1 paper p", synth.Config{D1: 2000, D2: 2000, Rank: 10, Alpha: 0.1, P: synth.PaperRate(2000, 10)}, gd.Method{}, 0},
+		{"subsampled 600x600 r5 a0.05 p0.5", synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05}, gd.Method{}, 0.5},
 	}
 	for _, tc := range cases {
 		for _, c := range cs {
@@ -196,9 +197,17 @@ func TestStepSafety(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				p := in.Problem()
+				if tc.sample > 0 {
+					obs, err := rpca.Sampling{P: tc.sample}.Dense(p.Dense)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.Dense, p.Observed = nil, obs
+				}
 				g := tc.gd
 				g.StepConst = c
-				res, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: cfg.Rank, Alpha: cfg.Alpha,
+				res, err := rpca.Solve(context.Background(), p, rpca.Settings{Rank: cfg.Rank, Alpha: cfg.Alpha,
 					Stop: rpca.Stop{TargetError: 1e-6, MaxIter: 3000}}, &g)
 				switch {
 				case err != nil:

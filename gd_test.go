@@ -133,14 +133,19 @@ func TestGDDeterministic(t *testing.T) {
 		t.Fatal("two runs with the same seed gave different factors")
 	}
 	// Subsampling draws Φ from the seed: same seed, same Φ, same result.
-	s.Seed = 9
-	c := solve(t, in.Problem(), s, &gd.Method{SampleRate: 0.5})
-	d := solve(t, in.Problem(), s, &gd.Method{SampleRate: 0.5})
+	sampled := func(seed uint64) *rpca.Problem {
+		obs, err := rpca.Sampling{P: 0.5, Seed: seed}.Dense(in.Y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &rpca.Problem{Observed: obs}
+	}
+	c := solve(t, sampled(9), s, &gd.Method{})
+	d := solve(t, sampled(9), s, &gd.Method{})
 	if !mat.Equal(c.U, d.U) {
 		t.Fatal("subsampled runs with the same seed differ")
 	}
-	s.Seed = 10
-	e := solve(t, in.Problem(), s, &gd.Method{SampleRate: 0.5})
+	e := solve(t, sampled(10), s, &gd.Method{})
 	if mat.Equal(c.U, e.U) {
 		t.Fatal("subsampled runs with different seeds are identical")
 	}
@@ -188,12 +193,30 @@ func TestGDMatrixCompletion(t *testing.T) {
 	}
 }
 
-// TestGDSubsampling runs Algorithm 2 on a random half of a dense Y.
+// TestGDSubsampling runs Algorithm 2 on a random half of a dense Y, drawn
+// by rpca.Sampling: p is the draw's probability, not the fraction drawn.
 func TestGDSubsampling(t *testing.T) {
 	in := instance(t, synth.Config{D1: 600, D2: 600, Rank: 5, Alpha: 0.05, Seed: 13})
-	res := solve(t, in.Problem(), rpca.Settings{Rank: 5, Alpha: 0.05}, &gd.Method{SampleRate: 0.5})
-	if gdParams(t, res).Algorithm != 2 || math.Abs(gdParams(t, res).P-0.5) > 1e-12 {
-		t.Fatalf("effective parameters %v, want Algorithm 2 with p = 0.5", res.Params)
+	obs, err := rpca.Sampling{P: 0.5}.Dense(in.Y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := in.Problem()
+	p.Dense, p.Observed = nil, obs
+	res := solve(t, p, rpca.Settings{Rank: 5, Alpha: 0.05}, &gd.Method{})
+	if gdParams(t, res).Algorithm != 2 || gdParams(t, res).P != 0.5 || obs.Rate() == 0.5 {
+		t.Fatalf("effective parameters %v, want Algorithm 2 with p = 0.5 (the fraction drawn is %v)", res.Params, obs.Rate())
+	}
+	// Solve's frame (here the offset of 100 it removes) keeps the draw's p.
+	shifted := mat.DenseCopyOf(in.Y)
+	shifted.Apply(func(_, _ int, v float64) float64 { return v + 100 }, shifted)
+	obs2, err := rpca.Sampling{P: 0.5}.Dense(shifted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2 := solve(t, &rpca.Problem{Observed: obs2}, rpca.Settings{Rank: 6, Alpha: 0.05}, &gd.Method{})
+	if res2.Location == 0 || gdParams(t, res2).P != 0.5 {
+		t.Errorf("with an offset: location %v, p %v; want the offset removed and p = 0.5", res2.Location, gdParams(t, res2).P)
 	}
 	if e := relErr(res, in); e > 1e-5 {
 		t.Fatalf("relative error %.3g, want ≤ 1e-5", e)
@@ -250,6 +273,11 @@ func TestGDBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	obs, err := rpca.Sampling{P: 0.5, Cover: true}.Dense(in.Y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := &rpca.Problem{Observed: obs}
 	cases := []struct {
 		name string
 		p    *rpca.Problem
@@ -263,12 +291,10 @@ func TestGDBadInput(t *testing.T) {
 		{"rank zero", in.Problem(), rpca.Settings{Rank: 0, Alpha: 0.1}, &gd.Method{}, "at least 1"},
 		{"alpha one", in.Problem(), rpca.Settings{Rank: 2, Alpha: 1}, &gd.Method{}, "alpha"},
 		{"alpha negative", in.Problem(), rpca.Settings{Rank: 2, Alpha: -0.1}, &gd.Method{}, "alpha"},
-		{"p too big", in.Problem(), good, &gd.Method{SampleRate: 1.5}, "SampleRate"},
-		{"p negative", in.Problem(), good, &gd.Method{SampleRate: -0.5}, "SampleRate"},
 		{"gamma", in.Problem(), good, &gd.Method{Gamma: -1}, "Gamma"},
 		{"step nan", in.Problem(), good, &gd.Method{StepConst: math.NaN()}, "StepConst"},
 		{"gamma alpha dense", in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.5}, &gd.Method{}, "γ·α"},
-		{"gamma alpha partial", in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.34}, &gd.Method{SampleRate: 0.5}, "γ·α"},
+		{"gamma alpha partial", half, rpca.Settings{Rank: 2, Alpha: 0.34}, &gd.Method{}, "γ·α"},
 		{"gamma alpha explicit", in.Problem(), good, &gd.Method{Gamma: 10}, "γ·α"},
 		{"target without truth", &rpca.Problem{Dense: in.Y}, rpca.Settings{Rank: 2, Alpha: 0.1, Stop: rpca.Stop{TargetError: 1e-3}}, &gd.Method{}, "Truth"},
 		{"empty row", &rpca.Problem{Observed: emptyRow}, rpca.Settings{Rank: 1, Alpha: 0}, &gd.Method{}, "no observed entry"},

@@ -45,11 +45,6 @@ type Method struct {
 	// place of ⌊γpα·d⌋ for every line (ratings are far from uniform).
 	PerLine bool
 
-	// SampleRate p < 1 fits a random fraction p of a dense Y's entries;
-	// 0 or 1 fits all of them. For partial observations it overrides
-	// p = |Φ|/(d1·d2) in T's counts.
-	SampleRate float64
-
 	// Start, when not nil, replaces Phase I (see gd.Method.Start).
 	Start *rpca.Start
 
@@ -100,7 +95,7 @@ var DefaultStop = gdcore.DefaultALSStop
 
 func (m *Method) core() *gdcore.GD {
 	return &gdcore.GD{Update: gdcore.UpdateALS, Gamma: m.Gamma, Ridge: m.Ridge, RidgeDecay: m.RidgeDecay,
-		SVDTol: m.SVDTol, PerLine: m.PerLine, SampleRate: m.SampleRate, Start: m.Start, Resume: m.Resume, OnCheckpoint: m.OnCheckpoint,
+		SVDTol: m.SVDTol, PerLine: m.PerLine, Start: m.Start, Resume: m.Resume, OnCheckpoint: m.OnCheckpoint,
 		Biases: m.Biases, Huber: m.Huber, Implicit: m.Implicit}
 }
 

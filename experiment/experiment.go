@@ -355,12 +355,16 @@ type trace struct {
 	label string
 	recs  []rpca.Record
 	last  time.Time
+	// offset is work done for the run before the solve (subsampling a
+	// dense Y), added to every record's time and to the run's.
+	offset time.Duration
 }
 
 func newTrace(w *writer, label string) *trace { return &trace{w: w, label: label} }
 
 // callback is passed to rpca.Settings.Callback.
 func (t *trace) callback(r rpca.Record) {
+	r.Elapsed += t.offset
 	t.recs = append(t.recs, r)
 	if now := time.Now(); now.Sub(t.last) >= 2*time.Second {
 		t.last = now
@@ -382,7 +386,7 @@ type runSummary struct {
 func (t *trace) summary(res *rpca.Result, capped bool) runSummary {
 	r := runSummary{recs: t.recs}
 	if !capped {
-		r.iterations, r.seconds, r.stop = res.Iterations, res.Elapsed.Seconds(), string(res.Stop)
+		r.iterations, r.seconds, r.stop = res.Iterations, (res.Elapsed + t.offset).Seconds(), string(res.Stop)
 		return r
 	}
 	r.iterations, r.stop = len(t.recs)-1, "time-cap"

@@ -115,7 +115,7 @@ func runVideo(ctx context.Context, w *writer, o *Options) error {
 		}{
 			{"GD p=1", &gd.Method{Step: gd.StepFixed, Gamma: pick(o.Gamma, false, 0, paperVideo.Gamma), StepConst: pick(o.Step, false, 0, paperVideo.StepConst), Mu: paperVideo.Mu}, 0,
 				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
-			{fmt.Sprintf("GD p=%g", q), &gd.Method{Step: gd.StepFixed, Gamma: pick(o.Gamma, false, 0, paperVideo.Gamma), StepConst: pick(o.Step, false, 0, paperVideo.StepConst), Mu: paperVideo.Mu, SampleRate: q}, q,
+			{fmt.Sprintf("GD p=%g", q), &gd.Method{Step: gd.StepFixed, Gamma: pick(o.Gamma, false, 0, paperVideo.Gamma), StepConst: pick(o.Step, false, 0, paperVideo.StepConst), Mu: paperVideo.Mu}, q,
 				rpca.Stop{FactorTol: factorTol, ResidualTol: -1, MaxIter: maxIter}},
 			{"AltProj", &altproj.Method{StallTol: altprojStallTol}, 0, rpca.Stop{ResidualTol: paperVideo.ResidualTol, MaxIter: o.MaxIter}},
 			{"IALM", &ialm.Method{}, 0, rpca.Stop{ResidualTol: paperVideo.ResidualTol, MaxIter: o.MaxIter}},

@@ -1,8 +1,8 @@
 // Package gd is the projected gradient method of Yi, Park, Chen and
 // Caramanis, "Fast Algorithms for Robust PCA via Gradient Descent"
 // (NeurIPS 2016), as an [rpca.Method]: Algorithm 1 for a fully observed Y
-// and Algorithm 2 for a partially observed one (or for a dense Y
-// subsampled at rate SampleRate), with the scaled steps of Tong, Ma and
+// and Algorithm 2 for a partially observed one (the paper's subsampling
+// of a dense Y is the caller's: [rpca.Sampling]), with the scaled steps of Tong, Ma and
 // Chi (2021) as its one variant (Scaled). Phase I (the initial T_α and
 // truncated SVD) and the sparse estimator are shared with package als
 // through internal/gdcore.
@@ -55,12 +55,6 @@ type Method struct {
 	// iteration. "" means StepBacktracking for partial observations and
 	// StepFixed for a fully observed Y.
 	Step StepRule
-
-	// SampleRate is p. For a dense Y, a value in (0, 1) runs Algorithm 2 on
-	// a random fraction p of the entries (Section 4.2's subsampling); 0 or
-	// 1 runs Algorithm 1 on all of Y. For a partially observed Y it
-	// overrides p = |Φ|/(d1·d2).
-	SampleRate float64
 
 	// Balance is the weight of the balancing term −Balance·η·U(UᵀU − VᵀV)
 	// in the paper's step. 0 means 1/2 for Algorithm 1 and 1/16 for
@@ -148,7 +142,7 @@ func (m *Method) core() *gdcore.GD {
 		u = gdcore.UpdateScaled
 	}
 	return &gdcore.GD{Update: u, Gamma: m.Gamma, StepConst: m.StepConst, Mu: m.Mu, NoProjection: m.NoProjection,
-		Step: gdcore.StepRule(m.Step), SampleRate: m.SampleRate, Balance: m.Balance, Ridge: m.Ridge,
+		Step: gdcore.StepRule(m.Step), Balance: m.Balance, Ridge: m.Ridge,
 		SVDTol: m.SVDTol, PerLine: m.PerLine, Start: m.Start, Resume: m.Resume, OnCheckpoint: m.OnCheckpoint}
 }
 
@@ -173,7 +167,8 @@ func (m *Method) CheckParams(p *rpca.Problem, s rpca.Settings) error {
 	return m.core().CheckParams(p, s)
 }
 
-// Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.
+// Solve runs Algorithm 1 on a dense Y, Algorithm 2 on observed entries
+// (p is the Observed's Probability when a Sampling drew it, else its Rate).
 func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
 	return publicParams(m.core().Solve(ctx, p, s))
 }

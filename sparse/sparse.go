@@ -20,7 +20,6 @@ import (
 // internal/access.
 func init() {
 	access.ObservedMatrix = func(o any) *observed.Matrix { return o.(*Observed).m }
-	access.NewObserved = func(m *observed.Matrix) any { return &Observed{m: m} }
 }
 
 // Observed is a partially observed matrix: the set Φ of observed positions
@@ -30,6 +29,7 @@ func init() {
 // (A [Matrix], the output type, reads an entry it does not list as 0.)
 type Observed struct {
 	m *observed.Matrix
+	p float64 // the probability of the Sampling that drew it, or 0
 }
 
 // NewObserved builds an observed matrix of size d1×d2 from triplets
@@ -82,7 +82,7 @@ func (s Sampling) Dense(y *mat.Dense) (*Observed, error) {
 	if err != nil {
 		return nil, errs.Input(fmt.Errorf("rpca: %w", err))
 	}
-	return &Observed{m: m}, nil
+	return &Observed{m: m, p: s.P}, nil
 }
 
 // SampleDense is Sampling{P: p, Seed: seed}.Dense(y).
@@ -124,6 +124,29 @@ func (o *Observed) Rate() float64 {
 		return 0
 	}
 	return float64(o.m.NNZ()) / (float64(o.m.Rows) * float64(o.m.Cols))
+}
+
+// Probability returns the probability P with which each entry was
+// observed when a [Sampling] drew o (the paper's p, which the methods
+// then use), and 0 when o was built from given entries, whose rate only
+// [Observed.Rate] estimates. Cover's few added entries do not change it.
+func (o *Observed) Probability() float64 {
+	if o.empty() {
+		return 0
+	}
+	return o.p
+}
+
+// WithValues returns an Observed with o's positions (and its
+// Probability) and the values vals, given in o's row-major order; it
+// takes vals over. A length other than o.Len() is a bad-input error.
+func (o *Observed) WithValues(vals []float64) (*Observed, error) {
+	if o.Len() != len(vals) {
+		return nil, errs.Input(fmt.Errorf("rpca: %d values for %d observed entries", len(vals), o.Len()))
+	}
+	m := *o.m
+	m.Val = vals
+	return &Observed{m: &m, p: o.p}, nil
 }
 
 // Do calls fn for every observed entry in row-major order (none for nil

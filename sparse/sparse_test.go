@@ -129,7 +129,10 @@ func TestEmptyAndBadInput(t *testing.T) {
 		"NaN":         func() error { _, err := NewObserved(2, 2, []int{0}, []int{0}, []float64{math.NaN()}); return err },
 		"huge sparse": func() error { _, err := NewObserved(1e9, 1e9, []int{0}, []int{0}, []float64{1}); return err },
 		"CSR order":   func() error { _, err := NewObservedCSR(1, 3, []int{0, 2}, []int32{2, 0}, []float64{1, 2}); return err },
-		"CSR NaN":     func() error { _, err := NewObservedCSR(1, 3, []int{0, 1}, []int32{0}, []float64{math.Inf(1)}); return err },
+		"CSR NaN": func() error {
+			_, err := NewObservedCSR(1, 3, []int{0, 1}, []int32{0}, []float64{math.Inf(1)})
+			return err
+		},
 		"sample nil":  func() error { _, err := Sampling{P: 0.5}.Dense(nil); return err },
 		"sample rate": func() error { _, err := SampleDense(mat.NewDense(2, 2, nil), 1.5, 1); return err },
 	} {
@@ -187,5 +190,66 @@ func TestSampling(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("Cover left column %d empty", j)
 		}
+	}
+}
+
+// Probability is the draw's P for a Sampling (with or without Cover) and
+// 0 for given entries; WithValues keeps the positions and the
+// probability and refuses a wrong number of values.
+func TestProbabilityAndWithValues(t *testing.T) {
+	y := mat.NewDense(40, 30, nil)
+	for i := range 40 {
+		for j := range 30 {
+			y.Set(i, j, float64(i-j))
+		}
+	}
+	for _, s := range []Sampling{{P: 0.25, Seed: 2}, {P: 0.05, Seed: 2, Cover: true}} {
+		o, err := s.Dense(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Probability() != s.P || o.Rate() == s.P {
+			t.Errorf("%+v: probability %v, rate %v", s, o.Probability(), o.Rate())
+		}
+		vals := make([]float64, o.Len())
+		for k := range vals {
+			vals[k] = float64(k)
+		}
+		w, err := o.WithValues(vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Probability() != s.P {
+			t.Errorf("WithValues lost the probability: %v", w.Probability())
+		}
+		k := 0
+		pa, ia, _ := o.CSR()
+		pb, ib, _ := w.CSR()
+		w.Do(func(i, j int, v float64) {
+			if v != float64(k) {
+				t.Fatalf("value %d is %v", k, v)
+			}
+			k++
+		})
+		for q := range ia {
+			if ia[q] != ib[q] {
+				t.Fatal("WithValues moved the positions")
+			}
+		}
+		for q := range pa {
+			if pa[q] != pb[q] {
+				t.Fatal("WithValues moved the positions")
+			}
+		}
+		if _, err := o.WithValues(vals[1:]); !errors.Is(err, errs.BadInput) {
+			t.Errorf("a value short: %v", err)
+		}
+	}
+	given, err := NewObserved(2, 2, []int{0, 1}, []int{1, 0}, []float64{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if given.Probability() != 0 || (&Observed{}).Probability() != 0 {
+		t.Error("given entries have a probability")
 	}
 }

@@ -19,8 +19,7 @@ import (
 type Job struct {
 	Config Config
 	// Method solves the instance; nil only generates (and saves) it. The
-	// data of a partial instance are generated on Φ, so a GD must not
-	// subsample them again (its SampleRate must be 0).
+	// data of a partial instance are generated on Φ.
 	Method   rpca.Method
 	Settings rpca.Settings
 	// Out, when set, is the directory the instance is saved into,

@@ -1,9 +1,10 @@
-// Package access lets the method packages reach what the root package
-// keeps unexported: the storage of an Observed, the construction of one
-// from it, the scaling Solve applies and the residual's conversion. The root package sets the
-// functions when it is initialised; the values it takes and returns are
-// *rpca.Observed and *rpca.Problem (package access cannot name them
-// without an import cycle).
+// Package access lets the method packages reach what the packages of
+// the contract keep unexported: the storage of an Observed (set by
+// package sparse), and the scaling Solve applies and the residual's
+// conversion (set by the root package), each when its package is
+// initialised. The values taken and returned are *rpca.Observed and
+// *rpca.Problem (package access cannot name them without an import
+// cycle).
 package access
 
 import "github.com/rpca-gd/rpca/internal/observed"
@@ -11,8 +12,6 @@ import "github.com/rpca-gd/rpca/internal/observed"
 var (
 	// ObservedMatrix returns the storage of an *rpca.Observed.
 	ObservedMatrix func(o any) *observed.Matrix
-	// NewObserved wraps a matrix as an *rpca.Observed.
-	NewObserved func(m *observed.Matrix) any
 	// Scaled returns an *rpca.Problem divided by a power of two near its
 	// robust spread when its scale is far from 1 (1 otherwise), and the
 	// power of two.

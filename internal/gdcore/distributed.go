@@ -19,7 +19,7 @@ import (
 
 // SolveDistributed runs Algorithm 2 on the observed entries that d holds,
 // with g's parameters and the settings s, exactly as [Solve] runs it on an
-// [Observed] (p = |Φ|/(d1·d2) unless g.SampleRate is set), except that:
+// [Observed] (with p = |Φ|/(d1·d2)), except that:
 // T is d's threshold form; the data are not rescaled (Solve scales data
 // beyond about 1e±150 by a power of two); and the Result's S is nil, the
 // sparse part staying with d.

@@ -33,7 +33,6 @@ type GD struct {
 	Mu           float64                 // μ of the constraint sets
 	NoProjection bool                    // no projections Π_𝒰, Π_𝒱
 	Step         StepRule                // StepFixed or StepBacktracking
-	SampleRate   float64                 // p: subsample a dense Y, or override |Φ|/(d1·d2)
 	Balance      float64                 // weight of the balancing term
 	Ridge        float64                 // λ of the ridge (λ/2)(‖U‖² + ‖V‖²)
 	RidgeDecay   float64                 // ρ of the ridge λ·ρᵗ of sweep t (ALS)
@@ -283,13 +282,15 @@ func (g *GD) params(p *rpca.Problem, s rpca.Settings) (gdParams, error) {
 	d1, d2 := p.Dims()
 	rate := 0.0 // a dense Y
 	if p.Observed != nil {
-		rate = p.Observed.Rate()
+		// The paper's p: the probability of the draw when it is known,
+		// else the fraction observed.
+		rate = cmp.Or(p.Observed.Probability(), p.Observed.Rate())
 	}
 	return g.paramsFor(d1, d2, rate, s)
 }
 
 // paramsFor validates g's fields and fills in the defaults for a d1×d2
-// problem observed at rate (0: a dense Y, which SampleRate may subsample).
+// problem observed at rate (0: a dense Y).
 func (g *GD) paramsFor(d1, d2 int, rate float64, s rpca.Settings) (gdParams, error) {
 	name := "gd" // the package the user built the method from
 	if g.Update == UpdateALS {
@@ -304,7 +305,7 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s rpca.Settings) (gdParams, err
 		return q, fmt.Errorf("%s: %w", name, err)
 	}
 	q.scaled, q.als = g.Update == UpdateScaled, g.Update == UpdateALS
-	q.partial, q.p = sampling(rate, g.SampleRate)
+	q.partial, q.p = rate > 0, cmp.Or(rate, 1)
 	if err := g.resolveALS(&q, s.Alpha); err != nil {
 		return q, fmt.Errorf("%s: %w", name, err)
 	}
@@ -317,8 +318,7 @@ func (g *GD) paramsFor(d1, d2 int, rate float64, s rpca.Settings) (gdParams, err
 }
 
 // checkFields refuses a field no run can use: a number that is not
-// finite and non-negative, an unknown step rule or update, a sampling
-// rate outside (0, 1].
+// finite and non-negative, an unknown step rule or update.
 func (g *GD) checkFields() error {
 	for _, f := range []struct {
 		name string
@@ -332,36 +332,20 @@ func (g *GD) checkFields() error {
 	return g.checkChoices()
 }
 
-// checkChoices refuses an unknown step rule or update and a rate or decay
-// outside its range.
+// checkChoices refuses an unknown step rule or update and a decay outside
+// its range.
 func (g *GD) checkChoices() error {
 	switch {
 	case g.Step != "" && g.Step != StepFixed && g.Step != StepBacktracking:
 		return fmt.Errorf("unknown Step (--step-rule) %q (want %q or %q)", g.Step, StepFixed, StepBacktracking)
 	case g.Update != "" && g.Update != UpdatePaper && g.Update != UpdateScaled && g.Update != UpdateALS:
 		return fmt.Errorf("unknown update %q (want %q, %q or %q)", g.Update, UpdatePaper, UpdateScaled, UpdateALS)
-	case math.IsNaN(g.SampleRate) || g.SampleRate < 0 || g.SampleRate > 1:
-		return fmt.Errorf("SampleRate p (--p) must be in (0, 1], got %v", g.SampleRate)
 	case !(g.RidgeDecay >= 0 && g.RidgeDecay <= 1):
 		return fmt.Errorf("RidgeDecay (--ridge-decay) must be in [0, 1] (0: a fixed ridge), got %v", g.RidgeDecay)
 	case g.Resume != nil && g.Start != nil:
 		return ErrResumeStart
 	}
 	return nil
-}
-
-// sampling returns whether a run is Algorithm 2 and its rate p, for a
-// problem observed at rate (0: dense) and the SampleRate asked for.
-func sampling(rate, sampleRate float64) (partial bool, p float64) {
-	switch {
-	case rate > 0 && sampleRate > 0:
-		return true, sampleRate
-	case rate > 0:
-		return true, rate
-	case sampleRate > 0 && sampleRate < 1:
-		return true, sampleRate
-	}
-	return false, 1
 }
 
 // DefaultDecayingRidge is the ridge λ₀ a decaying ridge (RidgeDecay < 1)
@@ -483,7 +467,7 @@ func (q *gdParams) report(eta, sigma1, loc float64) *GDParams {
 		Ridge: q.ridge, RidgeDecay: q.ridgeDecay, KRow: q.kRow, KCol: q.kCol, PerLine: q.frac > 0, Huber: q.huber, Implicit: q.implicit, InitLocation: loc}
 }
 
-// Solve runs Algorithm 1 (dense Y, SampleRate 0 or 1) or Algorithm 2.
+// Solve runs Algorithm 1 (dense Y) or Algorithm 2 (observed entries).
 func (g *GD) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*rpca.Result, error) {
 	if err := p.CheckShape(); err != nil {
 		return nil, rpca.BadInput(err)
@@ -589,17 +573,14 @@ func (g *GD) run(ctx context.Context, tr *track.Tracker, st gdState, q *gdParams
 	return g.runGD(tr, st, q, u, v, sigma1)
 }
 
-// observedMatrix returns Φ for Algorithm 2: the problem's own, or a random
-// subsample of a dense Y (all of it for UpdateALS without SampleRate).
+// observedMatrix returns Φ for Algorithm 2: the problem's own, or a
+// dense Y as observed entries, all of them (UpdateALS, which works on
+// observed entries only).
 func (g *GD) observedMatrix(p *rpca.Problem, s rpca.Settings) (*observed.Matrix, error) {
 	if p.Observed != nil {
 		return access.ObservedMatrix(p.Observed), nil
 	}
-	rate := g.SampleRate
-	if rate == 0 { // UpdateALS on a dense Y: all of it
-		rate = 1
-	}
-	m, err := observed.SampleDense(p.Dense.RawMatrix(), rate, s.Seed, false)
+	m, err := observed.SampleDense(p.Dense.RawMatrix(), 1, s.Seed, false)
 	if err != nil {
 		return nil, fmt.Errorf("rpca: %w", err)
 	}

@@ -39,8 +39,8 @@ const (
 	UpdateScaled UpdateRule = "scaled"
 
 	// UpdateALS replaces the gradient step by alternating least squares,
-	// in Algorithm 2's setting (a dense Y counts as observed everywhere,
-	// unless SampleRate subsamples it): with S_t's
+	// in Algorithm 2's setting (a dense Y counts as observed everywhere):
+	// with S_t's
 	// support Ω_t fixed by line 6, every row of U is the exact minimiser
 	// of ½Σ_{Φ∖Ω_t}(y_ij − u_iᵀv_j)² + (λ/2)‖u_i‖² given V, then every row
 	// of V given the new U (λ = GD.Ridge). It is not in the paper: it is
