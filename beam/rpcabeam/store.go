@@ -38,17 +38,44 @@ import (
 // metrics give the passes' counters (nil when the runner has none).
 type Runner func(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error)
 
-// Prism runs a pipeline on Beam's in-process Prism runner.
+// Prism runs a pipeline on Beam's in-process Prism runner. A pipeline
+// there is not cut short when ctx is cancelled (see uninterrupted).
 func Prism(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
-	return prism.Execute(ctx, p)
+	return uninterrupted(ctx, p, prism.Execute)
 }
 
 // Named runs pipelines on the registered Beam runner name (prism, flink,
-// spark, dataflow, …), configured by Beam's own flags.
+// spark, dataflow, …), configured by Beam's own flags. On prism a
+// pipeline is not cut short when ctx is cancelled (see uninterrupted);
+// on the others it is cancelled with ctx.
 func Named(name string) Runner {
-	return func(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
+	run := func(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
 		return beam.Run(ctx, name, p)
 	}
+	if name == "prism" {
+		return func(ctx context.Context, p *beam.Pipeline) (beam.PipelineResult, error) {
+			return uninterrupted(ctx, p, run)
+		}
+	}
+	return run
+}
+
+// uninterrupted runs a pipeline to its end even when ctx is cancelled
+// while it runs, and then returns ctx's error, so that the caller starts
+// no other. Prism (v2.77) can panic when a job is cancelled as it starts
+// its workers, which ends the whole process with exit status 2 and a
+// stack trace instead of the command's own message; a pipeline is a
+// single pass over the shards, so letting it finish delays the stop by
+// one pass. (rpca-beam stops at once on a second interrupt.)
+func uninterrupted(ctx context.Context, p *beam.Pipeline, run Runner) (beam.PipelineResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res, err := run(context.WithoutCancel(ctx), p)
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
+	return res, err
 }
 
 // Options configure Load.

@@ -61,9 +61,19 @@ type options struct {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-sigs
+		fmt.Fprintln(os.Stderr, "rpca-beam: interrupting after the pass under way (interrupt again to stop at once)")
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "rpca-beam: stopped at once; no output was written")
+		os.Exit(130)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }
 
