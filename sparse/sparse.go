@@ -13,6 +13,7 @@ import (
 
 	"github.com/rpca-gd/rpca/internal/access"
 	"github.com/rpca-gd/rpca/internal/errs"
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 )
 
@@ -139,10 +140,16 @@ func (o *Observed) Probability() float64 {
 
 // WithValues returns an Observed with o's positions (and its
 // Probability) and the values vals, given in o's row-major order; it
-// takes vals over. A length other than o.Len() is a bad-input error.
+// takes vals over. An empty o, a length other than o.Len() and a value
+// that is not finite are bad-input errors, as they are for NewObserved.
 func (o *Observed) WithValues(vals []float64) (*Observed, error) {
-	if o.Len() != len(vals) {
+	switch {
+	case o.empty():
+		return nil, errs.Input(errors.New("rpca: WithValues on an empty Observed"))
+	case o.Len() != len(vals):
 		return nil, errs.Input(fmt.Errorf("rpca: %d values for %d observed entries", len(vals), o.Len()))
+	case !kernels.AllFinite(vals):
+		return nil, errs.Input(errors.New("rpca: WithValues given a value that is not finite"))
 	}
 	m := *o.m
 	m.Val = vals

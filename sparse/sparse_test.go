@@ -244,6 +244,11 @@ func TestProbabilityAndWithValues(t *testing.T) {
 		if _, err := o.WithValues(vals[1:]); !errors.Is(err, errs.BadInput) {
 			t.Errorf("a value short: %v", err)
 		}
+		bad := append([]float64(nil), vals...)
+		bad[len(bad)/2] = math.NaN()
+		if _, err := o.WithValues(bad); !errors.Is(err, errs.BadInput) {
+			t.Errorf("a NaN value: %v", err)
+		}
 	}
 	given, err := NewObserved(2, 2, []int{0, 1}, []int{1, 0}, []float64{1, 2})
 	if err != nil {
@@ -251,5 +256,11 @@ func TestProbabilityAndWithValues(t *testing.T) {
 	}
 	if given.Probability() != 0 || (&Observed{}).Probability() != 0 {
 		t.Error("given entries have a probability")
+	}
+	var nilObs *Observed
+	for _, o := range []*Observed{nilObs, {}} {
+		if _, err := o.WithValues(nil); !errors.Is(err, errs.BadInput) {
+			t.Errorf("WithValues on an empty Observed: %v", err)
+		}
 	}
 }
