@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/rpca-gd/rpca/video/frames"
+	"github.com/rpca-gd/rpca/video/internal/videotest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -94,15 +91,7 @@ func TestAutoMethod(t *testing.T) {
 // TestLoadTruth: the truth mask of one frame, scaled as the frames are.
 func TestLoadTruth(t *testing.T) {
 	dir := t.TempDir()
-	m := image.NewGray(image.Rect(0, 0, 4, 2))
-	// Left 2×2 block fully set, right block 1 of 4 set.
-	for _, p := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 1}} {
-		m.SetGray(p[0], p[1], color.Gray{Y: 255})
-	}
-	var buf bytes.Buffer
-	png.Encode(&buf, m)
-	path := filepath.Join(dir, "gt.png")
-	os.WriteFile(path, buf.Bytes(), 0o644)
+	path := videotest.WriteMask(t, filepath.Join(dir, "gt.png"))
 	tr, err := LoadTruth(path, "f7", 0.5)
 	if err != nil || tr.Frame != "f7" || tr.Path != path || tr.W != 2 || tr.H != 1 || !slices.Equal(tr.Mask, []bool{true, false}) {
 		t.Errorf("LoadTruth: %+v, %v", tr, err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"math"
 	"math/rand/v2"
@@ -329,15 +328,7 @@ func TestLoadDirErrors(t *testing.T) {
 
 func TestLoadMask(t *testing.T) {
 	dir := t.TempDir()
-	m := image.NewGray(image.Rect(0, 0, 4, 2))
-	// Left 2×2 block fully set, right block 1 of 4 set.
-	for _, p := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 1}} {
-		m.SetGray(p[0], p[1], color.Gray{Y: 255})
-	}
-	var buf bytes.Buffer
-	png.Encode(&buf, m)
-	path := filepath.Join(dir, "gt.png")
-	os.WriteFile(path, buf.Bytes(), 0o644)
+	path := videotest.WriteMask(t, filepath.Join(dir, "gt.png"))
 	mask, w, h, err := LoadMask(path, 1)
 	if err != nil || w != 4 || h != 2 {
 		t.Fatal(err, w, h)

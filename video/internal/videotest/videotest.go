@@ -95,6 +95,25 @@ func WriteImage(t testing.TB, path string, f Frame, gray bool) {
 	}
 }
 
+// WriteMask writes a 4×2 truth mask as a gray PNG at path and returns
+// path: the left 2×2 block set, and one pixel of the right block (at
+// x = 3, y = 1), so that it reads row-major as 1 1 0 0 / 1 1 0 1.
+func WriteMask(t testing.TB, path string) string {
+	t.Helper()
+	m := image.NewGray(image.Rect(0, 0, 4, 2))
+	for _, p := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 1}} {
+		m.Pix[p[1]*m.Stride+p[0]] = 255
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // FakeTools writes shell scripts standing in for ffprobe and ffmpeg and
 // returns a LookPath that finds them. ffmpeg writes its process id to
 // pidFile and then runs body.
