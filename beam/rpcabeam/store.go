@@ -64,9 +64,10 @@ func Named(name string) Runner {
 // while it runs, and then returns ctx's error, so that the caller starts
 // no other. Prism (v2.77) can panic when a job is cancelled as it starts
 // its workers, which ends the whole process with exit status 2 and a
-// stack trace instead of the command's own message; a pipeline is a
-// single pass over the shards, so letting it finish delays the stop by
-// one pass. (rpca-beam stops at once on a second interrupt.)
+// stack trace instead of the command's own message; a pipeline is one
+// pass over the shards or one step of the load, so letting it finish
+// delays the stop by that much. (rpca-beam stops at once on a second
+// interrupt.)
 func uninterrupted(ctx context.Context, p *beam.Pipeline, run Runner) (beam.PipelineResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -64,17 +64,22 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		<-sigs
-		fmt.Fprintln(os.Stderr, "rpca-beam: interrupting after the pass under way (interrupt again to stop at once)")
-		cancel()
-		<-sigs
-		fmt.Fprintln(os.Stderr, "rpca-beam: stopped at once; no output was written")
-		os.Exit(130)
-	}()
+	go onInterrupts(sigs, cancel, os.Stderr, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	signal.Stop(sigs)
 	os.Exit(code)
+}
+
+// onInterrupts cancels the run on the first signal from sigs (the
+// pipeline under way finishes: rpcabeam.Prism) and, on a second, ends the
+// process at once with exit 130.
+func onInterrupts(sigs <-chan os.Signal, cancel func(), stderr io.Writer, exit func(int)) {
+	<-sigs
+	fmt.Fprintln(stderr, "rpca-beam: interrupting after the pass under way (interrupt again to stop at once)")
+	cancel()
+	<-sigs
+	fmt.Fprintln(stderr, "rpca-beam: stopped at once; no output was written")
+	exit(130)
 }
 
 // beamInit is beam.Init; a test replaces it.

@@ -297,3 +297,28 @@ func TestResume(t *testing.T) {
 	}
 	t.Logf("resumed from iteration %d: %d pipelines, against %d for the whole run", *sum.Resumed, sum.Pipelines, whole.Pipelines)
 }
+
+// TestInterruptTwice: the first interrupt cancels the run (which ends
+// after the pass under way), a second ends the process at once with exit
+// 130; each says so on stderr.
+func TestInterruptTwice(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	canceled := make(chan struct{})
+	exited := make(chan int, 1)
+	var out strings.Builder
+	go onInterrupts(sigs, func() { close(canceled) }, &out, func(code int) { exited <- code })
+	sigs <- os.Interrupt
+	<-canceled
+	select {
+	case code := <-exited:
+		t.Fatalf("exit %d on the first interrupt", code)
+	case <-time.After(50 * time.Millisecond):
+	}
+	sigs <- os.Interrupt
+	if code := <-exited; code != 130 {
+		t.Errorf("exit %d on the second interrupt, want 130", code)
+	}
+	if s := out.String(); !strings.Contains(s, "interrupt again") || !strings.Contains(s, "stopped at once") {
+		t.Errorf("stderr %q", s)
+	}
+}
