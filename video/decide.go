@@ -242,6 +242,24 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 	return out, rep, nil
 }
 
+// decideOne decides a single frame y against its background bg as
+// [Masks] does (o with its defaults applied), with the scratch space w
+// and res (of len(y), for the residual y − bg) given, so that a stream
+// does not allocate them for every frame. o.PixelNoise must be false: a
+// single frame has no noise level over time. It returns the mask, the
+// frame's noise level and its shadow count.
+func (o MaskOptions) decideOne(w *frameWork, res, y, bg []float64, g frames.Geometry) ([]bool, float64, int) {
+	if o.PixelNoise {
+		panic("video: decideOne with PixelNoise")
+	}
+	floats.SubTo(res, y, bg)
+	var yc, bc []float64
+	if !o.KeepShadows {
+		yc, bc = y, bg
+	}
+	return o.decideFrame(w, res, yc, bc, g, nil, o.Threshold > 0)
+}
+
 // pixelNoiseScales returns the noise scale of each row of fg over time
 // (lowScale of its absolute values).
 func pixelNoiseScales(ctx context.Context, fg Matrix) ([]float64, error) {

@@ -96,9 +96,20 @@ func ChooseRank(ctx context.Context, y mat.Matrix, maxRank int, minGap float64) 
 	rows := spectrum.Spread(d1, DefaultRankPixels)
 	// x holds the sampled frames as rows, so that x·xᵀ is their Gram matrix.
 	x := mat.NewDense(len(cols), len(rows), nil)
-	if d, ok := y.(*mat.Dense); ok {
-		sampleTiled(x, d.RawMatrix(), rows, cols)
-	} else {
+	switch y := y.(type) {
+	case *mat.Dense:
+		sampleTiled(x, y.RawMatrix(), rows, cols)
+	case denseRows:
+		sampleTiled(x, y.RawMatrix(), rows, cols)
+	case rowSource:
+		buf := make([]float64, d2)
+		for b, i := range rows {
+			r := y.row(buf, i)
+			for a, j := range cols {
+				x.Set(a, b, r[j])
+			}
+		}
+	default:
 		for a, j := range cols {
 			row := x.RawRowView(a)
 			for b, i := range rows {
@@ -139,6 +150,11 @@ func sampleTiled(x *mat.Dense, y blas64.General, rows, cols []int) {
 // background for a static camera. For an even number of frames it is the
 // mean of the two middle values.
 func MedianBackground(ctx context.Context, y *mat.Dense) (*mat.VecDense, error) {
+	return medianRows(ctx, denseRows{y})
+}
+
+// medianRows is MedianBackground of a rowSource.
+func medianRows(ctx context.Context, y rowSource) (*mat.VecDense, error) {
 	d1, d2 := y.Dims()
 	out := mat.NewVecDense(d1, nil)
 	buf := make([]float64, d2)
@@ -148,7 +164,7 @@ func MedianBackground(ctx context.Context, y *mat.Dense) (*mat.VecDense, error) 
 				return nil, err
 			}
 		}
-		copy(buf, y.RawRowView(i))
+		copy(buf, y.row(buf, i))
 		slices.Sort(buf)
 		m := buf[d2/2]
 		if d2%2 == 0 {

@@ -231,7 +231,7 @@ func Separate(ctx context.Context, seq *frames.Sequence, o SeparateOptions) (*Se
 		}
 		sep.Background = bg
 		sep.Seconds = time.Since(t0).Seconds()
-	} else if err := sep.solve(ctx, seq, o, stage); err != nil {
+	} else if err := sep.solve(ctx, denseRows{y}, o, stage); err != nil {
 		return nil, err
 	}
 	switch {
@@ -267,8 +267,7 @@ func Separate(ctx context.Context, seq *frames.Sequence, o SeparateOptions) (*Se
 // solve fits the low-rank background, choosing the rank when asked. With
 // a sketch, the method solves on the sampled rows and [FitRows] fits
 // every row to the row space of that solution, once the rank is settled.
-func (sep *Separation) solve(ctx context.Context, seq *frames.Sequence, o SeparateOptions, stage func(string, ...any)) error {
-	y := seq.Y
+func (sep *Separation) solve(ctx context.Context, y rowSource, o SeparateOptions, stage func(string, ...any)) error {
 	d1, d2 := y.Dims()
 	s := o.Settings
 	sep.Rank, sep.RankRule, sep.RankReason = s.Rank, "given", "the rank was given"
@@ -283,10 +282,12 @@ func (sep *Separation) solve(ctx context.Context, seq *frames.Sequence, o Separa
 		sep.RankSeconds += time.Since(t0).Seconds()
 		sep.Rank, sep.RankRule, sep.RankReason = c.Rank, "auto", c.Reason()
 	}
-	ys := y
+	var ys *mat.Dense // the rows solved on
 	if rows := sketchRows(d1, o.sketchRows(), s.Seed); rows != nil {
 		ys = gatherRows(y, rows)
 		sep.SketchRows = len(rows)
+	} else {
+		ys = toDense(y)
 	}
 	n1, _ := ys.Dims()
 	var fitted *mat.Dense // the low-rank part on the rows of ys
@@ -348,7 +349,7 @@ func (sep *Separation) solve(ctx context.Context, seq *frames.Sequence, o Separa
 	trim := rowTrim(s.Alpha, d2, k)
 	stage("fitting %d rows to the background's %d components (setting aside %d of %d frames each)", d1, k, trim, d2)
 	t0 := time.Now()
-	m, stats, err := FitRows(ctx, y, q, trim, s.Workers)
+	m, stats, err := fitRows(ctx, y, q, trim, s.Workers)
 	if err != nil {
 		return err
 	}

@@ -60,11 +60,12 @@ func sketchRows(d1, n int, seed uint64) []int {
 }
 
 // gatherRows returns the rows idx of y as a new matrix.
-func gatherRows(y *mat.Dense, idx []int) *mat.Dense {
+func gatherRows(y rowSource, idx []int) *mat.Dense {
 	_, d2 := y.Dims()
 	out := mat.NewDense(len(idx), d2, nil)
 	for a, i := range idx {
-		copy(out.RawRowView(a), y.RawRowView(i))
+		dst := out.RawRowView(a)
+		copy(dst, y.row(dst, i))
 	}
 	return out
 }
@@ -108,6 +109,11 @@ func rowSpace(v mat.Matrix) (*mat.Dense, error) {
 // and Jordan (DFC) with rows in place of columns. workers ≤ 0 means all
 // cores.
 func FitRows(ctx context.Context, y *mat.Dense, q *mat.Dense, trim, workers int) (LowRank, RowFit, error) {
+	return fitRows(ctx, denseRows{y}, q, trim, workers)
+}
+
+// fitRows is FitRows on a rowSource.
+func fitRows(ctx context.Context, y rowSource, q *mat.Dense, trim, workers int) (LowRank, RowFit, error) {
 	d1, d2 := y.Dims()
 	qr, k := q.Dims()
 	if qr != d2 || k == 0 || k > d2 {
@@ -139,7 +145,7 @@ func FitRows(ctx context.Context, y *mat.Dense, q *mat.Dense, trim, workers int)
 		go func() {
 			defer wg.Done()
 			f := newRowFitter(q, trim)
-			m := make([]float64, d2)
+			m, row := make([]float64, d2), make([]float64, d2)
 			var steps, unsettled int
 			for i0, i1 := take(); i0 < i1; i0, i1 = take() {
 				if ctx.Err() != nil {
@@ -148,7 +154,7 @@ func FitRows(ctx context.Context, y *mat.Dense, q *mat.Dense, trim, workers int)
 				for i := i0; i < i1; i++ {
 					// Each block of rows starts cold, so that the result
 					// does not depend on which worker takes which block.
-					s, ok := f.fit(y.RawRowView(i), m, i > i0)
+					s, ok := f.fit(y.row(row, i), m, i > i0)
 					copy(u.RawRowView(i), f.u)
 					steps += s
 					if !ok {

@@ -54,7 +54,10 @@ const (
 // StreamOptions configure a [Subtractor]. The zero value is the default.
 type StreamOptions struct {
 	// History is the number of past frames the background is fitted to
-	// (0: DefaultHistory).
+	// (0: DefaultHistory). The Subtractor keeps them as 16-bit levels
+	// (2 bytes a value) while every value is an 8- or 16-bit sample as
+	// the decoders of package frames give them (c/255, l/65535), and as
+	// float64 (8 bytes) from the first frame that holds another value.
 	History int
 	// Refit is the number of frames between two fits of the background
 	// (0: DefaultRefit).
@@ -88,7 +91,7 @@ type Subtractor struct {
 	warmup  int
 	fit     SeparateOptions
 
-	hist   *mat.Dense // Rows × history, a ring of the last frames
+	hist   *history   // Rows × history, a ring of the last frames
 	seen   int        // frames applied
 	basisT *mat.Dense // rank × Rows, orthonormal rows; nil before the first fit
 	buf    projectBuf // project's buffers, reused
@@ -105,6 +108,12 @@ type Subtractor struct {
 // ErrFrameSize is returned by [Subtractor.Apply] for a frame whose length
 // is not the geometry's.
 var ErrFrameSize = errors.New("video: frame of the wrong size")
+
+// ErrStreamPixelNoise is returned by [NewSubtractor] for a fit whose
+// MaskOptions.PixelNoise is set: a per-pixel noise level over time needs
+// the residuals of all the frames, and a stream decides each frame alone
+// (before this was refused, such a stream marked no pixel at all).
+var ErrStreamPixelNoise = errors.New("video: a stream decides each frame alone and cannot measure a pixel's noise over time; per-pixel noise needs the batch separation")
 
 // NewSubtractor returns a Subtractor for frames of geometry g.
 func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
@@ -132,13 +141,16 @@ func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
 	} else {
 		s.fit = DefaultOptions()
 	}
+	if s.fit.Mask.PixelNoise {
+		return nil, ErrStreamPixelNoise
+	}
 	if s.fit.SparseForeground {
 		return nil, errors.New("video: a stream decides on the residual Y − M; the sparse foreground needs the batch command")
 	}
 	if err := s.fit.Mask.Validate(); err != nil {
 		return nil, err
 	}
-	s.hist = mat.NewDense(g.Rows(), s.history, nil)
+	s.hist = newHistory(g.Rows(), s.history)
 	return s, nil
 }
 
@@ -243,11 +255,11 @@ func (s *Subtractor) decideHeld(ctx context.Context, fit bool, emit func(*Frame)
 		for k := range held {
 			held[k] = k
 		}
-		return s.decideAtOnce(ctx, s.hist, held, emit)
+		return s.decideAtOnce(ctx, func(dst []float64, j int) { s.hist.col(dst, j) }, held, emit)
 	}
 	col := make([]float64, s.g.Rows())
 	for k := range s.seen {
-		mat.Col(col, k, s.hist)
+		s.hist.col(col, k)
 		f, err := s.decide(ctx, col)
 		if err == nil {
 			err = emit(f)
@@ -272,7 +284,7 @@ func (s *Subtractor) store(ctx context.Context, frame []float64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.hist.SetCol(s.seen%s.history, frame)
+	s.hist.set(s.seen%s.history, frame)
 	s.seen++
 	s.since++
 	return nil
@@ -315,30 +327,32 @@ func (s *Subtractor) decideWith(ctx context.Context, frame []float64, buf *proje
 	} else {
 		bg, coef = s.project(frame, buf)
 	}
-	y := mat.NewDense(len(frame), 1, frame)
-	b := mat.NewDense(len(frame), 1, bg)
-	var r mat.Dense
-	r.Sub(y, b)
-	masks, rep, err := Masks(ctx, &r, y, b, s.g, s.fit.Mask)
-	if err != nil {
+	if buf.work == nil {
+		buf.work, buf.res = newFrameWork(s.g), make([]float64, len(frame))
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	mask := make([]float64, len(masks.Data))
-	for i, v := range masks.Data {
-		mask[i] = float64(v)
+	m, noise, shadow := s.fit.Mask.withDefaults().decideOne(buf.work, buf.res, frame, bg, s.g)
+	mask := make([]float64, len(m))
+	for i, v := range m {
+		if v {
+			mask[i] = 1
+		}
 	}
-	f := &Frame{Background: bg, Mask: mask, Noise: rep.Noise, Shadow: rep.Shadow}
+	f := &Frame{Background: bg, Mask: mask, Noise: noise, Shadow: shadow}
 	if coef != nil {
 		f.basisT, f.coef = s.basisT, coef
 	}
 	return f, nil
 }
 
-// decideAtOnce decides the frames cols of y against the current fit, as
+// decideAtOnce decides the frames cols (column(dst, j) writes frame j
+// into dst) against the current fit, as
 // many at a time as there are cores, and hands them to emit in order:
 // what decide would give one after the other, each frame's work being its
 // own. Only one frame per core is held before it is handed on.
-func (s *Subtractor) decideAtOnce(ctx context.Context, y *mat.Dense, cols []int, emit func(*Frame) error) error {
+func (s *Subtractor) decideAtOnce(ctx context.Context, column func(dst []float64, j int), cols []int, emit func(*Frame) error) error {
 	if len(cols) == 0 {
 		return nil
 	}
@@ -358,7 +372,7 @@ func (s *Subtractor) decideAtOnce(ctx context.Context, y *mat.Dense, cols []int,
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				mat.Col(frames[w], j, y)
+				column(frames[w], j)
 				out[w], errs[w] = s.decideWith(ctx, frames[w], bufs[w])
 			}()
 		}
@@ -376,22 +390,13 @@ func (s *Subtractor) decideAtOnce(ctx context.Context, y *mat.Dense, cols []int,
 	return nil
 }
 
-// frames returns the history as a Sequence, without a copy: the ring
-// itself once it is full (its columns are then the last History frames
-// in a rotated order, which no fit depends on: robust PCA, the rank rule
-// and the row fits treat the frames as a set), and until then a view of
-// its first columns.
-func (s *Subtractor) frames() *frames.Sequence {
-	n := min(s.seen, s.history)
-	y := s.hist
-	if n < s.history {
-		y = s.hist.Slice(0, s.g.Rows(), 0, n).(*mat.Dense)
-	}
-	names := make([]string, n)
-	for k := range names {
-		names[k] = fmt.Sprintf("history%d", k)
-	}
-	return &frames.Sequence{Geometry: s.g, Names: names, Y: y}
+// frames returns the frames of the history, without a copy: the whole
+// ring once it is full (its columns are then the last History frames in
+// a rotated order, which no fit depends on: robust PCA, the rank rule and
+// the row fits treat the frames as a set), and until then its first
+// columns.
+func (s *Subtractor) frames() historyView {
+	return s.hist.first(min(s.seen, s.history))
 }
 
 // median is the per-pixel median of the history (the warm-up's
@@ -401,8 +406,7 @@ func (s *Subtractor) median() []float64 {
 	out := make([]float64, s.g.Rows())
 	buf := make([]float64, n)
 	for i := range out {
-		row := s.hist.RawRowView(i)[:n]
-		copy(buf, row)
+		copy(buf, s.hist.row(buf, i))
 		out[i] = medianOf(buf)
 	}
 	return out
@@ -423,10 +427,10 @@ func medianOf(x []float64) float64 {
 // orthonormal basis of its column space.
 func (s *Subtractor) refitBackground(ctx context.Context) error {
 	t0 := time.Now()
-	seq := s.frames()
+	y := s.frames()
 	var cols *mat.Dense // columns spanning the background
 	if s.fit.Method == nil {
-		med, err := MedianBackground(ctx, seq.Y)
+		med, err := medianRows(ctx, y)
 		if err != nil {
 			return err
 		}
@@ -435,7 +439,7 @@ func (s *Subtractor) refitBackground(ctx context.Context) error {
 		o := s.fit
 		o.Stage = nil
 		sep := &Separation{}
-		if err := sep.solve(ctx, seq, o, func(string, ...any) {}); err != nil {
+		if err := sep.solve(ctx, y, o, func(string, ...any) {}); err != nil {
 			return err
 		}
 		switch bg := sep.Background.(type) {
@@ -523,10 +527,13 @@ func (s *Subtractor) project(y []float64, buf *projectBuf) (fit, w []float64) {
 	}
 }
 
-// projectBuf holds [Subtractor.project]'s buffers: the clipped frame and
-// the sample of residuals.
+// projectBuf holds the buffers of a frame's decision, reused from frame
+// to frame: [Subtractor.project]'s clipped frame and sample of
+// residuals, and the mask decision's scratch space and residual.
 type projectBuf struct {
 	yc, abs []float64
+	work    *frameWork
+	res     []float64
 }
 
 // combine sets dst = basisTᵀ·w, a basis vector at a time: the order of
@@ -639,7 +646,7 @@ func (s *Subtractor) separate(ctx context.Context, seq *frames.Sequence, stage f
 	}
 	var pending []int // frames stored, to be decided against the current fit
 	decidePending := func() error {
-		err := s.decideAtOnce(ctx, seq.Y, pending, keep)
+		err := s.decideAtOnce(ctx, func(dst []float64, j int) { mat.Col(dst, j, seq.Y) }, pending, keep)
 		pending = pending[:0]
 		return err
 	}

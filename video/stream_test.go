@@ -234,7 +234,7 @@ func TestSubtractorHistoryIntact(t *testing.T) {
 		t.Helper()
 		for j := from; j < to; j++ {
 			want := mat.Col(nil, j, c.Y)
-			got := mat.Col(nil, j%30, s.hist)
+			got := s.hist.col(nil, j%30)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("history column of frame %d, pixel %d: %v, want %v", j, i, got[i], want[i])
@@ -392,5 +392,66 @@ func TestHeldFramesAtOnce(t *testing.T) {
 				t.Fatalf("held frame %d, entry %d: mask %v, background %v; want %v, %v", k, i, f.Mask[i], f.Background[i], want.Mask[i], want.Background[i])
 			}
 		}
+	}
+}
+
+// TestDecideOneIsMasks: the stream's decision of one frame with reused
+// buffers gives what Masks gives for that frame as a one-column matrix,
+// to the bit, under the default options and under each option that
+// changes the path (no shadow test, a fixed threshold),
+// with the buffers reused from one frame to the next.
+func TestDecideOneIsMasks(t *testing.T) {
+	c, err := Generate(SceneShadows, GenerateOptions{Width: 48, Height: 36, Frames: 10, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	med, err := MedianBackground(context.Background(), c.Y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := med.RawVector().Data
+	ctx := context.Background()
+	for _, o := range []MaskOptions{{}, {KeepShadows: true}, {Threshold: 0.05}} {
+		o = o.withDefaults()
+		w, res := newFrameWork(c.Geometry), make([]float64, len(bg))
+		_, n := c.Y.Dims()
+		var shadows, fg int
+		for j := range n {
+			y := mat.Col(nil, j, c.Y)
+			yd, bd := mat.NewDense(len(y), 1, y), mat.NewDense(len(bg), 1, bg)
+			var r mat.Dense
+			r.Sub(yd, bd)
+			want, rep, err := Masks(ctx, &r, yd, bd, c.Geometry, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, noise, shadow := o.decideOne(w, res, y, bg, c.Geometry)
+			for i, v := range got {
+				if v != (want.Data[i] == 1) {
+					t.Fatalf("%+v, frame %d, pixel %d: %v, Masks says %d", o, j, i, v, want.Data[i])
+				}
+				if v {
+					fg++
+				}
+			}
+			if noise != rep.Noise || shadow != rep.Shadow {
+				t.Fatalf("%+v, frame %d: noise %v, %d shadows; Masks %v, %d", o, j, noise, shadow, rep.Noise, rep.Shadow)
+			}
+			shadows += shadow
+		}
+		if fg == 0 || (!o.KeepShadows && o.Threshold == 0 && shadows == 0) {
+			t.Errorf("%+v: %d foreground pixels and %d shadows over the clip; the comparison shows nothing", o, fg, shadows)
+		}
+	}
+}
+
+// TestSubtractorRefusesPixelNoise: per-pixel noise over time is refused
+// (a stream with it marked nothing), with the sentinel.
+func TestSubtractorRefusesPixelNoise(t *testing.T) {
+	o := DefaultOptions()
+	o.Mask.PixelNoise = true
+	_, err := NewSubtractor(frames.Geometry{Width: 8, Height: 6}, StreamOptions{Fit: &o})
+	if !errors.Is(err, ErrStreamPixelNoise) {
+		t.Fatalf("got %v, want ErrStreamPixelNoise", err)
 	}
 }

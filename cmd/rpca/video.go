@@ -136,8 +136,15 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	}
 	// A window of frames is large whatever the clip (200 frames of
 	// 320×240 in colour: 370 MB as float64), and its size is known only
-	// once the frames are decoded.
-	gcpolicy.Tighten(gcpolicy.HugeData)
+	// once the frames are decoded. A stream holds less (its history as
+	// 16-bit levels, windows of video.StreamWindow frames), and the
+	// collections of the tighter target then cost more than the memory
+	// they save (docs/video.md).
+	if job.Stream != nil {
+		gcpolicy.Tighten(gcpolicy.LargeData)
+	} else {
+		gcpolicy.Tighten(gcpolicy.HugeData)
+	}
 	from := f.in
 	if from == frames.StdinInput {
 		from = "standard input"
@@ -225,6 +232,7 @@ func (f *videoFlags) prepare(set map[string]bool) (frames.Options, error) {
 	if err := firstBroken(
 		rule{(set["history"] || set["refit"]) && !f.stream, "--history and --refit tune --stream"},
 		rule{f.stream && f.foreground == "sparse", "--stream decides on the residual Y − M: drop --foreground sparse"},
+		rule{f.stream && f.pixelNoise, "--pixel-noise measures each pixel's noise over the whole clip, which --stream does not have: drop one of them"},
 	); err != nil {
 		return opts, err
 	}
