@@ -172,7 +172,8 @@ type Separation struct {
 	SketchRows int
 	RowFit     *RowFit
 	// Rank is the rank used (0 for the median); RankRule says where it
-	// came from ("auto", "robust" or "given") and RankReason why.
+	// came from ("auto", "robust", "given", "stream", or "method" for a
+	// method that sets its own, such as IALM) and RankReason why.
 	Rank       int
 	RankRule   string
 	RankReason string
@@ -314,7 +315,14 @@ func (sep *Separation) solve(ctx context.Context, y rowSource, o SeparateOptions
 	if err := fit(); err != nil {
 		return err
 	}
-	if auto {
+	if !o.Method.Capabilities().FixedRank {
+		// The method sets its own rank (IALM): the rule's choice was
+		// only its hint, and checking it again has no use.
+		hint, rule := sep.Rank, sep.RankRule
+		sep.Rank = sep.Result.U.RawMatrix().Cols
+		sep.RankRule = "method"
+		sep.RankReason = fmt.Sprintf("%s sets its own rank: %d (the %s rank, %d, was only its hint)", o.Method.Name(), sep.Rank, rule, hint)
+	} else if auto {
 		stage("checking the rank on the fit with the outliers clipped")
 		t0 := time.Now()
 		var r mat.Dense

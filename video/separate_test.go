@@ -2,12 +2,15 @@ package video
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/video/frames"
 )
@@ -267,5 +270,33 @@ func TestPresetFill(t *testing.T) {
 	got = p.Fill(Preset{}, "ialm", true, true)
 	if want := (Preset{Mu: p.Mu, ResidualTol: p.ResidualTol}); got != want {
 		t.Errorf("ialm with rank and α given: %+v, want %+v", got, want)
+	}
+}
+
+// TestSeparateMethodRank: with a method that sets its own rank (IALM),
+// the separation reports that rank and says that the rule's choice was
+// only a hint, instead of the rule's rank and reason beside another
+// rank.
+func TestSeparateMethodRank(t *testing.T) {
+	c, err := Generate(SceneIllumination, GenerateOptions{Width: 40, Height: 30, Frames: 30, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.Method = &ialm.Method{}
+	sep, err := Separate(context.Background(), c.Sequence, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sep.Result.U.RawMatrix().Cols
+	if sep.RankRule != "method" || sep.Rank != got || !strings.Contains(sep.RankReason, fmt.Sprintf("own rank: %d", got)) {
+		t.Errorf("rank %d (%s: %q); the method's rank is %d", sep.Rank, sep.RankRule, sep.RankReason, got)
+	}
+	sep, err = Separate(context.Background(), c.Sequence, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sep.RankRule == "method" {
+		t.Errorf("a method with a fixed rank reports the rule %q", sep.RankRule)
 	}
 }
