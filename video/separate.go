@@ -189,6 +189,12 @@ const minDisplayScale = 0.1
 // ErrRankTooLarge reports a rank that the frames cannot carry.
 var ErrRankTooLarge = errors.New("video: rank too large for the number of frames")
 
+// ErrTooFewFrames is returned for a clip of fewer than two frames: with
+// one frame there is no background to tell from it (its median, or any
+// fit to it, is the frame itself, so every pixel would come out as
+// background).
+var ErrTooFewFrames = errors.New("video: a background needs at least 2 frames")
+
 // Separate splits the frames of seq into a background and a foreground
 // and decides the foreground masks. With a method and Settings.Rank 0,
 // the rank is chosen twice from the data:
@@ -204,6 +210,9 @@ var ErrRankTooLarge = errors.New("video: rank too large for the number of frames
 func Separate(ctx context.Context, seq *frames.Sequence, o SeparateOptions) (*Separation, error) {
 	if seq == nil || seq.Y == nil {
 		return nil, errors.New("video: no frames")
+	}
+	if _, n := seq.Y.Dims(); n < 2 {
+		return nil, fmt.Errorf("%w, got %d", ErrTooFewFrames, n)
 	}
 	if err := o.Mask.Validate(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package video
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -298,5 +299,32 @@ func TestSeparateMethodRank(t *testing.T) {
 	}
 	if sep.RankRule == "method" {
 		t.Errorf("a method with a fixed rank reports the rule %q", sep.RankRule)
+	}
+}
+
+// TestOneFrame: one frame is refused with ErrTooFewFrames, by the batch
+// separation (with the median as with a solver) and by a stream's job,
+// instead of a mask with no foreground (a stream of one frame compared
+// it with itself).
+func TestOneFrame(t *testing.T) {
+	c, err := Generate(SceneStatic, GenerateOptions{Width: 32, Height: 24, Frames: 10, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := &frames.Sequence{Geometry: c.Geometry, Names: c.Names[:1], Y: mat.DenseCopyOf(c.Y.Slice(0, c.Rows(), 0, 1))}
+	med := DefaultOptions()
+	med.Method = nil
+	for _, o := range []SeparateOptions{DefaultOptions(), med} {
+		if _, err := Separate(context.Background(), one, o); !errors.Is(err, ErrTooFewFrames) {
+			t.Errorf("method %v: %v, want ErrTooFewFrames", o.Method, err)
+		}
+	}
+	dir := t.TempDir()
+	if err := WriteFrames(dir, one.Names, one.Y, one.Geometry); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Job{Input: dir, Dir: t.TempDir(), Separate: DefaultOptions(), Stream: &StreamOptions{}})
+	if !errors.Is(err, ErrTooFewFrames) {
+		t.Errorf("stream: %v, want ErrTooFewFrames", err)
 	}
 }

@@ -621,6 +621,9 @@ func (s *Subtractor) separate(ctx context.Context, seq *frames.Sequence, stage f
 		return nil, fmt.Errorf("video: frames of %d×%d×%d in a stream of %d×%d×%d", seq.Width, seq.Height, seq.Channels(), s.g.Width, s.g.Height, s.g.Channels())
 	}
 	rows, n := seq.Y.Dims()
+	if s.seen == 0 && n < 2 { // the first window holds the warm-up, or all the input
+		return nil, fmt.Errorf("%w, got %d", ErrTooFewFrames, n)
+	}
 	if stage != nil {
 		stage(fmt.Sprintf("separating %d frames one by one (background refitted every %d frames to the last %d)", n, s.refit, s.history))
 	}

@@ -302,7 +302,7 @@ func TestStreamWindowBackgrounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := StreamOptions{History: 30, Refit: 7, Warmup: 10}
-	for _, n := range []int{60, 1} { // one frame: decided against its median by Flush
+	for _, n := range []int{60, 2} { // two frames: decided by Flush (one is refused)
 		seq := &frames.Sequence{Geometry: c.Geometry, Names: c.Names[:n], Y: mat.DenseCopyOf(c.Y.Slice(0, c.Rows(), 0, n))}
 		s, err := NewSubtractor(c.Geometry, o)
 		if err != nil {

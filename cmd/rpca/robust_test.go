@@ -314,6 +314,8 @@ func TestVideoRobust(t *testing.T) {
 		{"scale negative", 2, []string{"flag -scale"}, []string{"--in", in, "--scale", "-0.5"}},
 		{"frames past the end", 1, []string{"selects no frames", "there are 30"}, []string{"--in", in, "--frames", "30:40"}},
 		{"one frame", 1, []string{"at least 2 frames"}, []string{"--in", in, "--frames", "29:"}},
+		{"one frame, median", 1, []string{"at least 2 frames"}, []string{"--in", in, "--frames", "29:", "--method", "median"}},
+		{"one frame, stream", 1, []string{"at least 2 frames"}, []string{"--in", in, "--frames", "29:", "--stream"}},
 		{"negative frame", 2, []string{"--frames"}, []string{"--in", in, "--frames", "-1:3"}},
 		{"alpha 1", 2, []string{"flag -alpha"}, []string{"--in", in, "--alpha", "1"}},
 		{"p 1.5", 2, []string{"flag -p: must be in (0, 1]"}, []string{"--in", in, "--p", "1.5"}},
