@@ -189,6 +189,28 @@ func identifiable(p *Problem, s Settings) error {
 	return nil
 }
 
+// MaxSeparableRank is the largest rank r at which [Solve] accepts a fully
+// observed d1×d2 problem whose entries may be corrupted up to a fraction
+// alpha > 0: the model's r(d1+d2−r) degrees of freedom may be at most
+// half of the (1−α)·d1·d2 entries left clean. It is 0 when not even rank
+// 1 is accepted, and min(d1, d2) for alpha = 0, where nothing is refused.
+func MaxSeparableRank(d1, d2 int, alpha float64) int {
+	m := min(d1, d2)
+	if alpha == 0 {
+		return m
+	}
+	clean := (1 - alpha) * float64(d1) * float64(d2)
+	r := 0
+	for r < m {
+		next := float64(r + 1)
+		if clean < 2*next*(float64(d1)+float64(d2)-next) {
+			break
+		}
+		r++
+	}
+	return r
+}
+
 // ErrDiverged is wrapped by the error a method returns when its iterates
 // become non-finite or explode; the message names the likely cause.
 var ErrDiverged = errors.New("rpca: iterates diverged")

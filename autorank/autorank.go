@@ -70,7 +70,9 @@ const (
 // Options tune the choice. The zero value uses the defaults.
 type Options struct {
 	// MaxRank is the largest rank considered (0: DefaultMaxRank); it is
-	// also capped at min(d1, d2) − 1.
+	// also capped at min(d1, d2) − 1 and, for a fully observed Y with
+	// α > 0, at [rpca.MaxSeparableRank], above which Solve refuses the
+	// problem as unidentifiable.
 	MaxRank int
 	// MinGap is the gap rule's threshold, above 1 (0: DefaultMinGap).
 	MinGap float64
@@ -152,6 +154,11 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 		return nil, nil, fmt.Errorf("%w (got %d×%d)", ErrTooSmall, d1, d2)
 	}
 	o = o.withDefaults(d1, d2)
+	if p.Dense != nil {
+		// Above this rank Solve refuses the problem as unidentifiable;
+		// a gap in the spectrum's tail there is noise.
+		o.MaxRank = max(1, min(o.MaxRank, rpca.MaxSeparableRank(d1, d2, s.Alpha)))
+	}
 	sr := &search{ctx: ctx, p: p, s: s, m: m, o: o, tried: map[int]bool{}}
 	sr.stage("choosing the rank: the spectrum of a sample of %d×%d", d1, d2)
 	guess, guessGap, guessFrom, sigma, err := firstGuess(ctx, p, o)
@@ -161,6 +168,9 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 	sr.c = &Choice{Guess: guess, Sigma: sigma, MaxRank: o.MaxRank}
 	sr.r, sr.rule = guess, RuleSpectrum
 	sr.reason = fmt.Sprintf("the spectrum of %s has its last gap σk/σk+1 ≥ %g at k = %d (%.3g)", guessFrom, o.MinGap, guess, guessGap)
+	if !(guessGap >= o.MinGap) {
+		sr.reason = fmt.Sprintf("the spectrum of %s has no gap σk/σk+1 ≥ %g for k ≤ %d (σ1/σ2 = %.3g), so the search starts at k = %d", guessFrom, o.MinGap, o.MaxRank, guessGap, guess)
+	}
 	sr.convexDone = p.Observed != nil || o.Convex == nil || m.Name() == o.Convex.Name()
 	if err := sr.run(); err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -263,5 +264,45 @@ func TestSolveWithoutCorruptions(t *testing.T) {
 		if c.Rank != want || !res.Verification.Verified || e > 1e-6 {
 			t.Errorf("offset %g: rank %d (want %d, guess %d, %s), %s, true error %.3g", offset, c.Rank, want, c.Guess, c.Reason, res.Verification.Status(), e)
 		}
+	}
+}
+
+// TestSolveSmallSpiky: rank 1 with 5% gross spikes on a small 60×40
+// matrix. The search used to range up to min(d1, d2) − 1 = 39, where a
+// gap of the noise's tail (σ39/σ40 ≥ 2) made the guess 39, a rank Solve
+// refuses as unidentifiable: the command failed on the paper's own model.
+// The search now stops at rpca.MaxSeparableRank, and the answer is rank
+// 1, verified, with L* recovered.
+func TestSolveSmallSpiky(t *testing.T) {
+	const d1, d2 = 60, 40
+	rng := rand.New(rand.NewPCG(7, 8))
+	u, v := make([]float64, d1), make([]float64, d2)
+	for i := range u {
+		u[i] = rng.NormFloat64()
+	}
+	for j := range v {
+		v[j] = rng.NormFloat64()
+	}
+	y := mat.NewDense(d1, d2, nil)
+	y.Outer(1, mat.NewVecDense(d1, u), mat.NewVecDense(d2, v))
+	for _, k := range rng.Perm(d1 * d2)[:d1*d2/20] {
+		y.Set(k/d2, k%d2, y.At(k/d2, k%d2)+20*rng.NormFloat64())
+	}
+	m, _ := methods.New("auto", false, nil)
+	s := rpca.Settings{Alpha: 0.1}
+	res, c, err := autorank.Solve(context.Background(), &rpca.Problem{Dense: y}, s, m, autorank.Options{Convex: &ialm.Method{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rpca.MaxSeparableRank(d1, d2, s.Alpha); c.MaxRank != want || want >= 39 {
+		t.Errorf("cap %d, want MaxSeparableRank = %d", c.MaxRank, want)
+	}
+	if c.Rank != 1 || !res.Verification.Verified {
+		t.Fatalf("rank %d, %s; %s", c.Rank, res.Verification.Status(), c.Reason)
+	}
+	// Relative to L*'s spread around its mean (the location is not in the
+	// denominator); a verified exact answer is accurate to far below 1e-6.
+	if e := metrics.CentredRelError(res.U, res.V, mat.NewDense(d1, 1, u), mat.NewDense(d2, 1, v)); e > 1e-6 {
+		t.Errorf("‖L − L*‖/‖L* − mean‖ = %.3g", e)
 	}
 }
