@@ -498,6 +498,9 @@ func oneRecord(ctx context.Context, p *Problem, s Settings, start time.Time, res
 	if t := p.Truth; t != nil {
 		rec.Error = metrics.CentredRelError(u, v, t.A, t.B)
 	}
+	if val := s.Stop.Validation; val != nil {
+		rec.Validation = val(u, v)
+	}
 	if s.Callback != nil {
 		s.Callback(rec)
 	}

@@ -3,6 +3,7 @@ package ratings
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/metrics"
 )
 
 // Defaults of [Selection].
@@ -76,6 +78,16 @@ type Candidate struct {
 	RMSE       float64 `json:"rmse"`
 	Iterations int     `json:"iterations"`
 	Seconds    float64 `json:"seconds"`
+}
+
+// MarshalJSON writes the candidate with its RMSE as null when it is not
+// finite (a fit whose factors were not), which JSON cannot hold.
+func (c Candidate) MarshalJSON() ([]byte, error) {
+	type plain Candidate
+	return json.Marshal(struct {
+		plain
+		RMSE *float64 `json:"rmse"`
+	}{plain(c), metrics.Finite(c.RMSE)})
 }
 
 // Choice is the outcome of the choice by validation: the candidates tried,

@@ -2,15 +2,17 @@ package ratings
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rpca-gd/rpca/als"
-	"github.com/rpca-gd/rpca/gd"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/gd"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats/triples"
@@ -241,5 +243,23 @@ func TestSelectionPatience(t *testing.T) {
 	}
 	if _, err := (Selection{Patience: -1}).patience(Options{}, als); !errors.Is(err, ErrSelect) {
 		t.Errorf("patience −1: %v, want ErrSelect", err)
+	}
+}
+
+// TestCandidateJSON: a candidate whose validation RMSE is not finite is
+// written with "rmse": null (encoding/json refused +Inf, and the whole
+// summary with it); a finite one as its value, with the other fields.
+func TestCandidateJSON(t *testing.T) {
+	for _, tc := range []struct {
+		rmse float64
+		want string
+	}{
+		{math.Inf(1), `{"rank":2,"ridge":0.5,"iterations":3,"seconds":1.5,"rmse":null}`},
+		{0.25, `{"rank":2,"ridge":0.5,"iterations":3,"seconds":1.5,"rmse":0.25}`},
+	} {
+		b, err := json.Marshal(Candidate{Rank: 2, Ridge: 0.5, RMSE: tc.rmse, Iterations: 3, Seconds: 1.5})
+		if err != nil || string(b) != tc.want {
+			t.Errorf("RMSE %v: %s, %v; want %s", tc.rmse, b, err, tc.want)
+		}
 	}
 }

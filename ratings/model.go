@@ -309,9 +309,11 @@ func fit(ctx context.Context, r *triples.Ratings, held, val []bool, opt Options,
 		for i := range rowPart {
 			rowPart[i] = m.Biases.Mean + m.Biases.Row[i]
 		}
-		if joint {
+		if joint && res.U.RawMatrix().Cols == opt.Rank+2 {
 			// res is [U₀ Δb 1]·[V₀ 1 Δc]ᵀ (U times DataScale): the refit
-			// moves the biases by Δb and Δc; keep U₀ and V₀.
+			// moves the biases by Δb and Δc; keep U₀ and V₀. (When the
+			// residuals are all zero, Solve answers M = 0 without the
+			// method, at the rank asked: the biases stand as they are.)
 			r := opt.Rank
 			for i := range rowPart {
 				rowPart[i] += res.U.At(i, r)

@@ -392,3 +392,71 @@ func gdParamsBiases(m *Model) bool {
 	q, ok := m.Result.Params.(*als.Params)
 	return ok && q.Biases
 }
+
+// TestFitConstantRatings: ratings that are all the same value, fitted by
+// ALS with the rank chosen by validation and at a given rank. The
+// residuals after the biases are all zero, so Solve answers without the
+// method, at the rank asked; the joint bias refit read two columns that
+// answer does not have and panicked. Every prediction is now the value,
+// and the choice's validation RMSE is 0 (it was +Inf, which the summary
+// could not write).
+func TestFitConstantRatings(t *testing.T) {
+	const d1, d2, value = 20, 10, 3.0
+	r := &triples.Ratings{RowIndex: map[string]int{}, ColIndex: map[string]int{}}
+	r.D1, r.D2 = d1, d2
+	for i := range d1 {
+		r.RowIDs = append(r.RowIDs, fmt.Sprintf("u%d", i))
+		r.RowIndex[r.RowIDs[i]] = i
+	}
+	for j := range d2 {
+		r.ColIDs = append(r.ColIDs, fmt.Sprintf("i%d", j))
+		r.ColIndex[r.ColIDs[j]] = j
+	}
+	for i := range d1 {
+		for j := range d2 {
+			r.Row, r.Col, r.Val = append(r.Row, i), append(r.Col, j), append(r.Val, value)
+		}
+	}
+	for _, rank := range []int{0, 2} {
+		m, err := Fit(context.Background(), r, nil, Options{Model: &ALS{}, Rank: rank, Baseline: BaselineBiases})
+		if err != nil {
+			t.Fatalf("rank %d: %v", rank, err)
+		}
+		for i := range d1 {
+			for j := range d2 {
+				if got := m.Predict(i, j); math.Abs(got-value) > 1e-12 {
+					t.Fatalf("rank %d: prediction (%d, %d) = %v, want %v", rank, i, j, got, value)
+				}
+			}
+		}
+		if rank == 0 && (m.Chosen == nil || m.Chosen.Best.RMSE != 0) {
+			t.Errorf("the choice: %+v; want a validation RMSE of 0", m.Chosen)
+		}
+	}
+}
+
+// TestFitSmallScale: ALS with biases at rank 10 and λ = 0.1 on ratings of
+// about 1e-9 (biased rank-2 ratings times 1e-9). λ is far above this
+// scale, so the factors shrink to nothing: that is the penalty's answer,
+// not a divergence. But the factor change (‖ΔU‖² + ‖ΔV‖²)/‖U, V‖², whose
+// norm subtracted the d1 + d2 entries held at 1, rounded to 0 and came
+// out +Inf, and the fit failed with ErrDiverged. The predictions are now
+// finite and of the data's size.
+func TestFitSmallScale(t *testing.T) {
+	const scale = 1e-9
+	r := biasedRatings(50, 40, 0.3, 0.05, 11)
+	for k := range r.Val {
+		r.Val[k] *= scale
+	}
+	m, err := Fit(context.Background(), r, nil, Options{Model: &ALS{Method: als.Method{Ridge: 0.1}}, Rank: 10, Baseline: BaselineBiases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.D1 {
+		for j := range r.D2 {
+			if v := m.Predict(i, j); math.IsNaN(v) || math.Abs(v) > 10*scale {
+				t.Fatalf("prediction (%d, %d) = %v", i, j, v)
+			}
+		}
+	}
+}

@@ -750,13 +750,37 @@ func (g *GD) saves(done bool, iter int) bool {
 
 // factorStep is the relative squared change (‖ΔU‖²_F + ‖ΔV‖²_F)/
 // (‖U‖²_F + ‖V‖²_F) from (u, v) to (un, vn); the columns held at 1 of
-// q.biases, which do not change, are left out of the norm.
+// q.biases (U = [U₀ b 1], V = [V₀ 1 c]), which do not change, are left
+// out of the norm: summed without them, not subtracted, since on data of
+// a small scale the other entries' squares are below the rounding of
+// d1 + d2, and the difference came out 0 (a step of +Inf, taken for
+// divergence). Factors that are zero and stay so make a step of 0.
 func factorStep(q *gdParams, u, v, un, vn blas64.General) float64 {
-	norm := kernels.SumSq(u, 1) + kernels.SumSq(v, 1)
+	var norm float64
 	if q.biases {
-		norm -= float64(q.d1 + q.d2)
+		norm = sumSqWithout(u, u.Cols-1) + sumSqWithout(v, v.Cols-2)
+	} else {
+		norm = kernels.SumSq(u, 1) + kernels.SumSq(v, 1)
 	}
-	return (diffSq(un, u) + diffSq(vn, v)) / norm
+	diff := diffSq(un, u) + diffSq(vn, v)
+	if diff == 0 {
+		return 0
+	}
+	return diff / norm
+}
+
+// sumSqWithout is the sum of the squares of a's entries outside column
+// skip.
+func sumSqWithout(a blas64.General, skip int) float64 {
+	s := 0.0
+	for i := range a.Rows {
+		for k, x := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
+			if k != skip {
+				s += x * x
+			}
+		}
+	}
+	return s
 }
 
 // noiseFloor is the level of the squared factor change below which the
