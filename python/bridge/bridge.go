@@ -26,6 +26,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/gcpolicy"
+	"github.com/rpca-gd/rpca/ratings"
 )
 
 func main() {}
@@ -191,7 +192,10 @@ func errorJSON(err error) string {
 		kind = "canceled"
 	case errors.Is(err, rpca.ErrBadSettings), errors.Is(err, errBadConfig):
 		kind = "bad_settings"
-	case errors.Is(err, rpca.ErrBadInput):
+	case errors.Is(err, rpca.ErrBadInput),
+		// What the ratings give cannot be fitted (too few of them, no
+		// rank they support): the caller's data.
+		errors.Is(err, ratings.ErrTooFewRatings), errors.Is(err, ratings.ErrSelect):
 		kind = "bad_input"
 	}
 	b, _ := json.Marshal(map[string]string{"error": err.Error(), "kind": kind})

@@ -17,8 +17,8 @@ from . import video
 def decompose(Y, rank=None, alpha=None, method="auto", mask=None, **kw):
     """Splits Y into (M, S, report): the low-rank part as an array, the
     sparse part as a scipy.sparse CSR matrix, and the library's report.
-    NaN entries (or False in mask) are missing. Keyword arguments are
-    RobustPCA's."""
+    NaN entries, the masked entries of a numpy.ma array, and False in
+    mask are missing. Keyword arguments are RobustPCA's."""
     est = RobustPCA(rank=rank, alpha=alpha, method=method, **kw).fit(Y, mask=mask)
     return est.low_rank_, est.sparse_, est.report_
 

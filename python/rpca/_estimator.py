@@ -129,8 +129,9 @@ class RobustPCA(TransformerMixin, BaseEstimator):
         return seed
 
     def fit(self, X, y=None, mask=None):
-        """Decomposes X (n_samples × n_features; NaN entries, or False in
-        `mask`, are missing). Returns self."""
+        """Decomposes X (n_samples × n_features; NaN entries, the masked
+        entries of a numpy.ma array, or False in `mask`, are missing).
+        Returns self."""
         seed = self._check_params()
         X = _validate(X)
         U, V, S, rep = _lib.solve(X, mask=mask, rank=self.rank, alpha=self.alpha, method=self.method,
@@ -198,6 +199,16 @@ def _validate(X, allow_nan=True, fitting=True):
             raise TypeError("rpca: sparse input is not supported; a missing entry is NaN in a dense array (or False in mask)")
     except ImportError:
         pass
+    if isinstance(X, np.ma.MaskedArray):
+        # Masked entries are missing, as NaN: np.asarray would hand over
+        # the values under the mask as data.
+        masked = np.ma.getmaskarray(X)
+        if masked.any():
+            if not allow_nan:
+                raise ValueError("rpca: Input contains masked entries")
+            X = np.ma.asarray(X, dtype=np.float64).filled(np.nan)
+        else:
+            X = np.ma.getdata(X)
     X = np.asarray(X)
     if X.dtype == object:
         X = X.astype(np.float64)  # a TypeError or ValueError names the entry that is not a number

@@ -78,5 +78,11 @@ def test_rating_errors():
         rpca.complete(users, items, vals, model="svd")
     with pytest.raises(ValueError, match="ridge"):  # Gibbs has no ridge: not ignored
         rpca.complete(users, items, vals, model="gibbs", ridge=0.5)
+    # Too few ratings to fit is the caller's data: a ValueError (it was a
+    # RuntimeError), for Gibbs and for the choice by validation.
+    with pytest.raises(ValueError, match="too few"):
+        rpca.complete([0], [0], [3.0])
+    with pytest.raises(ValueError, match="cannot choose the rank"):
+        rpca.complete([0], [0], [3.0], model="als")
     with pytest.raises(ValueError, match="k must"):
         rpca.cross_validate(users, items, vals, k=1)

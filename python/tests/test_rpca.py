@@ -60,6 +60,24 @@ def test_missing_entries_nan_and_mask():
     assert keep[S.row, S.col].all()
 
 
+def test_masked_array_entries_missing():
+    # A numpy.ma array's masked entries are missing, as NaN: np.asarray
+    # used to pass the values under the mask as data (here 1e6 on 40% of
+    # the entries).
+    M, Y = low_rank(120, 80, 2, seed=5)
+    keep = np.random.default_rng(6).random(Y.shape) < 0.6
+    hidden = np.where(keep, Y, 1e6)
+    a = rpca.RobustPCA(rank=2, alpha=0.1).fit(np.ma.masked_array(hidden, mask=~keep))
+    b = rpca.RobustPCA(rank=2, alpha=0.1).fit(Y, mask=keep)
+    assert np.array_equal(a.factors_[0], b.factors_[0])
+    assert centred_error(a.low_rank_, M) < 1e-5
+    # Nothing masked: the data as they are; transform refuses masked entries.
+    c = rpca.RobustPCA(rank=2, alpha=0).fit(np.ma.masked_array(Y, mask=False))
+    assert np.array_equal(c.factors_[0], rpca.RobustPCA(rank=2, alpha=0).fit(Y).factors_[0])
+    with pytest.raises(ValueError, match="masked"):
+        c.transform(np.ma.masked_array(Y, mask=~keep))
+
+
 def test_same_bits_as_the_command_line(tmp_path, rpca_cli):
     """The package and `rpca decompose --factors` give the same factors,
     bit for bit, at the same seed."""
