@@ -101,6 +101,7 @@ func TestDelimitedErrors(t *testing.T) {
 	bad := formattest.Bad[Options]
 	cases := []formattest.ErrorCase[Options]{
 		bad("malformed", "1,2,3\n4,x5,6\n", Options{}, 2, 2, `invalid number "x5"`),
+		bad("semicolons", "1;2;3\n4;5;6\n", Options{}, 1, 1, `invalid number "1;2;3" (fields are separated by commas, tabs or white space, not by ; or |)`),
 		bad("malformed after comment", "# c\n1,2,3\n4,5,1.2.3\n", Options{}, 3, 3, `"1.2.3"`),
 		bad("header hint", "a,b\n1,2\n", Options{}, 1, 1, "header option"),
 		bad("empty field", "1,,3\n", Options{}, 1, 2, "empty field"),

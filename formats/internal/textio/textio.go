@@ -110,6 +110,9 @@ func ParseNumber(field string, allowNonFinite bool) (float64, error) {
 		if errors.Is(err, strconv.ErrRange) {
 			return 0, fmt.Errorf("number %s is out of the float64 range", Quote(f))
 		}
+		if strings.ContainsAny(f, ";|") {
+			return 0, fmt.Errorf("invalid number %s (fields are separated by commas, tabs or white space, not by ; or |)", Quote(f))
+		}
 		return 0, fmt.Errorf("invalid number %s", Quote(f))
 	}
 	if !allowNonFinite && (math.IsNaN(v) || math.IsInf(v, 0)) {
