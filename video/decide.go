@@ -78,7 +78,9 @@ type MaskOptions struct {
 	// the lower quartile of the pixel's |R| over time, where that is the
 	// larger: it raises the threshold where the background itself moves
 	// (foliage, water) at the price of missing objects there. Off by
-	// default: on the hall clip it lowered F from 0.72 to 0.61.
+	// default: on the hall clip it lowered F from 0.72 to 0.61. A
+	// [Subtractor] takes the level over its history at each fit (none
+	// before the first).
 	PixelNoise bool
 
 	// Smooth is the radius of a box mean of the normalised magnitude
@@ -245,19 +247,21 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 // decideOne decides a single frame y against its background bg as
 // [Masks] does (o with its defaults applied), with the scratch space w
 // and res (of len(y), for the residual y − bg) given, so that a stream
-// does not allocate them for every frame. o.PixelNoise must be false: a
-// single frame has no noise level over time. It returns the mask, the
-// frame's noise level and its shadow count.
-func (o MaskOptions) decideOne(w *frameWork, res, y, bg []float64, g frames.Geometry) ([]bool, float64, int) {
-	if o.PixelNoise {
-		panic("video: decideOne with PixelNoise")
-	}
+// does not allocate them for every frame. pixNoise is the per-pixel noise
+// level over time (o.PixelNoise; nil: none yet), which a single frame
+// cannot give: a stream takes it from its history ([historyNoise]). It
+// returns the mask, the frame's noise level and its shadow count.
+func (o MaskOptions) decideOne(w *frameWork, res, y, bg, pixNoise []float64, g frames.Geometry) ([]bool, float64, int) {
 	floats.SubTo(res, y, bg)
 	var yc, bc []float64
 	if !o.KeepShadows {
 		yc, bc = y, bg
 	}
-	return o.decideFrame(w, res, yc, bc, g, nil, o.Threshold > 0)
+	fixed := o.Threshold > 0
+	if fixed || !o.PixelNoise {
+		pixNoise = nil
+	}
+	return o.decideFrame(w, res, yc, bc, g, pixNoise, fixed)
 }
 
 // pixelNoiseScales returns the noise scale of each row of fg over time

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/parallel"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/video/frames"
 )
@@ -94,8 +95,11 @@ type Subtractor struct {
 	hist   *history   // Rows × history, a ring of the last frames
 	seen   int        // frames applied
 	basisT *mat.Dense // rank × Rows, orthonormal rows; nil before the first fit
-	buf    projectBuf // project's buffers, reused
-	since  int        // frames since the last fit
+	// pixNoise is each row's noise level over the history at the last
+	// fit (MaskOptions.PixelNoise; nil before the first fit).
+	pixNoise []float64
+	buf      projectBuf // project's buffers, reused
+	since    int        // frames since the last fit
 
 	// Rank is the rank of the current background model's fit (0 before
 	// the first fit; the model also has one constant per channel); Fits
@@ -108,12 +112,6 @@ type Subtractor struct {
 // ErrFrameSize is returned by [Subtractor.Apply] for a frame whose length
 // is not the geometry's.
 var ErrFrameSize = errors.New("video: frame of the wrong size")
-
-// ErrStreamPixelNoise is returned by [NewSubtractor] for a fit whose
-// MaskOptions.PixelNoise is set: a per-pixel noise level over time needs
-// the residuals of all the frames, and a stream decides each frame alone
-// (before this was refused, such a stream marked no pixel at all).
-var ErrStreamPixelNoise = errors.New("video: a stream decides each frame alone and cannot measure a pixel's noise over time; per-pixel noise needs the batch separation")
 
 // NewSubtractor returns a Subtractor for frames of geometry g.
 func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
@@ -140,9 +138,6 @@ func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
 		s.fit = *o.Fit
 	} else {
 		s.fit = DefaultOptions()
-	}
-	if s.fit.Mask.PixelNoise {
-		return nil, ErrStreamPixelNoise
 	}
 	if s.fit.SparseForeground {
 		return nil, errors.New("video: a stream decides on the residual Y − M; the sparse foreground needs the batch command")
@@ -333,7 +328,7 @@ func (s *Subtractor) decideWith(ctx context.Context, frame []float64, buf *proje
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, noise, shadow := s.fit.Mask.withDefaults().decideOne(buf.work, buf.res, frame, bg, s.g)
+	m, noise, shadow := s.fit.Mask.withDefaults().decideOne(buf.work, buf.res, frame, bg, s.pixNoise, s.g)
 	mask := make([]float64, len(m))
 	for i, v := range m {
 		if v {
@@ -429,12 +424,19 @@ func (s *Subtractor) refitBackground(ctx context.Context) error {
 	t0 := time.Now()
 	y := s.frames()
 	var cols *mat.Dense // columns spanning the background
+	var bgRow func(dst []float64, i int) []float64
 	if s.fit.Method == nil {
 		med, err := medianRows(ctx, y)
 		if err != nil {
 			return err
 		}
 		cols = mat.NewDense(med.Len(), 1, med.RawVector().Data)
+		bgRow = func(dst []float64, i int) []float64 {
+			for j := range dst {
+				dst[j] = med.AtVec(i)
+			}
+			return dst
+		}
 	} else {
 		o := s.fit
 		o.Stage = nil
@@ -450,6 +452,14 @@ func (s *Subtractor) refitBackground(ctx context.Context) error {
 		default:
 			return fmt.Errorf("video: background of type %T", sep.Background)
 		}
+		bgRow = func(dst []float64, i int) []float64 { return matrixRow(dst, sep.Background, i) }
+	}
+	if s.fit.Mask.PixelNoise && s.fit.Mask.Threshold == 0 {
+		noise, err := historyNoise(ctx, y, bgRow, s.fit.Settings.Workers)
+		if err != nil {
+			return err
+		}
+		s.pixNoise = noise
 	}
 	basis := orthonormal(withConstants(cols, s.g))
 	if basis == nil {
@@ -461,6 +471,58 @@ func (s *Subtractor) refitBackground(ctx context.Context) error {
 	s.Fits++
 	s.FitSeconds += time.Since(t0).Seconds()
 	return nil
+}
+
+// historyNoise returns each row's noise level over the frames y: the
+// low quartile of its absolute residuals from the background (bgRow(dst,
+// i) gives row i of the background), scaled to a standard deviation, as
+// [Masks] estimates it over a batch's frames with PixelNoise.
+func historyNoise(ctx context.Context, y rowSource, bgRow func(dst []float64, i int) []float64, workers int) ([]float64, error) {
+	rows, n := y.Dims()
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	const block = 4096
+	out := make([]float64, rows)
+	bufs := make([][3][]float64, workers)
+	for w := range bufs {
+		bufs[w] = [3][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
+	}
+	parallel.Strided((rows+block-1)/block, workers, func(w, b int) {
+		if ctx.Err() != nil {
+			return
+		}
+		yb, mb, abs := bufs[w][0], bufs[w][1], bufs[w][2]
+		for i := b * block; i < min(rows, (b+1)*block); i++ {
+			yr, mr := y.row(yb, i), bgRow(mb, i)
+			for j := range abs {
+				abs[j] = math.Abs(yr[j] - mr[j])
+			}
+			out[i] = lowScale(abs)
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// matrixRow returns row i of m: a view of a *mat.Dense, or dst filled.
+func matrixRow(dst []float64, m Matrix, i int) []float64 {
+	switch m := m.(type) {
+	case *mat.Dense:
+		return m.RawRowView(i)
+	case LowRank:
+		u, q := m.U.RawRowView(i), m.Q.RawMatrix()
+		for j := range dst {
+			dst[j] = floats.Dot(u, q.Data[j*q.Stride:j*q.Stride+len(u)])
+		}
+		return dst
+	}
+	for j := range dst {
+		dst[j] = m.At(i, j)
+	}
+	return dst
 }
 
 // orthonormal returns an orthonormal basis of the columns of a (modified

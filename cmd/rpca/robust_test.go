@@ -347,7 +347,6 @@ func TestVideoRobust(t *testing.T) {
 		{"refit 0", 2, []string{"flag -refit"}, []string{"--in", in, "--stream", "--refit", "0"}},
 		{"history below the warm-up", 2, []string{"flag -history"}, []string{"--in", in, "--stream", "--history", "5"}},
 		{"stream with the sparse foreground", 2, []string{"--stream", "--foreground sparse"}, []string{"--in", in, "--stream", "--foreground", "sparse"}},
-		{"stream with per-pixel noise", 2, []string{"--pixel-noise", "--stream"}, []string{"--in", in, "--stream", "--pixel-noise"}},
 		{"window negative", 2, []string{"flag -window"}, []string{"--in", in, "--window", "-200"}},
 		{"window not a number", 2, []string{"-window"}, []string{"--in", in, "--window", "many"}},
 		{"noise factor 0", 2, []string{"flag -noise-factor"}, []string{"--in", in, "--noise-factor", "0"}},

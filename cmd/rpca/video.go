@@ -88,7 +88,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	cliflag.Var(fs, &f.rankGap, "rank-gap", video.DefaultMinGap, func(x float64) bool { return x > 1 && cliflag.Finite(x) }, "a finite number above 1", "automatic rank rule: the rank is the last k ≤ --max-rank with σ_k/σ_{k+1} ≥ this (> 1)")
 	cliflag.Var(fs, &f.maskThreshold, "mask-threshold", 0, cliflag.OrDefault, "a non-negative number (0: from the noise)", "fixed foreground threshold on the residual, intensities in [0, 1] (0: --noise-factor times each frame's noise level)")
 	cliflag.Var(fs, &f.noiseFactor, "noise-factor", video.DefaultNoiseFactor, cliflag.Positive, "a positive number", "foreground when the residual exceeds this many times the frame's noise level")
-	fs.BoolVar(&f.pixelNoise, "pixel-noise", false, "also scale the threshold by each pixel's own noise level over time (for moving backgrounds such as foliage)")
+	fs.BoolVar(&f.pixelNoise, "pixel-noise", false, "also scale the threshold by each pixel's own noise level over time (for moving backgrounds such as foliage; with --stream, over the history at each fit)")
 	cliflag.Var(fs, &f.sketchRows, "sketch-rows", video.DefaultSketchRows, cliflag.AtLeast(0), "a number of rows (0: all)", "solve on this many rows of Y (pixel channels, drawn at random) and fit every row to the background's frame components found there (0: solve on all rows)")
 	cliflag.Var(fs, &f.maskSmooth, "mask-smooth", video.DefaultMaskSmooth, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of a box mean of the normalised residual before thresholding, a pixel's own residual also above half the threshold: fills holes inside objects without spreading them (0: off)")
 	cliflag.Var(fs, &f.maskFilter, "mask-filter", video.DefaultMaskFilter, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of the majority filter on each frame's mask (1: 3×3 windows; 0: off)")
@@ -232,7 +232,6 @@ func (f *videoFlags) prepare(set map[string]bool) (frames.Options, error) {
 	if err := firstBroken(
 		rule{(set["history"] || set["refit"]) && !f.stream, "--history and --refit tune --stream"},
 		rule{f.stream && f.foreground == "sparse", "--stream decides on the residual Y − M: drop --foreground sparse"},
-		rule{f.stream && f.pixelNoise, "--pixel-noise measures each pixel's noise over the whole clip, which --stream does not have: drop one of them"},
 	); err != nil {
 		return opts, err
 	}
