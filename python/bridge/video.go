@@ -78,6 +78,7 @@ type videoConfig struct {
 	Workers     int               `json:"workers"`
 	NoiseFactor float64           `json:"noise_factor"`
 	KeepShadows bool              `json:"keep_shadows"`
+	PixelNoise  bool              `json:"pixel_noise"`
 	History     int               `json:"history"` // the Subtractor's
 	Refit       int               `json:"refit"`
 	Warmup      int               `json:"warmup"`
@@ -106,7 +107,7 @@ func (c videoConfig) separateOptions() (video.SeparateOptions, error) {
 	}
 	o.Settings.Seed = max(c.Seed, 1)
 	o.Settings.Workers = c.Workers
-	o.Mask.NoiseFactor, o.Mask.KeepShadows = c.NoiseFactor, c.KeepShadows
+	o.Mask.NoiseFactor, o.Mask.KeepShadows, o.Mask.PixelNoise = c.NoiseFactor, c.KeepShadows, c.PixelNoise
 	return o, nil
 }
 

@@ -33,28 +33,30 @@ def _frames(a, ndim):
     return a, _DTYPES[a.dtype]
 
 
-def _config(method, rank, alpha, noise_factor, keep_shadows, random_state, **extra):
+def _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state, **extra):
     cfg = {"method": method or "auto", "rank": int(rank or 0), "alpha": float(alpha or 0),
            "noise_factor": float(noise_factor or 0), "keep_shadows": bool(keep_shadows),
-           "seed": int(random_state)}
+           "pixel_noise": bool(pixel_noise), "seed": int(random_state)}
     cfg.update(extra)
     return json.dumps(cfg).encode("utf-8")
 
 
 def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, keep_shadows=False,
-             random_state=1):
+             pixel_noise=False, random_state=1):
     """Separates a clip as rpca video does: returns (background, mask,
     report), the background with the frames' shape in [0, 1], the
     foreground mask as a bool array (T, H, W), and the library's report.
     method is "auto" (scaled steps), a method's name, or "median" (the
     per-pixel temporal median); rank None chooses it from the data.
-    Ctrl-C cancels the separation (KeyboardInterrupt)."""
+    pixel_noise also scales the threshold by each pixel's noise level
+    over time (rpca video --pixel-noise: for moving backgrounds such as
+    foliage). Ctrl-C cancels the separation (KeyboardInterrupt)."""
     lib = _load()
     a, code = _frames(frames, 3)
     t, h, w, c = a.shape
     err = ctypes.c_void_p()
     hd = lib.rpca_video_start(a.ctypes.data if a.size else None, code, t, h, w, c, *a.strides,
-                              _config(method, rank, alpha, noise_factor, keep_shadows, random_state),
+                              _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state),
                               ctypes.byref(err))
     if hd == 0:
         _raise(json.loads(_string(lib, err.value)))
@@ -92,9 +94,9 @@ class Subtractor(_Owner):
     _free = "rpca_subtractor_free"
 
     def __init__(self, history=100, refit=20, warmup=20, method="auto", rank=None, alpha=None,
-                 noise_factor=None, keep_shadows=False, random_state=1):
+                 noise_factor=None, keep_shadows=False, pixel_noise=False, random_state=1):
         self.history, self.refit, self.warmup = history, refit, warmup
-        self._cfg = _config(method, rank, alpha, noise_factor, keep_shadows, random_state,
+        self._cfg = _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state,
                             history=int(history), refit=int(refit), warmup=int(warmup))
         self._lib = _load()
         self._h = 0

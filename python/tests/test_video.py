@@ -108,6 +108,25 @@ def test_video_agrees_with_the_command_line(rpca_cli, tmp_path):
                                              "--stream", "--history", "30", "--refit", "10"))
 
 
+def test_pixel_noise_agrees_with_the_command_line(rpca_cli, tmp_path):
+    """pixel_noise=True gives rpca video --pixel-noise's masks, in batch and
+    as a stream, and they are not the default's (so the option is not
+    dropped on the way)."""
+    pytest.importorskip("PIL")
+    frames, _, _ = clip(t=50, color=True)
+    # A flickering band (foliage): the pixels' own noise hides it.
+    rng = np.random.default_rng(8)
+    frames[:, :6] = np.round(np.clip(frames[:, :6] + 0.15 * rng.standard_normal(frames[:, :6].shape), 0, 1) * 255) / 255
+    _, mask, rep = rpca.video.separate(frames, pixel_noise=True)
+    cli = _cli_masks(rpca_cli, tmp_path / "batch", frames, "--pixel-noise")
+    assert np.array_equal(mask, cli)
+    assert not np.array_equal(cli, rpca.video.separate(frames)[1])
+    sub = rpca.video.Subtractor(history=30, refit=10, warmup=30, pixel_noise=True)
+    stream = np.array([m for f in frames for m in sub.push(f)])
+    assert np.array_equal(stream, _cli_masks(rpca_cli, tmp_path / "stream", frames, "--pixel-noise",
+                                             "--stream", "--history", "30", "--refit", "10"))
+
+
 def test_subtractor_push_holds_the_warmup():
     """push returns nothing during the warm-up, all its masks at its end,
     then one a frame; from the last warm-up frame on they are apply's;
