@@ -218,10 +218,14 @@ func (e *NotVerifiedError) Error() string {
 func (e *NotVerifiedError) Unwrap() error { return ErrNotVerified }
 
 // Verify checks res, an answer for p under settings s from any method,
-// against the data (see [Verification] and the Check constants). It does
-// not change res. Solve verifies every result itself and stores the
-// outcome in Result.Verification; Verify is for results obtained
-// otherwise, or changed since.
+// against the data (see [Verification] and the Check constants), as
+// Solve checks its own: the entries of S at the noise level of the fit
+// count as residual, not as corruptions (SparseNoiseFactor), and an
+// answer whose Result.Stop (when set) is not a convergence rule's is
+// verified only when it is exact. It does not change res. Solve verifies
+// every result itself and stores the outcome in Result.Verification;
+// Verify is for results obtained otherwise (a distributed run), or
+// changed since.
 func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 	if err := p.Validate(); err != nil {
 		return nil, errs.Input(err)
@@ -252,8 +256,20 @@ func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 	}
 	u := mat.DenseCopyOf(res.U)
 	u.Scale(1/fr.Scale, u)
-	sp := scaledCopy(res.S, 1/fr.Scale)
-	return verifyAnswer(pf, u, res.V, sp, nil, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil, res.Residual <= VerifyExact), nil
+	framed := &Result{U: u, V: res.V, S: scaledCopy(res.S, 1/fr.Scale), Residual: res.Residual}
+	dropped := framed.pruneSparse(pf)
+	ver := verifyAnswer(pf, u, res.V, framed.S, dropped, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil, framed.Residual <= VerifyExact)
+	ver.requireConverged(res.Stop)
+	return ver, nil
+}
+
+// requireConverged fails a verified answer that is not exact when the
+// method stopped (stop, when known) before its convergence rule fired:
+// its residual above rounding may be the distance still to go.
+func (v *Verification) requireConverged(stop StopReason) {
+	if v.Verified && !v.Exact && stop != "" && !stop.Converged() && stop != StopNoiseFloor {
+		v.fail(CheckConverged, fmt.Sprintf("the method stopped (%s) before meeting its convergence rule, and its residual, %.3g of the low-rank part's variation, is above rounding", stop, v.Residual))
+	}
 }
 
 // scaledCopy returns a copy of s with its values multiplied by c.
