@@ -7,7 +7,11 @@
 // --in is one Matrix Market coordinate file or a glob of them (each a file
 // of the same size holding some of the entries). It writes U.npy, V.npy
 // (M = U·Vᵀ) and summary.json into DIR, which appears complete or not at
-// all, as "rpca decompose --factors" does. With a cluster runner, --work
+// all, as "rpca decompose --factors" does. The launcher then checks the
+// answer as rpca.Solve checks its own (rpca.Verify, on the entries read
+// again, when --in is one local file that fits in its memory); summary.json
+// and the last line say "verified", "not verified" (with the reason on
+// stderr) or "not checked". With a cluster runner, --work
 // must be a directory every worker can read and write (gs://…, or a
 // shared file system). After each iteration a checkpoint goes to --work;
 // a run that stopped (a lost runner, an interruption) goes on from the
@@ -92,7 +96,7 @@ var errWorker = errors.New("rpca-beam: ran as a Beam worker")
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parse(args, stderr)
 	if err == nil {
-		err = solve(ctx, o, stdout)
+		err = solve(ctx, o, stdout, stderr)
 	}
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp) || errors.Is(err, errWorker):
@@ -289,6 +293,11 @@ type summary struct {
 	// runner's counters (docs/distributed.md, "Bytes moved per
 	// iteration").
 	IO map[string]rpcabeam.IOStats `json:"io"`
+	// Verified and Verification are the check of the answer on the
+	// launcher (rpca.Verify); NotChecked says why there was none.
+	Verified     bool               `json:"verified"`
+	Verification *rpca.Verification `json:"verification"`
+	NotChecked   string             `json:"not_checked,omitempty"`
 }
 
 type historyRecord struct {
@@ -297,7 +306,7 @@ type historyRecord struct {
 	Residual *float64 `json:"residual"`
 }
 
-func solve(ctx context.Context, o *options, stdout io.Writer) error {
+func solve(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if err := outdir.Try(o.out, o.force, o.in); err != nil {
 		return err
 	}
@@ -343,6 +352,8 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 	for _, h := range res.History {
 		sum.History = append(sum.History, historyRecord{h.Iter, h.Elapsed.Seconds(), metrics.Finite(h.Residual)})
 	}
+	sum.Verification, sum.NotChecked = verifyOnLauncher(o.in, res, s)
+	sum.Verified = sum.Verification != nil && sum.Verification.Verified
 	if err := write(o, res.U, res.V, &sum); err != nil {
 		return err
 	}
@@ -351,8 +362,18 @@ func solve(ctx context.Context, o *options, stdout io.Writer) error {
 			return fmt.Errorf("wrote %s, but could not remove the files of --work: %w", o.out, err)
 		}
 	}
-	_, err = fmt.Fprintf(stdout, "%d×%d, %d observed entries, rank %d: %d iterations (%d pipelines on %s) in %.1fs, %s, residual %.3g; wrote %s\n",
-		d1, d2, nnz, o.rank, res.Iterations, st.Pipelines(), o.runner, res.Elapsed.Seconds(), res.Stop, res.Residual, o.out)
+	status := sum.Verification.Status()
+	if sum.Verification == nil {
+		status = "not checked"
+	}
+	_, err = fmt.Fprintf(stdout, "%d×%d, %d observed entries, rank %d: %d iterations (%d pipelines on %s) in %.1fs, %s, %s, residual %.3g; wrote %s\n",
+		d1, d2, nnz, o.rank, res.Iterations, st.Pipelines(), o.runner, res.Elapsed.Seconds(), res.Stop, status, res.Residual, o.out)
+	switch {
+	case sum.Verification == nil:
+		fmt.Fprintf(stderr, "rpca-beam: note: the answer is not verified: %s\n", sum.NotChecked)
+	case !sum.Verified:
+		fmt.Fprintf(stderr, "rpca-beam: note: the answer is %s\n", sum.Verification)
+	}
 	return err
 }
 

@@ -80,6 +80,14 @@ func TestCommand(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &sum) != nil || sum.Observed != in.Obs.NNZ() || sum.Iterations < 1 || len(sum.History) != sum.Iterations+1 {
 		t.Errorf("summary %+v (%v)", sum, err)
 	}
+	// The launcher checks the answer as rpca.Solve checks its own: the
+	// same verdict, said in the summary, on stdout and (when not
+	// verified) on stderr.
+	rv := ref.Verification
+	if sum.Verification == nil || sum.Verified != rv.Verified || sum.Verification.Failed != rv.Failed ||
+		!strings.Contains(stdout, rv.Status()) || strings.Contains(stderr, "not verified") == rv.Verified {
+		t.Errorf("verification %+v (%q); rpca.Solve's %+v; stdout %q, stderr %q", sum.Verification, sum.NotChecked, rv, stdout, stderr)
+	}
 	for _, c := range []struct {
 		code int
 		want string
