@@ -116,6 +116,11 @@ func TestCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
 		}
 	}
+	// --verify=false: not checked, and said so.
+	if code, stdout, stderr := runCmd(t, "--in", y, "--rank", "3", "--alpha", "0.05", "--out", filepath.Join(dir, "nv"), "--verify=false"); code != 0 ||
+		!strings.Contains(stdout, "not checked") || !strings.Contains(stderr, "--verify=false") {
+		t.Errorf("--verify=false: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 	// --method als gives what als.Method's Solve gives.
 	alsOut := filepath.Join(dir, "als")
 	if code, _, stderr := runCmd(t, "--in", y, "--rank", "3", "--alpha", "0.05", "--out", alsOut, "--shards", "2", "--method", "als", "--ridge", "0.1"); code != 0 {
