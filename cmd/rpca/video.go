@@ -164,6 +164,14 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 		fmt.Fprintf(e.stderr, "rpca: note: the low-rank background of %d of %d windows is not verified as an exact robust-PCA fit (first window: %s); the masks come from the residual all the same\n",
 			rep.Unverified, max(len(rep.Windows), 1), rep.Verification)
 	}
+	if noForeground(rep) && !f.Quiet {
+		m := rep.Mask
+		rule := fmt.Sprintf("--noise-factor %g", m.NoiseFactor)
+		if m.Rule == "fixed" {
+			rule = fmt.Sprintf("--mask-threshold %g", m.Threshold)
+		}
+		fmt.Fprintf(e.stderr, "rpca: note: no pixel of any frame was marked as foreground; if something moves in the clip, the decision is too strict for it: lower %s or --min-object %d\n", rule, m.MinObject)
+	}
 	if rep.Unconverged > 0 && !f.Quiet {
 		fmt.Fprintf(e.stderr, "rpca: warning: %d of the windows stopped at the iteration cap without converging; their backgrounds may be inaccurate: raise --max-iter\n", rep.Unconverged)
 	}
@@ -172,6 +180,19 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	}
 	_, err = fmt.Fprintln(e.stdout, rep.String())
 	return err
+}
+
+// noForeground reports whether the masks of every window are empty.
+func noForeground(rep *video.Report) bool {
+	if len(rep.Windows) == 0 {
+		return rep.Mask.ForegroundRate == 0
+	}
+	for _, w := range rep.Windows {
+		if w.ForegroundRate > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // job is the separation the flags ask for, writing into dir.

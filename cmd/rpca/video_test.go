@@ -908,3 +908,31 @@ func TestVideoStdinInterrupted(t *testing.T) {
 		pw.Close()
 	}
 }
+
+// TestVideoEmptyMasksNoted: when no pixel of any frame comes out as
+// foreground (here a moving square under --noise-factor 1000, or a fixed
+// threshold above every residual, in batch and as a stream), a note on
+// stderr says so and names the flags that decide it; the defaults, which
+// find the square, print no such note.
+func TestVideoEmptyMasksNoted(t *testing.T) {
+	_, in := newClip(t)
+	const note = "no pixel of any frame was marked as foreground"
+	for _, c := range []struct {
+		args []string
+		want string // "" for no note
+	}{
+		{nil, ""},
+		{[]string{"--noise-factor", "1000"}, "--noise-factor 1000"},
+		{[]string{"--mask-threshold", "0.99"}, "--mask-threshold 0.99"},
+		{[]string{"--stream", "--noise-factor", "1000"}, "--noise-factor 1000"},
+	} {
+		args := append([]string{"--in", in, "--out", filepath.Join(t.TempDir(), "out"), "--preview=false"}, c.args...)
+		code, _, stderr := runVideoCmd(t, context.Background(), args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		if got := strings.Contains(stderr, note); got != (c.want != "") || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: stderr %q; want the note %v (naming %q)", c.args, stderr, c.want != "", c.want)
+		}
+	}
+}
