@@ -268,20 +268,51 @@ func (o MaskOptions) decideOne(w *frameWork, res, y, bg, pixNoise []float64, g f
 // (lowScale of its absolute values).
 func pixelNoiseScales(ctx context.Context, fg Matrix) ([]float64, error) {
 	rows, frames := fg.Dims()
-	pixNoise := make([]float64, rows)
-	buf := make([]float64, frames)
-	for i := 0; i < rows; i++ {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	workers := runtime.GOMAXPROCS(0)
+	bufs := newColumns(workers, frames)
+	return rowNoise(ctx, rows, frames, workers, func(w, i int) []float64 { return matrixRow(bufs[w], fg, i) })
+}
+
+// rowNoise returns, for each of rows rows of a residual of n columns,
+// lowScale of its absolute values, on workers goroutines; residual(w, i)
+// gives row i (a view or worker w's buffer; it is not changed).
+func rowNoise(ctx context.Context, rows, n, workers int, residual func(w, i int) []float64) ([]float64, error) {
+	const block = 4096
+	out := make([]float64, rows)
+	abs := newColumns(workers, n)
+	parallel.Strided((rows+block-1)/block, workers, func(w, b int) {
+		if ctx.Err() != nil {
+			return
+		}
+		for i := b * block; i < min(rows, (b+1)*block); i++ {
+			for j, v := range residual(w, i) {
+				abs[w][j] = math.Abs(v)
 			}
+			out[i] = lowScale(abs[w])
 		}
-		for j := range buf {
-			buf[j] = math.Abs(fg.At(i, j))
-		}
-		pixNoise[i] = lowScale(buf)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	return pixNoise, nil
+	return out, nil
+}
+
+// matrixRow returns row i of m: a view of a *mat.Dense, or dst filled.
+func matrixRow(dst []float64, m Matrix, i int) []float64 {
+	switch m := m.(type) {
+	case *mat.Dense:
+		return m.RawRowView(i)
+	case LowRank:
+		u, q := m.U.RawRowView(i), m.Q.RawMatrix()
+		for j := range dst {
+			dst[j] = floats.Dot(u, q.Data[j*q.Stride:j*q.Stride+len(u)])
+		}
+		return dst
+	}
+	for j := range dst {
+		dst[j] = m.At(i, j)
+	}
+	return dst
 }
 
 // setMasks writes masks as frames j0, j0+1, … of out (1 for foreground)

@@ -13,7 +13,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/internal/parallel"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/video/frames"
 )
@@ -473,56 +472,19 @@ func (s *Subtractor) refitBackground(ctx context.Context) error {
 	return nil
 }
 
-// historyNoise returns each row's noise level over the frames y: the
-// low quartile of its absolute residuals from the background (bgRow(dst,
-// i) gives row i of the background), scaled to a standard deviation, as
-// [Masks] estimates it over a batch's frames with PixelNoise.
+// historyNoise returns each row's noise level over the frames y
+// ([rowNoise] of Y − M, as [Masks] estimates it over a batch's frames
+// with PixelNoise); bgRow(dst, i) gives row i of the background M.
 func historyNoise(ctx context.Context, y rowSource, bgRow func(dst []float64, i int) []float64, workers int) ([]float64, error) {
 	rows, n := y.Dims()
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	const block = 4096
-	out := make([]float64, rows)
-	bufs := make([][3][]float64, workers)
-	for w := range bufs {
-		bufs[w] = [3][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
-	}
-	parallel.Strided((rows+block-1)/block, workers, func(w, b int) {
-		if ctx.Err() != nil {
-			return
-		}
-		yb, mb, abs := bufs[w][0], bufs[w][1], bufs[w][2]
-		for i := b * block; i < min(rows, (b+1)*block); i++ {
-			yr, mr := y.row(yb, i), bgRow(mb, i)
-			for j := range abs {
-				abs[j] = math.Abs(yr[j] - mr[j])
-			}
-			out[i] = lowScale(abs)
-		}
+	ys, ms := newColumns(workers, n), newColumns(workers, n)
+	return rowNoise(ctx, rows, n, workers, func(w, i int) []float64 {
+		floats.SubTo(ms[w], y.row(ys[w], i), bgRow(ms[w], i))
+		return ms[w]
 	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// matrixRow returns row i of m: a view of a *mat.Dense, or dst filled.
-func matrixRow(dst []float64, m Matrix, i int) []float64 {
-	switch m := m.(type) {
-	case *mat.Dense:
-		return m.RawRowView(i)
-	case LowRank:
-		u, q := m.U.RawRowView(i), m.Q.RawMatrix()
-		for j := range dst {
-			dst[j] = floats.Dot(u, q.Data[j*q.Stride:j*q.Stride+len(u)])
-		}
-		return dst
-	}
-	for j := range dst {
-		dst[j] = m.At(i, j)
-	}
-	return dst
 }
 
 // orthonormal returns an orthonormal basis of the columns of a (modified
