@@ -181,9 +181,9 @@ func identifiable(p *Problem, s Settings) error {
 		return nil
 	}
 	d1, d2 := p.Dims()
-	r := float64(s.Rank)
-	dof := r * (float64(d1) + float64(d2) - r)
-	if clean := (1 - s.Alpha) * float64(d1) * float64(d2); clean < 2*dof {
+	if s.Rank > MaxSeparableRank(d1, d2, s.Alpha) {
+		r := float64(s.Rank)
+		dof := r * (float64(d1) + float64(d2) - r)
 		return fmt.Errorf("rpca: a %d×%d matrix is too small to separate a rank-%d part (%.0f degrees of freedom) from corruptions of up to a fraction α = %g of its entries; lower the rank or alpha, or use more data", d1, d2, s.Rank, dof, s.Alpha)
 	}
 	return nil

@@ -23,6 +23,14 @@ func TestMaxSeparableRank(t *testing.T) {
 		p := &rpca.Problem{Dense: y}
 		for _, alpha := range []float64{0.05, 0.1, 0.3, 0.5} {
 			r := rpca.MaxSeparableRank(d1, d2, alpha)
+			// The definition, independently of CheckProblem (which now
+			// calls MaxSeparableRank): r(d1+d2−r) ≤ (1−α)d1d2/2, and
+			// not for r + 1.
+			clean := (1 - alpha) * float64(d1) * float64(d2)
+			fits := func(k int) bool { return 2*float64(k)*float64(d1+d2-k) <= clean }
+			if r > 0 && !fits(r) || r < min(d1, d2) && fits(r+1) {
+				t.Errorf("%d×%d, α %g: %d is not the largest rank with r(d1+d2−r) ≤ %g/2", d1, d2, alpha, r, clean)
+			}
 			if r > 0 {
 				if err := rpca.CheckProblem(p, rpca.Settings{Rank: r, Alpha: alpha}); err != nil {
 					t.Errorf("%d×%d, α %g: rank %d refused: %v", d1, d2, alpha, r, err)
