@@ -109,6 +109,7 @@ func TestCommand(t *testing.T) {
 		{2, "want gd or als", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--method", "sgd"}},
 		{2, "apply to --method als", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--ridge", "1"}},
 		{2, "--ridge-decay", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--method", "als", "--ridge-decay", "2"}},
+		{2, "-verify", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--verify=maybe"}},
 		{2, "--runner flink needs --work", []string{"--in", y, "--out", filepath.Join(dir, "o2"), "--rank", "2", "--runner", "flink"}},
 	} {
 		code, _, stderr := runCmd(t, c.args...)
