@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rpca-gd/rpca/internal/cliflag"
@@ -47,7 +46,6 @@ type videoFlags struct {
 	maskFilter    int
 	minObject     int
 	keepShadows   bool
-	rankByPreset  bool // the rank came from the preset
 	foreground    string
 	truth         string
 	truthFrame    string
@@ -111,7 +109,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	opts, err := f.prepare(set)
+	ch, opts, err := f.prepare(set)
 	if err != nil {
 		return err
 	}
@@ -130,7 +128,7 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	prog := newProgress(e, &f.Flags)
 	defer prog.Done() // stops the heartbeat on every return
 	opts.Stdin = e.stdin
-	job, err := f.job(opts, prog)
+	job, err := f.job(ch, opts, prog)
 	if err != nil {
 		return err
 	}
@@ -195,43 +193,30 @@ func noForeground(rep *video.Report) bool {
 	return true
 }
 
-// job is the separation the flags ask for, writing into dir.
-func (f *videoFlags) job(opts frames.Options, prog *progress.Printer) (video.Job, error) {
+// job is the separation the flags ask for, with the method and settings
+// that video.Choose made of them (ch).
+func (f *videoFlags) job(ch video.Choice, opts frames.Options, prog *progress.Printer) (video.Job, error) {
+	st := ch.Options.Settings
 	j := video.Job{
 		Input: f.in, Load: opts, Window: f.window, MontageFrames: f.montageFrames, Preview: f.preview,
-		Separate: video.SeparateOptions{
-			MaxRank: f.maxRank, MinGap: f.rankGap,
-			SparseForeground: f.foreground == "sparse",
-			SketchRows:       cmp.Or(f.sketchRows, -1),
-			Mask:             f.maskOptions(),
-			Stage:            prog.Stage,
-		},
+		Separate: ch.Options,
 		RankRule: "flag", RankReason: "--rank given",
+		TruthDir: f.truthDir,
 		Report: video.Report{
-			Method: f.Method, Preset: f.preset, Input: f.in, Output: f.out, Scale: f.scale,
-			Alpha: f.Alpha, P: f.SampleRate, Seed: f.Seed, Foreground: f.foreground,
-			MaxIter: f.MaxIter, FactorTol: f.FactorTol, ResidualTol: f.Tol,
+			Method: ch.Method, Preset: f.preset, Input: f.in, Output: f.out, Scale: f.scale,
+			Alpha: st.Alpha, P: f.SampleRate, Seed: f.Seed, Foreground: f.foreground,
+			MaxIter: st.Stop.MaxIter, FactorTol: st.Stop.FactorTol, ResidualTol: st.Stop.ResidualTol,
 		},
 	}
-	if f.rankByPreset {
-		j.RankRule, j.RankReason = "preset", fmt.Sprintf("the %s preset's r = %d", f.preset, f.Rank)
+	sep := &j.Separate
+	sep.MaxRank, sep.MinGap, sep.SketchRows = f.maxRank, f.rankGap, cmp.Or(f.sketchRows, -1)
+	sep.Mask, sep.Stage, sep.Settings.Callback = f.maskOptions(), prog.Stage, prog.Record
+	if ch.RankByPreset {
+		j.RankRule, j.RankReason = "preset", fmt.Sprintf("the %s preset's r = %d", f.preset, st.Rank)
 	}
 	if f.stream {
 		j.Stream = &video.StreamOptions{History: f.history, Refit: f.refit}
 	}
-	if f.Method != "median" {
-		m, err := f.NewMethod()
-		if err != nil {
-			return j, err
-		}
-		if f.SampleRate < 1 {
-			j.Separate.SampleRate = f.SampleRate // Separate subsamples, covering every pixel and frame
-		}
-		j.Separate.Method = m
-		j.Separate.Settings = f.Settings()
-		j.Separate.Settings.Callback = prog.Record
-	}
-	j.TruthDir = f.truthDir
 	if f.truth == "" {
 		return j, nil
 	}
@@ -242,42 +227,60 @@ func (f *videoFlags) job(opts frames.Options, prog *progress.Printer) (video.Job
 	return j, nil
 }
 
-// prepare validates the flags, applies the preset and the video defaults
-// to the flags not given on the command line (set), and returns the
-// loading options.
-func (f *videoFlags) prepare(set map[string]bool) (frames.Options, error) {
+// prepare validates the flags, has video.Choose resolve the method and
+// apply the preset to the flags not given on the command line (set), and
+// returns its choice and the loading options.
+func (f *videoFlags) prepare(set map[string]bool) (video.Choice, frames.Options, error) {
 	var opts frames.Options
 	if err := f.checkVideo(); err != nil {
-		return opts, err
+		return video.Choice{}, opts, err
 	}
 	if err := firstBroken(
 		rule{(set["history"] || set["refit"]) && !f.stream, "--history and --refit tune --stream"},
 		rule{f.stream && f.foreground == "sparse", "--stream decides on the residual Y − M: drop --foreground sparse"},
 	); err != nil {
-		return opts, err
+		return video.Choice{}, opts, err
 	}
 	r, err := frames.ParseRange(f.frames)
 	if err != nil {
-		return opts, cliflag.Usagef("--frames: %w", err)
+		return video.Choice{}, opts, cliflag.Usagef("--frames: %w", err)
 	}
 	if _, err := frames.ScaleFactor(f.scale); err != nil {
-		return opts, cliflag.Usagef("--scale: %w", err)
+		return video.Choice{}, opts, cliflag.Usagef("--scale: %w", err)
 	}
-	if err := f.pickMethod(); err != nil {
-		return opts, err
+	ch, err := video.Choose(video.Request{Method: f.Method, Preset: f.preset, Rank: f.Rank, Alpha: f.Alpha,
+		Given: slices.Collect(maps.Keys(set)), FactorTol: f.FactorTol, ResidualTol: f.Tol, MaxIter: f.MaxIter,
+		Params: f.Params, SampleRate: f.SampleRate, SparseForeground: f.foreground == "sparse", Seed: f.Seed, Workers: f.Workers})
+	if err := chooseError(err, ch.Method); err != nil {
+		return ch, opts, err
 	}
-	preset, ok := video.Presets[f.preset]
-	if !ok {
-		return opts, cliflag.Usagef("--preset must be empty or paper, got %q", f.preset)
-	}
-	f.applyPreset(preset, set)
 	opts = frames.Options{Range: r, Scale: f.scale}
 	if f.color {
 		opts.Color = frames.ColorRGB
 	} else if f.gray {
 		opts.Color = frames.ColorGray
 	}
-	return opts, nil
+	return ch, opts, nil
+}
+
+// chooseError is the command line's error for an error of video.Choose
+// for --method method.
+func chooseError(err error, method string) error {
+	var re *video.RequestError
+	errors.As(err, &re)
+	switch {
+	case errors.Is(err, video.ErrUnknownPreset):
+		return cliflag.Usagef("--preset must be empty or paper")
+	case errors.Is(err, video.ErrUnknownMethod):
+		return cliflag.Usagef("unknown --method %q (want auto, %s or median)", method, strings.Join(methods.Names(), ", "))
+	case errors.Is(err, video.ErrMedianOptions):
+		return cliflag.Usagef("--method median has no sparse part and none of the robust-PCA methods' settings: drop --%s", strings.Join(re.Options, ", --"))
+	case errors.Is(err, video.ErrSubsample):
+		return cliflag.Usagef("--p < 1 (subsampling) works with --method gd or scaledgd only")
+	case err != nil:
+		return solveflags.ParamError(err, method)
+	}
+	return nil
 }
 
 // checkVideo checks the flags of this command that need no data.
@@ -291,42 +294,6 @@ func (f *videoFlags) checkVideo() error {
 		rule{f.truthDir != "" && f.scale != 1, "--truth-dir scores the frames at their size: drop --scale"},
 		rule{f.truth != "" && f.truthFrame == "", "--truth needs --truth-frame NAME, the frame the mask belongs to"},
 	)
-}
-
-// pickMethod resolves --method auto and checks the method against the
-// other flags.
-func (f *videoFlags) pickMethod() error {
-	switch f.Method {
-	case solveflags.Auto, "":
-		f.Method = video.AutoMethod(f.SampleRate < 1, f.preset)
-	case "median":
-	default:
-		if !slices.Contains(methods.Names(), f.Method) {
-			return cliflag.Usagef("unknown --method %q (want auto, %s or median)", f.Method, strings.Join(methods.Names(), ", "))
-		}
-	}
-	gradient := f.Method == "gd" || f.Method == "scaledgd"
-	return firstBroken(
-		rule{f.Method == "median" && f.foreground == "sparse", "--method median has no sparse part; use --foreground residual"},
-		rule{f.Method == "median" && len(f.Params) > 0, "--method median has none of the robust-PCA methods' settings (--" + strings.Join(slices.Sorted(maps.Keys(f.Params)), ", --") + ")"},
-		rule{!gradient && f.Method != "median" && f.SampleRate < 1, "--p < 1 (subsampling) works with --method gd or scaledgd only"},
-	)
-}
-
-// applyPreset gives the settings not given (or 0, "default") the
-// preset's values (video.Preset.Fill).
-func (f *videoFlags) applyPreset(p video.Preset, set map[string]bool) {
-	s := p.Fill(video.Preset{Rank: f.Rank, Alpha: f.Alpha, FactorTol: f.FactorTol, ResidualTol: f.Tol, MaxIter: f.MaxIter},
-		f.Method, set["rank"], set["alpha"])
-	f.rankByPreset = s.Rank != f.Rank
-	f.Rank, f.Alpha, f.FactorTol, f.Tol, f.MaxIter = s.Rank, s.Alpha, s.FactorTol, s.ResidualTol, s.MaxIter
-	// The method's own settings the command line did not give (or gave
-	// as 0, the default) take the preset's, where the method has them.
-	for name, v := range map[string]float64{"mu": s.Mu, "gamma": s.Gamma, "step": s.StepConst} {
-		if given, _ := strconv.ParseFloat(f.Params[name], 64); v != 0 && given == 0 && methods.Takes(f.Method, name) {
-			f.Params[name] = strconv.FormatFloat(v, 'g', -1, 64)
-		}
-	}
 }
 
 // maskOptions are the foreground decision's options from the flags.

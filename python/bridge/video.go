@@ -16,7 +16,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
-	"github.com/rpca-gd/rpca/methods"
 	"github.com/rpca-gd/rpca/video"
 	"github.com/rpca-gd/rpca/video/frames"
 )
@@ -84,29 +83,23 @@ type videoConfig struct {
 	Warmup      int               `json:"warmup"`
 }
 
-// separateOptions are video.DefaultOptions changed as c says.
+// separateOptions are the options of rpca video for c's method, rank,
+// α and settings (video.Choose, the command line's choice), with c's
+// foreground decision.
 func (c videoConfig) separateOptions() (video.SeparateOptions, error) {
-	o := video.DefaultOptions()
-	switch c.Method {
-	case "", "auto":
-	case "median":
-		o.Method = nil
-	default:
-		m, err := methods.New(c.Method, false, c.Params)
-		if err != nil {
-			return o, fmt.Errorf("%w: %v", errBadConfig, err)
-		}
-		o.Method = m
-	}
 	if c.Rank < 0 || c.Alpha < 0 || c.Alpha >= 1 || c.NoiseFactor < 0 {
-		return o, fmt.Errorf("%w: rank %d, alpha %v, noise_factor %v", errBadConfig, c.Rank, c.Alpha, c.NoiseFactor)
+		return video.SeparateOptions{}, fmt.Errorf("%w: rank %d, alpha %v, noise_factor %v", errBadConfig, c.Rank, c.Alpha, c.NoiseFactor)
 	}
-	o.Settings.Rank = c.Rank
-	if c.Alpha > 0 {
-		o.Settings.Alpha = c.Alpha
+	var given []string
+	if c.Alpha > 0 { // 0: the default's
+		given = append(given, "alpha")
 	}
-	o.Settings.Seed = max(c.Seed, 1)
-	o.Settings.Workers = c.Workers
+	ch, err := video.Choose(video.Request{Method: c.Method, Rank: c.Rank, Alpha: c.Alpha, Given: given,
+		Params: c.Params, Seed: max(c.Seed, 1), Workers: c.Workers})
+	if err != nil {
+		return ch.Options, fmt.Errorf("%w: %v", errBadConfig, err)
+	}
+	o := ch.Options
 	o.Mask.NoiseFactor, o.Mask.KeepShadows, o.Mask.PixelNoise = c.NoiseFactor, c.KeepShadows, c.PixelNoise
 	return o, nil
 }

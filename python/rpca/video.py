@@ -46,8 +46,9 @@ def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, ke
     """Separates a clip as rpca video does: returns (background, mask,
     report), the background with the frames' shape in [0, 1], the
     foreground mask as a bool array (T, H, W), and the library's report.
-    method is "auto" (scaled steps), a method's name, or "median" (the
-    per-pixel temporal median); rank None chooses it from the data.
+    method is "auto" (scaled steps), a method's name, run with rpca video
+    --method's settings (γ, stopping rules), or "median" (the per-pixel
+    temporal median); rank None chooses it from the data.
     pixel_noise also scales the threshold by each pixel's noise level
     over time (rpca video --pixel-noise: for moving backgrounds such as
     foliage). Ctrl-C cancels the separation (KeyboardInterrupt)."""

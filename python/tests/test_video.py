@@ -149,3 +149,17 @@ def test_subtractor_push_holds_the_warmup():
     held = short.flush(return_background=True)
     assert len(held) == 12 and held[0][1].shape == frames.shape[1:]
     assert short.flush() == []
+
+
+@pytest.mark.parametrize("method", ["gd", "accaltproj"])
+def test_named_methods_agree_with_the_command_line(rpca_cli, tmp_path, method):
+    """separate(method=...) runs a named method with rpca video --method's
+    settings (the video preset's γ, stopping rules and iteration cap), not
+    the method's library defaults: the same iterations and masks."""
+    import json
+    pytest.importorskip("PIL")
+    frames, _, _ = clip(t=50, color=True)
+    _, mask, rep = rpca.video.separate(frames, method=method)
+    assert np.array_equal(mask, _cli_masks(rpca_cli, tmp_path, frames, "--method", method))
+    cli = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (rep["method"], rep["iterations"], rep["stop"]) == (cli["method"], cli["iterations"], cli["stop_reason"])
