@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpca-gd/rpca/formats/triples"
@@ -154,4 +156,21 @@ func (f Fold) MarshalJSON() ([]byte, error) {
 		Seconds  float64  `json:"seconds"`
 		Rank     int      `json:"rank"`
 	}{f.Ratings, metrics.Finite(f.RMSE), metrics.Finite(f.MAE), metrics.Finite(f.BiasRMSE), metrics.Finite(f.BiasMAE), f.Seconds, f.Rank})
+}
+
+// Table is cv as text: a row per fold with model's RMSE and MAE, the bias
+// baseline's and the fit's seconds, then the mean and the standard
+// deviation.
+func (cv *CrossValidation) Table(model string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-6s %9s %9s %11s %11s %9s\n", "fold", model+" RMSE", "MAE", "biases RMSE", "biases MAE", "fit (s)")
+	row := func(name string, f Fold) {
+		fmt.Fprintf(&b, "%-6s %9.4f %9.4f %11.4f %11.4f %9.2f\n", name, f.RMSE, f.MAE, f.BiasRMSE, f.BiasMAE, f.Seconds)
+	}
+	for k, f := range cv.Folds {
+		row(strconv.Itoa(k+1), f)
+	}
+	row("mean", cv.Mean)
+	row("std", cv.Std)
+	return b.String()
 }

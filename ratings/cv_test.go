@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +82,26 @@ func TestFoldJSON(t *testing.T) {
 	b, err := json.Marshal(Fold{Ratings: 3, RMSE: 0.5, MAE: 0.4, BiasRMSE: math.NaN(), BiasMAE: math.NaN(), Seconds: 1, Rank: 2})
 	if err != nil || string(b) != `{"ratings":3,"rmse":0.5,"mae":0.4,"bias_rmse":null,"bias_mae":null,"seconds":1,"rank":2}` {
 		t.Errorf("%s (%v)", b, err)
+	}
+}
+
+// TestCrossValidationTable: a row per fold, then the mean and the
+// standard deviation, with the figures of each.
+func TestCrossValidationTable(t *testing.T) {
+	cv := &CrossValidation{Folds: []Fold{{RMSE: 0.9, MAE: 0.7, BiasRMSE: 1.1, BiasMAE: 0.8, Seconds: 2}, {RMSE: 0.95}},
+		Mean: Fold{RMSE: 0.925}, Std: Fold{RMSE: 0.025}}
+	lines := strings.Split(strings.TrimSpace(cv.Table("als")), "\n")
+	want := []string{"fold", "1 ", "2 ", "mean", "std"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), cv.Table("als"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q, want it to start with %q", i, lines[i], w)
+		}
+	}
+	if !strings.Contains(lines[0], "als RMSE") || !strings.Contains(lines[1], "0.9000") || !strings.Contains(lines[1], "1.1000") ||
+		!strings.Contains(lines[3], "0.9250") || !strings.Contains(lines[4], "0.0250") {
+		t.Errorf("figures missing:\n%s", cv.Table("als"))
 	}
 }

@@ -1,9 +1,11 @@
 package ratings
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -53,4 +55,34 @@ func ParseClip(s string) (*[2]float64, error) {
 		return nil, fmt.Errorf("%w; got %q", ErrClip, s)
 	}
 	return &c, nil
+}
+
+// ErrNoIDs: a list of ids (ReadIDs) holds none.
+var ErrNoIDs = errors.New("ratings: the file lists no id")
+
+// ReadIDs reads the ids of a file, one a line (surrounding white space
+// trimmed; blank lines and lines starting with '#' skipped), with the
+// 1-based line of each: the users of Predictor.TopN.
+func ReadIDs(path string) (ids []string, lines []int, err error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		id := strings.TrimSpace(sc.Text())
+		if id == "" || strings.HasPrefix(id, "#") {
+			continue
+		}
+		ids, lines = append(ids, id), append(lines, n)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil, fmt.Errorf("%s: %w", path, ErrNoIDs)
+	}
+	return ids, lines, nil
 }

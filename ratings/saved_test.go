@@ -213,3 +213,22 @@ func TestLoadDamaged(t *testing.T) {
 		}
 	}
 }
+
+// TestReadIDs: ids one a line with their lines, blank lines and comments
+// skipped; a file without one is ErrNoIDs.
+func TestReadIDs(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "users.txt")
+	os.WriteFile(path, []byte("# users\n  u7 \n\nu2\n#u3\n"), 0o644)
+	ids, lines, err := ReadIDs(path)
+	if err != nil || !slices.Equal(ids, []string{"u7", "u2"}) || !slices.Equal(lines, []int{2, 4}) {
+		t.Errorf("got %q %v %v, want [u7 u2] [2 4]", ids, lines, err)
+	}
+	os.WriteFile(path, []byte("# none\n\n"), 0o644)
+	if _, _, err := ReadIDs(path); !errors.Is(err, ErrNoIDs) {
+		t.Errorf("no id: got %v, want ErrNoIDs", err)
+	}
+	if _, _, err := ReadIDs(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: got %v", err)
+	}
+}

@@ -170,24 +170,8 @@ func (f *completeFlags) crossValidate(ctx context.Context, e *env, r *triples.Ra
 			*ratings.CrossValidation
 		}{"complete", f.Method, cv})
 	}
-	_, err = fmt.Fprint(e.stdout, cvTable(f.Method, cv))
+	_, err = fmt.Fprint(e.stdout, cv.Table(f.Method))
 	return err
-}
-
-// cvTable is the cross-validation's table: a row per fold, then the mean
-// and the standard deviation.
-func cvTable(model string, cv *ratings.CrossValidation) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-6s %9s %9s %11s %11s %9s\n", "fold", model+" RMSE", "MAE", "biases RMSE", "biases MAE", "fit (s)")
-	row := func(name string, f ratings.Fold) {
-		fmt.Fprintf(&b, "%-6s %9.4f %9.4f %11.4f %11.4f %9.2f\n", name, f.RMSE, f.MAE, f.BiasRMSE, f.BiasMAE, f.Seconds)
-	}
-	for k, f := range cv.Folds {
-		row(strconv.Itoa(k+1), f)
-	}
-	row("mean", cv.Mean)
-	row("std", cv.Std)
-	return b.String()
 }
 
 // runError adds the command line's remedies to an error of ratings.Run.

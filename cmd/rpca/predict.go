@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/cliflag"
@@ -141,8 +139,12 @@ func predictTopWriter(ctx context.Context, f *predictFlags, p *ratings.Predictor
 	var lines []int
 	var err error
 	if f.users != "" {
-		if users, lines, err = readIDList(f.users); err != nil {
-			return nil, err
+		users, lines, err = ratings.ReadIDs(f.users)
+		switch {
+		case errors.Is(err, ratings.ErrNoIDs):
+			return nil, fmt.Errorf("--users %s lists no id", f.users)
+		case err != nil:
+			return nil, fmt.Errorf("--users: %w", err)
 		}
 	}
 	n := len(users)
@@ -175,31 +177,4 @@ func outFileError(err error, path string) error {
 		return fmt.Errorf("--out %s is an input of this command, or lies in one; write elsewhere", path)
 	}
 	return err
-}
-
-// readIDList reads the ids of a file, one a line (surrounding white space
-// trimmed; blank lines and lines starting with '#' skipped), with the
-// 1-based line of each.
-func readIDList(path string) (ids []string, lines []int, err error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--users: %v", err)
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		id := strings.TrimSpace(sc.Text())
-		if id == "" || strings.HasPrefix(id, "#") {
-			continue
-		}
-		ids, lines = append(ids, id), append(lines, n)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("--users %s: %v", path, err)
-	}
-	if len(ids) == 0 {
-		return nil, nil, fmt.Errorf("--users %s lists no id", path)
-	}
-	return ids, lines, nil
 }
