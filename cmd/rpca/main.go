@@ -15,12 +15,12 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/buildinfo"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"golang.org/x/term"
 )
@@ -100,7 +100,7 @@ func run(ctx context.Context, e *env, args []string) (code int) {
 		usage(e.stderr)
 		return 2
 	case args[0] == "version" || args[0] == "--version" || args[0] == "-version":
-		fmt.Fprintln(e.stdout, version())
+		fmt.Fprintln(e.stdout, buildinfo.Version())
 		return 0
 	case args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
 		if len(args) > 1 {
@@ -117,37 +117,6 @@ func run(ctx context.Context, e *env, args []string) (code int) {
 		return 2
 	}
 	return exitCode(e, c.run(ctx, e, args[1:]))
-}
-
-// version is the module's version and the revision it was built from,
-// from the build information the Go toolchain embeds: "rpca v1.2.3",
-// "rpca (devel) 1a2b3c4d5e6f (modified) 2026-11-27T00:00:00Z go1.26.8".
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "rpca (no build information)"
-	}
-	v := "rpca " + info.Main.Version
-	var rev, at, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value[:min(12, len(s.Value))]
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = " (modified)"
-			}
-		}
-	}
-	if rev != "" {
-		v += " " + rev + modified
-	}
-	if at != "" {
-		v += " " + at
-	}
-	return v + " " + info.GoVersion
 }
 
 func exitCode(e *env, err error) int {

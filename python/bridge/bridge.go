@@ -25,6 +25,7 @@ import (
 	"unsafe"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/buildinfo"
 	"github.com/rpca-gd/rpca/internal/gcpolicy"
 	"github.com/rpca-gd/rpca/ratings"
 )
@@ -181,7 +182,7 @@ func rpca_free_string(s *C.char) { C.free(unsafe.Pointer(s)) }
 // rpca_free_string).
 //
 //export rpca_version
-func rpca_version() *C.char { return C.CString(version()) }
+func rpca_version() *C.char { return C.CString(buildinfo.Version()) }
 
 // errorJSON is an error as the Python package reads it: its message and
 // its kind (bad_input, bad_settings, canceled, error).

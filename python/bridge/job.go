@@ -267,16 +267,3 @@ func copyDense(dst unsafe.Pointer, m *mat.Dense) {
 		copy(out[i*c:(i+1)*c], raw.Data[i*raw.Stride:i*raw.Stride+c])
 	}
 }
-
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "rpca (no build information)"
-	}
-	for _, d := range info.Deps {
-		if d.Path == "github.com/rpca-gd/rpca" {
-			return "rpca " + d.Version + " " + info.GoVersion
-		}
-	}
-	return "rpca " + info.Main.Version + " " + info.GoVersion
-}
