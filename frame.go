@@ -31,17 +31,6 @@ func observedLen(p *Problem) int {
 	return p.obs().NNZ()
 }
 
-// observedAt returns a function giving the k-th observed value of p in
-// row-major order.
-func observedAt(p *Problem) func(k int) float64 {
-	if p.Dense != nil {
-		raw := p.Dense.RawMatrix()
-		return func(k int) float64 { return raw.Data[(k/raw.Cols)*raw.Stride+k%raw.Cols] }
-	}
-	val := p.obs().Val
-	return func(k int) float64 { return val[k] }
-}
-
 // RobustScale returns the median of x and its robust spread: 1.4826 times
 // the median absolute deviation from the median (the standard deviation of
 // Gaussian data, unmoved by outliers on fewer than half of the values);

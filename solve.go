@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -323,9 +322,9 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 	dropped := res.pruneSparse(pf)
 	res.Residual *= fr.ResFactor()
 	if len(fr.Gross) > 0 {
-		atf := observedAt(pf)
-		s := verify.WithEntries(csrOf(res.S), res.S.Rows, fr.Gross, func(k int) (int, int) { return position(pf, k) },
-			func(k, i, j int) float64 { return atf(k) - rowDot(res.U, res.V, i, j) })
+		y, o := pf.storage()
+		r := verify.Residuals{Y: y, O: o, U: res.U, V: res.V}
+		s := verify.WithEntries(csrOf(res.S), res.S.Rows, fr.Gross, r.At, r.Value)
 		res.S = &Sparse{Rows: res.S.Rows, Cols: res.S.Cols, RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val}
 	}
 	ver := verifyAnswer(pf, res.U, res.V, res.S, dropped, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil, res.Residual <= VerifyExact)
@@ -339,30 +338,13 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 		misfit = foldLocation(res, fr.Loc, caps.FixedRank, ver)
 	}
 	if len(fr.Gross) > 0 {
-		at := observedAt(p)
-		verify.SetEntries(csrOf(res.S), fr.Gross, func(k int) (int, int) { return position(p, k) },
-			func(k, i, j int) float64 { return at(k) - rowDot(res.U, res.V, i, j) })
+		y, o := p.storage()
+		r := verify.Residuals{Y: y, O: o, U: res.U, V: res.V}
+		verify.SetEntries(csrOf(res.S), fr.Gross, r.At, r.Value)
 	}
 	res.Verification = ver
 	res.locationMisfit = misfit
 	return res, nil
-}
-
-// rowDot returns (U·Vᵀ)_ij.
-func rowDot(u, v *mat.Dense, i, j int) float64 {
-	return mat.Dot(u.RowView(i), v.RowView(j))
-}
-
-// position returns the row and column of the k-th observed entry of p
-// (row-major).
-func position(p *Problem, k int) (i, j int) {
-	if p.Dense != nil {
-		_, d2 := p.Dense.Dims()
-		return k / d2, k % d2
-	}
-	o := p.obs()
-	i = sort.Search(o.Rows, func(i int) bool { return o.RowPtr[i+1] > k })
-	return i, int(o.ColIdx[k])
 }
 
 // csrOf returns the arrays of s.
@@ -385,39 +367,19 @@ func scaledStart(m Method, c float64) Method {
 }
 
 // foldLocation adds c'·11ᵀ to M = U·Vᵀ (in the units of the data) and
-// keeps the method's rank (verify.FoldLocation: the best rank-k
-// approximation, exact up to the discarded σ_{k+1}; methods without a
-// fixed rank keep k + 1 columns unless σ_{k+1} is rounding). When σ_{k+1}
-// is larger than the noise the verification measured, the location was
-// not one the rank allows, and ver fails CheckOffset. It reports whether
-// the location failed that check on its own, whatever check failed first.
+// keeps the method's rank (verify.Fold: the best rank-k approximation;
+// methods without a fixed rank keep k + 1 columns unless σ_{k+1} is
+// rounding). When σ_{k+1} is larger than the noise the verification
+// measured, the location was not one the rank allows, and ver fails
+// CheckOffset; it reports whether it did, whatever check failed first.
 func foldLocation(res *Result, loc float64, fixedRank bool, ver *Verification) (misfit bool) {
-	d1, k := res.U.Dims()
-	d2, _ := res.V.Dims()
 	res.Location = loc
-	if k+1 > min(d1, d2) {
-		return false
+	var reason string
+	res.U, res.V, ver.OffsetGap, reason = verify.Fold(res.U, res.V, loc, fixedRank, ver.Residual)
+	if reason != "" {
+		ver.fail(CheckOffset, reason)
 	}
-	centred := metrics.CentredNorm(res.U, res.V)
-	u, v, gap, sig1, ok := verify.FoldLocation(res.U, res.V, loc, fixedRank)
-	if !ok {
-		ver.fail(CheckOffset, "the SVD that adds the location back failed")
-		return true
-	}
-	res.U, res.V = u, v
-	if sig1 == 0 {
-		return false
-	}
-	ver.OffsetGap = gap / sig1
-	// The truncation moves M by σ_{k+1} in Frobenius norm: allowed when
-	// that is rounding for an exact answer, or no larger than the
-	// spectral norm of the residual's noise, rms(E)·(√d1 + √d2).
-	noise := ver.Residual * centred * (math.Sqrt(float64(d1)) + math.Sqrt(float64(d2))) / math.Sqrt(float64(d1)*float64(d2))
-	if gap > math.Max(VerifyExact*centred, noise) {
-		ver.fail(CheckOffset, fmt.Sprintf("with the location %.6g added back, M has a %d-th singular value %.3g times its largest: the constant is not in the rank-%d model", loc, k+1, ver.OffsetGap, k))
-		return true
-	}
-	return false
+	return reason != ""
 }
 
 // fail marks ver as failed by check c, unless an earlier check failed.

@@ -1,6 +1,14 @@
 package verify
 
-import "slices"
+import (
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/observed"
+)
 
 // WithEntries returns s (rows rows) with entries added, or replaced, at
 // the observed positions pos (sorted, row-major): at(k) gives the row
@@ -52,4 +60,33 @@ func SetEntries(s CSR, pos []int, at func(k int) (i, j int), val func(k, i, j in
 			s.Val[s.RowPtr[i]+q] = val(k, i, j)
 		}
 	}
+}
+
+// Residuals gives the residual Y − U·Vᵀ at an observed position k of Y
+// (row-major over Φ: dense storage y, or the observed entries o), with
+// its row and column: the value of a gross entry Solve set aside.
+type Residuals struct {
+	Y    blas64.General
+	O    *observed.Matrix
+	U, V *mat.Dense
+}
+
+// At returns the row and column of position k.
+func (r Residuals) At(k int) (i, j int) {
+	if r.O == nil {
+		return k / r.Y.Cols, k % r.Y.Cols
+	}
+	i = sort.Search(r.O.Rows, func(i int) bool { return r.O.RowPtr[i+1] > k })
+	return i, int(r.O.ColIdx[k])
+}
+
+// Value returns (Y − U·Vᵀ)_ij at position k, (i, j) = At(k).
+func (r Residuals) Value(k, i, j int) float64 {
+	y := 0.0
+	if r.O == nil {
+		y = r.Y.Data[i*r.Y.Stride+j]
+	} else {
+		y = r.O.Val[k]
+	}
+	return y - mat.Dot(r.U.RowView(i), r.V.RowView(j))
 }

@@ -1,8 +1,14 @@
 package verify
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/observed"
 )
 
 // WithEntries and SetEntries against a dense reference: a random CSR
@@ -57,6 +63,53 @@ func TestEntries(t *testing.T) {
 			if int(out.ColIdx[q]) == j && out.Val[q] != set(k, i, j) {
 				t.Errorf("entry %d not set: %v", k, out.Val[q])
 			}
+		}
+	}
+}
+
+// TestResiduals: the row, column and residual of every position, from a
+// dense Y and from the same Y's entries observed in part, against
+// indices and sums written out.
+func TestResiduals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const d1, d2, k = 7, 5, 2
+	u, v := mat.NewDense(d1, k, nil), mat.NewDense(d2, k, nil)
+	for _, m := range []*mat.Dense{u, v} {
+		r, c := m.Dims()
+		for i := range r {
+			for j := range c {
+				m.Set(i, j, rng.NormFloat64())
+			}
+		}
+	}
+	y := make([]float64, d1*d2)
+	for n := range y {
+		y[n] = rng.NormFloat64()
+	}
+	want := func(i, j int) float64 { return y[i*d2+j] - u.At(i, 0)*v.At(j, 0) - u.At(i, 1)*v.At(j, 1) }
+	dense := Residuals{Y: blas64.General{Rows: d1, Cols: d2, Stride: d2, Data: y}, U: u, V: v}
+	for n := range y {
+		i, j := dense.At(n)
+		if i != n/d2 || j != n%d2 || math.Abs(dense.Value(n, i, j)-want(i, j)) > 1e-14 {
+			t.Fatalf("dense position %d: (%d, %d) %v, want (%d, %d) %v", n, i, j, dense.Value(n, i, j), n/d2, n%d2, want(n/d2, n%d2))
+		}
+	}
+	var rows, cols []int
+	var vals []float64
+	for n := range y {
+		if rng.Float64() < 0.5 || n%d2 == 0 {
+			rows, cols, vals = append(rows, n/d2), append(cols, n%d2), append(vals, y[n])
+		}
+	}
+	o, err := observed.FromTriplets(d1, d2, rows, cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := Residuals{O: o, U: u, V: v}
+	for n := range vals {
+		i, j := part.At(n)
+		if i != rows[n] || j != cols[n] || math.Abs(part.Value(n, i, j)-want(i, j)) > 1e-14 {
+			t.Fatalf("observed position %d: (%d, %d), want (%d, %d)", n, i, j, rows[n], cols[n])
 		}
 	}
 }
