@@ -2,12 +2,11 @@ package ratings
 
 import (
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/gd"
+	"github.com/rpca-gd/rpca/internal/request"
 	"github.com/rpca-gd/rpca/methods"
 )
 
@@ -72,22 +71,9 @@ var (
 	ErrTail = errors.New("the tail sets the noise of the Gibbs fit with α > 0")
 )
 
-// RequestError is a Request that breaks a rule (Err): Model is the
-// model, Options the options at fault, by name.
-type RequestError struct {
-	Model   string
-	Options []string
-	Err     error
-}
-
-func (e *RequestError) Error() string {
-	if len(e.Options) == 0 {
-		return fmt.Sprintf("ratings: model %s: %v", e.Model, e.Err)
-	}
-	return fmt.Sprintf("ratings: model %s with %s: %v", e.Model, strings.Join(e.Options, ", "), e.Err)
-}
-
-func (e *RequestError) Unwrap() error { return e.Err }
+// RequestError is a Request that breaks a rule (Err), naming the
+// model and the options at fault.
+type RequestError = request.Error
 
 // GibbsIgnores are the options of a Request that the Gibbs fit does not
 // take: the stopping rules and the settings of the models fitted by
@@ -176,13 +162,13 @@ func (r *Request) check(model string, biases bool) error {
 	}
 	switch {
 	case model != ModelGibbs && !slices.Contains(solveModels, model):
-		return &RequestError{Model: model, Err: ErrUnknownModel}
+		return &RequestError{Scope: "ratings: model", Model: model, Err: ErrUnknownModel}
 	case model == ModelGibbs && len(ignored) > 0:
-		return &RequestError{Model: model, Options: ignored, Err: ErrNotTaken}
+		return &RequestError{Scope: "ratings: model", Model: model, Options: ignored, Err: ErrNotTaken}
 	case model == ModelGibbs && !biases:
-		return &RequestError{Model: model, Options: []string{"biases=false", "center"}, Err: ErrGibbsBaseline}
+		return &RequestError{Scope: "ratings: model", Model: model, Options: []string{"biases=false", "center"}, Err: ErrGibbsBaseline}
 	case r.given("tail") && (model != ModelGibbs || r.Alpha == 0):
-		return &RequestError{Model: model, Options: []string{"tail"}, Err: ErrTail}
+		return &RequestError{Scope: "ratings: model", Model: model, Options: []string{"tail"}, Err: ErrTail}
 	}
 	return nil
 }

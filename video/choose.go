@@ -2,13 +2,12 @@ package video
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/request"
 	"github.com/rpca-gd/rpca/methods"
 )
 
@@ -73,22 +72,9 @@ var (
 	ErrSubsample = errors.New("subsampling (p < 1) works with gd and scaledgd only")
 )
 
-// RequestError is a Request that breaks a rule (Err): Method is the
-// method, Options the options at fault, by name.
-type RequestError struct {
-	Method  string
-	Options []string
-	Err     error
-}
-
-func (e *RequestError) Error() string {
-	if len(e.Options) == 0 {
-		return fmt.Sprintf("video: method %q: %v", e.Method, e.Err)
-	}
-	return fmt.Sprintf("video: method %q with %s: %v", e.Method, strings.Join(e.Options, ", "), e.Err)
-}
-
-func (e *RequestError) Unwrap() error { return e.Err }
+// RequestError is a Request that breaks a rule (Err), naming the
+// method and the options at fault.
+type RequestError = request.Error
 
 // Choose resolves r's method, applies its preset to the settings r left
 // at their defaults ([Preset.Fill], and "mu", "gamma" and "step" where
@@ -98,7 +84,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 func Choose(r Request) (Choice, error) {
 	preset, ok := Presets[r.Preset]
 	if !ok {
-		return Choice{}, &RequestError{Method: r.Method, Options: []string{"preset"}, Err: ErrUnknownPreset}
+		return Choice{}, &RequestError{Scope: "video: method", Model: r.Method, Options: []string{"preset"}, Err: ErrUnknownPreset}
 	}
 	subsample := r.SampleRate > 0 && r.SampleRate < 1
 	c := Choice{Method: r.Method}
@@ -144,13 +130,13 @@ func Choose(r Request) (Choice, error) {
 func (r *Request) check(method string, subsample bool) error {
 	switch {
 	case method == MethodMedian && r.SparseForeground:
-		return &RequestError{Method: method, Options: []string{"foreground sparse"}, Err: ErrMedianOptions}
+		return &RequestError{Scope: "video: method", Model: method, Options: []string{"foreground sparse"}, Err: ErrMedianOptions}
 	case method == MethodMedian && len(r.Params) > 0:
-		return &RequestError{Method: method, Options: slices.Sorted(maps.Keys(r.Params)), Err: ErrMedianOptions}
+		return &RequestError{Scope: "video: method", Model: method, Options: slices.Sorted(maps.Keys(r.Params)), Err: ErrMedianOptions}
 	case method != MethodMedian && !slices.Contains(methods.Names(), method):
-		return &RequestError{Method: method, Err: ErrUnknownMethod}
+		return &RequestError{Scope: "video: method", Model: method, Err: ErrUnknownMethod}
 	case subsample && method != "gd" && method != "scaledgd":
-		return &RequestError{Method: method, Options: []string{"p"}, Err: ErrSubsample}
+		return &RequestError{Scope: "video: method", Model: method, Options: []string{"p"}, Err: ErrSubsample}
 	}
 	return nil
 }
