@@ -108,7 +108,7 @@ func Answer(in Input) *Report {
 	// answer needs no products, and another answer gets a full pass.
 	m := max(Sketch, 2*k+8)
 	rng := rand.New(rand.NewPCG(in.Seed, 0x7e51f7))
-	pass := &residualPass{in: &in, x: WithGaussian(qv, m, rng), z: qu}
+	pass := &residualPass{in: &in, x: WithSketch(qv, m, rng), z: qu}
 	onSS, rowSS := pass.run(!in.LikelyExact)
 	ss := 0.0
 	for _, x := range rowSS {
