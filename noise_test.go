@@ -190,7 +190,7 @@ func truncatedSVD(y *mat.Dense, r int) *rpca.Result {
 // TestAccAltProjNoisy: AccAltProj on noisy data, with and without 5%
 // gross corruptions, stops by its own rule well before its cap, is
 // verified, and is accurate to within the noise (3% of the signal), with
-// S holding the corruptions. Before its threshold had a floor at the
+// S holding between 90% and 100% of the number of corruptions. Before its threshold had a floor at the
 // noise of the fit, the threshold descended into the noise, S took it
 // up, and every run went to the cap of 300 and failed the verification.
 func TestAccAltProjNoisy(t *testing.T) {
