@@ -310,12 +310,20 @@ const floorFactor = 5
 // L_k's error on the entries taken as clean.
 func (sv *solver) noiseFloor() float64 {
 	w := sv.w
-	n := w.Rows * w.Cols
+	return floorFactor * sv.sampledMedianAbs(w.Rows*w.Cols, func(q int) (float64, bool) {
+		x := w.Data[(q/w.Cols)*w.Stride+q%w.Cols]
+		return x, x != 0
+	})
+}
+
+// sampledMedianAbs returns 1.4826 times the median of |x| over up to
+// floorSample of the positions q < n, evenly spaced, where at(q) gives
+// x and whether to count it (0 when none is counted).
+func (sv *solver) sampledMedianAbs(n int, at func(q int) (x float64, ok bool)) float64 {
 	m := min(n, floorSample)
 	buf := sv.floorBuf[:0]
 	for k := range m {
-		q := int(int64(k) * int64(n) / int64(m))
-		if x := w.Data[(q/w.Cols)*w.Stride+q%w.Cols]; x != 0 {
+		if x, ok := at(int(int64(k) * int64(n) / int64(m))); ok {
 			buf = append(buf, math.Abs(x))
 		}
 	}
@@ -323,7 +331,7 @@ func (sv *solver) noiseFloor() float64 {
 	if len(buf) == 0 {
 		return 0
 	}
-	return floorFactor * 1.4826 * selection.SelectSmallest(buf, (len(buf)+1)/2)
+	return 1.4826 * selection.SelectSmallest(buf, (len(buf)+1)/2)
 }
 
 // fitNoise returns 1.4826·median|Y_ij − (L_k)_ij| over up to floorSample
@@ -336,21 +344,15 @@ func (sv *solver) noiseFloor() float64 {
 // dense lines doubled μ and restarted the descent, and the run went to
 // its cap with an L that is not a least-squares fit of Y − S.
 func (sv *solver) fitNoise() float64 {
-	y := sv.y
-	n := y.Rows * y.Cols
-	m := min(n, floorSample)
-	buf := sv.floorBuf[:0]
-	for k := range m {
-		q := int(int64(k) * int64(n) / int64(m))
+	y, a, v := sv.y, sv.a, sv.v
+	return sv.sampledMedianAbs(y.Rows*y.Cols, func(q int) (float64, bool) {
 		i, j := q/y.Cols, q%y.Cols
 		l := 0.0
 		for c := range sv.r {
-			l += sv.a.Data[i*sv.a.Stride+c] * sv.v.Data[j*sv.v.Stride+c]
+			l += a.Data[i*a.Stride+c] * v.Data[j*v.Stride+c]
 		}
-		buf = append(buf, math.Abs(y.Data[i*y.Stride+j]-l))
-	}
-	sv.floorBuf = buf
-	return 1.4826 * selection.SelectSmallest(buf, (len(buf)+1)/2)
+		return y.Data[i*y.Stride+j] - l, true
+	})
 }
 
 // initialize is lines 1–3: ζ₋₁ = β_init·σ₁(Y), S₋₁ = T_{ζ₋₁}(Y),
