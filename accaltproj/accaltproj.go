@@ -29,7 +29,7 @@ import (
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/param"
-	"github.com/rpca-gd/rpca/internal/selection"
+	"github.com/rpca-gd/rpca/internal/robust"
 	"github.com/rpca-gd/rpca/internal/tsvd"
 	"github.com/rpca-gd/rpca/track"
 )
@@ -296,45 +296,26 @@ const settledFloor = 4
 // residual at rank 3 is dense (TestNoEarlyStopAboveTheResiduals).
 const noiseSpreads = 3
 
-// floorSample bounds the entries noiseFloor reads.
-const floorSample = 1 << 14
-
 // floorFactor is the multiple of the residual's robust scale that
 // noiseFloor returns: a Gaussian error of L exceeds 5 of its standard
 // deviations with probability 6e-7.
 const floorFactor = 5
 
 // noiseFloor returns floorFactor·1.4826·median|E_ij| over up to
-// floorSample entries of E (the residual after thresholding, W), evenly
+// robust.SampleSize entries of E (the residual after thresholding, W), evenly
 // spaced, leaving out those the threshold set to zero: a robust scale of
 // L_k's error on the entries taken as clean.
 func (sv *solver) noiseFloor() float64 {
 	w := sv.w
-	return floorFactor * sv.sampledMedianAbs(w.Rows*w.Cols, func(q int) (float64, bool) {
+	var s float64
+	s, sv.floorBuf = robust.SampledSpread(w.Rows*w.Cols, sv.floorBuf, func(q int) (float64, bool) {
 		x := w.Data[(q/w.Cols)*w.Stride+q%w.Cols]
 		return x, x != 0
 	})
+	return floorFactor * s
 }
 
-// sampledMedianAbs returns 1.4826 times the median of |x| over up to
-// floorSample of the positions q < n, evenly spaced, where at(q) gives
-// x and whether to count it (0 when none is counted).
-func (sv *solver) sampledMedianAbs(n int, at func(q int) (x float64, ok bool)) float64 {
-	m := min(n, floorSample)
-	buf := sv.floorBuf[:0]
-	for k := range m {
-		if x, ok := at(int(int64(k) * int64(n) / int64(m))); ok {
-			buf = append(buf, math.Abs(x))
-		}
-	}
-	sv.floorBuf = buf
-	if len(buf) == 0 {
-		return 0
-	}
-	return 1.4826 * selection.SelectSmallest(buf, (len(buf)+1)/2)
-}
-
-// fitNoise returns 1.4826·median|Y_ij − (L_k)_ij| over up to floorSample
+// fitNoise returns 1.4826·median|Y_ij − (L_k)_ij| over up to robust.SampleSize
 // entries, evenly spaced: a robust scale of the noise of the fit, which
 // the corruptions on fewer than half of the entries do not move. The
 // threshold does not go below noiseSpreads times it. On exact data it is
@@ -345,7 +326,8 @@ func (sv *solver) sampledMedianAbs(n int, at func(q int) (x float64, ok bool)) f
 // its cap with an L that is not a least-squares fit of Y − S.
 func (sv *solver) fitNoise() float64 {
 	y, a, v := sv.y, sv.a, sv.v
-	return sv.sampledMedianAbs(y.Rows*y.Cols, func(q int) (float64, bool) {
+	var s float64
+	s, sv.floorBuf = robust.SampledSpread(y.Rows*y.Cols, sv.floorBuf, func(q int) (float64, bool) {
 		i, j := q/y.Cols, q%y.Cols
 		l := 0.0
 		for c := range sv.r {
@@ -353,6 +335,7 @@ func (sv *solver) fitNoise() float64 {
 		}
 		return y.Data[i*y.Stride+j] - l, true
 	})
+	return s
 }
 
 // initialize is lines 1–3: ζ₋₁ = β_init·σ₁(Y), S₋₁ = T_{ζ₋₁}(Y),

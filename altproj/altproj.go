@@ -23,6 +23,7 @@ import (
 	rpca "github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/param"
+	"github.com/rpca-gd/rpca/internal/robust"
 	"github.com/rpca-gd/rpca/internal/tsvd"
 	"github.com/rpca-gd/rpca/track"
 )
@@ -177,6 +178,7 @@ type solver struct {
 	eps      float64 // relative ε
 	fixedT   int     // InnerIters (0: line 6)
 	stallTol float64
+	floorBuf []float64 // fitNoise's sample
 
 	// state
 	w     blas64.General // Y − S, d1×d2
@@ -268,7 +270,9 @@ func (sv *solver) run() (*rpca.Result, error) {
 			sv.fv = tsvd.ScaledFactor(tri.V, sig[:k])
 			sv.rank = k
 			kernels.SubMulABt(sv.w, y, sv.fu.RawMatrix(), sv.fv.RawMatrix(), sv.workers)
-			res = rel(sv.threshold(zeta)) // line 9: S = H_ζ(Y − L)
+			floor := noiseSpreads * sv.fitNoise()
+			atFloor := zeta <= floor
+			res = rel(sv.threshold(max(zeta, floor))) // line 9: S = H_ζ(Y − L)
 			sv.iter++
 			reason, done, err := sv.tr.Step(sv.iter, res, math.NaN(), sv.fu, sv.fv)
 			if err != nil {
@@ -276,6 +280,12 @@ func (sv *solver) run() (*rpca.Result, error) {
 			}
 			if done {
 				return sv.result(res, reason)
+			}
+			if atFloor && k == sv.r && prev-res <= 1e-6*prev {
+				// The threshold is at the noise and L no longer moves:
+				// what iterating can do is done (the verification
+				// accepts the stop when the residual is noise).
+				return sv.result(res, rpca.StopNoiseFloor)
 			}
 			if t >= T {
 				break
@@ -295,6 +305,24 @@ func (sv *solver) run() (*rpca.Result, error) {
 	// Line 17: the schedule of r stages is complete; this is not the
 	// iteration cap, which the tracker reports as StopMaxIter.
 	return sv.result(res, rpca.StopSchedule)
+}
+
+// noiseSpreads is the floor of the threshold in robust spreads of the
+// fit's noise (fitNoise), as AccAltProj's: on noisy data line 7's
+// threshold descends into the noise, and S takes it up.
+const noiseSpreads = 3
+
+// fitNoise returns the robust spread of D = Y − L, held in w
+// (robust.SampledSpread): the noise of the fit, which corruptions on
+// fewer than half of the entries do not move; on exact data the error
+// of L on the clean entries.
+func (sv *solver) fitNoise() float64 {
+	w := sv.w
+	var s float64
+	s, sv.floorBuf = robust.SampledSpread(w.Rows*w.Cols, sv.floorBuf, func(q int) (float64, bool) {
+		return w.Data[(q/w.Cols)*w.Stride+q%w.Cols], true
+	})
+	return s
 }
 
 // innerIters is line 6's T = ⌈10·ln(n·β·σ/ε)⌉, at least 1.
