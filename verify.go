@@ -42,14 +42,16 @@ const (
 	// ‖E‖²·(k/d2 + k/d1). A method that stopped before converging leaves
 	// its remaining error in those spaces.
 	CheckStationary Check = verify.CheckStationary
-	// CheckStructure: the residual is noise, not a missed low-rank part.
-	// A sketch E·Ω (Ω Gaussian with m = max(VerifySketch, k + 8)
-	// columns), each row scaled to unit mean square, is as close to
-	// isotropic as white noise makes it: both its concentration in its top
+	// CheckStructure: the residual is noise, not a missed low-rank part
+	// or corruptions left out of S. At most a share VerifyGrossShare of
+	// its entries outside S lie beyond 20 robust spreads of the fit's
+	// noise, and a sketch E·Ω (Ω an orthonormal basis of m = max(
+	// VerifySketch, 2k + 8) random directions orthogonal to M's row
+	// space), each row scaled to unit mean square, is as close to
+	// isotropic as white noise makes it: its concentration in its top
 	// direction and its condition number are at most VerifyStructure
-	// times their values for white noise (sketchStructure); the same for
-	// the columns. A rank or a method that leaves a low-rank part of Y in
-	// E fails it.
+	// times their values for white noise. A rank or a method that leaves
+	// a low-rank part of Y in E fails it.
 	CheckStructure Check = verify.CheckStructure
 	// CheckIdentifiable: no component of M is localized: its singular
 	// vectors are not supported on so few rows and columns that a block of
@@ -98,6 +100,9 @@ const (
 	// VerifySketch is the number of columns of the sketch of the
 	// residual.
 	VerifySketch = verify.Sketch
+	// VerifyGrossShare bounds the share of the residual's entries
+	// outside S that are gross (CheckStructure).
+	VerifyGrossShare = verify.GrossShareMax
 	// VerifyBias bounds the residual on S's support relative to the rest
 	// (CheckSparseFit).
 	VerifyBias = verify.Bias

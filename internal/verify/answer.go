@@ -32,9 +32,14 @@ const (
 	Exact      = 5e-7
 	Stationary = 0.5
 	Structure  = 2
-	Sketch     = 16
-	Bias       = 3
-	Redundancy = 10
+	// GrossShareMax bounds the share of the residual's entries outside S
+	// beyond GrossSpreads robust spreads (GrossShare): ten times what
+	// Student's t with 3 degrees of freedom puts there, none under
+	// Gaussian noise.
+	GrossShareMax = 1e-3
+	Sketch        = 16
+	Bias          = 3
+	Redundancy    = 10
 )
 
 // Input is an answer M = U·Vᵀ, S for data of unit scale (the frame of
@@ -163,6 +168,11 @@ func Answer(in Input) *Report {
 	}
 	if min(d1, d2) < 2*m {
 		return fail(CheckSampled, "the residual is %.3g of the low-rank part's variation, and a %d×%d matrix is too small to tell noise from a missed low-rank part at rank %d; only an exact fit is verified at this size", rep.Residual, d1, d2, k)
+	}
+	// A residual with gross entries is not noise, however isotropic its
+	// sketch: corruptions left out of S look white in it.
+	if g := GrossShare(in.Y, in.Observed, in.U.RawMatrix(), in.V.RawMatrix(), in.S); g > GrossShareMax {
+		return fail(CheckStructure, "%.2g%% of the residual's entries outside S lie beyond %d robust spreads of the fit's noise: corruptions the sparse part did not take up, or a model that does not fit there, so the residual is not noise", 100*g, GrossSpreads)
 	}
 	rep.Structure = SketchStructure(pass.ex, k, rowSS)
 	if rep.Structure > Structure {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/blas/blas64"
 
@@ -17,6 +18,24 @@ const noiseSample = 1 << 16
 // in row-major order: the noise of the fit, unmoved by corruptions on
 // fewer than half of the entries (rpca's SparseNoiseFactor rule).
 func NoiseScale(y blas64.General, o *observed.Matrix, u, v blas64.General) float64 {
+	res, _, _ := residualSample(y, o, u, v)
+	return spreadOf(res)
+}
+
+// spreadOf returns 1.4826 times the median of res (0 for none),
+// reordering res.
+func spreadOf(res []float64) float64 {
+	if len(res) == 0 {
+		return 0
+	}
+	// The element the sorted slice would hold at len/2, by linear-time
+	// selection.
+	return 1.4826 * selection.SelectSmallest(res, len(res)/2+1)
+}
+
+// residualSample returns |Y_ij − U_i·V_j| at up to 2^16 observed entries,
+// evenly spaced in row-major order, with their rows and columns.
+func residualSample(y blas64.General, o *observed.Matrix, u, v blas64.General) (res []float64, rows, cols []int32) {
 	dot := func(i, j int) float64 {
 		ui, vj := u.Data[i*u.Stride:i*u.Stride+u.Cols], v.Data[j*v.Stride:j*v.Stride+v.Cols]
 		t := 0.0
@@ -25,36 +44,63 @@ func NoiseScale(y blas64.General, o *observed.Matrix, u, v blas64.General) float
 		}
 		return t
 	}
-	var res []float64
-	switch {
-	case o != nil:
-		n := len(o.Val)
-		m := min(n, noiseSample)
-		res = make([]float64, m)
-		i := 0
-		for k := range res {
-			q := int(int64(k) * int64(n) / int64(m))
+	n := y.Rows * y.Cols
+	if o != nil {
+		n = len(o.Val)
+	}
+	m := min(n, noiseSample)
+	res, rows, cols = make([]float64, m), make([]int32, m), make([]int32, m)
+	i := 0
+	for k := range res {
+		q := int(int64(k) * int64(n) / int64(m))
+		var j int
+		var yij float64
+		if o != nil {
 			for o.RowPtr[i+1] <= q {
 				i++
 			}
-			res[k] = math.Abs(o.Val[q] - dot(i, int(o.ColIdx[q])))
+			j, yij = int(o.ColIdx[q]), o.Val[q]
+		} else {
+			i, j = q/y.Cols, q%y.Cols
+			yij = y.Data[i*y.Stride+j]
 		}
-	default:
-		n := y.Rows * y.Cols
-		m := min(n, noiseSample)
-		res = make([]float64, m)
-		for k := range res {
-			q := int(int64(k) * int64(n) / int64(m))
-			i, j := q/y.Cols, q%y.Cols
-			res[k] = math.Abs(y.Data[i*y.Stride+j] - dot(i, j))
-		}
+		res[k], rows[k], cols[k] = math.Abs(yij-dot(i, j)), int32(i), int32(j)
 	}
-	if len(res) == 0 {
+	return res, rows, cols
+}
+
+// GrossSpreads is the distance, in robust spreads of the fit's noise
+// (NoiseScale), beyond which an entry of the residual outside S is
+// gross: Gaussian noise puts none there, and Student's t with 3 degrees
+// of freedom, a heavy tail, 0.019% of its entries.
+const GrossSpreads = 20
+
+// GrossShare returns the share of the sampled observed entries outside
+// S's support (residualSample's) whose residual |Y_ij − U_i·V_j| is
+// beyond GrossSpreads robust spreads of the fit's noise: corruptions the
+// sparse part did not take up, or a model that does not fit there. It
+// is 0 when the spread is 0 (an exact fit).
+func GrossShare(y blas64.General, o *observed.Matrix, u, v blas64.General, s CSR) float64 {
+	res, rows, cols := residualSample(y, o, u, v)
+	spread := spreadOf(slices.Clone(res))
+	if !(spread > 0) {
 		return 0
 	}
-	// The element the sorted slice would hold at len/2, by linear-time
-	// selection.
-	return 1.4826 * selection.SelectSmallest(res, len(res)/2+1)
+	gross, off := 0, 0
+	for k, r := range res {
+		row := s.ColIdx[s.RowPtr[rows[k]]:s.RowPtr[rows[k]+1]]
+		if _, inS := slices.BinarySearch(row, cols[k]); inS {
+			continue
+		}
+		off++
+		if r > GrossSpreads*spread {
+			gross++
+		}
+	}
+	if off == 0 {
+		return 0
+	}
+	return float64(gross) / float64(off)
 }
 
 // PruneBelow removes from the sparse part s, in place, the entries whose

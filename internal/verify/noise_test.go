@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/blas/blas64"
+
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 )
@@ -64,5 +66,53 @@ func TestPruneBelow(t *testing.T) {
 	want := []Entry{{0, 0, 0.5}, {0, 4, 1}, {2, 1, -1}}
 	if !slices.Equal(dropped, want) {
 		t.Errorf("dropped %v, want %v", dropped, want)
+	}
+}
+
+// TestGrossShare: on Gaussian residuals no entry is gross; 1% of entries
+// pushed 100 spreads out are counted (1% of those outside S, to within a
+// sample's granularity), and not when S holds them; an exact fit gives 0.
+func TestGrossShare(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const d1, d2 = 300, 200
+	y := blas64.General{Rows: d1, Cols: d2, Stride: d2, Data: make([]float64, d1*d2)}
+	u := blas64.General{Rows: d1, Cols: 1, Stride: 1, Data: make([]float64, d1)}
+	v := blas64.General{Rows: d2, Cols: 1, Stride: 1, Data: make([]float64, d2)}
+	for i := range u.Data {
+		u.Data[i] = rng.NormFloat64()
+	}
+	for j := range v.Data {
+		v.Data[j] = rng.NormFloat64()
+	}
+	for i := range d1 {
+		for j := range d2 {
+			y.Data[i*d2+j] = u.Data[i] * v.Data[j]
+		}
+	}
+	empty := CSR{RowPtr: make([]int, d1+1)}
+	if g := GrossShare(y, nil, u, v, empty); g != 0 {
+		t.Errorf("exact fit: %g, want 0", g)
+	}
+	for k := range y.Data {
+		y.Data[k] += 0.1 * rng.NormFloat64()
+	}
+	if g := GrossShare(y, nil, u, v, empty); g != 0 {
+		t.Errorf("Gaussian noise: %g, want 0", g)
+	}
+	s := CSR{RowPtr: make([]int, d1+1)}
+	for i := range d1 {
+		for j := range d2 {
+			if (i*d2+j)%100 == 7 {
+				y.Data[i*d2+j] += 10 // 100 spreads
+				s.ColIdx, s.Val = append(s.ColIdx, int32(j)), append(s.Val, 10)
+			}
+		}
+		s.RowPtr[i+1] = len(s.Val)
+	}
+	if g := GrossShare(y, nil, u, v, empty); math.Abs(g-0.01) > 0.002 {
+		t.Errorf("1%% gross entries outside S: %g, want 0.01", g)
+	}
+	if g := GrossShare(y, nil, u, v, s); g != 0 {
+		t.Errorf("the gross entries in S: %g, want 0", g)
 	}
 }
