@@ -119,6 +119,9 @@ func rectNoisy(d1, d2, r int, seed uint64) (y, a, b *mat.Dense) {
 // structure check took that for structure, and every seed of the first
 // two shapes and of the last failed it.
 func TestNoisyFewRowsOrColumnsVerified(t *testing.T) {
+	if raceEnabled {
+		t.Skip("numerical sweep; nothing concurrent that the other tests do not run")
+	}
 	auto, _ := methods.New("auto", false, nil)
 	for _, sz := range [][3]int{{60, 40, 2}, {100, 40, 1}, {40, 60, 2}, {1500, 50, 3}} {
 		for seed := range uint64(5) {
@@ -139,6 +142,9 @@ func TestNoisyFewRowsOrColumnsVerified(t *testing.T) {
 // component the rank left out, at ten times the noise's edge (singular
 // value 10·0.3·(√d1 + √d2)), on the shapes of the test above.
 func TestFewColumnsMissedComponent(t *testing.T) {
+	if raceEnabled {
+		t.Skip("numerical sweep; nothing concurrent that the other tests do not run")
+	}
 	for _, sz := range [][3]int{{60, 40, 2}, {100, 40, 1}, {1500, 50, 3}} {
 		d1, d2, r := sz[0], sz[1], sz[2]
 		for seed := range uint64(5) {
@@ -197,6 +203,9 @@ func truncatedSVD(y *mat.Dense, r int) *rpca.Result {
 // verification; AltProj ended its schedule on the same unverified
 // answer.
 func TestAccAltProjNoisy(t *testing.T) {
+	if raceEnabled {
+		t.Skip("numerical sweep; nothing concurrent that the other tests do not run")
+	}
 	for _, m := range []rpca.Method{&accaltproj.Method{}, &altproj.Method{}} {
 		for seed := range uint64(3) {
 			for _, rate := range []float64{0, 0.05} {
