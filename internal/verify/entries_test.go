@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/observed"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // WithEntries and SetEntries against a dense reference: a random CSR
@@ -73,15 +73,7 @@ func TestEntries(t *testing.T) {
 func TestResiduals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const d1, d2, k = 7, 5, 2
-	u, v := mat.NewDense(d1, k, nil), mat.NewDense(d2, k, nil)
-	for _, m := range []*mat.Dense{u, v} {
-		r, c := m.Dims()
-		for i := range r {
-			for j := range c {
-				m.Set(i, j, rng.NormFloat64())
-			}
-		}
-	}
+	u, v := testmat.Normal(rng, d1, k), testmat.Normal(rng, d2, k)
 	y := make([]float64, d1*d2)
 	for n := range y {
 		y[n] = rng.NormFloat64()

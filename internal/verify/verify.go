@@ -202,14 +202,12 @@ func WithSketch(q blas64.General, m int, rng *rand.Rand) blas64.General {
 			row[c] = rng.NormFloat64()
 		}
 	}
-	// The Householder QR of [q G] keeps q's span in its first k columns;
-	// the next m are G's part orthogonal to it, orthonormalized.
-	qr, _ := factor.ThinQ(g)
-	out := kernels.NewGeneral(q.Rows, k+m)
+	// The Householder QR of [q G] keeps q's span in its first k columns
+	// (up to signs, so q itself is put back there); the next m are G's
+	// part orthogonal to it, orthonormalized.
+	out, _ := factor.ThinQ(g)
 	for i := range q.Rows {
-		row := out.Data[i*out.Stride : i*out.Stride+k+m]
-		copy(row, q.Data[i*q.Stride:i*q.Stride+k])
-		copy(row[k:], qr.Data[i*qr.Stride+k:i*qr.Stride+k+m])
+		copy(out.Data[i*out.Stride:i*out.Stride+k], q.Data[i*q.Stride:i*q.Stride+k])
 	}
 	return out
 }
