@@ -233,3 +233,57 @@ func TestAccAltProjNoisy(t *testing.T) {
 		}
 	}
 }
+
+// TestNoisyOffsetSpikesFewRowsOrColumns: the shapes of
+// TestNoisyFewRowsOrColumnsVerified with an offset of 1000 (a hundred
+// times the signal) and a spike of 500 on every 53rd entry. At the rank
+// that counts the constant (r + 1: M = L + c·11ᵀ), the default chain is
+// verified, right to within the noise against the truth with its offset
+// (the error centred, so the offset cannot hide it), and S holds exactly
+// the spikes. At rank r, which leaves no room for the constant, it is
+// not verified.
+func TestNoisyOffsetSpikesFewRowsOrColumns(t *testing.T) {
+	if raceEnabled {
+		t.Skip("numerical sweep; nothing concurrent that the other tests do not run")
+	}
+	auto, _ := methods.New("auto", false, nil)
+	for _, sz := range [][3]int{{60, 40, 2}, {100, 40, 1}, {1500, 50, 1}} {
+		d1, d2, r := sz[0], sz[1], sz[2]
+		for seed := range uint64(2) {
+			y, a, b := rectNoisy(d1, d2, r, seed)
+			raw := y.RawMatrix()
+			spikes := 0
+			for k := range raw.Data {
+				raw.Data[k] += 1000
+				if k%53 == 0 {
+					raw.Data[k] += 500
+					spikes++
+				}
+			}
+			// The truth with its offset: one more column, 1000·1·1ᵀ.
+			at, bt := mat.NewDense(d1, r+1, nil), mat.NewDense(d2, r+1, nil)
+			at.Slice(0, d1, 0, r).(*mat.Dense).Copy(a)
+			bt.Slice(0, d2, 0, r).(*mat.Dense).Copy(b)
+			for i := range d1 {
+				at.Set(i, r, 1000)
+			}
+			for j := range d2 {
+				bt.Set(j, r, 1)
+			}
+			for _, rank := range []int{r + 1, r} {
+				res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: rank, Alpha: 0.1, Seed: seed}, auto)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := metrics.CentredRelError(res.U, res.V, at, bt)
+				switch {
+				case rank == r && res.Verification.Verified:
+					t.Errorf("%d×%d rank %d + offset, solved at rank %d, seed %d: verified (error %.3g)", d1, d2, r, rank, seed, e)
+				case rank == r+1 && (!res.Verification.Verified || e > 0.03 || res.S.NNZ() != spikes):
+					t.Errorf("%d×%d rank %d + offset, solved at rank %d, seed %d: %s's answer %s, error %.3g, %d entries in S for %d spikes",
+						d1, d2, r, rank, seed, res.Method, res.Verification, e, res.S.NNZ(), spikes)
+				}
+			}
+		}
+	}
+}
