@@ -18,7 +18,7 @@ import (
 	"github.com/rpca-gd/rpca/synth"
 )
 
-// refDistributed is a slow, obvious rpca.Distributed over triplets in
+// refDistributed is a slow, obvious distributed.Store over triplets in
 // row-major order: every pass loops over the entries, and a line's
 // threshold comes from sorting its magnitudes.
 type refDistributed struct {

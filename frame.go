@@ -1,49 +1,34 @@
 package rpca
 
 import (
-	"math"
-
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/access"
 	"github.com/rpca-gd/rpca/internal/robust"
 )
 
-// How Solve presents the data to a method, its frame, is described and
-// computed in internal/robust (robust.Frame, robust.Analyze): the
-// location and spread of the observed values, the gross entries set
-// aside, the location removed and the power of two the values are
-// divided by. This file maps problems and truths to the frame.
+// How Solve presents the data to a method, its frame (the location and
+// spread of the observed values, the gross entries set aside, the
+// location removed and the power of two the values are divided by), is
+// computed in internal/robust (robust.Frame, robust.Analyze). This file
+// maps problems and truths to the frame.
 
 // GrossSpreads is the distance from the median, in robust spreads, beyond
-// which Solve sets an entry aside as a gross corruption before the method
-// runs (with α > 0). An entry of an incoherent rank-r matrix is at most
-// about μr times the matrix's root mean square, so one a million spreads
-// away is a corruption by any model the methods can recover, and removing
-// it keeps every sum of squares within the range of float64.
+// which Solve sets an entry aside as a gross corruption (α > 0): an entry
+// of an incoherent rank-r matrix is at most about μr times its rms, and
+// removing such entries keeps every sum of squares within float64's range.
 const GrossSpreads = robust.GrossSpreads
 
-// observedLen returns |Φ|.
-func observedLen(p *Problem) int {
-	if p.Dense != nil {
-		r, c := p.Dense.Dims()
-		return r * c
+// The method packages (gd, als) reach Solve's scaling through
+// internal/access, and package track the conversion of residuals in
+// Solve's frame. (Package sparse gives them the storage of an Observed.)
+func init() {
+	access.Scaled = func(p any) (any, float64) {
+		fr := analyze(p.(*Problem), false)
+		q, _ := framedProblem(&fr, p.(*Problem))
+		return q, fr.Scale
 	}
-	return p.obs().NNZ()
-}
-
-// RobustScale returns the median of x and its robust spread: 1.4826 times
-// the median absolute deviation from the median (the standard deviation of
-// Gaussian data, unmoved by outliers on fewer than half of the values);
-// when more than half of the values equal the median, a higher quantile of
-// the deviations over the Gaussian's (75%, 90%, 99%), or their root mean
-// square. It reorders x. Solve's frame and the ratings' gross-entry rule
-// use it; the spread is +Inf only when it exceeds the float64 range.
-func RobustScale(x []float64) (median, spread float64) {
-	if len(x) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	c, sH := robust.Half(x)
-	return c, 2 * sH
+	access.ResFactor = func(p any) float64 { return p.(*Problem).resFactor }
 }
 
 // frame is Solve's view of the data.

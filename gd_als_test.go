@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/distributed"
 	"github.com/rpca-gd/rpca/gd"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/synth"
-	"gonum.org/v1/gonum/mat"
 )
 
 // TestALSRecovers runs UpdateALS on partial instances of the paper's
@@ -39,12 +41,12 @@ func TestALSRecovers(t *testing.T) {
 	}
 }
 
-// TestDistributedSolvers: gd and als both run on an rpca.Distributed
+// TestDistributedSolvers: gd and als both run on an distributed.Store
 // store (als on one that also does its half-sweeps,
-// rpca.DistributedALS; TestSolveDistributedALS).
+// distributed.ALSStore; TestSolveDistributedALS).
 func TestDistributedSolvers(t *testing.T) {
 	for _, m := range []rpca.Method{&als.Method{}, &gd.Method{}} {
-		if _, ok := m.(rpca.DistributedSolver); !ok {
+		if _, ok := m.(distributed.Solver); !ok {
 			t.Errorf("%s is not a DistributedSolver", m.Name())
 		}
 	}

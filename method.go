@@ -6,23 +6,22 @@ import (
 	"fmt"
 
 	"github.com/rpca-gd/rpca/internal/errs"
+	"github.com/rpca-gd/rpca/internal/verify"
 	"gonum.org/v1/gonum/mat"
 )
 
-// Method is an algorithm that decomposes a Problem. The gradient method of
-// the paper is [GD]; the baselines are altproj.Method and ialm.Method.
-// Implementations must honour ctx, validate their own parameters, and
-// return errors (never panic) for bad input.
+// Method is an algorithm that decomposes a Problem: gd.Method (the
+// paper's), als.Method, accaltproj.Method, altproj.Method, ialm.Method.
+// Implementations honour ctx, check their own parameters, and return
+// errors (never panic) for bad input.
 type Method interface {
 	// Name is a short identifier such as "gd", "altproj" or "ialm".
 	Name() string
-
 	// Capabilities declares what the method needs and uses; [Solve]
-	// checks the problem against it before calling Solve.
+	// checks the problem against it first.
 	Capabilities() Capabilities
-
-	// Solve runs the method. Callers should use [Solve], which validates
-	// the problem and the shared settings first.
+	// Solve runs the method; callers use [Solve], which checks the
+	// problem and the shared settings first.
 	Solve(ctx context.Context, p *Problem, s Settings) (*Result, error)
 }
 
@@ -49,26 +48,19 @@ type Capabilities struct {
 	// DenseOnly: the method needs a fully observed Y (Problem.Dense);
 	// [Solve] refuses a partially observed problem with [ErrDenseOnly].
 	DenseOnly bool
-
 	// UsesAlpha: the method reads Settings.Alpha (the sparse estimator
-	// T_α); methods that find the support of S by thresholding ignore it.
+	// T_α); methods that find S by thresholding ignore it.
 	UsesAlpha bool
-
-	// FixedRank: the result has exactly Settings.Rank factor columns. A
-	// method without it (IALM) treats the rank as a hint and reports the
-	// rank it found through the width of Result.U.
+	// FixedRank: the result has exactly Settings.Rank factor columns;
+	// without it (IALM) the rank is a hint, and Result.U's width tells
+	// the rank found.
 	FixedRank bool
-
-	// BytesPerEntry is the method's peak memory per entry of a dense
-	// d1×d2 problem, Y itself included, measured on the paper's model
-	// (0: unknown). Loaders use it to refuse a problem that cannot fit
-	// before reading it. [Solve] may add 8 for the copy of Y it makes
-	// when it removes a location or sets gross entries aside.
+	// BytesPerEntry is the peak memory per entry of a dense problem, Y
+	// included, measured on the paper's model (0: unknown), for loaders
+	// to refuse what cannot fit; [Solve] may add 8 for its copy of Y.
 	BytesPerEntry float64
-
-	// FitsOffset: the method's model has its own offsets (GD.Biases: a
-	// bias per row and per column), so [Solve] does not remove a
-	// location from Y before it runs.
+	// FitsOffset: the model has its own offsets (als.Method.Biases), so
+	// [Solve] does not remove a location from Y.
 	FitsOffset bool
 }
 
@@ -87,9 +79,8 @@ func (s *Start) Factors() (u, v *mat.Dense) {
 }
 
 // WarmStarter is implemented by methods that can start from given factors
-// (GD.Start). [Solve] uses it to express the start in the units of the
-// data it hands the method, and does not remove a location from Y when a
-// start is set (the start would no longer have rank r).
+// (gd.Method.Start). [Solve] scales the start with the data and removes no
+// location from Y when a start is set (it would no longer have rank r).
 type WarmStarter interface {
 	// WarmStart returns the start's factors, nil when there is none.
 	WarmStart() (u, v *mat.Dense)
@@ -100,10 +91,7 @@ type WarmStarter interface {
 // Checkpointer is implemented by methods that can hand their state over
 // between iterations and go on from one (gd.Method, als.Method). While
 // one does either, [Solve] runs it in one frame, the data's own with its
-// scale, as for a warm start: a state then always belongs to the problem
-// the method is given, where removing a location first, and solving
-// again without it when that answer is not verified, would run it on two
-// problems.
+// scale, so that a state always belongs to one problem.
 type Checkpointer interface {
 	// Checkpointing reports whether the method saves or resumes a state.
 	Checkpointing() bool
@@ -116,22 +104,13 @@ func checkInput(p *Problem, s Settings) error {
 		return errs.Input(err)
 	}
 	d1, d2 := p.Dims()
-	if err := s.validate(d1, d2); err != nil {
+	if err := s.Check(d1, d2); err != nil {
 		return errs.Input(err)
 	}
 	if err := identifiable(p, s); err != nil {
 		return errs.Input(err)
 	}
 	return nil
-}
-
-// liveContext returns ctx (context.Background() for nil) and its error
-// if it is already done.
-func liveContext(ctx context.Context) (context.Context, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return ctx, ctx.Err()
 }
 
 // ErrBadInput is wrapped by every error that [Solve] returns for a
@@ -142,10 +121,8 @@ func liveContext(ctx context.Context) (context.Context, error) {
 var ErrBadInput = errs.BadInput
 
 // ErrBadSettings is wrapped, with ErrBadInput, by every error about a
-// method's own parameters or their combination (GD.Huber without
-// UpdateALS, a negative altproj.Method.Mu, …) as distinct from the data:
-// a program whose settings come from its user, such as a command line,
-// can report it as a usage error.
+// method's own parameters (a negative altproj.Method.Mu, …) as distinct
+// from the data: a command line reports it as a usage error.
 var ErrBadSettings = errs.BadSettings
 
 // BadSettings marks err, the error of a method's parameter check, as
@@ -194,22 +171,10 @@ func identifiable(p *Problem, s Settings) error {
 // alpha > 0: the model's r(d1+d2−r) degrees of freedom may be at most
 // half of the (1−α)·d1·d2 entries left clean. It is 0 when not even rank
 // 1 is accepted, and min(d1, d2) for alpha = 0, where nothing is refused.
-func MaxSeparableRank(d1, d2 int, alpha float64) int {
-	m := min(d1, d2)
-	if alpha == 0 {
-		return m
-	}
-	clean := (1 - alpha) * float64(d1) * float64(d2)
-	r := 0
-	for r < m {
-		next := float64(r + 1)
-		if clean < 2*next*(float64(d1)+float64(d2)-next) {
-			break
-		}
-		r++
-	}
-	return r
-}
+func MaxSeparableRank(d1, d2 int, alpha float64) int { return verify.MaxSeparableRank(d1, d2, alpha) }
+
+// ErrNoEntries is returned by Solve and SolveDistributed when Φ is empty.
+var ErrNoEntries = errors.New("rpca: no observed entries")
 
 // ErrDiverged is wrapped by the error a method returns when its iterates
 // become non-finite or explode; the message names the likely cause.

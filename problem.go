@@ -3,7 +3,6 @@ package rpca
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -98,22 +97,13 @@ func (p *Problem) DenseInput(method string) (*mat.Dense, error) {
 // Observed, a non-empty matrix, no NaN or Inf values, and truth factors of
 // matching size. It returns a descriptive error otherwise.
 func (p *Problem) Validate() error {
-	if err := p.checkShape(); err != nil {
+	if err := p.CheckShape(); err != nil {
 		return err
 	}
 	d1, d2 := p.Dims()
 	if p.Dense != nil {
-		raw := p.Dense.RawMatrix()
-		for i := 0; i < raw.Rows; i++ {
-			row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
-			if kernels.AllFinite(row) {
-				continue
-			}
-			for j, v := range row {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("rpca: Y has a non-finite value %v at (%d, %d)", v, i, j)
-				}
-			}
+		if i, j, bad := kernels.FirstNonFinite(p.Dense.RawMatrix()); bad {
+			return fmt.Errorf("rpca: Y has a non-finite value %v at (%d, %d)", p.Dense.At(i, j), i, j)
 		}
 	}
 	if t := p.Truth; t != nil {
@@ -132,10 +122,7 @@ func (p *Problem) Validate() error {
 // CheckShape is the part of Validate that does not read the data: a
 // problem, with exactly one matrix, built as documented, not empty. It
 // returns a descriptive error otherwise, for methods' own entry points.
-func (p *Problem) CheckShape() error { return p.checkShape() }
-
-// checkShape is CheckShape.
-func (p *Problem) checkShape() error {
+func (p *Problem) CheckShape() error {
 	if p == nil {
 		return errors.New("rpca: nil problem")
 	}

@@ -12,62 +12,40 @@ import (
 type Result struct {
 	// Method is the name of the method that produced the result.
 	Method string
-
-	// U (d1×k) and V (d2×k) are the factors of the low-rank part M = U·Vᵀ.
-	// k is the rank r for the gradient method and AltProj, and the rank
-	// found by singular value thresholding for IALM.
+	// U (d1×k) and V (d2×k) are the factors of the low-rank part
+	// M = U·Vᵀ: k is the rank r, or for IALM the rank it found.
 	U, V *mat.Dense
-
-	// S is the sparse part: the corruptions found by the method, on the
-	// observed entries only for partially observed problems.
+	// S is the sparse part: the corruptions found, on observed entries.
 	S *Sparse
-
 	// Iterations is the number of iterations run.
 	Iterations int
-
-	// Elapsed is the wall-clock time of the whole solve, initialization
-	// included, without the time spent evaluating the true error for the
-	// history (which only synthetic runs with Problem.Truth do).
+	// Elapsed is the wall-clock time of the whole solve, without the
+	// evaluation of the true error (Problem.Truth).
 	Elapsed time.Duration
-
 	// Stop is the rule that ended the run.
 	Stop StopReason
-
 	// Residual is the final ‖Π_Φ(Y − UVᵀ − S)‖_F relative to the clean
-	// scale of Y, √|Φ|·σ̂ with σ̂ the robust spread of the observed values
-	// (plus at most one spread of their location; see [Solve]). A method
-	// run directly, without Solve, reports it relative to ‖Π_Φ Y‖_F.
+	// scale of Y ([ResidualScale]); a method run without Solve reports it
+	// relative to ‖Π_Φ Y‖_F.
 	Residual float64
-
 	// History has one record per iteration (record 0 is the initialization).
 	History []Record
-
-	// Params are the effective parameters the method used, defaults filled
-	// in, for reports: a *GDParams, *accaltproj.Params, *altproj.Params
-	// or *ialm.Params (each encodes to JSON).
+	// Params are the effective parameters the method used, defaults
+	// filled in, for reports (the method package's Params; JSON).
 	Params any
-
-	// DataScale is the power of two Solve divided Y by before the method
-	// ran (1 when it did not; see Solve).
+	// DataScale is the power of two Solve divided Y by (1 when none).
 	DataScale float64
-
-	// Location is c', the constant Solve removed from every observed
-	// value before the method ran and added back to M (0 when it did
-	// not; see Solve).
+	// Location is c', the constant Solve removed from the observed values
+	// and added back to M (0 when none).
 	Location float64
-
-	// Attempts lists every run Solve made, in order, when it made more
-	// than one: a method that stands for others (Resolver) falls back to
-	// the next when an answer is not verified, and a converged answer
-	// that is not verified is first continued once (Attempt.Continued).
-	// The result is the first verified attempt, or the first attempt when
-	// none was.
+	// Attempts lists every run Solve made when it made more than one (a
+	// continuation, a second try without the location, a chain's
+	// fallbacks; see Solve). The result is the first verified attempt, or
+	// the first attempt when none was.
 	Attempts []Attempt
-
-	// Verification is Solve's check of the answer against the data,
-	// independent of the method ([Verify]). A result is to be relied on
-	// only when Verification.Verified; Stop says why the method stopped,
-	// not whether its answer is right.
+	// Verification is Solve's check of the answer against the data
+	// ([Verify]). Rely on a result only when Verification.Verified; Stop
+	// says why the method stopped, not whether its answer is right.
 	Verification *Verification
 
 	// locationMisfit: Solve removed a location that the rank did not

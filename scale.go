@@ -8,22 +8,13 @@ import (
 )
 
 // The rule by which [Solve] counts an entry of S as a corruption: |s_ij|
-// must exceed both
-//   - SparseNoiseFactor·σ̂, where σ̂ is a robust estimate of the noise of
-//     the fit, 1.4826 times the median of |Y − M| over (up to noiseSample,
-//     evenly spaced) observed entries; the median is not moved by
-//     corruptions on fewer than half of the entries, and for Gaussian
-//     noise σ̂ is its standard deviation; and
-//   - SparseRelativeFloor times the root mean square of the varying part
-//     of M, ‖M − mean(M)‖_F/√(d1·d2): a correction that small is
-//     rounding, not a gross corruption. (Not ‖M‖: an offset of 10⁶ would
-//     make the floor 10 and hide every corruption below it.)
-//
-// Entries at or below the floor cannot be told from the noise of the fit:
-// the gradient method's T_{γα} sets aside γα·d entries per line whatever
-// their size, so on the paper's model it holds some 27,000 clean entries
-// of 5e-10 to 7e-9 at d = 1000 (rms of M: 3e-3). Solve moves them from S
-// into the residual, and Result.Residual includes them.
+// must exceed SparseNoiseFactor·σ̂, σ̂ = 1.4826·median|Y − M| over up to
+// 2^16 evenly spaced observed entries (the fit's noise, unmoved by
+// corruptions on fewer than half of them), and SparseRelativeFloor times
+// the rms of M's varying part, ‖M − mean(M)‖_F/√(d1·d2) (not ‖M‖, which
+// an offset would inflate). Smaller entries cannot be told from the noise
+// of the fit (T_{γα} sets aside γα·d entries per line whatever their
+// size); Solve moves them into the residual (docs/verification.md).
 const (
 	SparseNoiseFactor   = 5
 	SparseRelativeFloor = 1e-5

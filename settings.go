@@ -61,13 +61,12 @@ type Stop struct {
 	// and is meant for time-to-accuracy experiments; it is off by default.
 	TargetError float64
 
-	// Validation, if not nil, is early stopping on held-out data: it
-	// returns an error of the current factors (M = U·Vᵀ, in the units of
-	// the data) on entries the solve does not see, and is called after
-	// every iteration. The run stops with StopValidation once Patience
-	// iterations in a row have not lowered the smallest value so far. The
-	// result holds the last iterate, not the best; Record.Validation
-	// holds every value. It must not keep or change u and v.
+	// Validation, if not nil, is early stopping on held-out data: called
+	// after every iteration, it returns the error of M = U·Vᵀ (in the
+	// data's units) on entries the solve does not see, and the run stops
+	// (StopValidation) once Patience iterations in a row have not lowered
+	// its smallest value. The result holds the last iterate. It must not
+	// keep or change u and v.
 	Validation func(u, v *mat.Dense) float64
 
 	// Patience is the number of iterations without a new smallest
@@ -91,12 +90,10 @@ const (
 	StopSchedule    StopReason = "schedule"     // a method with a fixed schedule ran all of it (AltProj's r stages, line 17 of its Algorithm 1)
 	StopStationary  StopReason = "stationary"   // no step lowers the objective beyond rounding (GD's backtracking rule)
 	StopValidation  StopReason = "validation"   // the held-out error of Stop.Validation stopped improving (early stopping)
-	// StopNoiseFloor: the steps of the factors stopped shrinking at a
-	// size far below the residual (gdcore.NoiseChange): on noisy data, the
-	// end of what iterating can do. It is not a convergence claim by
-	// itself (Converged is false): Solve accepts it when the verification
-	// finds the residual to be noise, and a method stuck at a wrong point,
-	// whose steps also plateau, fails there.
+	// StopNoiseFloor: the steps stopped shrinking far below the residual,
+	// the end of what iterating can do on noisy data. Converged is false:
+	// Solve accepts it only when the verification finds the residual to
+	// be noise.
 	StopNoiseFloor StopReason = "noise-floor"
 	// StopSparseExcess: a rule was met, but S holds more than 1.5α of the
 	// entries, more corruptions than the model allows (GD.Huber on data
@@ -116,9 +113,10 @@ func (r StopReason) Converged() bool {
 	return false
 }
 
-// withDefaults returns st with zero fields replaced by def and negative
-// fields mapped to "disabled" (0 for tolerances, MaxInt for MaxIter).
-func (st Stop) withDefaults(def Stop) Stop {
+// WithDefaults returns st with zero fields replaced by def and negative
+// fields mapped to "disabled" (0 for tolerances, MaxInt for MaxIter), for
+// implementations of Method.
+func (st Stop) WithDefaults(def Stop) Stop {
 	pick := func(v, d float64) float64 {
 		switch {
 		case v < 0:
@@ -147,18 +145,11 @@ func (st Stop) withDefaults(def Stop) Stop {
 	return out
 }
 
-// WithDefaults is the exported form of the defaulting rule, for
-// implementations of Method outside this package.
-func (st Stop) WithDefaults(def Stop) Stop { return st.withDefaults(def) }
-
 // Check returns the error of settings that no method can use for a d1×d2
 // problem (a rank outside [1, min(d1, d2)), α outside [0, 1), every
 // stopping rule disabled, …), or nil; Solve checks them before it hands
 // over.
-func (s *Settings) Check(d1, d2 int) error { return s.validate(d1, d2) }
-
-// validate checks the shared settings against a d1×d2 problem.
-func (s *Settings) validate(d1, d2 int) error {
+func (s *Settings) Check(d1, d2 int) error {
 	mn := min(d1, d2)
 	switch {
 	case s.Rank < 1:
@@ -175,12 +166,9 @@ func (s *Settings) validate(d1, d2 int) error {
 	if st := s.Stop; st.MaxIter < 0 && st.FactorTol < 0 && st.ResidualTol < 0 && !(st.TargetError > 0) {
 		return errors.New("rpca: every stopping rule is disabled (Stop.MaxIter, FactorTol and ResidualTol negative, no TargetError), so the run would never end; keep at least one")
 	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"FactorTol", s.Stop.FactorTol}, {"ResidualTol", s.Stop.ResidualTol}, {"TargetError", s.Stop.TargetError}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("rpca: Stop.%s must be finite, got %v", f.name, f.v)
+	for i, v := range []float64{s.Stop.FactorTol, s.Stop.ResidualTol, s.Stop.TargetError} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("rpca: Stop.%s must be finite, got %v", [...]string{"FactorTol", "ResidualTol", "TargetError"}[i], v)
 		}
 	}
 	return nil

@@ -20,7 +20,7 @@ import (
 // checkEntries returns the ErrBadInput error of a problem with no
 // observed entry (ErrNoEntries) or with a row or column that has none.
 func checkEntries(p *Problem) error {
-	if observedLen(p) == 0 {
+	if p.Observed != nil && p.obs().NNZ() == 0 {
 		return errs.Input(fmt.Errorf("%w: the problem has no observed entry", ErrNoEntries))
 	}
 	if p.Observed != nil {
@@ -32,37 +32,29 @@ func checkEntries(p *Problem) error {
 }
 
 // Solve decomposes p with method m (gd.Method, accaltproj.Method, … or
-// methods.Auto, the command line's default chain). It checks the problem and the shared settings,
-// then hands over to the method. On cancellation it returns ctx's error.
+// methods.Auto, the command line's default chain). It checks the problem
+// and the shared settings, then runs the method in a frame no method has
+// to know about (frame.go, docs/verification.md): with α > 0 it sets
+// aside entries beyond GrossSpreads robust spreads (reported in S),
+// removes the part of the median beyond one spread (Result.Location, added
+// back to M at the method's rank) and divides by a power of two near the
+// spread (Result.DataScale); residuals are relative to the clean scale of
+// the data, not to ‖Y‖. With α = 0 the data are only scaled, and only
+// beyond 2^±64.
 //
-// Before the method runs, Solve puts the data in a frame that no method
-// has to know about: with α > 0 it sets aside entries more than
-// GrossSpreads robust spreads from the median (reported in S), removes
-// the part of the median beyond one spread (Result.Location), divides by a
-// power of two near the spread (Result.DataScale), and makes the residual
-// rules relative to the clean scale of the data rather than to ‖Y‖. After
-// it, the location is added back to M, which keeps the method's rank, and
-// the answer is in the units of Y. With α = 0 the data are only scaled,
-// and only when their largest magnitude is beyond 2^±64. frame.go has the
-// reasons.
+// Every answer is then verified against the data ([Verify],
+// Result.Verification). A converged answer that fails is continued once
+// from itself; an answer with a location removed that fails, when the
+// location did not fit the rank (CheckOffset) or the method did not
+// converge, is solved again without it; a chain (Resolver) tries its
+// fallbacks. Each second answer is kept only when verified, and every run
+// is listed in Result.Attempts. On cancellation Solve returns ctx's error.
 //
-// Every answer is then verified against the data, whatever the method
-// ([Verify]); Result.Verification says whether it passed and, if not,
-// which check failed. When a method met its convergence rule but its
-// answer fails, the method goes on once from that answer, and the
-// continuation is returned if it is verified. When an answer with a
-// location removed fails, and the location did not fit the method's rank
-// (CheckOffset's test, whichever check failed first) or the method did
-// not converge, the data are solved again without removing it, and that
-// answer is returned if it is verified.
-//
-// A constant Y (Y = 0 included) is answered without the method: M = Y,
-// S = 0. With α = 0 a method that does not use α (it finds corruptions by
-// thresholding: AccAltProj, AltProj, IALM) cannot honour it, and Solve
-// returns the truncated SVD of a fully observed Y, the answer α = 0 asks
-// for, with Result.Method "pca". Entries of the sparse part that do not
-// stand above the noise of the fit are not reported as corruptions (see
-// [SparseNoiseFactor]).
+// A constant Y is answered without the method (M = Y, S = 0), and α = 0
+// with a thresholding method (AccAltProj, AltProj, IALM), which cannot
+// honour it, by the truncated SVD of Y (Result.Method "pca"). Entries of
+// S that do not stand above the fit's noise are not reported
+// ([SparseNoiseFactor]).
 func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
 	if err := checkInput(p, s); err != nil {
 		return nil, err
@@ -76,8 +68,10 @@ func Solve(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if m == nil {
 		return nil, errors.New("rpca: no method: pass one, such as &accaltproj.Method{}, &gd.Method{} or the command line's default, methods.Auto")
 	}
-	ctx, err := liveContext(ctx)
-	if err != nil {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var fallbacks []Method
@@ -175,11 +169,9 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 	return res, nil
 }
 
-// retryUncentred solves p again without removing the location, after res,
-// solved with it removed, was not verified: the location was perhaps not
-// one the rank allows (M + c'·11ᵀ of rank r + 1), or the centred problem
-// was the harder one. It returns the second answer when that is verified,
-// and res otherwise.
+// retryUncentred solves p again without removing the location after res,
+// solved with it removed, was not verified, and returns the second answer
+// when that is verified, res otherwise.
 func retryUncentred(ctx context.Context, p *Problem, s Settings, m Method, caps Capabilities, res *Result) (*Result, error) {
 	alt := analyzeUncentred(p)
 	res2, err := solveFramed(ctx, p, s, m, caps, &alt)
@@ -193,32 +185,21 @@ func retryUncentred(ctx context.Context, p *Problem, s Settings, m Method, caps 
 }
 
 // goOn lets m go on once from its own answer res when res met the
-// method's convergence rule but was not verified. A stopping rule on the
-// factors as a whole can fire while a few lines are still short of the
-// accuracy the verification asks of every line (at d = 10⁶ one column of
-// ALS's answer was 2·10⁻⁵ off when the whole was 6.5·10⁻⁸ off; one more
-// sweep verified it). Only an answer whose residual as a whole is at
-// the level of rounding (Result.Residual ≤ VerifyExact) goes on: on
-// noisy data, or at a wrong answer, more iterations of the same method
-// do not make it verifiable. The continuation starts from res's factors
-// ([WarmStarter]) under the same settings; it is kept, with the two
-// runs' iterations, times and histories joined and both listed in
-// Result.Attempts, only when it is verified. Methods without a warm
-// start, runs from a warm start or a checkpoint, answers whose factors
-// are wider than the rank (ALS's bias columns), and stops short of
-// convergence are left as they are.
+// method's convergence rule, its residual is at rounding as a whole
+// (Result.Residual ≤ VerifyExact), and it was not verified: a rule on the
+// factors as a whole can fire while a few lines are short of the accuracy
+// the verification asks of every line (docs/verification.md). On noisy
+// data or at a wrong answer more iterations do not help, so those are
+// left as they are, as are methods without a warm start, runs from a warm
+// start or checkpoint, factors wider than the rank, and caller stops. The
+// continuation is kept, with both runs joined in Result.Attempts, only
+// when verified.
 func goOn(ctx context.Context, p *Problem, s Settings, m Method, res *Result) (*Result, error) {
 	w, ok := m.(WarmStarter)
 	if !ok || res.Verification.Verified || !res.Stop.Converged() || callerStop(res) || hasWarmStart(m) || checkpointing(m) {
 		return res, nil
 	}
-	if !(res.Residual <= VerifyExact) {
-		// Not a fit to rounding as a whole: noisy data (video, ratings)
-		// or a wrong answer, which more iterations of the same method
-		// do not make verifiable.
-		return res, nil
-	}
-	if _, k := res.U.Dims(); k != s.Rank {
+	if _, k := res.U.Dims(); !(res.Residual <= VerifyExact) || k != s.Rank {
 		return res, nil
 	}
 	n := res.Iterations
@@ -327,8 +308,7 @@ func solveFramed(ctx context.Context, p *Problem, s Settings, m Method, caps Cap
 		s := verify.WithEntries(csrOf(res.S), res.S.Rows, fr.Gross, r.At, r.Value)
 		res.S = &Sparse{Rows: res.S.Rows, Cols: res.S.Cols, RowPtr: s.RowPtr, ColIdx: s.ColIdx, Val: s.Val}
 	}
-	ver := verifyAnswer(pf, res.U, res.V, res.S, dropped, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil, res.Residual <= VerifyExact)
-	ver.requireConverged(res.Stop)
+	ver := verifyAnswer(pf, res, dropped, s)
 	res.DataScale = fr.Scale
 	if fr.Scale != 1 {
 		res.unscale(fr.Scale)
@@ -407,14 +387,13 @@ func constantResult(ctx context.Context, p *Problem, s Settings, m Method, caps 
 	for j := range d2 {
 		v.Set(j, 0, math.Copysign(sq, c))
 	}
-	start := time.Now()
-	rec, err := oneRecord(ctx, p, s, start, 0, u, v)
+	res, err := oneStep(ctx, p, s, m.Name(), time.Now(), 0, u, v)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Method: m.Name(), DataScale: 1, U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
-		Stop: StopExact, Elapsed: rec.Elapsed, History: []Record{rec},
-		Verification: &Verification{Verified: true, Exact: true, Stationary: math.NaN(), Structure: math.NaN()}}, nil
+	res.DataScale = 1
+	res.Verification = &Verification{Verified: true, Exact: true, Stationary: math.NaN(), Structure: math.NaN()}
+	return res, nil
 }
 
 // pca is the truncated SVD of a fully observed Y, the answer to α = 0 for
@@ -438,19 +417,13 @@ func (pca) Solve(ctx context.Context, p *Problem, s Settings) (*Result, error) {
 	case err != nil:
 		return nil, fmt.Errorf("rpca: pca: %w", err)
 	}
-	rec, err := oneRecord(ctx, p, s, start, res, u, v)
-	if err != nil {
-		return nil, err
-	}
-	d1, d2 := p.Dims()
-	return &Result{Method: "pca", U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
-		Stop: StopExact, Residual: res, Elapsed: rec.Elapsed, History: []Record{rec}}, nil
+	return oneStep(ctx, p, s, "pca", start, res, u, v)
 }
 
-// oneRecord is the history of an answer found in one step (Solve's
-// constant and PCA answers): its record, given to the callback, with the
-// true error when the truth is known; an error when ctx is done.
-func oneRecord(ctx context.Context, p *Problem, s Settings, start time.Time, residual float64, u, v *mat.Dense) (Record, error) {
+// oneStep is the result of an answer found in one step (Solve's
+// constant and PCA answers): S = 0 and one record, given to the callback,
+// with the true error when the truth is known; an error when ctx is done.
+func oneStep(ctx context.Context, p *Problem, s Settings, name string, start time.Time, residual float64, u, v *mat.Dense) (*Result, error) {
 	rec := Record{Elapsed: time.Since(start), Residual: residual, FactorChange: math.NaN(), Error: math.NaN(), Validation: math.NaN()}
 	if f := p.resFactor; f > 0 && !math.IsInf(f, 0) { // the residual reported, as the methods' trackers do
 		rec.Residual *= f
@@ -464,7 +437,12 @@ func oneRecord(ctx context.Context, p *Problem, s Settings, start time.Time, res
 	if s.Callback != nil {
 		s.Callback(rec)
 	}
-	return rec, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d1, d2 := p.Dims()
+	return &Result{Method: name, U: u, V: v, S: &Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)},
+		Stop: StopExact, Residual: residual, Elapsed: rec.Elapsed, History: []Record{rec}}, nil
 }
 
 // unscale maps a result on data divided by c back to the caller's units:

@@ -15,100 +15,69 @@ import (
 // Check names one test of the verification of an answer ([Verification]).
 type Check string
 
-// The checks of [Verify], in the order they are made. The first that fails
-// is reported in Verification.Failed.
+// The checks of [Verify], in the order they are made; the first that
+// fails is reported in Verification.Failed. docs/verification.md gives
+// each test with its tolerance and the measurements behind it.
 const (
 	// CheckFinite: U, V and S hold only finite values.
 	CheckFinite Check = verify.CheckFinite
-	// CheckSparse: S respects α. No row or column holds more corrupted
-	// entries than a fraction α of its observed entries allows, with the
-	// slack of the largest of d1 + d2 binomial counts, nor
-	// S more than α·|Φ| + 3√(α|Φ|) + 1 in all; with α = 0, S is empty.
+	// CheckSparse: no row or column of S, nor S in all, holds more
+	// entries than α allows with a binomial slack; with α = 0, S is empty.
 	CheckSparse Check = verify.CheckSparse
-	// CheckSparseFit: on the entries of S, the residual E = Π_Φ(Y − M − S)
-	// is no larger than VerifyBias times its rms on the other entries: S
-	// takes up all that M leaves of Y there, as an estimate of
-	// corruptions must. A shrunk S (IALM's soft threshold stopped early)
-	// leaves a residual on its support that biases M.
+	// CheckSparseFit: on S's support the residual E = Π_Φ(Y − M − S) is
+	// at most VerifyBias times its rms elsewhere (S takes up all that M
+	// leaves there; a shrunk S biases M).
 	CheckSparseFit Check = verify.CheckSparseFit
-	// CheckFit: the residual E = Π_Φ(Y − M − S) off S's support is smaller than the
-	// varying part of M: rms(E) ≤ rms(M − mean(M)). An answer whose
-	// residual is as large as the signal explains nothing.
+	// CheckFit: off S, rms(E) ≤ rms(M − mean(M)).
 	CheckFit Check = verify.CheckFit
-	// CheckStationary: M is a least-squares fit of Y − S, to within the
-	// noise. The residual's projections on M's column and row spaces,
-	// ‖E·Q_V‖² + ‖Eᵀ·Q_U‖², are at most VerifyStationary times what a
-	// residual of white noise of the same size would have,
-	// ‖E‖²·(k/d2 + k/d1). A method that stopped before converging leaves
-	// its remaining error in those spaces.
+	// CheckStationary: M is a least-squares fit of Y − S: E's energy in
+	// M's column and row spaces is at most VerifyStationary times white
+	// noise's, ‖E‖²·(k/d2 + k/d1).
 	CheckStationary Check = verify.CheckStationary
-	// CheckStructure: the residual is noise, not a missed low-rank part
-	// or corruptions left out of S. At most a share VerifyGrossShare of
-	// its entries outside S lie beyond 20 robust spreads of the fit's
-	// noise, and a sketch E·Ω (Ω an orthonormal basis of m = max(
-	// VerifySketch, 2k + 8) random directions orthogonal to M's row
-	// space), each row scaled to unit mean square, is as close to
-	// isotropic as white noise makes it: its concentration in its top
-	// direction and its condition number are at most VerifyStructure
-	// times their values for white noise. A rank or a method that leaves
-	// a low-rank part of Y in E fails it.
+	// CheckStructure: E is noise, not a missed low-rank part or
+	// corruptions left out of S: at most a share VerifyGrossShare of its
+	// entries lie beyond 20 robust spreads, and a sketch E·Ω orthogonal
+	// to M's row space is within VerifyStructure of white noise's
+	// concentration and conditioning.
 	CheckStructure Check = verify.CheckStructure
-	// CheckIdentifiable: no component of M is localized: its singular
-	// vectors are not supported on so few rows and columns that a block of
-	// that size fits in the corruptions α allows. Such a component could
-	// as well be part of S, and the split is not unique; it is the mark
-	// of a rank set above the data's.
+	// CheckIdentifiable: no component of M is supported on so few rows
+	// and columns that it fits in the corruptions α allows (the mark of a
+	// rank set above the data's).
 	CheckIdentifiable Check = verify.CheckIdentifiable
-	// CheckSampled: the data determine the answer. With partial
-	// observations every row and column has more observed entries outside
-	// S than the rank; a residual above rounding is accepted as noise only
-	// where it can be told from an error: partial data with at least
-	// VerifyRedundancy times as many observed entries outside S as M has
-	// degrees of freedom, k(d1 + d2 − k), and 2k + 2 in every line, and
-	// matrices at least twice the sketch's width on each side.
+	// CheckSampled: the data determine the answer: every line has more
+	// observed entries outside S than the rank, and an answer above
+	// rounding is accepted as noise only with VerifyRedundancy times M's
+	// degrees of freedom observed.
 	CheckSampled Check = verify.CheckSampled
 	// CheckConverged: an answer above rounding comes from a method that
-	// met its own convergence rule, not its iteration cap; a stop at the
-	// noise floor (StopNoiseFloor) counts when every other check found
-	// the residual to be noise.
+	// met its convergence rule (or StopNoiseFloor, when every other check
+	// found noise), not its iteration cap.
 	CheckConverged Check = verify.CheckConverged
-	// CheckOffset: the location Solve removed before the method ran
-	// could be added back without raising the rank: the (r+1)-th singular
-	// value of M + c'·11ᵀ is within the noise. When it is not, the
-	// constant c' was not in M's row or column space, and Solve solves the
-	// data again without removing it.
+	// CheckOffset: the location Solve removed could be added back without
+	// raising the rank (σ_{r+1} of M + c'·11ᵀ within the noise).
 	CheckOffset Check = verify.CheckOffset
 )
 
-// Tolerances of the verification. Each is justified at its check, and the
-// measurements behind them are in docs/verification.md.
+// Tolerances of the verification (docs/verification.md justifies each).
 const (
-	// VerifyExact: a residual whose rms is at most this fraction of the
-	// rms of M's varying part is a fit to rounding and convergence. An
-	// error Δ in M shows in the residual of the clean entries outside S,
-	// which for an incoherent Δ (CheckCoherent) have the same mean square
-	// as all entries, so an exact answer's error is about its residual:
-	// within 1e-6 of a model that explains Y, with a factor two to spare.
+	// VerifyExact: a residual of at most this fraction of the rms of M's
+	// varying part is a fit to rounding; M is then within about 1e-6.
 	VerifyExact = verify.Exact
-	// VerifyStationary bounds the residual's energy in M's spaces
-	// relative to white noise (CheckStationary). At a least-squares fit
-	// it is near 0; a white residual that M did not fit gives 1.
+	// VerifyStationary bounds E's energy in M's spaces against white
+	// noise's (CheckStationary).
 	VerifyStationary = verify.Stationary
-	// VerifyStructure bounds the sketch's concentration relative to
-	// white noise (CheckStructure).
+	// VerifyStructure bounds the sketch's statistics against white
+	// noise's (CheckStructure).
 	VerifyStructure = verify.Structure
-	// VerifySketch is the number of columns of the sketch of the
-	// residual.
+	// VerifySketch is the least number of columns of the sketch.
 	VerifySketch = verify.Sketch
-	// VerifyGrossShare bounds the share of the residual's entries
-	// outside S that are gross (CheckStructure).
+	// VerifyGrossShare bounds the share of gross entries of E outside S
+	// (CheckStructure).
 	VerifyGrossShare = verify.GrossShareMax
-	// VerifyBias bounds the residual on S's support relative to the rest
-	// (CheckSparseFit).
+	// VerifyBias bounds E on S's support against the rest (CheckSparseFit).
 	VerifyBias = verify.Bias
-	// VerifyRedundancy is the number of observed entries outside S, in
-	// multiples of M's degrees of freedom, that partial data need before
-	// a residual above rounding can be accepted as noise (CheckSampled).
+	// VerifyRedundancy is the observed entries outside S, in multiples of
+	// M's degrees of freedom, that noisy partial data need (CheckSampled).
 	VerifyRedundancy = verify.Redundancy
 )
 
@@ -239,14 +208,10 @@ func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 		return nil, errs.Input(errors.New("rpca: Verify needs a result with U, V and S"))
 	}
 	d1, d2 := p.Dims()
-	if r, _ := res.U.Dims(); r != d1 {
-		return nil, errs.Input(fmt.Errorf("rpca: U has %d rows, Y %d", r, d1))
-	}
-	if r, _ := res.V.Dims(); r != d2 {
-		return nil, errs.Input(fmt.Errorf("rpca: V has %d rows, Y %d", r, d2))
-	}
-	if res.S.Rows != d1 || res.S.Cols != d2 || len(res.S.RowPtr) != d1+1 {
-		return nil, errs.Input(fmt.Errorf("rpca: S is %d×%d, Y %d×%d", res.S.Rows, res.S.Cols, d1, d2))
+	ur, _ := res.U.Dims()
+	vr, _ := res.V.Dims()
+	if ur != d1 || vr != d2 || res.S.Rows != d1 || res.S.Cols != d2 || len(res.S.RowPtr) != d1+1 {
+		return nil, errs.Input(fmt.Errorf("rpca: U has %d rows, V %d and S is %d×%d, for a %d×%d Y", ur, vr, res.S.Rows, res.S.Cols, d1, d2))
 	}
 	if math.IsNaN(s.Alpha) || s.Alpha < 0 || s.Alpha >= 1 {
 		return nil, errs.Input(fmt.Errorf("rpca: alpha must be in [0, 1), got %v", s.Alpha))
@@ -261,11 +226,9 @@ func Verify(p *Problem, res *Result, s Settings) (*Verification, error) {
 	}
 	u := mat.DenseCopyOf(res.U)
 	u.Scale(1/fr.Scale, u)
-	framed := &Result{U: u, V: res.V, S: scaledCopy(res.S, 1/fr.Scale), Residual: res.Residual}
+	framed := &Result{U: u, V: res.V, S: res.S.Scaled(1 / fr.Scale), Residual: res.Residual, Stop: res.Stop}
 	dropped := framed.pruneSparse(pf)
-	ver := verifyAnswer(pf, u, res.V, framed.S, dropped, s.Alpha, s.Seed, s.Workers, s.Alpha == 0 && p.Dense != nil, framed.Residual <= VerifyExact)
-	ver.requireConverged(res.Stop)
-	return ver, nil
+	return verifyAnswer(pf, framed, dropped, s), nil
 }
 
 // requireConverged fails a verified answer that is not exact when the
@@ -277,25 +240,18 @@ func (v *Verification) requireConverged(stop StopReason) {
 	}
 }
 
-// scaledCopy returns a copy of s with its values multiplied by c.
-func scaledCopy(s *Sparse, c float64) *Sparse {
-	out := &Sparse{Rows: s.Rows, Cols: s.Cols, RowPtr: append([]int(nil), s.RowPtr...),
-		ColIdx: append([]int32(nil), s.ColIdx...), Val: make([]float64, len(s.Val))}
-	for k, v := range s.Val {
-		out.Val[k] = c * v
-	}
-	return out
-}
-
 // verifyAnswer is Verify on a problem of unit scale (Solve's frame), by
-// internal/verify's Answer. With pca (α = 0 on a fully observed Y) the
-// answer asked for is the truncated SVD of Y, whatever the rest of Y
-// holds, so only finiteness, the empty S and stationarity are checked.
-func verifyAnswer(p *Problem, u, v *mat.Dense, sp *Sparse, dropped []verify.Entry, alpha float64, seed uint64, workers int, pca, likelyExact bool) *Verification {
+// internal/verify's Answer, with the method's S before dropped was taken
+// out. With α = 0 on a fully observed Y the answer asked for is the
+// truncated SVD of Y, whatever the rest of Y holds, so only finiteness,
+// the empty S and stationarity are checked.
+func verifyAnswer(p *Problem, res *Result, dropped []verify.Entry, s Settings) *Verification {
 	y, o := p.storage()
-	r := verify.Answer(verify.Input{Y: y, Observed: o, U: u, V: v, S: csrOf(sp),
-		Dropped: dropped, Alpha: alpha, Seed: seed, Workers: workers, PCA: pca, LikelyExact: likelyExact})
-	return &Verification{Verified: r.Verified, Exact: r.Exact, Failed: Check(r.Failed), Reason: r.Reason,
+	r := verify.Answer(verify.Input{Y: y, Observed: o, U: res.U, V: res.V, S: csrOf(res.S), Dropped: dropped,
+		Alpha: s.Alpha, Seed: s.Seed, Workers: s.Workers, PCA: s.Alpha == 0 && p.Dense != nil, LikelyExact: res.Residual <= VerifyExact})
+	v := &Verification{Verified: r.Verified, Exact: r.Exact, Failed: Check(r.Failed), Reason: r.Reason,
 		Residual: r.Residual, SparseRow: r.SparseRow, SparseCol: r.SparseCol, SparseAllowed: r.SparseAllowed,
 		Stationary: r.Stationary, Structure: r.Structure, Coherence: r.Coherence}
+	v.requireConverged(res.Stop)
+	return v
 }

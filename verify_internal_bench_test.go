@@ -33,7 +33,7 @@ func BenchmarkVerifyDense3000(b *testing.B) {
 	p := &Problem{Dense: y}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if v := verifyAnswer(p, u, v, sp, nil, 0.2, 1, 0, false, false); !v.Verified {
+		if v := verifyAnswer(p, &Result{U: u, V: v, S: sp, Residual: 1}, nil, Settings{Alpha: 0.2, Seed: 1}); !v.Verified {
 			b.Fatal(v)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/distributed"
 	"github.com/rpca-gd/rpca/internal/gdcore"
 	"github.com/rpca-gd/rpca/internal/param"
 )
@@ -121,15 +122,15 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 }
 
 // SolveDistributed runs the sweeps on the observed entries that d holds
-// ([rpca.DistributedSolver]), as Solve runs them on an rpca.Observed,
-// when d does the half-sweeps ([rpca.DistributedALS]): T is d's
+// ([distributed.Solver]), as Solve runs them on an rpca.Observed,
+// when d does the half-sweeps ([distributed.ALSStore]): T is d's
 // threshold form, the data are not rescaled, and the result's S is nil.
 // PerLine, Biases, Huber and Implicit are not available there.
-func (m *Method) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Settings) (*rpca.Result, error) {
+func (m *Method) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.Settings) (*rpca.Result, error) {
 	return publicParams(m.core().SolveDistributed(ctx, d, s))
 }
 
-// LineSolver fits one line of a half-sweep (rpca.DistributedALS's
+// LineSolver fits one line of a half-sweep (distributed.ALSStore's
 // SolveLines) as Solve's sweeps do, for a store that runs them.
 type LineSolver = gdcore.LineSolver
 

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/distributed"
 	"github.com/rpca-gd/rpca/internal/gdcore"
 	"github.com/rpca-gd/rpca/internal/param"
 )
@@ -194,21 +195,21 @@ func (m *Method) WithWarmStart(u, v *mat.Dense) rpca.Method {
 }
 
 // SolveDistributed runs Algorithm 2 on the observed entries that d holds
-// ([rpca.DistributedSolver]), exactly as Solve runs it on an
+// ([distributed.Solver]), exactly as Solve runs it on an
 // rpca.Observed, except that T is d's threshold form, the data are not
 // rescaled, and the result's S is nil (the sparse part stays with d).
-func (m *Method) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Settings) (*rpca.Result, error) {
+func (m *Method) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.Settings) (*rpca.Result, error) {
 	return publicParams(m.core().SolveDistributed(ctx, d, s))
 }
 
 // LineThreshold returns the threshold of T in the threshold form of
-// rpca.Distributed on one line with count k: the k-th largest of the
+// distributed.Store on one line with count k: the k-th largest of the
 // magnitudes mags, 0 when the line has at most k entries (all its
 // non-zeros are kept), and +Inf when k = 0 (none is). It reorders mags.
 func LineThreshold(mags []float64, k int) float64 { return gdcore.LineThreshold(mags, k) }
 
 // InSparse reports whether an entry of magnitude a is in T (see
-// rpca.Distributed) given its row's and its column's LineThreshold.
+// distributed.Store) given its row's and its column's LineThreshold.
 func InSparse(a, rowThreshold, colThreshold float64) bool {
 	return gdcore.InSparse(a, rowThreshold, colThreshold)
 }

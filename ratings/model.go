@@ -13,6 +13,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/formats/triples"
+	"github.com/rpca-gd/rpca/internal/robust"
 	"github.com/rpca-gd/rpca/internal/sample"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/metrics"
@@ -224,11 +225,11 @@ func setAsideGross(r *triples.Ratings, held []bool) ([]bool, int) {
 	if len(train) == 0 {
 		return held, 0
 	}
-	c, spread := rpca.RobustScale(train)
+	c, spreadHalf := robust.Half(train)
 	n := 0
 	var skip []bool
 	for k, v := range r.Val {
-		if (held != nil && held[k]) || !(math.Abs(v/2-c/2) > rpca.GrossSpreads*spread/2) {
+		if (held != nil && held[k]) || !(math.Abs(v/2-c/2) > rpca.GrossSpreads*spreadHalf) {
 			continue
 		}
 		if skip == nil {

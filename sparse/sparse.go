@@ -8,6 +8,7 @@ package sparse
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -315,4 +316,13 @@ func Where(rows, cols int, data []float64, stride int, keep func(x float64) bool
 		sp.RowPtr[i+1] = len(sp.Val)
 	}
 	return sp
+}
+
+// Scaled returns a copy of s with every value multiplied by c.
+func (s *Matrix) Scaled(c float64) *Matrix {
+	out := &Matrix{Rows: s.Rows, Cols: s.Cols, RowPtr: slices.Clone(s.RowPtr), ColIdx: slices.Clone(s.ColIdx), Val: make([]float64, len(s.Val))}
+	for k, v := range s.Val {
+		out.Val[k] = c * v
+	}
+	return out
 }

@@ -264,3 +264,20 @@ func TestProbabilityAndWithValues(t *testing.T) {
 		}
 	}
 }
+
+// Scaled is c times the dense form, and leaves its receiver alone.
+func TestScaled(t *testing.T) {
+	data := []float64{0, 2, 0, -3, 0, 0, 5, 0, 0, 0, 0, 7}
+	s := Where(3, 4, data, 4, func(x float64) bool { return x != 0 })
+	got := s.Scaled(-0.5).ToDense()
+	for i := range 3 {
+		for j := range 4 {
+			if want := -0.5 * data[i*4+j]; got.At(i, j) != want {
+				t.Errorf("(%d, %d): %v, want %v", i, j, got.At(i, j), want)
+			}
+		}
+	}
+	if s.Val[0] != 2 {
+		t.Errorf("the receiver changed: %v", s.Val)
+	}
+}

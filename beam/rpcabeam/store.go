@@ -8,7 +8,7 @@
 // worker that processes a shard reads only the broadcast files (the d×r
 // factors, the per-line thresholds of T, an operand of the initial SVD)
 // and writes one small output per shard. [Store] is the
-// [rpca.Distributed] those passes make up, so that the driver,
+// [distributed.Store] those passes make up, so that the driver,
 // gd.Method.SolveDistributed, runs the same parameters, initial SVD, update
 // and step rule, and stopping rules as the single-machine solver.
 // docs/distributed.md has the design and its costs.
@@ -31,7 +31,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/distributed"
 )
 
 // Runner runs a pipeline to its end and returns its result, whose
@@ -93,7 +93,7 @@ type Options struct {
 }
 
 // Store is Φ in shard files of a work directory, and the passes of
-// Algorithm 2 over them: an [rpca.Distributed].
+// Algorithm 2 over them: an [distributed.Store].
 type Store struct {
 	dir         string
 	id          string // names this load's shards (rows-ID-NNNNN), so that no cache outlives it
@@ -123,7 +123,7 @@ type shardInfo struct {
 	offset       int // row shards: position of its first entry in Φ's row-major order
 }
 
-var _ rpca.DistributedALS = (*Store)(nil)
+var _ distributed.ALSStore = (*Store)(nil)
 
 // Load reads the Matrix Market coordinate file, or the files matching the
 // glob in (each a coordinate file of the same size holding some of the
@@ -498,7 +498,7 @@ func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kC
 
 // SolveLines is one pipeline over the row shards (the column shards with
 // cols), each fitting its lines to the rows of x
-// ([rpca.DistributedALS]).
+// ([distributed.ALSStore]).
 func (st *Store) SolveLines(ctx context.Context, dst, x *mat.Dense, cols bool, ridge float64) error {
 	if err := writeMatrix(ctx, st.file(fileALS), x); err != nil {
 		return err

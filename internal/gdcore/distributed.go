@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/distributed"
 	"github.com/rpca-gd/rpca/track"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -23,7 +24,7 @@ import (
 // T is d's threshold form; the data are not rescaled (Solve scales data
 // beyond about 1e±150 by a power of two); and the Result's S is nil, the
 // sparse part staying with d.
-func (g *GD) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Settings) (*rpca.Result, error) {
+func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.Settings) (*rpca.Result, error) {
 	d1, d2, nnz := d.Dims()
 	if nnz == 0 {
 		return nil, rpca.ErrNoEntries
@@ -38,8 +39,8 @@ func (g *GD) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Se
 		return nil, rpca.BadSettings(errors.New("PerLine is not available with SolveDistributed"))
 	}
 	if g.Update == UpdateALS {
-		if _, ok := d.(rpca.DistributedALS); !ok {
-			return nil, rpca.BadSettings(errors.New("als: the store does not do the half-sweeps of ALS (rpca.DistributedALS)"))
+		if _, ok := d.(distributed.ALSStore); !ok {
+			return nil, rpca.BadSettings(errors.New("als: the store does not do the half-sweeps of ALS (distributed.ALSStore)"))
 		}
 		switch {
 		case g.Biases:
@@ -70,7 +71,7 @@ func (g *GD) SolveDistributed(ctx context.Context, d rpca.Distributed, s rpca.Se
 // distState is gdState on a Distributed.
 type distState struct {
 	ctx   context.Context
-	d     rpca.Distributed
+	d     distributed.Store
 	q     *gdParams
 	ynorm float64
 	loc   float64
@@ -98,7 +99,7 @@ func (st *distState) initialize(ctx context.Context) (u, v blas64.General, sigma
 			return u, v, 0, err
 		}
 		if len(vals) != len(pos) {
-			return u, v, 0, fmt.Errorf("rpca: rpca.Distributed.Values returned %d values for %d positions", len(vals), len(pos))
+			return u, v, 0, fmt.Errorf("rpca: distributed.Store.Values returned %d values for %d positions", len(vals), len(pos))
 		}
 		st.loc = selection.SelectSmallest(vals, (len(vals)+1)/2) // initLocation's median
 	}
@@ -138,7 +139,7 @@ func (st *distState) trial(u, v blas64.General) (float64, error) {
 // skipped), for initialize to return.
 type distOperator struct {
 	ctx    context.Context
-	d      rpca.Distributed
+	d      distributed.Store
 	scale  float64
 	d1, d2 int
 	err    error
@@ -196,7 +197,7 @@ type distALSUpdate struct {
 
 func (a *distALSUpdate) step(un, vn, _, v, _, _ blas64.General, _ float64) error {
 	a.ridge *= a.st.q.ridgeDecay // RidgeDecay: λ·ρᵗ in sweep t
-	d := a.st.d.(rpca.DistributedALS)
+	d := a.st.d.(distributed.ALSStore)
 	if err := d.SolveLines(a.st.ctx, kernels.Dense(un), kernels.Dense(v), false, a.ridge); err != nil {
 		return err
 	}

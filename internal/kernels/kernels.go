@@ -330,6 +330,23 @@ func AllFinite(x []float64) bool {
 	return true
 }
 
+// FirstNonFinite returns the position of the first NaN or ±Inf of g in
+// row-major order, and ok false when every value is finite.
+func FirstNonFinite(g blas64.General) (i, j int, ok bool) {
+	for i = 0; i < g.Rows; i++ {
+		row := g.Data[i*g.Stride : i*g.Stride+g.Cols]
+		if AllFinite(row) {
+			continue
+		}
+		for j, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
 // SubMulABt sets dst = Y − A·Bᵀ and returns ‖dst‖²_F: the residual
 // Y − U_t·V_tᵀ of Algorithm 1, line 6, with A = U_t and B = V_t. dst may
 // alias y (the same view), in which case Y is overwritten by the residual.

@@ -202,8 +202,13 @@ func (s ScaledSum) Norm() float64 { return s.scale * math.Sqrt(s.sumsq) }
 // value returns Σx² (for sums that cannot overflow).
 func (s ScaledSum) Value() float64 { return s.scale * s.scale * s.sumsq }
 
-// Half is RobustScale with half the spread (which cannot overflow);
-// it overwrites x with the half deviations |x/2 − c/2|.
+// Half returns the median c of x and half its robust spread (which
+// cannot overflow): the spread is 1.4826 times the median absolute
+// deviation from c (the standard deviation of Gaussian data, unmoved by
+// outliers on fewer than half of the values); when more than half of the
+// values equal c, a higher quantile of the deviations over the
+// Gaussian's (75%, 90%, 99%), or their root mean square. It overwrites x
+// with the half deviations |x/2 − c/2|.
 func Half(x []float64) (c, sH float64) {
 	m := len(x)
 	c = selection.SelectSmallest(x, (m+1)/2)

@@ -439,3 +439,24 @@ func Dropped(ex, etz blas64.General, k int, qu, qv blas64.General, d []Entry, ss
 	}
 	return proj, max(ssFit, 0)
 }
+
+// MaxSeparableRank is the largest rank r whose r(d1+d2−r) degrees of
+// freedom are at most half of the (1−α)·d1·d2 entries of a d1×d2 matrix
+// left clean by corruptions at a fraction alpha (rpca.MaxSeparableRank);
+// min(d1, d2) for alpha = 0.
+func MaxSeparableRank(d1, d2 int, alpha float64) int {
+	m := min(d1, d2)
+	if alpha == 0 {
+		return m
+	}
+	clean := (1 - alpha) * float64(d1) * float64(d2)
+	r := 0
+	for r < m {
+		next := float64(r + 1)
+		if clean < 2*next*(float64(d1)+float64(d2)-next) {
+			break
+		}
+		r++
+	}
+	return r
+}

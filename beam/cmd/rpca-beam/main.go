@@ -41,6 +41,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/beam/rpcabeam"
+	"github.com/rpca-gd/rpca/distributed"
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/cliflag"
@@ -326,7 +327,7 @@ func solve(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		return err
 	}
 	save := func(c *gd.Checkpoint) error { return rpcabeam.SaveCheckpoint(ctx, work, c) }
-	var m rpca.DistributedSolver = &gd.Method{Resume: start, OnCheckpoint: save}
+	var m distributed.Solver = &gd.Method{Resume: start, OnCheckpoint: save}
 	if o.method == "als" {
 		m = &als.Method{Ridge: o.ridge, RidgeDecay: o.ridgeDecay, Resume: start, OnCheckpoint: save}
 	}

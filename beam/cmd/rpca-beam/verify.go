@@ -17,7 +17,7 @@ import (
 // ([rpca.Verify]), on the launcher. The observed entries of in are read
 // again, and S is the sparse estimator T of the last iteration (the
 // counts k_row and k_col of the result's parameters, see
-// [rpca.Distributed]) on the residual Y − U·Vᵀ. It returns nil and the
+// [distributed.Store]) on the residual Y − U·Vᵀ. It returns nil and the
 // reason when it cannot check: an input on a file system of the runner's
 // or a pattern of files rather than one local file, or entries that do
 // not fit in the launcher's memory.

@@ -1,18 +1,21 @@
-package rpca
+// Package distributed is the contract between the methods that run
+// Algorithm 2 on entries they do not hold (gd.Method, als.Method) and the
+// stores that hold them: the module beam/ runs a [Store] on Apache Beam.
+package distributed
 
 import (
 	"context"
-	"errors"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
 )
 
-// Distributed is the data side of Algorithm 2 for observed entries that a
+// Store is the data side of Algorithm 2 for observed entries that a
 // method does not hold: entries kept by a distributed engine (the module
 // beam/ runs them on Apache Beam) or any other store. A method that can
-// drive one implements [DistributedSolver] (gd.Method, and als.Method on
-// a [DistributedALS]), and does
-// everything else with the code [Solve] uses: the parameters and
+// drive one implements [Solver] (gd.Method, and als.Method on an
+// [ALSStore]), and does everything else with the code [rpca.Solve] uses: the parameters and
 // their defaults, the location c and the counts of T, the truncated SVD
 // of the initialization, the update rule with its step rule and
 // projection, and the stopping rules. An implementation does the passes
@@ -23,9 +26,9 @@ import (
 // at least the kRow-th largest |R| among its row's observed entries and at
 // least the kCol-th largest among its column's (all of a line's non-zeros
 // when it has at most that many entries). Ties at a threshold are all
-// kept, where [Solve]'s selection keeps exactly k; on continuous data the
-// two agree.
-type Distributed interface {
+// kept, where [rpca.Solve]'s selection keeps exactly k; on continuous
+// data the two agree.
+type Store interface {
 	// Dims returns the size d1×d2 of Y and the number of observed
 	// entries |Φ|.
 	Dims() (d1, d2, nnz int)
@@ -54,11 +57,11 @@ type Distributed interface {
 	Trial(ctx context.Context, u, v *mat.Dense) (float64, error)
 }
 
-// DistributedALS is a [Distributed] store that also does the half-sweeps
+// ALSStore is a [Store] that also does the half-sweeps
 // of alternating least squares (als.Method), for the methods that run on
 // it.
-type DistributedALS interface {
-	Distributed
+type ALSStore interface {
+	Store
 	// SolveLines sets row l of dst to the ridge least-squares fit of
 	// line l's observed entries outside the support of the last
 	// Evaluate's S against the rows of x (rows of Y when cols is false,
@@ -68,13 +71,9 @@ type DistributedALS interface {
 	SolveLines(ctx context.Context, dst, x *mat.Dense, cols bool, ridge float64) error
 }
 
-// ErrNoEntries is returned by Solve and SolveDistributed when Φ is empty.
-var ErrNoEntries = errors.New("rpca: no observed entries")
-
-// DistributedSolver is implemented by methods that can run on a
-// [Distributed] store (gd.Method, als.Method): the same algorithm as their Solve, on
+// Solver is implemented by methods that can run on a [Store] (gd.Method, als.Method): the same algorithm as their Solve, on
 // entries they do not hold. The result's S is nil (the sparse part stays
 // with the store) and the data are not rescaled.
-type DistributedSolver interface {
-	SolveDistributed(ctx context.Context, d Distributed, s Settings) (*Result, error)
+type Solver interface {
+	SolveDistributed(ctx context.Context, d Store, s rpca.Settings) (*rpca.Result, error)
 }
