@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -12,7 +11,6 @@ import (
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/internal/solveflags"
-	"github.com/rpca-gd/rpca/load"
 	"github.com/rpca-gd/rpca/outdir"
 	"github.com/rpca-gd/rpca/ratings"
 )
@@ -24,13 +22,6 @@ func init() {
 		run:     withFlags(runPredict),
 	})
 }
-
-// The first lines of predict's outputs: they say that rpca wrote the
-// file (so that --force may replace it) and name the columns.
-const (
-	predictPairsMarker = "# rpca predict: row\tcol\tprediction\n"
-	predictTopMarker   = "# rpca predict: row\trank\tcol\tprediction\n"
-)
 
 // predictFlags are the flags of "rpca predict".
 type predictFlags struct {
@@ -64,103 +55,38 @@ func runPredict(ctx context.Context, e *env, f *predictFlags, fs *flag.FlagSet) 
 	); err != nil {
 		return err
 	}
-	inputs := []string{f.model, f.pairs, f.users}
-	marker := predictPairsMarker
-	if f.top > 0 {
-		marker = predictTopMarker
-	}
-	if f.out != "" { // fail before the work
-		if err := outFileError(outdir.CheckFile(f.out, f.force, marker, inputs...), f.out); err != nil {
-			return err
-		}
-	}
 	prog := newProgress(e, &f.Flags)
 	defer prog.Done()
-	prog.Stagef("loading the model in %s", f.model)
-	p, err := ratings.Load(f.model)
-	if err != nil {
-		return err
+	j := ratings.PredictJob{Model: f.model, Pairs: f.pairs, Top: f.top, Users: f.users, Workers: f.Workers,
+		Read:    triples.Options{Delimiter: triples.Delimiter(f.delim), Header: f.header},
+		Unknown: ratings.Unknown(f.unknown), Out: f.out, Force: f.force, W: afterProgress{prog, e.stdout}, Stage: prog.Stage}
+	if err := j.Check(); err != nil { // before the work
+		return outFileError(err, f.out)
 	}
-	var write func(io.Writer) error
-	if f.pairs != "" {
-		write, err = predictPairsWriter(f, p, prog)
-	} else {
-		write, err = predictTopWriter(ctx, f, p, prog)
+	err := ratings.RunPredict(ctx, j)
+	var in *ratings.InputError
+	var idErr *ratings.UnknownIDError
+	switch {
+	case errors.Is(err, ratings.ErrNoBiases):
+		return cliflag.Usagef("predict: --unknown bias needs a model fitted with biases (rpca complete's default, or --biases)")
+	case errors.As(err, &in) && errors.As(err, &idErr) && in.Input == "pairs":
+		return fmt.Errorf("%w (use --unknown nan to write NaN for such pairs, or --unknown bias for the bias model)", err)
+	case errors.As(err, &in):
+		return fmt.Errorf("--%s: %w", in.Input, headerHint(in.Err))
 	}
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	prog.Done()
-	if f.out == "" {
-		w := bufio.NewWriter(e.stdout)
-		if _, err := io.WriteString(w, marker); err != nil {
-			return err
-		}
-		if err := write(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
-	return outFileError(outdir.CreateFile(f.out, f.force, marker, write, inputs...), f.out)
+	return outFileError(err, f.out)
 }
 
-// predictPairsWriter predicts the pairs of --pairs with model p and
-// returns the writer of the table.
-func predictPairsWriter(f *predictFlags, p *ratings.Predictor, prog *progress.Printer) (func(io.Writer) error, error) {
-	if f.unknown == "bias" && p.Biases == nil {
-		return nil, cliflag.Usagef("predict: --unknown bias needs a model fitted with biases (rpca complete's default, or --biases)")
-	}
-	if err := load.CheckReadable(f.pairs); err != nil {
-		return nil, fmt.Errorf("--pairs: %v", err)
-	}
-	pairs, err := triples.ReadPairsFile(f.pairs, triples.Options{Delimiter: triples.Delimiter(f.delim), Header: f.header})
-	if err != nil {
-		return nil, headerHint(err)
-	}
-	prog.Stagef("predicting %d pairs", pairs.Len())
-	preds, _, err := p.PredictPairs(pairs, ratings.Unknown(f.unknown))
-	var idErr *ratings.UnknownIDError
-	if errors.As(err, &idErr) {
-		return nil, fmt.Errorf("%s: %w (use --unknown nan to write NaN for such pairs, or --unknown bias for the bias model)", f.pairs, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return func(w io.Writer) error { return triples.Write(w, "\t", pairs.Row, pairs.Col, preds) }, nil
+// afterProgress ends the progress display before the first write to w,
+// its terminal's other stream.
+type afterProgress struct {
+	p *progress.Printer
+	w io.Writer
 }
 
-// predictTopWriter finds the --top items of the users of --users (all
-// when it is not given) with model p and returns the writer of the list.
-func predictTopWriter(ctx context.Context, f *predictFlags, p *ratings.Predictor, prog *progress.Printer) (func(io.Writer) error, error) {
-	var users []string
-	var lines []int
-	var err error
-	if f.users != "" {
-		users, lines, err = ratings.ReadIDs(f.users)
-		switch {
-		case errors.Is(err, ratings.ErrNoIDs):
-			return nil, fmt.Errorf("--users %s lists no id", f.users)
-		case err != nil:
-			return nil, fmt.Errorf("--users: %w", err)
-		}
-	}
-	n := len(users)
-	if users == nil {
-		n = len(p.RowIDs)
-	}
-	prog.Stagef("recommending %d items to each of %d users", f.top, n)
-	recs, err := p.TopN(ctx, users, f.top, f.Workers)
-	var idErr *ratings.UnknownIDError
-	if errors.As(err, &idErr) {
-		return nil, fmt.Errorf("%s: line %d: unknown row id %q: it has no training rating in the model", f.users, lines[idErr.Line-1], idErr.ID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return func(w io.Writer) error { return ratings.WriteRecommendations(w, recs) }, nil
+func (a afterProgress) Write(b []byte) (int, error) {
+	a.p.Done()
+	return a.w.Write(b)
 }
 
 // outFileError rewords outdir.CheckFile's errors for --out path in the

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rpca-gd/rpca/ratings"
 )
 
 // TestPredict fits a model with rpca complete, then checks rpca predict
@@ -24,7 +26,7 @@ func TestPredict(t *testing.T) {
 
 	r := mustRun(t, "predict", "--model", model, "--pairs", pairsFile, "--header", "--unknown", "bias", "--quiet")
 	got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if got[0] != strings.TrimSuffix(predictPairsMarker, "\n") || !slices.Equal(got[1:], want) {
+	if got[0] != strings.TrimSuffix(ratings.PairsMarker, "\n") || !slices.Equal(got[1:], want) {
 		t.Fatalf("predict --pairs: %d lines, first %q; complete wrote %d, first %q", len(got), got[:2], len(want), want[0])
 	}
 	out := join(dir, "pred.tsv")
@@ -61,7 +63,7 @@ func TestPredict(t *testing.T) {
 	const n = 4
 	r = mustRun(t, "predict", "--model", model, "--top", strconv.Itoa(n), "--quiet")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if lines[0] != strings.TrimSuffix(predictTopMarker, "\n") || len(lines) != 1+n*rs.d1 {
+	if lines[0] != strings.TrimSuffix(ratings.TopMarker, "\n") || len(lines) != 1+n*rs.d1 {
 		t.Fatalf("predict --top: %d lines, first %q", len(lines), lines[0])
 	}
 	last := map[string]float64{}
