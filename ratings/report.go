@@ -57,7 +57,8 @@ type Report struct {
 	// auto), with the validation curve.
 	Chosen *Choice `json:"chosen,omitempty"`
 	// Warnings name what makes the model doubtful, for a person to read:
-	// held-out ratings predicted worse than by the mean training rating.
+	// a fit that stopped before converging, held-out ratings predicted
+	// worse than by the mean training rating.
 	Warnings []string `json:"warnings,omitempty"`
 	Output   string   `json:"output"`
 	Files    []string `json:"files"`
@@ -78,6 +79,7 @@ func NewReport(r *triples.Ratings, held []bool, holdout float64, m *Model) *Repo
 		rep.Clip = []float64{c[0], c[1]}
 	}
 	rep.Chosen = m.Chosen
+	rep.Warnings = m.Warnings()
 	if held == nil {
 		return rep
 	}
@@ -152,4 +154,15 @@ func (rep *Report) String() string {
 	}
 	fmt.Fprintf(&b, "; wrote %s", rep.Output)
 	return b.String()
+}
+
+// Warnings name what makes the fit doubtful whatever the data held out:
+// a solve that stopped before converging.
+func (m *Model) Warnings() []string {
+	res := m.Result
+	if res.Stop.Converged() {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s stopped (%s) after %d iterations without converging (residual %s); its answer may be inaccurate: raise the iteration cap",
+		res.Method, res.Stop, res.Iterations, metrics.Format("%.3g", metrics.Finite(res.Residual)))}
 }

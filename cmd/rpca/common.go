@@ -8,17 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"golang.org/x/term"
-
-	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/formats"
 	"github.com/rpca-gd/rpca/internal/cliflag"
+	"github.com/rpca-gd/rpca/internal/note"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/internal/solveflags"
-	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 )
 
@@ -90,8 +86,6 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return err
 }
 
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
-
 // newProgress is the progress printer of a command on stderr (--progress):
 // an updating line on a terminal, a line every few seconds off one (a
 // pipe, a log, a notebook), one line per iteration with --verbose,
@@ -104,7 +98,7 @@ func newProgress(e *env, f *solveflags.Flags) *progress.Printer {
 	case f.Verbose || f.Progress == "lines":
 		p = progress.New(e.stderr, progress.Lines, 0)
 	case f.Progress == "bar" || e.stderrIsTerminal:
-		p = progress.New(e.stderr, progress.Bar, e.termWidth())
+		p = progress.New(e.stderr, progress.Bar, progress.TermWidth(e.stderr))
 	default:
 		p = progress.New(e.stderr, progress.Periodic, 0)
 	}
@@ -112,51 +106,29 @@ func newProgress(e *env, f *solveflags.Flags) *progress.Printer {
 	return p
 }
 
-// reportVerification tells on stderr (unless --quiet) what became of
-// the verification of res: a note for each method that --method auto
-// tried and left (the next was tried), and a warning when the answer
-// kept is not verified, naming the check that failed and its remedy.
-func reportVerification(e *env, f *solveflags.Flags, res *rpca.Result) {
-	if f.Quiet || res == nil {
-		return
-	}
-	if res.Verification == nil {
-		warnUnconverged(e, f, res)
-		return
-	}
-	for i, a := range res.Attempts {
-		if i == len(res.Attempts)-1 || a.Verified {
+// printNotes prints the notes of a result on stderr unless quiet, each
+// with the command line's remedy for its kind (remedy may be nil).
+func printNotes(e *env, quiet bool, notes []note.Note, remedy map[note.Kind]string) {
+	for _, n := range notes {
+		if quiet {
 			break
 		}
-		why := fmt.Sprintf("not verified (%s check)", a.Failed)
-		if a.Err != "" {
-			why = "failed: " + a.Err
+		kind := "note"
+		if n.Warning {
+			kind = "warning"
 		}
-		next := "trying " + res.Attempts[i+1].Method
-		if res.Attempts[i+1].Continued {
-			next = "letting it go on from that answer"
-		}
-		fmt.Fprintf(e.stderr, "rpca: note: %s's answer was %s; %s\n", a.Method, why, next)
-	}
-	if len(res.Attempts) > 1 && res.Verification.Verified {
-		fmt.Fprintf(e.stderr, "rpca: note: kept %s's answer, which is verified\n", res.Method)
-	}
-	if v := res.Verification; !v.Verified {
-		fmt.Fprintf(e.stderr, "rpca: warning: %s's answer is %s\n", res.Method, v)
+		fmt.Fprintf(e.stderr, "rpca: %s: %s%s\n", kind, n.Text, remedy[n.Kind])
 	}
 }
 
-// warnUnconverged prints a warning when the method of res stopped at its
-// cap. rpca complete uses it: its fits are regularised estimates (a
-// ridge, a prior), judged by their held-out error, not exact
-// decompositions, which rpca.Verify would refuse whatever their quality.
-func warnUnconverged(e *env, f *solveflags.Flags, res *rpca.Result) {
-	if f.Quiet || res == nil || res.Stop.Converged() {
-		return
+// printReport prints rep on stdout: as indented JSON with --json, else
+// as its text.
+func printReport(e *env, asJSON bool, rep fmt.Stringer) error {
+	if asJSON {
+		return writeJSON(e.stdout, rep)
 	}
-	fmt.Fprintf(e.stderr, "rpca: warning: %s stopped (%s) after %d iterations without converging (residual %s); "+
-		"its answer may be inaccurate: raise --max-iter\n",
-		res.Method, res.Stop, res.Iterations, metrics.Format("%.3g", metrics.Finite(res.Residual)))
+	_, err := fmt.Fprintln(e.stdout, rep.String())
+	return err
 }
 
 // writeJSON prints v as indented JSON.

@@ -86,7 +86,7 @@ func runComplete(ctx context.Context, e *env, f *completeFlags, fs *flag.FlagSet
 	rep, err := ratings.Run(ctx, ratings.Job{Input: f.in, Predict: f.predict, Ratings: r, Pairs: pairs, Unknown: ratings.Unknown(f.unknown),
 		Holdout: f.holdout, Seed: f.Seed, Options: f.fitOptions(prog), Out: f.out, Force: f.force, CSV: f.format == "csv",
 		ModelFlags: dashed(f.model.ChosenBy),
-		Fitted:     func(m *ratings.Model) { prog.Done(); warnUnconverged(e, &f.Flags, m.Result) }})
+	})
 	prog.Done()
 	if err != nil {
 		return f.runError(err)
@@ -96,11 +96,7 @@ func runComplete(ctx context.Context, e *env, f *completeFlags, fs *flag.FlagSet
 			fmt.Fprintln(e.stderr, "rpca: warning: "+w)
 		}
 	}
-	if f.JSON {
-		return writeJSON(e.stdout, rep)
-	}
-	_, err = fmt.Fprintln(e.stdout, rep.String())
-	return err
+	return printReport(e, f.JSON, rep)
 }
 
 // resolve checks the flags and the output directory, and has the

@@ -13,10 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/rpca-gd/rpca/formats/triples"
 	"github.com/rpca-gd/rpca/internal/testfile"
 	"github.com/rpca-gd/rpca/outdir"
-	"gonum.org/v1/gonum/mat"
 )
 
 // ratingSet is a generated rating matrix: truth[i][j] = 3 + a_i·b_j of
@@ -532,9 +533,13 @@ func TestCompleteWarnsOverfit(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "rpca: warning: the model predicts the held-out ratings worse than the mean training rating") {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
+	// At --max-iter 20 the sweeps stop at the cap, which is warned of too.
 	q := mustRun(t, append(args, "--out", join(dir, "b"), "--quiet", "--json")...)
-	if w, _ := readJSON(t, q.stdout)["warnings"].([]any); len(w) != 1 {
+	if w, _ := readJSON(t, q.stdout)["warnings"].([]any); len(w) != 2 || !strings.Contains(fmt.Sprint(w[0]), "without converging") || !strings.Contains(fmt.Sprint(w[1]), "worse than the mean") {
 		t.Errorf("summary warnings %v", readJSON(t, q.stdout)["warnings"])
+	}
+	if q.stderr != "" {
+		t.Errorf("--quiet printed %q", q.stderr)
 	}
 }
 

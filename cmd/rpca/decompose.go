@@ -31,14 +31,10 @@ func init() {
 type decomposeFlags struct {
 	solveflags.Flags
 	outFlags
-	in         string
-	inFormat   string
-	header     bool
-	factors    bool
-	truth      string
-	missingNaN bool
-	maxRank    int
-	target     float64
+	in, inFormat, truth         string
+	header, factors, missingNaN bool
+	maxRank                     int
+	target                      float64 // --target-error
 }
 
 func (f *decomposeFlags) register(e *env) *flag.FlagSet {
@@ -112,12 +108,8 @@ func runDecompose(ctx context.Context, e *env, f *decomposeFlags, fs *flag.FlagS
 	case err != nil:
 		return outDirError(err, f.out)
 	}
-	reportVerification(e, &f.Flags, sum.Result)
-	if f.JSON {
-		return writeJSON(e.stdout, sum)
-	}
-	_, err = fmt.Fprintln(e.stdout, sum.String())
-	return err
+	printNotes(e, f.Quiet, decompose.Notes(sum.Result), nil)
+	return printReport(e, f.JSON, sum)
 }
 
 // validate checks the flags that do not need the data.

@@ -22,7 +22,7 @@ import (
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/buildinfo"
 	"github.com/rpca-gd/rpca/internal/cliflag"
-	"golang.org/x/term"
+	"github.com/rpca-gd/rpca/internal/progress"
 )
 
 // command is one subcommand of the tool.
@@ -44,26 +44,13 @@ type env struct {
 	stderrIsTerminal bool
 }
 
-// termWidth returns the number of columns of stderr's terminal, or 0.
-func (e *env) termWidth() int {
-	f, ok := e.stderr.(*os.File)
-	if !ok || !e.stderrIsTerminal {
-		return 0
-	}
-	w, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	return w
-}
-
 var commands = map[string]*command{}
 
 func register(c *command) { commands[c.name] = c }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr), stdinIsTerminal: isTerminal(os.Stdin)}
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: progress.IsTerminal(os.Stderr), stdinIsTerminal: progress.IsTerminal(os.Stdin)}
 	finished := make(chan struct{})
 	go func() {
 		// The first Ctrl-C cancels the work, which then removes its

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 
 	"github.com/rpca-gd/rpca/autorank"
+	"github.com/rpca-gd/rpca/decompose"
 	"github.com/rpca-gd/rpca/ialm"
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/gcpolicy"
@@ -57,14 +59,8 @@ func (f *synthFlags) register(e *env) *flag.FlagSet {
 }
 
 func (f *synthFlags) config() synth.Config {
-	cfg := synth.Config{D1: f.d, D2: f.d, Rank: f.Rank, Alpha: f.Alpha, Magnitude: f.magnitude, Kappa: f.kappa, Seed: f.Seed, Workers: f.Workers, P: f.SampleRate}
-	if f.d1 > 0 {
-		cfg.D1 = f.d1
-	}
-	if f.d2 > 0 {
-		cfg.D2 = f.d2
-	}
-	cfg.Corruption = synth.Random
+	cfg := synth.Config{D1: cmp.Or(f.d1, f.d), D2: cmp.Or(f.d2, f.d), Rank: f.Rank, Alpha: f.Alpha, Magnitude: f.magnitude, Kappa: f.kappa,
+		Seed: f.Seed, Workers: f.Workers, P: f.SampleRate, Corruption: synth.Random}
 	if f.corruption == "deterministic" {
 		cfg.Corruption = synth.Deterministic
 	}
@@ -118,13 +114,9 @@ func runSynth(ctx context.Context, e *env, f *synthFlags, _ *flag.FlagSet) error
 		return outDirError(err, f.save)
 	}
 	if rep.SolveReport != nil {
-		reportVerification(e, &f.Flags, rep.Result)
+		printNotes(e, f.Quiet, decompose.Notes(rep.Result), nil)
 	}
-	if f.JSON {
-		return writeJSON(e.stdout, rep)
-	}
-	_, err = fmt.Fprintln(e.stdout, rep.String())
-	return err
+	return printReport(e, f.JSON, rep)
 }
 
 // synthMemoryError adds the command line's remedy to synth.CheckMemory's

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpca-gd/rpca/internal/cliflag"
 	"github.com/rpca-gd/rpca/internal/gcpolicy"
+	"github.com/rpca-gd/rpca/internal/note"
 	"github.com/rpca-gd/rpca/internal/progress"
 	"github.com/rpca-gd/rpca/internal/solveflags"
 	"github.com/rpca-gd/rpca/methods"
@@ -158,39 +159,21 @@ func runVideo(ctx context.Context, e *env, f *videoFlags, fs *flag.FlagSet) erro
 	case err != nil:
 		return outDirError(err, f.out) // the error chain is kept; main prints "rpca: " once
 	}
-	if rep.Unverified > 0 && !f.Quiet {
-		fmt.Fprintf(e.stderr, "rpca: note: the low-rank background of %d of %d windows is not verified as an exact robust-PCA fit (first window: %s); the masks come from the residual all the same\n",
-			rep.Unverified, max(len(rep.Windows), 1), rep.Verification)
-	}
-	if noForeground(rep) && !f.Quiet {
-		m := rep.Mask
-		rule := fmt.Sprintf("--noise-factor %g", m.NoiseFactor)
-		if m.Rule == "fixed" {
-			rule = fmt.Sprintf("--mask-threshold %g", m.Threshold)
-		}
-		fmt.Fprintf(e.stderr, "rpca: note: no pixel of any frame was marked as foreground; if something moves in the clip, the decision is too strict for it: lower %s or --min-object %d\n", rule, m.MinObject)
-	}
-	if rep.Unconverged > 0 && !f.Quiet {
-		fmt.Fprintf(e.stderr, "rpca: warning: %d of the windows stopped at the iteration cap without converging; their backgrounds may be inaccurate: raise --max-iter\n", rep.Unconverged)
-	}
-	if f.JSON {
-		return writeJSON(e.stdout, rep)
-	}
-	_, err = fmt.Fprintln(e.stdout, rep.String())
-	return err
+	printNotes(e, f.Quiet, rep.Notes(), videoRemedies(rep))
+	return printReport(e, f.JSON, rep)
 }
 
-// noForeground reports whether the masks of every window are empty.
-func noForeground(rep *video.Report) bool {
-	if len(rep.Windows) == 0 {
-		return rep.Mask.ForegroundRate == 0
+// videoRemedies are the command line's remedies for the notes of rep.
+func videoRemedies(rep *video.Report) map[note.Kind]string {
+	m := rep.Mask
+	rule := fmt.Sprintf("--noise-factor %g", m.NoiseFactor)
+	if m.Rule == "fixed" {
+		rule = fmt.Sprintf("--mask-threshold %g", m.Threshold)
 	}
-	for _, w := range rep.Windows {
-		if w.ForegroundRate > 0 {
-			return false
-		}
+	return map[note.Kind]string{
+		video.NoteNoForeground: fmt.Sprintf(": lower %s or --min-object %d", rule, m.MinObject),
+		video.NoteUnconverged:  ": raise --max-iter",
 	}
-	return true
 }
 
 // job is the separation the flags ask for, with the method and settings

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/rpca-gd/rpca"
 )
@@ -220,4 +223,21 @@ func (p *Printer) fit(line string) string {
 		return string(r[:max(p.width-1, 0)])
 	}
 	return line
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// TermWidth returns the number of columns of the terminal w writes to, or
+// 0 when w is not a terminal.
+func TermWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !IsTerminal(f) {
+		return 0
+	}
+	n, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return n
 }

@@ -37,6 +37,18 @@ var jobs table[*job]
 
 func lookup(h C.int64_t) *job { return jobs.get(h) }
 
+// lookupTask returns the solve, fit or separation of handle h, nil for
+// none.
+func lookupTask(h C.int64_t) *task {
+	if j := jobs.get(h); j != nil {
+		return &j.task
+	}
+	if v := videoJobs.get(h); v != nil {
+		return &v.task
+	}
+	return nil
+}
+
 // rpca_start reads Y (d1×d2, elements of dtype 0 = float64 or 1 =
 // float32, strides in bytes) and the optional mask (uint8, nonzero =
 // observed; NULL: every entry, NaN entries missing), parses the JSON
@@ -56,13 +68,13 @@ func rpca_start(data unsafe.Pointer, dtype C.int, d1, d2, s0, s1 C.int64_t, mask
 	return jobs.add(j)
 }
 
-// rpca_wait waits up to ms milliseconds for the solve to end and returns
-// 1 when it has, 0 otherwise.
+// rpca_wait waits up to ms milliseconds for the solve, fit or separation
+// h to end and returns 1 when it has, 0 otherwise.
 //
 //export rpca_wait
 func rpca_wait(h C.int64_t, ms C.int) C.int {
-	j := lookup(h)
-	if j == nil || j.wait(int(ms)) {
+	t := lookupTask(h)
+	if t == nil || t.wait(int(ms)) {
 		return 1
 	}
 	return 0
@@ -81,12 +93,13 @@ func rpca_progress(h C.int64_t, iter *C.int64_t, residual, seconds *C.double) {
 	*iter, *residual, *seconds = C.int64_t(r.Iter), C.double(r.Residual), C.double(r.Elapsed.Seconds())
 }
 
-// rpca_cancel asks the solve to stop; it ends within one iteration.
+// rpca_cancel asks the solve, fit or separation h to stop; a solve ends
+// within one iteration.
 //
 //export rpca_cancel
 func rpca_cancel(h C.int64_t) {
-	if j := lookup(h); j != nil {
-		j.cancel()
+	if t := lookupTask(h); t != nil {
+		t.cancel()
 	}
 }
 

@@ -63,12 +63,18 @@ type config struct {
 
 var errBadConfig = errors.New("rpca: bad configuration")
 
-// job is one solve.
-type job struct {
+// task is what Python waits for and may cancel: a solve, a rating fit or
+// a separation.
+type task struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	mu     sync.Mutex
-	last   rpca.Record
+}
+
+// job is one solve.
+type job struct {
+	task
+	mu   sync.Mutex
+	last rpca.Record
 
 	res    *rpca.Result
 	model  *ratings.Model           // a rating fit
@@ -95,7 +101,7 @@ func start(in input, text string) (*job, error) {
 	if c.Alpha != nil {
 		alpha = *c.Alpha
 	}
-	j := &job{done: make(chan struct{}), d1: in.d1, d2: in.d2}
+	j := &job{task: task{done: make(chan struct{})}, d1: in.d1, d2: in.d2}
 	j.last = rpca.Record{Iter: -1, Residual: math.NaN()}
 	s := rpca.Settings{Rank: c.Rank, Alpha: alpha, Seed: c.Seed, Workers: c.Workers,
 		Stop: rpca.Stop{MaxIter: c.MaxIter, ResidualTol: c.Tol, FactorTol: c.FactorTol}}
@@ -188,14 +194,14 @@ func problem(in input) (*rpca.Problem, error) {
 }
 
 // wait waits up to ms milliseconds (< 0: for ever) and reports whether
-// the solve has ended.
-func (j *job) wait(ms int) bool {
+// the task has ended.
+func (t *task) wait(ms int) bool {
 	if ms < 0 {
-		<-j.done
+		<-t.done
 		return true
 	}
 	select {
-	case <-j.done:
+	case <-t.done:
 		return true
 	case <-time.After(time.Duration(ms) * time.Millisecond):
 		return false

@@ -57,7 +57,7 @@ func rpca_complete_start(users, items *C.int64_t, vals *C.double, n C.int64_t, c
 	}
 	opt.Settings.Seed = max(c.Seed, 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &job{done: make(chan struct{}), cancel: cancel}
+	j := &job{task: task{done: make(chan struct{}), cancel: cancel}}
 	j.last = rpca.Record{Iter: -1, Residual: math.NaN()}
 	opt.Settings.Callback = func(rec rpca.Record) {
 		j.mu.Lock()
@@ -161,6 +161,9 @@ func modelReport(m *ratings.Model) map[string]any {
 		"outliers": m.Result.S.NNZ(), "set_aside": m.SetAside}
 	if m.Result.Verification != nil {
 		rep["verification"] = m.Result.Verification
+	}
+	if w := m.Warnings(); w != nil {
+		rep["warnings"] = w
 	}
 	return rep
 }

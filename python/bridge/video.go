@@ -106,12 +106,11 @@ func (c videoConfig) separateOptions() (video.SeparateOptions, error) {
 
 // videoJob is one separation of a clip (rpca_video_start).
 type videoJob struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	g      frames.Geometry
-	t      int
-	sep    *video.Separation
-	err    error
+	task
+	g   frames.Geometry
+	t   int
+	sep *video.Separation
+	err error
 }
 
 // videoJobs and subtractors are the separations and the subtractors
@@ -133,7 +132,7 @@ type subtractor struct {
 
 // rpca_video_start separates the frames (see callerFrames) as rpca video does,
 // with the configuration's method, rank and decision, in a goroutine of
-// its own (rpca_video_wait, rpca_video_cancel, rpca_video_result). It
+// its own (rpca_wait, rpca_cancel, rpca_video_result). It
 // returns a handle, or 0 with *errOut set.
 //
 //export rpca_video_start
@@ -165,7 +164,7 @@ func rpca_video_start(data unsafe.Pointer, dtype C.int, t, h, w, c, st, sh, sw, 
 	}
 	seq := &frames.Sequence{Geometry: g, Names: names, Y: y}
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &videoJob{cancel: cancel, done: make(chan struct{}), g: g, t: f.t}
+	j := &videoJob{task: task{cancel: cancel, done: make(chan struct{})}, g: g, t: f.t}
 	go func() {
 		defer close(j.done)
 		defer func() {
@@ -179,26 +178,6 @@ func rpca_video_start(data unsafe.Pointer, dtype C.int, t, h, w, c, st, sh, sw, 
 }
 
 func lookupVideo(h C.int64_t) *videoJob { return videoJobs.get(h) }
-
-// rpca_video_wait waits up to ms milliseconds and returns 1 when the
-// separation has ended.
-//
-//export rpca_video_wait
-func rpca_video_wait(h C.int64_t, ms C.int) C.int {
-	if j := lookupVideo(h); j == nil || (&job{done: j.done}).wait(int(ms)) {
-		return 1
-	}
-	return 0
-}
-
-// rpca_video_cancel asks the separation to stop.
-//
-//export rpca_video_cancel
-func rpca_video_cancel(h C.int64_t) {
-	if j := lookupVideo(h); j != nil {
-		j.cancel()
-	}
-}
 
 // rpca_video_result returns the ended separation's report as JSON, or an
 // error; free it with rpca_free_string.
@@ -224,6 +203,7 @@ func rpca_video_result(h C.int64_t) *C.char {
 	} else {
 		rep["method"] = "median"
 	}
+	rep["notes"] = s.Notes()
 	return resultJSON(rep, nil)
 }
 

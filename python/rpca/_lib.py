@@ -54,8 +54,6 @@ def _signatures():
         "rpca_complete_predict": ([i64, p, p, i64, p, p], None),
         "rpca_complete_top": ([i64, i64, i64, p, p], i64),
         "rpca_video_start": ([p, cint] + [i64] * 8 + [cstr, ctypes.POINTER(p)], i64),
-        "rpca_video_wait": ([i64, cint], cint),
-        "rpca_video_cancel": handle,
         "rpca_video_result": ([i64], p),
         "rpca_video_copy": ([i64, p, p], None),
         "rpca_video_free": handle,

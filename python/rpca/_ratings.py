@@ -3,6 +3,7 @@ on the library's package ratings (rpca complete's models)."""
 
 import ctypes
 import json
+import warnings
 
 import numpy as np
 
@@ -118,7 +119,10 @@ def complete(users, items, ratings, rank=None, alpha=0.0, model="gibbs", ridge=0
     each user's and item's ratings aside as outliers. clip=(lo, hi)
     bounds the predictions. Returns a CompletionModel."""
     cfg = _config(model, rank, alpha, ridge, clip, random_state)
-    return CompletionModel(*_start(users, items, ratings, cfg, progress))
+    fit = CompletionModel(*_start(users, items, ratings, cfg, progress))
+    for w in fit.report_.get("warnings") or ():
+        warnings.warn("rpca: " + w, RuntimeWarning, stacklevel=2)
+    return fit
 
 
 def cross_validate(users, items, ratings, k=5, rank=None, alpha=0.0, model="gibbs", ridge=0.0, clip=None,

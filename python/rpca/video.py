@@ -7,9 +7,11 @@ Frames are arrays of shape (T, H, W) or (T, H, W, 3) for a clip and
 
 import ctypes
 import json
+import warnings
 
 import numpy as np
 
+from ._errors import NotVerifiedWarning
 from ._lib import _Owner, _load, _raise, _string
 
 _DTYPES = {np.dtype(np.float64): 0, np.dtype(np.float32): 1, np.dtype(np.uint8): 2}
@@ -51,7 +53,11 @@ def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, ke
     temporal median); rank None chooses it from the data.
     pixel_noise also scales the threshold by each pixel's noise level
     over time (rpca video --pixel-noise: for moving backgrounds such as
-    foliage). Ctrl-C cancels the separation (KeyboardInterrupt)."""
+    foliage). Each of the library's notes on the separation (report
+    ["notes"]) is a warning: NotVerifiedWarning for a background not
+    verified as an exact fit, RuntimeWarning for no foreground at all or
+    a solve stopped at its cap. Ctrl-C cancels the separation
+    (KeyboardInterrupt)."""
     lib = _load()
     a, code = _frames(frames, 3)
     t, h, w, c = a.shape
@@ -63,11 +69,11 @@ def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, ke
         _raise(json.loads(_string(lib, err.value)))
     try:
         try:
-            while not lib.rpca_video_wait(hd, 100):
+            while not lib.rpca_wait(hd, 100):
                 pass
         except KeyboardInterrupt:
-            lib.rpca_video_cancel(hd)
-            lib.rpca_video_wait(hd, -1)
+            lib.rpca_cancel(hd)
+            lib.rpca_wait(hd, -1)
             raise
         rep = json.loads(_string(lib, lib.rpca_video_result(hd)))
         if "error" in rep:
@@ -79,7 +85,17 @@ def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, ke
         lib.rpca_video_free(hd)
     if np.asarray(frames).ndim == 3:
         bg = bg[..., 0]
+    _warn_notes(rep)
     return bg, mask.astype(bool), rep
+
+
+def _warn_notes(rep):
+    """Warns of each note of a separation's report (the library's
+    video.Separation.Notes), with this package's remedy."""
+    remedy = {"no-foreground": ": lower noise_factor"}
+    for n in rep.get("notes") or ():
+        cls = NotVerifiedWarning if n["kind"] == "unverified" else RuntimeWarning
+        warnings.warn("rpca: " + n["text"] + remedy.get(n["kind"], ""), cls, stacklevel=3)
 
 
 class Subtractor(_Owner):

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -163,3 +165,21 @@ def test_named_methods_agree_with_the_command_line(rpca_cli, tmp_path, method):
     assert np.array_equal(mask, _cli_masks(rpca_cli, tmp_path, frames, "--method", method))
     cli = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (rep["method"], rep["iterations"], rep["stop"]) == (cli["method"], cli["iterations"], cli["stop_reason"])
+
+
+def test_separate_warns_of_its_notes():
+    """The library's notes on a separation (video.Separation.Notes) come
+    out as warnings, one each: a background that is not verified as an
+    exact fit as a NotVerifiedWarning, and a clip in which nothing is
+    marked as moving as a RuntimeWarning with this package's remedy."""
+    frames, _, bg = clip()
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        _, _, rep = rpca.video.separate(frames)
+    kinds = [n["kind"] for n in rep["notes"]]
+    assert kinds in ([], ["unverified"]) and (kinds == ["unverified"]) == (not rep["verified"])
+    assert [w.category for w in got] == [rpca.NotVerifiedWarning] * len(kinds)
+    still = np.repeat(np.round(bg * 255)[np.newaxis] / 255, 40, axis=0)
+    with pytest.warns(RuntimeWarning, match="no pixel of any frame was marked as foreground; .*: lower noise_factor"):
+        _, mask, rep = rpca.video.separate(still)
+    assert not mask.any() and "no-foreground" in [n["kind"] for n in rep["notes"]]
