@@ -71,14 +71,16 @@ const (
 // reports false when a wanted singular value is too small for the
 // accuracy tol (see gramMax).
 func gramTop(w blas64.General, k int, tol float64, workers int) (*Result, bool) {
-	wide := w.Rows < w.Cols // then use W·Wᵀ, m×m
+	// The Gram matrix WᵀW (n×n) and the long factor's product W·X; for a
+	// wide W, W·Wᵀ and Wᵀ·X.
+	gram, long := kernels.MulAtX, kernels.MulAX
+	wide := w.Rows < w.Cols
+	if wide {
+		gram, long = kernels.MulABt, kernels.MulAtX
+	}
 	n := min(w.Rows, w.Cols)
 	g := kernels.NewGeneral(n, n)
-	if wide {
-		kernels.MulABt(g, w, w, workers)
-	} else {
-		kernels.MulAtX(g, w, w, workers)
-	}
+	gram(g, w, w, workers)
 	sym := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
@@ -107,23 +109,19 @@ func gramTop(w blas64.General, k int, tol float64, workers int) (*Result, bool) 
 	}
 	// The long factor: W·V·Σ⁻¹ (or Wᵀ·U·Σ⁻¹ when W is wide).
 	m := max(w.Rows, w.Cols)
-	long := kernels.NewGeneral(m, k)
-	if wide {
-		kernels.MulAtX(long, w, small, workers)
-	} else {
-		kernels.MulAX(long, w, small, workers)
-	}
+	big := kernels.NewGeneral(m, k)
+	long(big, w, small, workers)
 	for i := 0; i < m; i++ {
-		row := long.Data[i*k : (i+1)*k]
+		row := big.Data[i*k : (i+1)*k]
 		for c := range row {
 			row[c] /= s[c]
 		}
 	}
 	res := &Result{S: s, Converged: true}
 	if wide {
-		res.U, res.V = small, long
+		res.U, res.V = small, big
 	} else {
-		res.U, res.V = long, small
+		res.U, res.V = big, small
 	}
 	return res, true
 }
