@@ -1,11 +1,16 @@
 package rpca_test
 
 import (
+	"context"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/hostile"
+	"github.com/rpca-gd/rpca/methods"
 )
 
 // TestMaxSeparableRank: the rank MaxSeparableRank gives is the last one
@@ -48,5 +53,89 @@ func TestMaxSeparableRank(t *testing.T) {
 	}
 	if r := rpca.MaxSeparableRank(60, 40, 0.1); r != 12 {
 		t.Errorf("60×40 at α 0.1: %d, want 12 (12·88 = 1056 ≤ 1080 < 13·87 = 1131)", r)
+	}
+}
+
+// wideProblem is a 12×600 (or 600×12) matrix of rank 2 with 3% of its
+// entries corrupted by up to 5 times its rms, and its true factors.
+func wideProblem(seed uint64, tall bool) (y, a, b *mat.Dense) {
+	rng := rand.New(rand.NewPCG(seed, 77))
+	d1, d2 := 12, 600
+	if tall {
+		d1, d2 = d2, d1
+	}
+	a, b = mat.NewDense(d1, 2, nil), mat.NewDense(d2, 2, nil)
+	for _, f := range []*mat.Dense{a, b} {
+		r, c := f.Dims()
+		for i := range r {
+			for k := range c {
+				f.Set(i, k, rng.NormFloat64())
+			}
+		}
+	}
+	y = mat.NewDense(d1, d2, nil)
+	y.Mul(a, b.T())
+	rms := mat.Norm(y, 2) / math.Sqrt(float64(d1*d2))
+	for i := range d1 {
+		for j := range d2 {
+			if rng.Float64() < 0.03 {
+				y.Set(i, j, y.At(i, j)+5*rms*(2*rng.Float64()-1))
+			}
+		}
+	}
+	return y, a, b
+}
+
+// TestFullRankAnswerNotVerified: an answer of rank min(d1, d2) fits any
+// Y exactly, so its exactness says nothing: Verify refuses it (the
+// sampled check: each line needs more entries outside S than the rank,
+// and M's degrees of freedom at most half of them), where it used to
+// call the SVD of a corrupted 12×600 matrix an exact, verified answer.
+func TestFullRankAnswerNotVerified(t *testing.T) {
+	for _, tall := range []bool{false, true} {
+		y, _, _ := wideProblem(1, tall)
+		d1, d2 := y.Dims()
+		var svd mat.SVD
+		if !svd.Factorize(y, mat.SVDThin) {
+			t.Fatal("SVD failed")
+		}
+		var u, v mat.Dense
+		svd.UTo(&u)
+		svd.VTo(&v)
+		k := min(d1, d2)
+		for c, s := range svd.Values(nil) {
+			for i := range d1 {
+				u.Set(i, c, u.At(i, c)*s)
+			}
+		}
+		res := &rpca.Result{U: &u, V: &v, S: &rpca.Sparse{Rows: d1, Cols: d2, RowPtr: make([]int, d1+1)}}
+		ver, err := rpca.Verify(&rpca.Problem{Dense: y}, res, rpca.Settings{Rank: 2, Alpha: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ver.Verified || ver.Failed != rpca.CheckSampled {
+			t.Errorf("%d×%d, rank %d: %v", d1, d2, k, ver)
+		}
+	}
+}
+
+// TestWideShapesVerifiedAreRight: on 12×600 and 600×12 matrices of rank
+// 2 with 3% gross corruptions, whatever the command line's default chain
+// returns is right when it says verified (IALM, last in the chain, sets
+// its own rank, and returned rank 12, exact and wrong by 0.3, as
+// verified).
+func TestWideShapesVerifiedAreRight(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, tall := range []bool{false, true} {
+			y, a, b := wideProblem(seed, tall)
+			res, err := rpca.Solve(context.Background(), &rpca.Problem{Dense: y}, rpca.Settings{Rank: 2, Alpha: 0.1, Seed: seed}, &methods.Auto{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := hostile.Error(res.U, res.V, a, b); res.Verification.Verified && !(e <= 1e-5) {
+				_, k := res.U.Dims()
+				t.Errorf("seed %d, tall %v: %s at rank %d verified with error %.3g", seed, tall, res.Method, k, e)
+			}
+		}
 	}
 }

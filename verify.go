@@ -45,9 +45,9 @@ const (
 	// rank set above the data's).
 	CheckIdentifiable Check = verify.CheckIdentifiable
 	// CheckSampled: the data determine the answer: every line has more
-	// observed entries outside S than the rank, and an answer above
-	// rounding is accepted as noise only with VerifyRedundancy times M's
-	// degrees of freedom observed.
+	// entries outside S than the rank, M's degrees of freedom are at most
+	// half of them, and an answer above rounding is accepted as noise on
+	// partial data only with VerifyRedundancy times as many.
 	CheckSampled Check = verify.CheckSampled
 	// CheckConverged: an answer above rounding comes from a method that
 	// met its convergence rule (or StopNoiseFloor, when every other check
@@ -91,8 +91,8 @@ var ErrNotVerified = errors.New("rpca: answer not verified")
 // An answer is verified exactly when M + S reproduces the observed Y to
 // rounding (VerifyExact) with S respecting α; under noise, when the
 // residual is no larger than the signal, M is a least-squares fit of
-// Y − S, and the residual shows no low-rank structure. Either way M has
-// the rank the settings ask for.
+// Y − S, and the residual shows no low-rank structure. Either way M's
+// rank (IALM sets its own) leaves it determined by the data (CheckSampled).
 type Verification struct {
 	// Verified is true when every check passed.
 	Verified bool `json:"verified"`

@@ -124,11 +124,20 @@ func Answer(in Input) *Report {
 	rmsE, rmsM := residualScales(in.U, in.V, ru, rv, ss, nOff)
 	rep.Residual = residualRatio(ss, rmsE, rmsM)
 	// CheckSampled: every line has more observed entries outside S than
-	// M has parameters for it, or its factor is free.
+	// M has parameters for it, or its factor is free; and M's k(d1+d2−k)
+	// degrees of freedom are at most half of the entries outside S (the
+	// rule Solve applies to a dense problem's rank before it runs), or an
+	// exact fit says nothing: a rank-k part fits that few entries, and S
+	// can take the rest, whatever Y holds (a method that sets its own
+	// rank, IALM, can return one as high as min(d1, d2)).
 	minRow, minCol := linesOutside(in.S, rowN, colN)
 	partial := in.Observed != nil
-	if partial && min(minRow, minCol) <= k {
+	dof := float64(k) * float64(d1+d2-k)
+	if !in.PCA && min(minRow, minCol) <= k {
 		return fail(CheckSampled, "a row or column has only %d observed entries outside S, no more than the rank %d: its part of M is not determined by the data", min(minRow, minCol), k)
+	}
+	if !in.PCA && float64(nOff) < 2*dof {
+		return fail(CheckSampled, "the rank-%d part has %.0f degrees of freedom for %d observed entries outside S: a part of that rank fits so few entries whatever the data hold, so the fit does not determine the split (lower the rank)", k, dof, nOff)
 	}
 	// CheckSparseFit: on its support S takes up what M leaves of Y.
 	if nOn > 0 {
@@ -162,7 +171,6 @@ func Answer(in Input) *Report {
 		return rep
 	}
 	// Noise is told from an error only where the data leave room to see it.
-	dof := float64(k) * float64(d1+d2-k)
 	if partial && (float64(nOff) < Redundancy*dof || min(minRow, minCol) < 2*k+2) {
 		return fail(CheckSampled, "the residual is %.3g of the low-rank part's variation, and with %d observed entries outside S for %.0f degrees of freedom (the sparsest line has %d) it cannot be told from an error of M; only an exact fit is verified on data this sparse", rep.Residual, nOff, dof, min(minRow, minCol))
 	}
