@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -429,5 +430,45 @@ func TestDemo(t *testing.T) {
 	}
 	if s := rep.String(); strings.Count(s, "\n") != 5 || !strings.Contains(s, "800×800") {
 		t.Errorf("report %q", s)
+	}
+}
+
+// A clips directory is read one clip per subdirectory of at least two
+// frames; a subdirectory with one image beside its frames' own directory
+// (the CDnet layout of highway-dev: ROI.bmp, input/) is skipped, not
+// loaded as a one-frame clip that the rank cannot fit.
+func TestLoadClipsSkipsSingleImages(t *testing.T) {
+	src := t.TempDir()
+	img := image.NewGray(image.Rect(0, 0, 8, 6))
+	write := func(path string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range 3 {
+		img.Pix[k] = 200
+		write(filepath.Join(src, "clip", fmt.Sprintf("frame%04d.png", k)))
+	}
+	write(filepath.Join(src, "cdnet", "ROI.png"))
+	write(filepath.Join(src, "cdnet", "input", "in000001.png"))
+	var log strings.Builder
+	clips, err := loadClips(context.Background(), &writer{log: &log}, &Options{Frames: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(clips) != 1 || clips[0].name != "clip" || len(clips[0].seq.Names) != 3 {
+		t.Fatalf("clips %v", clips)
+	}
+	if !strings.Contains(log.String(), "skipped") {
+		t.Errorf("log %q", log.String())
 	}
 }

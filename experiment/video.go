@@ -214,9 +214,13 @@ func loadClips(ctx context.Context, w *writer, o *Options) ([]*clip, error) {
 			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
+			// A clip is a directory of at least two frames; one image
+			// (highway-dev's ROI.bmp beside its input/ directory) is not.
 			sub := filepath.Join(src, e.Name())
-			if names, err := frames.ListFrames(sub, opts); err == nil && len(names) > 0 {
+			if names, err := frames.ListFrames(sub, opts); err == nil && len(names) >= 2 {
 				dirs = append(dirs, sub)
+			} else if err == nil && len(names) == 1 {
+				w.logf("video: skipped %s: one image is not a clip", sub)
 			}
 		}
 		if len(dirs) == 0 {
