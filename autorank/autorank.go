@@ -175,6 +175,9 @@ func Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings, m rpca.Method,
 	if err := sr.run(); err != nil {
 		return nil, nil, err
 	}
+	if sr.kept != nil && sr.contradicted(sr.kept) != nil {
+		sr.kept = nil // a later attempt fit much of what it left
+	}
 	if sr.kept == nil {
 		return sr.bestUnverified(), sr.c, nil
 	}
@@ -224,8 +227,10 @@ type search struct {
 	keptRule, keptReason string
 	pending              []int // ranks still to try, from the convex rule
 	// jumped: the search last jumped by the robust spectrum; jumpFailed: a
-	// jump led to an answer that was not verified.
-	jumped, jumpFailed bool
+	// jump led to an answer that was not verified; stepping: after a
+	// jump that was verified, the search goes down one rank at a time
+	// while the answer is still verified.
+	jumped, jumpFailed, stepping bool
 }
 
 func (sr *search) stage(format string, a ...any) {
@@ -267,7 +272,7 @@ func (sr *search) run() error {
 		}
 		more := false
 		switch {
-		case a.verified() && a.rank() <= sr.o.MaxRank:
+		case a.verified() && a.rank() <= sr.o.MaxRank && sr.contradicted(a) == nil:
 			more = sr.afterVerified(a)
 		case len(sr.pending) > 0:
 			sr.r, sr.pending = sr.pending[0], sr.pending[1:]
@@ -291,6 +296,19 @@ func (sr *search) run() error {
 func (sr *search) afterVerified(a *attempt) bool {
 	sr.keep(a)
 	k := a.rank()
+	if sr.jumped || sr.stepping {
+		// An answer above the data's rank can fit and verify too (its
+		// extra component takes up what S then leaves out, within the
+		// slack of α); the smallest rank whose answer verifies is the
+		// data's. Go down while the answer verifies.
+		sr.jumped = false
+		sr.stepping = k-1 >= 1 && !sr.tried[k-1]
+		if sr.stepping {
+			sr.r, sr.rule = k-1, RuleSearch
+			sr.reason = fmt.Sprintf("the answer at rank %d was verified; trying rank %d, since an answer above the data's rank can verify too", k, k-1)
+		}
+		return sr.stepping
+	}
 	switch {
 	case a.robust > k && a.robust <= sr.o.MaxRank && !sr.tried[a.robust]:
 		// Missed components stand out once the corruptions are clipped:
@@ -307,6 +325,23 @@ func (sr *search) afterVerified(a *attempt) bool {
 		return true
 	}
 	return false
+}
+
+// contradicted returns an attempt at a higher rank whose residual is
+// less than half of a's, when a is verified up to noise only: what a
+// leaves is then not noise, since a larger model fits much of it (fitting
+// noise at a few more components lowers the residual by a few percent),
+// however white it looks to the structure check. nil otherwise.
+func (sr *search) contradicted(a *attempt) *attempt {
+	if a.res.Verification.Exact {
+		return nil
+	}
+	for _, b := range sr.tries {
+		if b.rank() > a.rank() && b.res.Residual < a.res.Residual/2 {
+			return b
+		}
+	}
+	return nil
 }
 
 // convex runs principal component pursuit once on fully observed data
@@ -381,7 +416,9 @@ func (sr *search) bestUnverified() *rpca.Result {
 	}
 	best := within[0]
 	for _, a := range within[1:] {
-		if a.res.Verification.Residual < best.res.Verification.Residual {
+		// Result.Residual: the verification's is 0 when a check before
+		// the residual's failed.
+		if a.res.Residual < best.res.Residual {
 			best = a
 		}
 	}
