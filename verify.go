@@ -24,9 +24,8 @@ const (
 	// CheckSparse: no row or column of S, nor S in all, holds more
 	// entries than α allows with a binomial slack; with α = 0, S is empty.
 	CheckSparse Check = verify.CheckSparse
-	// CheckSparseFit: on S's support the residual E = Π_Φ(Y − M − S) is
-	// at most VerifyBias times its rms elsewhere (S takes up all that M
-	// leaves there; a shrunk S biases M).
+	// CheckSparseFit: on S's support E = Π_Φ(Y − M − S) is at most
+	// VerifyBias times its rms elsewhere (a shrunk S biases M).
 	CheckSparseFit Check = verify.CheckSparseFit
 	// CheckFit: off S, rms(E) ≤ rms(M − mean(M)).
 	CheckFit Check = verify.CheckFit
@@ -36,9 +35,10 @@ const (
 	CheckStationary Check = verify.CheckStationary
 	// CheckStructure: E is noise, not a missed low-rank part or
 	// corruptions left out of S: at most a share VerifyGrossShare of its
-	// entries lie beyond 20 robust spreads, and a sketch E·Ω orthogonal
-	// to M's row space is within VerifyStructure of white noise's
-	// concentration and conditioning.
+	// entries lie beyond 20 robust spreads, a sketch E·Ω orthogonal to
+	// M's row space is within VerifyStructure of white noise's
+	// concentration and conditioning, and on partial data ‖E‖₂ is within
+	// 1.5 times the noise edge of E's row and column norms.
 	CheckStructure Check = verify.CheckStructure
 	// CheckIdentifiable: no component of M is supported on so few rows
 	// and columns that it fits in the corruptions α allows (the mark of a

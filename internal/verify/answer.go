@@ -186,6 +186,13 @@ func Answer(in Input) *Report {
 	if rep.Structure > Structure {
 		return fail(CheckStructure, "the residual (rms %.3g of the low-rank part's) has a low-rank structure, %.2g times what noise shows: a part of Y that a rank-%d model with these corruptions does not explain; raise the rank, or another method may find it", rep.Residual, rep.Structure, k)
 	}
+	// On partial data the sampling hides much of a low-rank part from
+	// the sketch; the residual's spectral norm does not.
+	if partial {
+		if sr := SpectralRatio(in.Observed, in.U.RawMatrix(), in.V.RawMatrix(), in.S, in.Seed, in.Workers); sr > SpectralMax {
+			return fail(CheckStructure, "the residual (rms %.3g of the low-rank part's) has a singular value %.2g times the edge of noise with its row and column energies: a low-rank part of Y that the rank-%d model leaves out; raise the rank", rep.Residual, sr, k)
+		}
+	}
 	rep.Verified = true
 	return rep
 }
