@@ -41,21 +41,10 @@ const spectralIters = 30
 func SpectralRatio(o *observed.Matrix, u, v blas64.General, sp CSR, seed uint64, workers int) float64 {
 	d1, d2 := o.Rows, o.Cols
 	plan := observed.NewPlan(o)
-	e := make([]float64, o.NNZ())
-	plan.Residual(e, u, v, workers)
+	e, _ := offResidual(plan, o, u, v, sp, workers)
 	rowSS, colSS := make([]float64, d1), make([]float64, d2)
 	for i := range d1 {
-		q, end := o.RowPtr[i], o.RowPtr[i+1]
-		for s := sp.RowPtr[i]; s < sp.RowPtr[i+1]; s++ {
-			j := sp.ColIdx[s]
-			for q < end && o.ColIdx[q] < j {
-				q++
-			}
-			if q < end && o.ColIdx[q] == j {
-				e[q] = 0
-			}
-		}
-		for q := o.RowPtr[i]; q < end; q++ {
+		for q := o.RowPtr[i]; q < o.RowPtr[i+1]; q++ {
 			rowSS[i] += e[q] * e[q]
 			colSS[o.ColIdx[q]] += e[q] * e[q]
 		}
@@ -96,7 +85,7 @@ func SpectralRatio(o *observed.Matrix, u, v blas64.General, sp CSR, seed uint64,
 		lambda := h + math.Sqrt(math.Max(0, (g00-g11)*(g00-g11)/4+g01*g01))
 		sigma = math.Max(sigma, math.Sqrt(lambda))
 		plan.MulTransVals(etex, e, ex, workers)
-		x = mat.NewDense(d2, b, append([]float64(nil), etex.Data...))
+		copy(x.RawMatrix().Data, etex.Data) // both d2×b, contiguous
 	}
 	return sigma / edge
 }

@@ -274,9 +274,28 @@ func ResidualProducts(y blas64.General, o *observed.Matrix, u, v blas64.General,
 		return onSS, rowSS
 	}
 	plan := observed.NewPlan(o)
-	e := make([]float64, o.NNZ())
-	plan.Residual(e, u, v, workers)
+	e, onSS := offResidual(plan, o, u, v, sp, workers)
 	for i := range d1 {
+		t := 0.0
+		for q := o.RowPtr[i]; q < o.RowPtr[i+1]; q++ {
+			t += e[q] * e[q]
+		}
+		rowSS[i] = t
+	}
+	if x.Cols > 0 || z.Cols > 0 {
+		plan.MulVals(ex, e, x, workers)
+		plan.MulTransVals(etz, e, z, workers)
+	}
+	return onSS, rowSS
+}
+
+// offResidual returns E = Π_Φ(Y − U·Vᵀ) on o's entries (CSR order) with
+// the entries of S's support set to 0 (E_off), and the sum of squares of
+// E − S there.
+func offResidual(plan *observed.Plan, o *observed.Matrix, u, v blas64.General, sp CSR, workers int) (e []float64, onSS float64) {
+	e = make([]float64, o.NNZ())
+	plan.Residual(e, u, v, workers)
+	for i := range o.Rows {
 		q, end := o.RowPtr[i], o.RowPtr[i+1]
 		for s := sp.RowPtr[i]; s < sp.RowPtr[i+1]; s++ {
 			j := sp.ColIdx[s]
@@ -289,17 +308,8 @@ func ResidualProducts(y blas64.General, o *observed.Matrix, u, v blas64.General,
 				e[q] = 0
 			}
 		}
-		t := 0.0
-		for q := o.RowPtr[i]; q < end; q++ {
-			t += e[q] * e[q]
-		}
-		rowSS[i] = t
 	}
-	if x.Cols > 0 || z.Cols > 0 {
-		plan.MulVals(ex, e, x, workers)
-		plan.MulTransVals(etz, e, z, workers)
-	}
-	return onSS, rowSS
+	return e, onSS
 }
 
 // zero sets every element of a to 0.
