@@ -10,6 +10,7 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/internal/hostile"
+	"github.com/rpca-gd/rpca/internal/testmat"
 	"github.com/rpca-gd/rpca/methods"
 )
 
@@ -64,15 +65,8 @@ func wideProblem(seed uint64, tall bool) (y, a, b *mat.Dense) {
 	if tall {
 		d1, d2 = d2, d1
 	}
-	a, b = mat.NewDense(d1, 2, nil), mat.NewDense(d2, 2, nil)
-	for _, f := range []*mat.Dense{a, b} {
-		r, c := f.Dims()
-		for i := range r {
-			for k := range c {
-				f.Set(i, k, rng.NormFloat64())
-			}
-		}
-	}
+	a = testmat.Normal(rng, d1, 2)
+	b = testmat.Normal(rng, d2, 2)
 	y = mat.NewDense(d1, d2, nil)
 	y.Mul(a, b.T())
 	rms := mat.Norm(y, 2) / math.Sqrt(float64(d1*d2))

@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -442,17 +443,7 @@ func TestLoadClipsSkipsSingleImages(t *testing.T) {
 	img := image.NewGray(image.Rect(0, 0, 8, 6))
 	write := func(path string) {
 		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, img); err != nil {
-			t.Fatal(err)
-		}
+		testfile.WriteWith(t, path, func(w io.Writer) error { return png.Encode(w, img) })
 	}
 	for k := range 3 {
 		img.Pix[k] = 200

@@ -109,10 +109,10 @@ func newProgress(e *env, f *solveflags.Flags) *progress.Printer {
 // printNotes prints the notes of a result on stderr unless quiet, each
 // with the command line's remedy for its kind (remedy may be nil).
 func printNotes(e *env, quiet bool, notes []note.Note, remedy map[note.Kind]string) {
+	if quiet {
+		return
+	}
 	for _, n := range notes {
-		if quiet {
-			break
-		}
 		kind := "note"
 		if n.Warning {
 			kind = "warning"

@@ -118,6 +118,8 @@ func TestPredictErrors(t *testing.T) {
 		{"top negative", 2, []string{"-top"}, []string{"--model", model, "--top", "-1"}},
 		{"bias without biases", 2, []string{"--unknown bias"}, []string{"--model", model, "--pairs", pairsFile, "--header", "--unknown", "bias"}},
 		{"model missing", 1, []string{"nowhere"}, []string{"--model", join(dir, "nowhere"), "--top", "3"}},
+		{"pairs missing", 1, []string{"--pairs", "absent.tsv"}, []string{"--model", model, "--pairs", join(dir, "absent.tsv")}},
+		{"users missing", 1, []string{"--users", "absent.txt"}, []string{"--model", model, "--top", "2", "--users", join(dir, "absent.txt")}},
 		{"not a model", 1, []string{"model.json", "missing"}, []string{"--model", dir, "--top", "3"}},
 		{"unknown id", 1, []string{"pairs.tsv", "line 7", "nobody", "--unknown"}, []string{"--model", model, "--pairs", pairsFile, "--header"}},
 		{"unknown user", 1, []string{"users.txt", "line 2", "stranger"}, []string{"--model", model, "--top", "2", "--users", users}},

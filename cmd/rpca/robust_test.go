@@ -234,6 +234,8 @@ func TestSynthRobust(t *testing.T) {
 	// check, the save-only run died in makeslice after a minute).
 	checkRobust(t, "synth", []robustCase{
 		{"negative size", 2, []string{"-5×-5", "positive"}, []string{"--d", "-5", "--quiet"}},
+		// --d1 and --d2 replace --d; a negative one used to be ignored.
+		{"negative d1", 2, []string{"-5×30", "positive"}, []string{"--d", "30", "--d1", "-5", "--quiet"}},
 		{"rank 0", 2, []string{"flag -rank", "must be a positive integer"}, []string{"--d", "10", "--rank", "0"}},
 		{"ridge-decay above 1", 2, []string{"flag -ridge-decay", "in [0, 1]"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge", "0.01", "--ridge-decay", "1.5"}},
 		{"ridge-decay NaN", 2, []string{"flag -ridge-decay"}, []string{"--d", "40", "--p", "0.5", "--method", "als", "--ridge", "0.01", "--ridge-decay", "NaN"}},

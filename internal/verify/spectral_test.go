@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/observed"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // spectralCase builds observed data Y = U·Vᵀ + N + L on a random Φ of
@@ -18,17 +19,8 @@ import (
 func spectralCase(t *testing.T, d1, d2 int, p, level float64, heavy bool, seed uint64) (*observed.Matrix, blas64.General, blas64.General) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 11))
-	normal := func(r, c int) *mat.Dense {
-		m := mat.NewDense(r, c, nil)
-		for i := range r {
-			for j := range c {
-				m.Set(i, j, rng.NormFloat64())
-			}
-		}
-		return m
-	}
-	u, v := normal(d1, 2), normal(d2, 2)
-	la, lb := normal(d1, 3), normal(d2, 3)
+	u, v := testmat.Normal(rng, d1, 2), testmat.Normal(rng, d2, 2)
+	la, lb := testmat.Normal(rng, d1, 3), testmat.Normal(rng, d2, 3)
 	var rows, cols []int
 	var vals []float64
 	for i := range d1 {
