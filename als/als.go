@@ -123,8 +123,8 @@ func (m *Method) Solve(ctx context.Context, p *rpca.Problem, s rpca.Settings) (*
 
 // SolveDistributed runs the sweeps on the observed entries that d holds
 // ([distributed.Solver]), as Solve runs them on an rpca.Observed,
-// when d does the half-sweeps ([distributed.ALSStore]): T is d's
-// threshold form, the data are not rescaled, and the result's S is nil.
+// when d does the half-sweeps ([distributed.ALSStore]), with the
+// exceptions of gd.Method.SolveDistributed.
 // PerLine, Biases, Huber and Implicit are not available there.
 func (m *Method) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.Settings) (*rpca.Result, error) {
 	return publicParams(m.core().SolveDistributed(ctx, d, s))

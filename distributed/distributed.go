@@ -71,6 +71,18 @@ type ALSStore interface {
 	SolveLines(ctx context.Context, dst, x *mat.Dense, cols bool, ridge float64) error
 }
 
+// Shifter is a [Store] that can present its values with a location
+// removed, as [rpca.Solve] presents the data to a method: after
+// SetLocation(c), Values, NormY and every pass see Π_Φ(Y − c) (c = 0
+// restores Y). With α > 0 the methods' SolveDistributed remove the
+// location Solve would (Result.Location) from a Shifter and add it back
+// to M at the asked rank, so that an offset does not take one of the
+// rank's dimensions.
+type Shifter interface {
+	Store
+	SetLocation(ctx context.Context, c float64) error
+}
+
 // Solver is implemented by methods that can run on a [Store] (gd.Method, als.Method): the same algorithm as their Solve, on
 // entries they do not hold. The result's S is nil (the sparse part stays
 // with the store) and the data are not rescaled.

@@ -72,6 +72,18 @@ func New(ctx context.Context, p *rpca.Problem, s rpca.Settings, def rpca.Stop, h
 	return t
 }
 
+// ScaleResiduals converts the method's residuals by f for the history
+// and the residual rule, as New does for a problem Solve framed: f is the
+// norm the method's residuals are relative to over the clean scale
+// (for a method on a distributed.Store, which Solve does not frame).
+// f ≤ 0, infinite or NaN changes nothing. Call it before the first Step.
+func (t *Tracker) ScaleResiduals(f float64) {
+	if f > 0 && !math.IsInf(f, 0) {
+		t.rules.ResidualTol *= t.resFactor / f
+		t.resFactor = f
+	}
+}
+
 // Context returns the run's context: the one given to New, or
 // context.Background() for a nil one.
 func (t *Tracker) Context() context.Context { return t.ctx }

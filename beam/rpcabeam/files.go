@@ -18,7 +18,7 @@ import (
 // workers, through Beam's filesystem API, so the directory may be local
 // (Prism) or on a shared store (gs://, s3://) for a cluster.
 const (
-	shardMagic  = "RPCAB-S1" // a shard of Φ
+	shardMagic  = "RPCAB-S2" // a shard of Φ
 	matrixMagic = "RPCAB-M1" // a dense matrix (factors, products, thresholds)
 )
 
@@ -29,7 +29,8 @@ type shard struct {
 	Col   bool // a column shard
 	First int
 	Lines int
-	SumSq float64 // Σ y² over the shard
+	Mean  float64 // the mean of its values
+	DevSS float64 // Σ (y − Mean)² over the shard
 	Empty int     // lines without an entry
 	Ptr   []int64
 	Idx   []int32
@@ -100,10 +101,10 @@ func (s *shard) write(ctx context.Context, path string) error {
 		col = 1
 	}
 	head := []int64{col, int64(s.First), int64(s.Lines), int64(len(s.Val)), int64(s.Empty)}
-	return writeFile(ctx, path, encode([]byte(shardMagic), head, s.SumSq, s.Ptr, s.Idx, s.Val))
+	return writeFile(ctx, path, encode([]byte(shardMagic), head, s.Mean, s.DevSS, s.Ptr, s.Idx, s.Val))
 }
 
-const shardHeaderSize = 8 + 5*8 + 8
+const shardHeaderSize = 8 + 5*8 + 2*8
 
 // readShardHeader reads a shard's header only: the shard without its
 // arrays, and its number of entries.
@@ -132,7 +133,7 @@ func decodeShardHeader(r io.Reader, path string) (*shard, int64, error) {
 	magic := make([]byte, len(shardMagic))
 	head := make([]int64, 5)
 	s := &shard{}
-	if err := decode(r, path, magic, head, &s.SumSq); err != nil {
+	if err := decode(r, path, magic, head, &s.Mean, &s.DevSS); err != nil {
 		return nil, 0, err
 	}
 	if string(magic) != shardMagic || head[2] < 0 || head[3] < 0 {

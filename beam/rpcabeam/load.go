@@ -206,8 +206,8 @@ func (f writeBlock) write(ctx context.Context, dir, id string, block int, all *b
 		s.Ptr[int(all.Line[k])-first+1]++
 		s.Idx = append(s.Idx, all.Other[k])
 		s.Val = append(s.Val, all.Val[k])
-		s.SumSq += all.Val[k] * all.Val[k]
 	}
+	s.Mean, s.DevSS = meanDev(s.Val)
 	for l := 0; l < s.Lines; l++ {
 		if s.Ptr[l+1] == 0 {
 			s.Empty++
@@ -215,6 +215,23 @@ func (f writeBlock) write(ctx context.Context, dir, id string, block int, all *b
 		s.Ptr[l+1] += s.Ptr[l]
 	}
 	return s.write(ctx, shardName(dir, id, f.col, block))
+}
+
+// meanDev returns the mean of x and the sum of squared deviations from
+// it (two passes), from which ‖x − c‖² = DevSS + n·(Mean − c)² follows
+// for any location c without the cancellation of Σx² − 2cΣx + nc².
+func meanDev(x []float64) (mean, devSS float64) {
+	if len(x) == 0 {
+		return 0, 0
+	}
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	for _, v := range x {
+		devSS += (v - mean) * (v - mean)
+	}
+	return mean, devSS
 }
 
 // shardName is the file of a block of load id; block −1 gives the glob of

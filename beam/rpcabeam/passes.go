@@ -50,7 +50,8 @@ type passFn struct {
 	Pass       string
 	D1, D2     int
 	KRow, KCol int     // counts of T (thresholds passes)
-	C          float64 // location c (init passes)
+	Loc        float64 // the location removed from every value (Store.SetLocation)
+	C          float64 // location c of T in the initialization, after Loc
 	Ridge      float64 // λ of an ALS half-sweep
 	CacheBytes int64   // the bound of the worker's shard cache (0: none kept)
 	Fused      bool    // a trial that also gives the thresholds of T at (Ut, Vt)
@@ -175,14 +176,14 @@ func (f *passFn) thresholds(ctx context.Context, s *shard, fr, fc string) (own, 
 	return tr, tc, nil
 }
 
-// residual sets res to y − own_l·other_j over local line l (own holds
+// residual sets res to y − loc − own_l·other_j over local line l (own holds
 // the shard's rows).
-func residual(res []float64, s *shard, l int, own, other *mat.Dense) []float64 {
+func residual(res []float64, s *shard, l int, loc float64, own, other *mat.Dense) []float64 {
 	idx, val := s.line(l)
 	res = res[:0]
 	ol := own.RawRowView(l)
 	for k, j := range idx {
-		res = append(res, val[k]-kernels.Dot(ol, other.RawRowView(int(j))))
+		res = append(res, val[k]-loc-kernels.Dot(ol, other.RawRowView(int(j))))
 	}
 	return res
 }
@@ -200,7 +201,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 			_, val := s.line(l)
 			mags = mags[:0]
 			for _, y := range val {
-				mags = append(mags, math.Abs(y-f.C))
+				mags = append(mags, math.Abs(y-f.Loc-f.C))
 			}
 			out[l] = gd.LineThreshold(mags, k)
 		}
@@ -213,7 +214,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 		out := make([]float64, s.Lines)
 		var res []float64
 		for l := range out {
-			res = residual(res, s, l, own, other)
+			res = residual(res, s, l, f.Loc, own, other)
 			out[l] = lineThreshold(res, k)
 		}
 		return vectorMatrix(out), nil
@@ -248,7 +249,7 @@ func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
 		idx, val := s.line(l)
 		ol := out.RawRowView(l)
 		for q, j := range idx {
-			y := val[q]
+			y := val[q] - f.Loc
 			if gd.InSparse(math.Abs(y-f.C), tOwn[s.First+l], tOther[j]) {
 				y = f.C
 			}
@@ -265,6 +266,7 @@ func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
 // thresholds of T, with which line sets the residuals R = y − U·Vᵀ of a
 // line and S's support among them.
 type evaluation struct {
+	loc          float64
 	own, other   *mat.Dense
 	tOwn, tOther []float64
 	res          []float64 // the residuals of the last line
@@ -273,7 +275,7 @@ type evaluation struct {
 
 // lastEvaluation reads the factors and thresholds of the last Evaluate.
 func (f *passFn) lastEvaluation(ctx context.Context, s *shard) (*evaluation, error) {
-	var e evaluation
+	e := evaluation{loc: f.Loc}
 	var err error
 	if e.own, e.other, err = f.factors(ctx, s, fileU, fileV); err != nil {
 		return nil, err
@@ -286,7 +288,7 @@ func (f *passFn) lastEvaluation(ctx context.Context, s *shard) (*evaluation, err
 
 // line sets e.res and e.inS for local line l of s.
 func (e *evaluation) line(s *shard, l int) {
-	e.res = residual(e.res, s, l, e.own, e.other)
+	e.res = residual(e.res, s, l, e.loc, e.own, e.other)
 	idx, _ := s.line(l)
 	e.inS = e.inS[:0]
 	for q, r := range e.res {
@@ -345,7 +347,7 @@ func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error)
 	if s.Col { // Fused only
 		out := make([]float64, s.Lines)
 		for l := range out {
-			rt = residual(rt, s, l, ut, vt)
+			rt = residual(rt, s, l, f.Loc, ut, vt)
 			out[l] = lineThreshold(rt, k)
 		}
 		return vectorMatrix(out), nil
@@ -361,7 +363,7 @@ func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error)
 	out := mat.NewDense(s.Lines, cols, nil)
 	for l := range s.Lines {
 		ev.line(s, l)
-		rt = residual(rt, s, l, ut, vt)
+		rt = residual(rt, s, l, f.Loc, ut, vt)
 		sum := 0.0
 		for q, in := range ev.inS {
 			if !in {
@@ -400,9 +402,17 @@ func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
 	_, r := x.Dims()
 	out := mat.NewDense(s.Lines, r, nil)
 	ls := als.NewLineSolver(r)
+	var shifted []float64
 	for l := range s.Lines {
 		ev.line(s, l)
 		idx, val := s.line(l)
+		if f.Loc != 0 {
+			shifted = shifted[:0]
+			for _, y := range val {
+				shifted = append(shifted, y-f.Loc)
+			}
+			val = shifted
+		}
 		if !ls.Solve(out.RawRowView(l), x.RawMatrix(), idx, val, ev.inS, f.Ridge) {
 			return nil, fmt.Errorf("the least-squares system of line %d is not positive definite", s.First+l)
 		}
@@ -423,7 +433,7 @@ func (f *passFn) values(ctx context.Context, s *shard, shardPath string) (*mat.D
 		if q < 0 || int(q) >= s.nnz() {
 			return nil, fmt.Errorf("position %v outside the shard's %d entries", q, s.nnz())
 		}
-		out[k] = s.Val[int(q)]
+		out[k] = s.Val[int(q)] - f.Loc
 	}
 	return vectorMatrix(out), nil
 }

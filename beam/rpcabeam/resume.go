@@ -45,7 +45,7 @@ type input struct {
 	Size int64  `json:"size"`
 }
 
-const manifestFormat = "rpca-beam store 1"
+const manifestFormat = "rpca-beam store 2"
 
 // ErrNoStore is wrapped by Open's error when the work directory holds no
 // completed load.

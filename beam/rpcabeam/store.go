@@ -99,8 +99,8 @@ type Store struct {
 	id          string // names this load's shards (rows-ID-NNNNN), so that no cache outlives it
 	run         Runner
 	d1, d2, nnz int
-	sumSq       float64
 	rows, cols  []shardInfo
+	loc         float64 // the location every pass removes (SetLocation)
 	c           float64 // location of SetInit
 	pipelines   int
 	cacheBytes  int64               // bound of a worker's shard cache
@@ -120,10 +120,14 @@ type shardInfo struct {
 	path         string
 	first, lines int
 	nnz          int // entries
+	mean, devSS  float64
 	offset       int // row shards: position of its first entry in Φ's row-major order
 }
 
-var _ distributed.ALSStore = (*Store)(nil)
+var (
+	_ distributed.ALSStore = (*Store)(nil)
+	_ distributed.Shifter  = (*Store)(nil)
+)
 
 // Load reads the Matrix Market coordinate file, or the files matching the
 // glob in (each a coordinate file of the same size holding some of the
@@ -220,7 +224,7 @@ func (st *Store) readShards(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			info := shardInfo{path: name, first: h.First, lines: h.Lines, nnz: nnz}
+			info := shardInfo{path: name, first: h.First, lines: h.Lines, nnz: nnz, mean: h.Mean, devSS: h.DevSS}
 			covered += h.Lines - h.Empty
 			if col {
 				st.cols = append(st.cols, info)
@@ -229,7 +233,6 @@ func (st *Store) readShards(ctx context.Context) error {
 				info.offset = st.nnz
 				st.rows = append(st.rows, info)
 				st.nnz += nnz
-				st.sumSq += h.SumSq
 			}
 		}
 		if col {
@@ -332,12 +335,30 @@ func (st *Store) Pipelines() int { return st.pipelines }
 // Dims returns d1, d2 and |Φ|.
 func (st *Store) Dims() (int, int, int) { return st.d1, st.d2, st.nnz }
 
-// NormY returns ‖Π_Φ Y‖_F.
-func (st *Store) NormY() float64 { return math.Sqrt(st.sumSq) }
+// NormY returns ‖Π_Φ(Y − c)‖_F, c the location of SetLocation (0 before
+// one), from the shards' means and deviations.
+func (st *Store) NormY() float64 {
+	ss := 0.0
+	for _, s := range st.rows {
+		ss += s.devSS + float64(s.nnz)*(s.mean-st.loc)*(s.mean-st.loc)
+	}
+	return math.Sqrt(ss)
+}
+
+// SetLocation makes every later pass, Values and NormY see Π_Φ(Y − c)
+// instead of Π_Φ(Y) ([distributed.Shifter]); c = 0 restores Y.
+func (st *Store) SetLocation(_ context.Context, c float64) error {
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return fmt.Errorf("rpcabeam: location %v", c)
+	}
+	st.loc = c
+	st.trialU, st.trialV, st.evaluated = nil, nil, false
+	return nil
+}
 
 // pass runs fn on the shards, one pipeline.
 func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error {
-	fn.Dir, fn.D1, fn.D2, fn.CacheBytes = st.dir, st.d1, st.d2, st.cacheBytes
+	fn.Dir, fn.D1, fn.D2, fn.CacheBytes, fn.Loc = st.dir, st.d1, st.d2, st.cacheBytes, st.loc
 	paths := make([]string, len(shards))
 	for k, s := range shards {
 		paths[k] = s.path

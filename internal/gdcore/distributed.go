@@ -1,6 +1,7 @@
 package gdcore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,22 +9,27 @@ import (
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/distributed"
+	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/track"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/robust"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/internal/tsvd"
+	"github.com/rpca-gd/rpca/internal/verify"
 )
 
 // SolveDistributed runs Algorithm 2 on the observed entries that d holds,
 // with g's parameters and the settings s, exactly as [Solve] runs it on an
 // [Observed] (with p = |Φ|/(d1·d2)), except that:
 // T is d's threshold form; the data are not rescaled (Solve scales data
-// beyond about 1e±150 by a power of two); and the Result's S is nil, the
-// sparse part staying with d.
+// beyond about 1e±150 by a power of two) and gross entries are not set
+// aside before the method; the location is removed only when d is a
+// [distributed.Shifter]; and the Result's S is nil, the sparse part
+// staying with d.
 func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.Settings) (*rpca.Result, error) {
 	d1, d2, nnz := d.Dims()
 	if nnz == 0 {
@@ -55,17 +61,81 @@ func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.S
 	if err != nil {
 		return nil, rpca.BadSettings(err)
 	}
+	loc, ref, err := sampleFrame(ctx, d, s.Alpha)
+	if err != nil {
+		return nil, err
+	}
 	st := &distState{ctx: ctx, d: d, q: &q, ynorm: d.NormY()}
 	def := DefaultGDStop
 	if q.als {
 		def = DefaultALSStop
 	}
-	res, err := g.run(ctx, track.New(ctx, &rpca.Problem{}, s, def, gdDivergenceHint), st, &q)
+	tr := track.New(ctx, &rpca.Problem{}, s, def, gdDivergenceHint)
+	if ref > 0 {
+		tr.ScaleResiduals(st.ynorm / ref)
+	}
+	res, err := g.run(ctx, tr, st, &q)
 	if err != nil {
 		return nil, err
 	}
 	res.DataScale = 1
+	if loc != 0 {
+		addLocation(res, loc, cmp.Or(ref, st.ynorm), d1, d2, nnz)
+	}
 	return res, nil
+}
+
+// sampleFrame reads the values of d at robust.SamplePositions (one pass)
+// and returns the frame Solve would give them (robust.SampleFrame): the
+// location c', which it removes from d when d is a [distributed.Shifter]
+// and α > 0 (0 otherwise), and the clean norm of the values the method
+// sees, which the reported residuals and the residual rule are relative
+// to, as Solve's are to rpca.ResidualScale (0 for a constant sample).
+// The method's own residual stays relative to NormY, as it is to
+// ‖Π_Φ Y‖ of the framed data in Solve (the two differ only by the
+// entries beyond GrossSpreads, which Solve sets aside).
+func sampleFrame(ctx context.Context, d distributed.Store, alpha float64) (loc, ref float64, err error) {
+	sh, centre := d.(distributed.Shifter)
+	centre = centre && alpha > 0
+	if centre {
+		if err := sh.SetLocation(ctx, 0); err != nil {
+			return 0, 0, err
+		}
+	}
+	_, _, nnz := d.Dims()
+	pos := robust.SamplePositions(nnz)
+	vals, err := d.Values(ctx, pos)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(vals) != len(pos) {
+		return 0, 0, fmt.Errorf("rpca: distributed.Store.Values returned %d values for %d positions", len(vals), len(pos))
+	}
+	loc, ref = robust.SampleFrame(vals, nnz, centre)
+	if loc != 0 {
+		err = sh.SetLocation(ctx, loc)
+	}
+	return loc, ref, err
+}
+
+// addLocation adds the removed location loc back to res's M = U·Vᵀ at
+// its rank (verify.Fold, as Solve does) and sets Result.Location. When
+// the fold moves M by more than the noise of the fit (its residual,
+// relative to scale, over nnz entries), the constant was not in the
+// rank's model: res.Verification then fails rpca.CheckOffset.
+func addLocation(res *rpca.Result, loc, scale float64, d1, d2, nnz int) {
+	res.Location = loc
+	rel := 0.0 // rms(E) over the rms of M's varying part
+	if centred := metrics.CentredNorm(res.U, res.V); centred > 0 && !math.IsNaN(res.Residual) {
+		rel = res.Residual * scale / math.Sqrt(float64(nnz)) / (centred / math.Sqrt(float64(d1)*float64(d2)))
+	}
+	var gap float64
+	var misfit string
+	res.U, res.V, gap, misfit = verify.Fold(res.U, res.V, loc, true, rel)
+	if misfit != "" {
+		res.Verification = &rpca.Verification{Failed: rpca.CheckOffset, Reason: misfit, OffsetGap: gap,
+			Stationary: math.NaN(), Structure: math.NaN()}
+	}
 }
 
 // distState is gdState on a Distributed.

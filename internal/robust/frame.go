@@ -81,10 +81,10 @@ func Analyze(vals Values, aside, centre bool) Frame {
 		fr.Constant = true
 		return fr
 	}
-	m := min(fr.N, frameSample)
-	buf := make([]float64, m)
-	for k := range buf {
-		buf[k] = vals.at(int(int64(k) * int64(fr.N) / int64(m)))
+	pos := SamplePositions(fr.N)
+	buf := make([]float64, len(pos))
+	for k, q := range pos {
+		buf[k] = vals.at(q)
 	}
 	c, sH := Half(buf)
 	fr.Median = c
@@ -101,7 +101,7 @@ func Analyze(vals Values, aside, centre bool) Frame {
 	fr.HalfSpread = sH
 	var locH float64
 	if aside && centre {
-		locH = math.Copysign(max(math.Abs(ch)-sH, 0), ch)
+		locH = locationHalf(ch, sH)
 	}
 	st := Pass(vals, ch, locH, sH, aside)
 	if st.MaxH == 0 {
@@ -124,9 +124,52 @@ func Analyze(vals Values, aside, centre bool) Frame {
 	// ‖Π_Φ Y_f‖ from the pass's sum of squares of (y/2 − c'/2)/σ̂ (with
 	// the gross entries at the median), and the clean norm.
 	fr.NormF = st.SS.Norm() * sH * 2 / fr.Scale
-	fr.RefF = math.Sqrt(float64(fr.N)) * 2 * math.Hypot(sH, min(math.Abs(rest), sH)) / fr.Scale
+	fr.RefF = cleanNorm(fr.N, sH, rest) / fr.Scale
 	return fr
 }
+
+// SamplePositions are the positions, among n observed values, of the
+// sample from which Analyze estimates the median and the spread: up to
+// 2¹⁶, at an even stride.
+func SamplePositions(n int) []int {
+	m := min(n, frameSample)
+	pos := make([]int, m)
+	for k := range pos {
+		pos[k] = int(int64(k) * int64(n) / int64(m))
+	}
+	return pos
+}
+
+// SampleFrame returns what a method on entries it does not hold needs of
+// the frame, from the values at SamplePositions of n observed values: the
+// location c' that Analyze removes when centre is set (the part of the
+// median beyond one robust spread), and the clean norm RefF of the values
+// less c' (Solve's ResidualScale), both in the units of the data. A
+// constant sample gives 0 and 0. It overwrites sample.
+func SampleFrame(sample []float64, n int, centre bool) (loc, ref float64) {
+	if len(sample) == 0 {
+		return 0, 0
+	}
+	c, sH := Half(sample)
+	if sH == 0 {
+		return 0, 0
+	}
+	var locH float64
+	if centre {
+		locH = locationHalf(c/2, sH)
+	}
+	return 2 * locH, cleanNorm(n, sH, c/2-locH)
+}
+
+// cleanNorm is RefF before the scale: √n·2·√(sH² + min(|rest|, sH)²) for
+// the half spread sH and the half location rest left in the values.
+func cleanNorm(n int, sH, rest float64) float64 {
+	return math.Sqrt(float64(n)) * 2 * math.Hypot(sH, min(math.Abs(rest), sH))
+}
+
+// locationHalf is half of the location for the half median ch and the
+// half spread sH: ch moved towards 0 by sH, and 0 within it.
+func locationHalf(ch, sH float64) float64 { return math.Copysign(max(math.Abs(ch)-sH, 0), ch) }
 
 // Value maps an observed value y of the data to the frame, with locH =
 // Loc/2 (half of y and of the location, so that nothing overflows; the

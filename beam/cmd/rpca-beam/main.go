@@ -274,24 +274,27 @@ func defaultWorkerBinary(runner string) error {
 
 // summary is summary.json.
 type summary struct {
-	Command    string          `json:"command"`
-	Input      string          `json:"input"`
-	Runner     string          `json:"runner"`
-	D1         int             `json:"d1"`
-	D2         int             `json:"d2"`
-	Observed   int             `json:"observed"`
-	Rank       int             `json:"rank"`
-	Alpha      float64         `json:"alpha"`
-	Shards     int             `json:"shards"`
-	Iterations int             `json:"iterations"`
-	Resumed    *int            `json:"resumed_from"` // the iteration of the checkpoint --resume went on from
-	Pipelines  int             `json:"pipelines"`
-	Seconds    float64         `json:"seconds"`
-	StopReason string          `json:"stop_reason"`
-	Residual   *float64        `json:"residual"`
-	Method     string          `json:"method"`
-	Params     any             `json:"params"` // gd.Params or als.Params
-	History    []historyRecord `json:"history"`
+	Command    string   `json:"command"`
+	Input      string   `json:"input"`
+	Runner     string   `json:"runner"`
+	D1         int      `json:"d1"`
+	D2         int      `json:"d2"`
+	Observed   int      `json:"observed"`
+	Rank       int      `json:"rank"`
+	Alpha      float64  `json:"alpha"`
+	Shards     int      `json:"shards"`
+	Iterations int      `json:"iterations"`
+	Resumed    *int     `json:"resumed_from"` // the iteration of the checkpoint --resume went on from
+	Pipelines  int      `json:"pipelines"`
+	Seconds    float64  `json:"seconds"`
+	StopReason string   `json:"stop_reason"`
+	Residual   *float64 `json:"residual"`
+	// Location is the constant removed from the values during the solve
+	// and added back to M = U·Vᵀ, as rpca.Solve does (0 when none).
+	Location float64         `json:"location"`
+	Method   string          `json:"method"`
+	Params   any             `json:"params"` // gd.Params or als.Params
+	History  []historyRecord `json:"history"`
 	// IO are the bytes the workers read and wrote, per pass, from the
 	// runner's counters (docs/distributed.md, "Bytes moved per
 	// iteration").
@@ -348,7 +351,7 @@ func solve(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	sum := summary{Command: "rpca-beam", Input: o.in, Runner: o.runner, D1: d1, D2: d2, Observed: nnz, Rank: o.rank,
 		Alpha: o.alpha, Shards: o.shards, Iterations: res.Iterations, Pipelines: st.Pipelines(),
 		Seconds: res.Elapsed.Seconds(), StopReason: string(res.Stop), Residual: metrics.Finite(res.Residual)}
-	sum.Method, sum.Params, sum.IO = o.method, res.Params, st.IO()
+	sum.Method, sum.Params, sum.IO, sum.Location = o.method, res.Params, st.IO(), res.Location
 	if start != nil {
 		sum.Resumed = &start.Iteration
 	}
@@ -358,6 +361,11 @@ func solve(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	sum.NotChecked = "--verify=false"
 	if o.verify {
 		sum.Verification, sum.NotChecked = verifyOnLauncher(o.in, res, s)
+	}
+	if own := res.Verification; own != nil && own.Failed != "" && (sum.Verification == nil || sum.Verification.Verified) {
+		// The method's own finding (the location does not fit the
+		// rank): not verified, whatever the check on the launcher found.
+		sum.Verification, sum.NotChecked = own, ""
 	}
 	sum.Verified = sum.Verification != nil && sum.Verification.Verified
 	if err := write(o, res.U, res.V, &sum); err != nil {

@@ -103,7 +103,10 @@ func TestSeparateWorkers(t *testing.T) {
 	out, work := filepath.Join(dir, "out"), filepath.Join(dir, "work")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	args := []string{"--in", y, "--rank", "2", "--alpha", "0.05", "--out", out, "--shards", "2",
+	// --tol 1e-6: 53 iterations instead of the default's 78, so that the
+	// resumed run takes about 100 jobs (about 2.8 s each with separate
+	// workers) and the test package stays within go test's 10 minutes.
+	args := []string{"--in", y, "--rank", "2", "--alpha", "0.05", "--out", out, "--shards", "2", "--tol", "1e-6",
 		"--runner", "universal", "--endpoint", fmt.Sprintf("localhost:%d", port), "--work", work,
 		"--environment_type", "PROCESS", "--environment_config", fmt.Sprintf(`{"command": %q}`, wrapper)}
 	env := append(os.Environ(), "TMPDIR="+tmp)
@@ -146,7 +149,7 @@ func TestSeparateWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.05, Seed: 1}, &gd.Method{})
+	ref, err := rpca.Solve(context.Background(), in.Problem(), rpca.Settings{Rank: 2, Alpha: 0.05, Seed: 1, Stop: rpca.Stop{ResidualTol: 1e-6}}, &gd.Method{})
 	if err != nil {
 		t.Fatal(err)
 	}
