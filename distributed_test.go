@@ -325,22 +325,22 @@ func TestSolveDistributed(t *testing.T) {
 	}
 }
 
-// shiftingRef is refDistributed that can remove a location
-// (distributed.Shifter): it keeps the values of Y and sets those every
-// pass reads to Y − c.
-type shiftingRef struct {
+// framingRef is refDistributed that can present its values in a frame
+// (distributed.Framer): it keeps the values of Y and sets those every
+// pass reads to (y − c)/scale.
+type framingRef struct {
 	*refDistributed
 	y []float64
 }
 
-func newShiftingRef(o *rpca.Observed) *shiftingRef {
+func newFramingRef(o *rpca.Observed) *framingRef {
 	r := newRefDistributed(o)
-	return &shiftingRef{r, slices.Clone(r.vals)}
+	return &framingRef{r, slices.Clone(r.vals)}
 }
 
-func (r *shiftingRef) SetLocation(_ context.Context, c float64) error {
+func (r *framingRef) SetFrame(_ context.Context, c, scale float64) error {
 	for e, y := range r.y {
-		r.vals[e] = y - c
+		r.vals[e] = (y/2 - c/2) * (2 / scale)
 	}
 	return nil
 }
@@ -374,7 +374,7 @@ func TestSolveDistributedLocation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dist, err := m.SolveDistributed(context.Background(), newShiftingRef(prob.Observed), s)
+		dist, err := m.SolveDistributed(context.Background(), newFramingRef(prob.Observed), s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -398,12 +398,55 @@ func TestSolveDistributedLocation(t *testing.T) {
 			t.Errorf("%s without the shift: true error %.3g; the test no longer shows what the location does", m.Name(), ePlain)
 		}
 		s.Rank = 2
-		low, err := m.SolveDistributed(context.Background(), newShiftingRef(prob.Observed), s)
+		low, err := m.SolveDistributed(context.Background(), newFramingRef(prob.Observed), s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if v := low.Verification; v == nil || v.Failed != rpca.CheckOffset || v.Verified {
 			t.Errorf("%s at rank 2: verification %+v, want a failed %s", m.Name(), v, rpca.CheckOffset)
+		}
+	}
+}
+
+// TestSolveDistributedScale: on a store that can frame its values, data
+// scaled by 1e200 or 1e-200 are divided by a power of two near their
+// scale, as Solve divides them, and give Solve's iterations and answer in
+// the units of the data. Without the frame the norms overflow or
+// underflow: the run ends at once with no answer worth the name.
+func TestSolveDistributedScale(t *testing.T) {
+	in := instance(t, synth.Config{D1: 200, D2: 150, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 3})
+	s := rpca.Settings{Rank: 2, Alpha: 0.05, Seed: 1}
+	rowPtr, colIdx, vals := in.Obs.CSR()
+	for _, f := range []float64{1e200, 1e-200} {
+		scaled := make([]float64, len(vals))
+		for k, y := range vals {
+			scaled[k] = y * f
+		}
+		obs, err := rpca.NewObservedCSR(200, 150, rowPtr, colIdx, scaled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := mat.DenseCopyOf(in.A)
+		a.Scale(f, a)
+		ref, err := rpca.Solve(context.Background(), &rpca.Problem{Observed: obs}, s, &gd.Method{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dist, err := (&gd.Method{}).SolveDistributed(context.Background(), newFramingRef(obs), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := (&gd.Method{}).SolveDistributed(context.Background(), newRefDistributed(obs), s)
+		e, ePlain := metrics.CentredRelError(dist.U, dist.V, a, in.B), math.NaN()
+		if err == nil {
+			ePlain = metrics.CentredRelError(plain.U, plain.V, a, in.B)
+		}
+		t.Logf("×%g: %d iterations (%s), Solve %d; data scale %g; true error %.3g; without the frame %.3g (%v)", f, dist.Iterations, dist.Stop, ref.Iterations, dist.DataScale, e, ePlain, err)
+		if !ref.Verification.Verified || dist.Iterations != ref.Iterations || !(e < 1e-6) || dist.DataScale == 1 || dist.DataScale != ref.DataScale {
+			t.Errorf("×%g: %d iterations against Solve's %d (verified %v), true error %.3g, data scale %g against %g", f, dist.Iterations, ref.Iterations, ref.Verification.Verified, e, dist.DataScale, ref.DataScale)
+		}
+		if ePlain < 1e-3 {
+			t.Errorf("×%g without the frame: true error %.3g; the test no longer shows what the scale does", f, ePlain)
 		}
 	}
 }

@@ -71,16 +71,17 @@ type ALSStore interface {
 	SolveLines(ctx context.Context, dst, x *mat.Dense, cols bool, ridge float64) error
 }
 
-// Shifter is a [Store] that can present its values with a location
-// removed, as [rpca.Solve] presents the data to a method: after
-// SetLocation(c), Values, NormY and every pass see Π_Φ(Y − c) (c = 0
-// restores Y). With α > 0 the methods' SolveDistributed remove the
-// location Solve would (Result.Location) from a Shifter and add it back
-// to M at the asked rank, so that an offset does not take one of the
-// rank's dimensions.
-type Shifter interface {
+// Framer is a [Store] that can present its values in a frame, as
+// [rpca.Solve] presents the data to a method: after SetFrame(c, scale),
+// Values, NormY and every pass see Π_Φ(Y − c)/scale, formed as
+// (y/2 − c/2)·(2/scale) so that nothing overflows; SetFrame(0, 1)
+// restores Y. On a Framer the methods' SolveDistributed remove the
+// location Solve would with α > 0 (Result.Location: an offset no longer
+// makes the problem ill-conditioned) and divide data of an extreme scale
+// by a power of two (Result.DataScale), and return M in the units of Y.
+type Framer interface {
 	Store
-	SetLocation(ctx context.Context, c float64) error
+	SetFrame(ctx context.Context, c, scale float64) error
 }
 
 // Solver is implemented by methods that can run on a [Store] (gd.Method, als.Method): the same algorithm as their Solve, on

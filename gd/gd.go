@@ -196,11 +196,10 @@ func (m *Method) WithWarmStart(u, v *mat.Dense) rpca.Method {
 
 // SolveDistributed runs Algorithm 2 on the observed entries that d holds
 // ([distributed.Solver]), exactly as Solve runs it on an
-// rpca.Observed (the same location removed, from a
-// [distributed.Shifter], and residuals relative to the same clean scale),
-// except that T is d's threshold form, the data are not rescaled, entries
-// beyond rpca.GrossSpreads are left to T, and the result's S is nil (the
-// sparse part stays with d).
+// rpca.Observed (the same frame, on a [distributed.Framer], and
+// residuals relative to the same clean scale),
+// except that T is d's threshold form, entries beyond rpca.GrossSpreads
+// are left to T, and the result's S is nil (the sparse part stays with d).
 func (m *Method) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.Settings) (*rpca.Result, error) {
 	return publicParams(m.core().SolveDistributed(ctx, d, s))
 }

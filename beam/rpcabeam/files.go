@@ -29,8 +29,9 @@ type shard struct {
 	Col   bool // a column shard
 	First int
 	Lines int
-	Mean  float64 // the mean of its values
-	DevSS float64 // Σ (y − Mean)² over the shard
+	Mean   float64 // the mean of its values
+	DevMax float64 // the largest |y − Mean|
+	DevSS  float64 // Σ ((y − Mean)/DevMax)² over the shard
 	Empty int     // lines without an entry
 	Ptr   []int64
 	Idx   []int32
@@ -101,10 +102,10 @@ func (s *shard) write(ctx context.Context, path string) error {
 		col = 1
 	}
 	head := []int64{col, int64(s.First), int64(s.Lines), int64(len(s.Val)), int64(s.Empty)}
-	return writeFile(ctx, path, encode([]byte(shardMagic), head, s.Mean, s.DevSS, s.Ptr, s.Idx, s.Val))
+	return writeFile(ctx, path, encode([]byte(shardMagic), head, s.Mean, s.DevMax, s.DevSS, s.Ptr, s.Idx, s.Val))
 }
 
-const shardHeaderSize = 8 + 5*8 + 2*8
+const shardHeaderSize = 8 + 5*8 + 3*8
 
 // readShardHeader reads a shard's header only: the shard without its
 // arrays, and its number of entries.
@@ -133,7 +134,7 @@ func decodeShardHeader(r io.Reader, path string) (*shard, int64, error) {
 	magic := make([]byte, len(shardMagic))
 	head := make([]int64, 5)
 	s := &shard{}
-	if err := decode(r, path, magic, head, &s.Mean, &s.DevSS); err != nil {
+	if err := decode(r, path, magic, head, &s.Mean, &s.DevMax, &s.DevSS); err != nil {
 		return nil, 0, err
 	}
 	if string(magic) != shardMagic || head[2] < 0 || head[3] < 0 {

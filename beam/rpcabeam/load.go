@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -207,7 +208,7 @@ func (f writeBlock) write(ctx context.Context, dir, id string, block int, all *b
 		s.Idx = append(s.Idx, all.Other[k])
 		s.Val = append(s.Val, all.Val[k])
 	}
-	s.Mean, s.DevSS = meanDev(s.Val)
+	s.Mean, s.DevMax, s.DevSS = meanDev(s.Val)
 	for l := 0; l < s.Lines; l++ {
 		if s.Ptr[l+1] == 0 {
 			s.Empty++
@@ -217,21 +218,26 @@ func (f writeBlock) write(ctx context.Context, dir, id string, block int, all *b
 	return s.write(ctx, shardName(dir, id, f.col, block))
 }
 
-// meanDev returns the mean of x and the sum of squared deviations from
-// it (two passes), from which ‖x − c‖² = DevSS + n·(Mean − c)² follows
-// for any location c without the cancellation of Σx² − 2cΣx + nc².
-func meanDev(x []float64) (mean, devSS float64) {
-	if len(x) == 0 {
-		return 0, 0
+// meanDev returns the mean of x (a running mean, which cannot overflow),
+// the largest deviation from it, and the sum of the squared deviations in
+// units of the largest, from which ‖(x − c)/σ‖² = (devMax/σ)²·devSS +
+// n·((mean − c)/σ)² follows for any location c and scale σ without the
+// cancellation of Σx² − 2cΣx + nc² and without overflow.
+func meanDev(x []float64) (mean, devMax, devSS float64) {
+	for k, v := range x {
+		mean += (v - mean) / float64(k+1)
 	}
 	for _, v := range x {
-		mean += v
+		devMax = max(devMax, math.Abs(v/2-mean/2))
 	}
-	mean /= float64(len(x))
+	if devMax == 0 {
+		return mean, 0, 0
+	}
 	for _, v := range x {
-		devSS += (v - mean) * (v - mean)
+		d := (v/2 - mean/2) / devMax
+		devSS += d * d
 	}
-	return mean, devSS
+	return mean, 2 * devMax, devSS
 }
 
 // shardName is the file of a block of load id; block −1 gives the glob of

@@ -50,8 +50,8 @@ type passFn struct {
 	Pass       string
 	D1, D2     int
 	KRow, KCol int     // counts of T (thresholds passes)
-	Loc        float64 // the location removed from every value (Store.SetLocation)
-	C          float64 // location c of T in the initialization, after Loc
+	Frame      frame   // how every value is seen (Store.SetFrame)
+	C          float64 // location c of T in the initialization, in the frame
 	Ridge      float64 // λ of an ALS half-sweep
 	CacheBytes int64   // the bound of the worker's shard cache (0: none kept)
 	Fused      bool    // a trial that also gives the thresholds of T at (Ut, Vt)
@@ -176,14 +176,28 @@ func (f *passFn) thresholds(ctx context.Context, s *shard, fr, fc string) (own, 
 	return tr, tc, nil
 }
 
-// residual sets res to y − loc − own_l·other_j over local line l (own holds
-// the shard's rows).
-func residual(res []float64, s *shard, l int, loc float64, own, other *mat.Dense) []float64 {
+// frame is how the passes see a value y of Y: (y − Loc)/Scale, formed as
+// rpca.Solve's frame forms it, so that nothing overflows; the zero frame
+// and {0, 1} see y itself.
+type frame struct{ Loc, Scale float64 }
+
+func (fr frame) value(y float64) float64 {
+	if fr.identity() {
+		return y
+	}
+	return (y/2 - fr.Loc/2) * (2 / fr.Scale)
+}
+
+func (fr frame) identity() bool { return fr.Loc == 0 && (fr.Scale == 1 || fr.Scale == 0) }
+
+// residual sets res to y − own_l·other_j over local line l, y in the
+// frame fr (own holds the shard's rows).
+func residual(res []float64, s *shard, l int, fr frame, own, other *mat.Dense) []float64 {
 	idx, val := s.line(l)
 	res = res[:0]
 	ol := own.RawRowView(l)
 	for k, j := range idx {
-		res = append(res, val[k]-loc-kernels.Dot(ol, other.RawRowView(int(j))))
+		res = append(res, fr.value(val[k])-kernels.Dot(ol, other.RawRowView(int(j))))
 	}
 	return res
 }
@@ -201,7 +215,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 			_, val := s.line(l)
 			mags = mags[:0]
 			for _, y := range val {
-				mags = append(mags, math.Abs(y-f.Loc-f.C))
+				mags = append(mags, math.Abs(f.Frame.value(y)-f.C))
 			}
 			out[l] = gd.LineThreshold(mags, k)
 		}
@@ -214,7 +228,7 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 		out := make([]float64, s.Lines)
 		var res []float64
 		for l := range out {
-			res = residual(res, s, l, f.Loc, own, other)
+			res = residual(res, s, l, f.Frame, own, other)
 			out[l] = lineThreshold(res, k)
 		}
 		return vectorMatrix(out), nil
@@ -249,7 +263,7 @@ func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
 		idx, val := s.line(l)
 		ol := out.RawRowView(l)
 		for q, j := range idx {
-			y := val[q] - f.Loc
+			y := f.Frame.value(val[q])
 			if gd.InSparse(math.Abs(y-f.C), tOwn[s.First+l], tOther[j]) {
 				y = f.C
 			}
@@ -266,7 +280,7 @@ func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
 // thresholds of T, with which line sets the residuals R = y − U·Vᵀ of a
 // line and S's support among them.
 type evaluation struct {
-	loc          float64
+	fr           frame
 	own, other   *mat.Dense
 	tOwn, tOther []float64
 	res          []float64 // the residuals of the last line
@@ -275,7 +289,7 @@ type evaluation struct {
 
 // lastEvaluation reads the factors and thresholds of the last Evaluate.
 func (f *passFn) lastEvaluation(ctx context.Context, s *shard) (*evaluation, error) {
-	e := evaluation{loc: f.Loc}
+	e := evaluation{fr: f.Frame}
 	var err error
 	if e.own, e.other, err = f.factors(ctx, s, fileU, fileV); err != nil {
 		return nil, err
@@ -288,7 +302,7 @@ func (f *passFn) lastEvaluation(ctx context.Context, s *shard) (*evaluation, err
 
 // line sets e.res and e.inS for local line l of s.
 func (e *evaluation) line(s *shard, l int) {
-	e.res = residual(e.res, s, l, e.loc, e.own, e.other)
+	e.res = residual(e.res, s, l, e.fr, e.own, e.other)
 	idx, _ := s.line(l)
 	e.inS = e.inS[:0]
 	for q, r := range e.res {
@@ -347,7 +361,7 @@ func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error)
 	if s.Col { // Fused only
 		out := make([]float64, s.Lines)
 		for l := range out {
-			rt = residual(rt, s, l, f.Loc, ut, vt)
+			rt = residual(rt, s, l, f.Frame, ut, vt)
 			out[l] = lineThreshold(rt, k)
 		}
 		return vectorMatrix(out), nil
@@ -363,7 +377,7 @@ func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error)
 	out := mat.NewDense(s.Lines, cols, nil)
 	for l := range s.Lines {
 		ev.line(s, l)
-		rt = residual(rt, s, l, f.Loc, ut, vt)
+		rt = residual(rt, s, l, f.Frame, ut, vt)
 		sum := 0.0
 		for q, in := range ev.inS {
 			if !in {
@@ -406,10 +420,10 @@ func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
 	for l := range s.Lines {
 		ev.line(s, l)
 		idx, val := s.line(l)
-		if f.Loc != 0 {
+		if !f.Frame.identity() {
 			shifted = shifted[:0]
 			for _, y := range val {
-				shifted = append(shifted, y-f.Loc)
+				shifted = append(shifted, f.Frame.value(y))
 			}
 			val = shifted
 		}
@@ -433,7 +447,7 @@ func (f *passFn) values(ctx context.Context, s *shard, shardPath string) (*mat.D
 		if q < 0 || int(q) >= s.nnz() {
 			return nil, fmt.Errorf("position %v outside the shard's %d entries", q, s.nnz())
 		}
-		out[k] = s.Val[int(q)] - f.Loc
+		out[k] = f.Frame.value(s.Val[int(q)])
 	}
 	return vectorMatrix(out), nil
 }

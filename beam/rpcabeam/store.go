@@ -100,7 +100,7 @@ type Store struct {
 	run         Runner
 	d1, d2, nnz int
 	rows, cols  []shardInfo
-	loc         float64 // the location every pass removes (SetLocation)
+	fr          frame   // how every pass sees the values (SetFrame)
 	c           float64 // location of SetInit
 	pipelines   int
 	cacheBytes  int64               // bound of a worker's shard cache
@@ -120,13 +120,14 @@ type shardInfo struct {
 	path         string
 	first, lines int
 	nnz          int // entries
-	mean, devSS  float64
+	mean, devMax float64
+	devSS        float64
 	offset       int // row shards: position of its first entry in Φ's row-major order
 }
 
 var (
 	_ distributed.ALSStore = (*Store)(nil)
-	_ distributed.Shifter  = (*Store)(nil)
+	_ distributed.Framer   = (*Store)(nil)
 )
 
 // Load reads the Matrix Market coordinate file, or the files matching the
@@ -224,7 +225,7 @@ func (st *Store) readShards(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			info := shardInfo{path: name, first: h.First, lines: h.Lines, nnz: nnz, mean: h.Mean, devSS: h.DevSS}
+			info := shardInfo{path: name, first: h.First, lines: h.Lines, nnz: nnz, mean: h.Mean, devMax: h.DevMax, devSS: h.DevSS}
 			covered += h.Lines - h.Empty
 			if col {
 				st.cols = append(st.cols, info)
@@ -335,30 +336,32 @@ func (st *Store) Pipelines() int { return st.pipelines }
 // Dims returns d1, d2 and |Φ|.
 func (st *Store) Dims() (int, int, int) { return st.d1, st.d2, st.nnz }
 
-// NormY returns ‖Π_Φ(Y − c)‖_F, c the location of SetLocation (0 before
-// one), from the shards' means and deviations.
+// NormY returns ‖Π_Φ(Y − c)/σ‖_F for the frame (c, σ) of SetFrame
+// (Y itself before one), from the shards' means and deviations.
 func (st *Store) NormY() float64 {
+	scale := cmp.Or(st.fr.Scale, 1)
 	ss := 0.0
 	for _, s := range st.rows {
-		ss += s.devSS + float64(s.nnz)*(s.mean-st.loc)*(s.mean-st.loc)
+		dev, off := s.devMax/scale, st.fr.value(s.mean)
+		ss += dev*dev*s.devSS + float64(s.nnz)*off*off
 	}
 	return math.Sqrt(ss)
 }
 
-// SetLocation makes every later pass, Values and NormY see Π_Φ(Y − c)
-// instead of Π_Φ(Y) ([distributed.Shifter]); c = 0 restores Y.
-func (st *Store) SetLocation(_ context.Context, c float64) error {
-	if math.IsNaN(c) || math.IsInf(c, 0) {
-		return fmt.Errorf("rpcabeam: location %v", c)
+// SetFrame makes every later pass, Values and NormY see the values as
+// (y − c)/scale ([distributed.Framer]); SetFrame(0, 1) restores Y.
+func (st *Store) SetFrame(_ context.Context, c, scale float64) error {
+	if math.IsNaN(c) || math.IsInf(c, 0) || !(scale > 0) || math.IsInf(scale, 0) {
+		return fmt.Errorf("rpcabeam: frame with location %v and scale %v", c, scale)
 	}
-	st.loc = c
+	st.fr = frame{Loc: c, Scale: scale}
 	st.trialU, st.trialV, st.evaluated = nil, nil, false
 	return nil
 }
 
 // pass runs fn on the shards, one pipeline.
 func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error {
-	fn.Dir, fn.D1, fn.D2, fn.CacheBytes, fn.Loc = st.dir, st.d1, st.d2, st.cacheBytes, st.loc
+	fn.Dir, fn.D1, fn.D2, fn.CacheBytes, fn.Frame = st.dir, st.d1, st.d2, st.cacheBytes, st.fr
 	paths := make([]string, len(shards))
 	for k, s := range shards {
 		paths[k] = s.path

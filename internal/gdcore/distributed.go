@@ -1,7 +1,6 @@
 package gdcore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,11 +24,10 @@ import (
 // SolveDistributed runs Algorithm 2 on the observed entries that d holds,
 // with g's parameters and the settings s, exactly as [Solve] runs it on an
 // [Observed] (with p = |Φ|/(d1·d2)), except that:
-// T is d's threshold form; the data are not rescaled (Solve scales data
-// beyond about 1e±150 by a power of two) and gross entries are not set
-// aside before the method; the location is removed only when d is a
-// [distributed.Shifter]; and the Result's S is nil, the sparse part
-// staying with d.
+// T is d's threshold form; gross entries are not set
+// aside before the method; the frame (location and scale) is applied
+// only when d is a [distributed.Framer]; and the Result's S is nil, the
+// sparse part staying with d.
 func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.Settings) (*rpca.Result, error) {
 	d1, d2, nnz := d.Dims()
 	if nnz == 0 {
@@ -61,7 +59,7 @@ func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.S
 	if err != nil {
 		return nil, rpca.BadSettings(err)
 	}
-	loc, ref, err := sampleFrame(ctx, d, s.Alpha)
+	loc, scale, ref, err := sampleFrame(ctx, d, s.Alpha)
 	if err != nil {
 		return nil, err
 	}
@@ -72,50 +70,57 @@ func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.S
 	}
 	tr := track.New(ctx, &rpca.Problem{}, s, def, gdDivergenceHint)
 	if ref > 0 {
-		tr.ScaleResiduals(st.ynorm / ref)
+		tr.ScaleResiduals(st.ynorm * scale / ref)
 	}
 	res, err := g.run(ctx, tr, st, &q)
 	if err != nil {
 		return nil, err
 	}
-	res.DataScale = 1
+	res.DataScale = scale
+	if scale != 1 {
+		res.U.Scale(scale, res.U)
+	}
 	if loc != 0 {
-		addLocation(res, loc, cmp.Or(ref, st.ynorm), d1, d2, nnz)
+		addLocation(res, loc, ref, d1, d2, nnz)
 	}
 	return res, nil
 }
 
 // sampleFrame reads the values of d at robust.SamplePositions (one pass)
-// and returns the frame Solve would give them (robust.SampleFrame): the
-// location c', which it removes from d when d is a [distributed.Shifter]
-// and α > 0 (0 otherwise), and the clean norm of the values the method
-// sees, which the reported residuals and the residual rule are relative
-// to, as Solve's are to rpca.ResidualScale (0 for a constant sample).
-// The method's own residual stays relative to NormY, as it is to
-// ‖Π_Φ Y‖ of the framed data in Solve (the two differ only by the
-// entries beyond GrossSpreads, which Solve sets aside).
-func sampleFrame(ctx context.Context, d distributed.Store, alpha float64) (loc, ref float64, err error) {
-	sh, centre := d.(distributed.Shifter)
-	centre = centre && alpha > 0
-	if centre {
-		if err := sh.SetLocation(ctx, 0); err != nil {
-			return 0, 0, err
+// and, when d is a [distributed.Framer], puts d in the frame Solve would
+// give them (robust.SampleFrame): the location c' removed when α > 0,
+// and the values divided by a power of two (scale) when c' ≠ 0 or their
+// scale is extreme. It returns c' and scale (0 and 1 on another store)
+// and the clean norm of the values less c', in the units of the data,
+// which the reported residuals and the residual rule are relative to, as
+// Solve's are to rpca.ResidualScale (0 for a constant sample). The
+// method's own residual stays relative to NormY, as it is to ‖Π_Φ Y‖ of
+// the framed data in Solve (the two differ only by the entries beyond
+// GrossSpreads, which Solve sets aside).
+func sampleFrame(ctx context.Context, d distributed.Store, alpha float64) (loc, scale, ref float64, err error) {
+	fr, framer := d.(distributed.Framer)
+	if framer {
+		if err := fr.SetFrame(ctx, 0, 1); err != nil {
+			return 0, 1, 0, err
 		}
 	}
 	_, _, nnz := d.Dims()
 	pos := robust.SamplePositions(nnz)
 	vals, err := d.Values(ctx, pos)
 	if err != nil {
-		return 0, 0, err
+		return 0, 1, 0, err
 	}
 	if len(vals) != len(pos) {
-		return 0, 0, fmt.Errorf("rpca: distributed.Store.Values returned %d values for %d positions", len(vals), len(pos))
+		return 0, 1, 0, fmt.Errorf("rpca: distributed.Store.Values returned %d values for %d positions", len(vals), len(pos))
 	}
-	loc, ref = robust.SampleFrame(vals, nnz, centre)
-	if loc != 0 {
-		err = sh.SetLocation(ctx, loc)
+	loc, scale, ref = robust.SampleFrame(vals, nnz, framer && alpha > 0)
+	if !framer {
+		return 0, 1, ref, nil
 	}
-	return loc, ref, err
+	if loc != 0 || scale != 1 {
+		err = fr.SetFrame(ctx, loc, scale)
+	}
+	return loc, scale, ref, err
 }
 
 // addLocation adds the removed location loc back to res's M = U·Vᵀ at

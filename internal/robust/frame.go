@@ -143,22 +143,29 @@ func SamplePositions(n int) []int {
 // SampleFrame returns what a method on entries it does not hold needs of
 // the frame, from the values at SamplePositions of n observed values: the
 // location c' that Analyze removes when centre is set (the part of the
-// median beyond one robust spread), and the clean norm RefF of the values
-// less c' (Solve's ResidualScale), both in the units of the data. A
-// constant sample gives 0 and 0. It overwrites sample.
-func SampleFrame(sample []float64, n int, centre bool) (loc, ref float64) {
+// median beyond one robust spread); the power of two it divides the
+// values by (Analyze's with α > 0: near the clean scale, when c' ≠ 0 or
+// that scale is beyond 2^±40; 1 otherwise); and the clean norm RefF of
+// the values less c' (Solve's ResidualScale) in the units of the data.
+// A constant sample gives 0, 1 and 0. It overwrites sample.
+func SampleFrame(sample []float64, n int, centre bool) (loc, scale, ref float64) {
 	if len(sample) == 0 {
-		return 0, 0
+		return 0, 1, 0
 	}
 	c, sH := Half(sample)
 	if sH == 0 {
-		return 0, 0
+		return 0, 1, 0
 	}
 	var locH float64
 	if centre {
 		locH = locationHalf(c/2, sH)
 	}
-	return 2 * locH, cleanNorm(n, sH, c/2-locH)
+	rest := c/2 - locH
+	scale = 1
+	if _, e := math.Frexp(math.Hypot(sH, min(math.Abs(rest), sH))); locH != 0 || e < -40 || e > 40 {
+		scale = math.Ldexp(1, e+1)
+	}
+	return 2 * locH, scale, cleanNorm(n, sH, rest)
 }
 
 // cleanNorm is RefF before the scale: √n·2·√(sH² + min(|rest|, sH)²) for
