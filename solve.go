@@ -35,12 +35,13 @@ func checkEntries(p *Problem) error {
 // methods.Auto, the command line's default chain). It checks the problem
 // and the shared settings, then runs the method in a frame no method has
 // to know about (frame.go, docs/verification.md): with α > 0 it sets
-// aside entries beyond GrossSpreads robust spreads (reported in S),
+// aside entries beyond GrossSpreads robust spreads (reported in S); it
 // removes the part of the median beyond one spread (Result.Location, added
-// back to M at the method's rank) and divides by a power of two near the
-// spread (Result.DataScale); residuals are relative to the clean scale of
-// the data, not to ‖Y‖. With α = 0 the data are only scaled, and only
-// beyond 2^±64.
+// back to M at the method's rank; at α = 0 only on partial data, since
+// α = 0 on a dense Y asks for its truncated SVD) and then divides by a power of two near the spread
+// (Result.DataScale); residuals are relative to the clean scale of the
+// data, not to ‖Y‖. Data without a location are scaled only beyond
+// 2^±40 of that scale (α > 0) or 2^±64 of their largest magnitude.
 //
 // Every answer is then verified against the data ([Verify],
 // Result.Verification). A converged answer that fails is continued once
@@ -144,16 +145,18 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 			return nil, BadSettings(err)
 		}
 	}
-	robust := s.Alpha > 0
-	centre := robust && !caps.FitsOffset && s.Stop.Validation == nil && !hasWarmStart(m) && !checkpointing(m)
-	fr := analyze(p, robust)
-	if fr.Loc != 0 && !centre {
-		fr = analyzeUncentred(p)
-	}
+	// The location is removed with α > 0, and at α = 0 on partial data
+	// (matrix completion); on a dense Y α = 0 asks for the truncated SVD,
+	// which a location removed and added back would change under noise.
+	// Methods with offsets of their own, early stopping on held-out data,
+	// warm starts and checkpoints keep the data uncentred.
+	pcaAnswer := s.Alpha == 0 && !caps.UsesAlpha && p.Dense != nil
+	centre := (s.Alpha > 0 || p.Dense == nil) && !caps.FitsOffset && s.Stop.Validation == nil && !hasWarmStart(m) && !checkpointing(m)
+	fr := analyzeFrame(p, s.Alpha > 0, centre)
 	if fr.Constant && (fr.Median == 0 || !caps.FitsOffset) {
 		return constantResult(ctx, p, s, m, caps, fr.Median)
 	}
-	if s.Alpha == 0 && !caps.UsesAlpha && p.Dense != nil {
+	if pcaAnswer {
 		m, caps = pca{}, pca{}.Capabilities()
 	}
 	res, err := solveFramed(ctx, p, s, m, caps, &fr)
@@ -173,7 +176,7 @@ func solveWith(ctx context.Context, p *Problem, s Settings, m Method) (*Result, 
 // solved with it removed, was not verified, and returns the second answer
 // when that is verified, res otherwise.
 func retryUncentred(ctx context.Context, p *Problem, s Settings, m Method, caps Capabilities, res *Result) (*Result, error) {
-	alt := analyzeUncentred(p)
+	alt := analyzeFrame(p, s.Alpha > 0, false)
 	res2, err := solveFramed(ctx, p, s, m, caps, &alt)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -255,10 +258,12 @@ func ResidualScale(p *Problem, s Settings) float64 {
 	return fr.RefF * fr.Scale
 }
 
-// analyzeUncentred is the frame of p with α > 0 but without removing the
-// location (for methods with their own offsets, warm starts, early
-// stopping on held-out data, and the second try of Solve).
-func analyzeUncentred(p *Problem) frame { return robust.Analyze(robustValues(p), true, false) }
+// analyzeFrame is the frame of p: aside (α > 0) sets gross entries
+// aside, centre removes the location (not for the methods Solve leaves
+// uncentred, nor for its second try).
+func analyzeFrame(p *Problem, aside, centre bool) frame {
+	return robust.Analyze(robustValues(p), aside, centre)
+}
 
 // hasWarmStart reports whether m starts from given factors.
 func hasWarmStart(m Method) bool {

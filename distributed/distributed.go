@@ -76,7 +76,7 @@ type ALSStore interface {
 // Values, NormY and every pass see Π_Φ(Y − c)/scale, formed as
 // (y/2 − c/2)·(2/scale) so that nothing overflows; SetFrame(0, 1)
 // restores Y. On a Framer the methods' SolveDistributed remove the
-// location Solve would with α > 0 (Result.Location: an offset no longer
+// location Solve would (Result.Location: an offset no longer
 // makes the problem ill-conditioned) and divide data of an extreme scale
 // by a power of two (Result.DataScale), and return M in the units of Y.
 type Framer interface {

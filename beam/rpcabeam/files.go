@@ -26,16 +26,16 @@ const (
 // in CSR order (a row shard) or columns in CSC order (a column shard).
 // Idx holds the other index (global, 0-based), Ptr the line offsets.
 type shard struct {
-	Col   bool // a column shard
-	First int
-	Lines int
+	Col    bool // a column shard
+	First  int
+	Lines  int
 	Mean   float64 // the mean of its values
 	DevMax float64 // the largest |y − Mean|
 	DevSS  float64 // Σ ((y − Mean)/DevMax)² over the shard
-	Empty int     // lines without an entry
-	Ptr   []int64
-	Idx   []int32
-	Val   []float64
+	Empty  int     // lines without an entry
+	Ptr    []int64
+	Idx    []int32
+	Val    []float64
 }
 
 // line returns the other indices and values of local line l.

@@ -59,7 +59,7 @@ func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.S
 	if err != nil {
 		return nil, rpca.BadSettings(err)
 	}
-	loc, scale, ref, err := sampleFrame(ctx, d, s.Alpha)
+	loc, scale, ref, err := sampleFrame(ctx, d)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +88,8 @@ func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.S
 
 // sampleFrame reads the values of d at robust.SamplePositions (one pass)
 // and, when d is a [distributed.Framer], puts d in the frame Solve would
-// give them (robust.SampleFrame): the location c' removed when α > 0,
-// and the values divided by a power of two (scale) when c' ≠ 0 or their
+// give them (robust.SampleFrame): the location c' removed, and the
+// values divided by a power of two (scale) when c' ≠ 0 or their
 // scale is extreme. It returns c' and scale (0 and 1 on another store)
 // and the clean norm of the values less c', in the units of the data,
 // which the reported residuals and the residual rule are relative to, as
@@ -97,7 +97,7 @@ func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.S
 // method's own residual stays relative to NormY, as it is to ‖Π_Φ Y‖ of
 // the framed data in Solve (the two differ only by the entries beyond
 // GrossSpreads, which Solve sets aside).
-func sampleFrame(ctx context.Context, d distributed.Store, alpha float64) (loc, scale, ref float64, err error) {
+func sampleFrame(ctx context.Context, d distributed.Store) (loc, scale, ref float64, err error) {
 	fr, framer := d.(distributed.Framer)
 	if framer {
 		if err := fr.SetFrame(ctx, 0, 1); err != nil {
@@ -113,7 +113,7 @@ func sampleFrame(ctx context.Context, d distributed.Store, alpha float64) (loc, 
 	if len(vals) != len(pos) {
 		return 0, 1, 0, fmt.Errorf("rpca: distributed.Store.Values returned %d values for %d positions", len(vals), len(pos))
 	}
-	loc, scale, ref = robust.SampleFrame(vals, nnz, framer && alpha > 0)
+	loc, scale, ref = robust.SampleFrame(vals, nnz, framer)
 	if !framer {
 		return 0, 1, ref, nil
 	}

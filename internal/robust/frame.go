@@ -100,7 +100,7 @@ func Analyze(vals Values, aside, centre bool) Frame {
 	}
 	fr.HalfSpread = sH
 	var locH float64
-	if aside && centre {
+	if centre {
 		locH = locationHalf(ch, sH)
 	}
 	st := Pass(vals, ch, locH, sH, aside)
@@ -111,14 +111,14 @@ func Analyze(vals Values, aside, centre bool) Frame {
 	fr.Gross = st.Gross
 	fr.Loc = 2 * locH
 	rest := ch - locH // what is left of the location: |rest| ≤ σ̂/2 when centred
-	if aside {
+	if aside || locH != 0 {
 		_, e := math.Frexp(math.Hypot(sH, min(math.Abs(rest), sH))) // in [2^(e−1), 2^e)
 		if fr.Loc != 0 || len(fr.Gross) > 0 || e < -40 || e > 40 {
 			fr.Scale, fr.Transform = math.Ldexp(1, e+1), true
 		}
 	} else if _, e := math.Frexp(st.MaxAbs); e-1 < -safeExp || e-1 > safeExp {
-		// α = 0: Y as it is, scaled only when its largest magnitude is
-		// far from 1.
+		// α = 0 without a location: Y as it is, scaled only when its
+		// largest magnitude is far from 1.
 		fr.Scale, fr.Transform = math.Ldexp(1, e-1), true
 	}
 	// ‖Π_Φ Y_f‖ from the pass's sum of squares of (y/2 − c'/2)/σ̂ (with
