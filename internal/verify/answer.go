@@ -136,6 +136,15 @@ func Answer(in Input) *Report {
 	if !in.PCA && min(minRow, minCol) <= k {
 		return fail(CheckSampled, "a row or column has only %d observed entries outside S, no more than the rank %d: its part of M is not determined by the data", min(minRow, minCol), k)
 	}
+	if partial && !in.PCA {
+		if line, col, r, bad := Undetermined(in.Observed, qu, qv, in.S, in.Workers); bad {
+			name := "row"
+			if col {
+				name = "column"
+			}
+			return fail(CheckSampled, "the observed entries of %s %d outside S leave a direction of the rank-%d part free (the least eigenvalue of their Gram matrix is %.2g of a uniform sample's): M is not determined there, however well it fits; the rank may be set above the data's (try a lower rank)", name, line+1, k, r)
+		}
+	}
 	if !in.PCA && float64(nOff) < 2*dof {
 		return fail(CheckSampled, "the rank-%d part has %.0f degrees of freedom for %d observed entries outside S: a part of that rank fits so few entries whatever the data hold, so the fit does not determine the split (lower the rank)", k, dof, nOff)
 	}

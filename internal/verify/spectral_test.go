@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/rpca-gd/rpca/internal/factor"
 	"github.com/rpca-gd/rpca/internal/observed"
 	"github.com/rpca-gd/rpca/internal/testmat"
 )
@@ -110,6 +111,15 @@ func BenchmarkSpectralRatio(b *testing.B) {
 	b.Run("spectral", func(b *testing.B) {
 		for range b.N {
 			SpectralRatio(o, u.RawMatrix(), v.RawMatrix(), sp, 1, 0)
+		}
+	})
+	b.Run("undetermined", func(b *testing.B) {
+		qu, _ := factor.ThinQ(u)
+		qv, _ := factor.ThinQ(v)
+		for range b.N {
+			if _, _, _, bad := Undetermined(o, qu, qv, sp, 0); bad {
+				b.Fatal("a line of random factors flagged")
+			}
 		}
 	})
 	b.Run("residual-pass", func(b *testing.B) {

@@ -1,0 +1,173 @@
+package verify
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca/internal/factor"
+	"github.com/rpca-gd/rpca/internal/observed"
+)
+
+// sampled returns the pattern of a d1×d2 matrix observed at rate p, with
+// the entries of (row, col) pairs in skip left out.
+func sampled(t *testing.T, rng *rand.Rand, d1, d2 int, p float64, skip func(i, j int) bool) *observed.Matrix {
+	t.Helper()
+	var rows, cols []int
+	var vals []float64
+	for i := range d1 {
+		for j := range d2 {
+			if rng.Float64() < p && !skip(i, j) {
+				rows, cols, vals = append(rows, i), append(cols, j), append(vals, 0)
+			}
+		}
+	}
+	o, err := observed.FromTriplets(d1, d2, rows, cols, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestUndetermined: factors with random (incoherent) rows under uniform
+// sampling leave no line free. A third component whose row of V is
+// supported on columns 0–29, which row 7 does not observe, leaves row 7
+// free (a rank set one above the data's lets ALS answer so); one whose
+// column of U is supported on rows 0–39, which column 7 does not
+// observe, leaves column 7 free; and row 7 observing columns 0–29 only
+// through entries of S is free too. The ratio reported is checked against
+// the smallest eigenvalue of the line's Gram matrix formed the obvious way.
+func TestUndetermined(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const d1, d2, k = 120, 90, 3
+	random := func(n int) *mat.Dense {
+		m := mat.NewDense(n, k, nil)
+		for i := range n {
+			for c := range k {
+				m.Set(i, c, rng.NormFloat64())
+			}
+		}
+		return m
+	}
+	// supportedBelow zeroes column 2 of m from row n on.
+	supportedBelow := func(m *mat.Dense, n int) {
+		r, _ := m.Dims()
+		for i := n; i < r; i++ {
+			m.Set(i, 2, 0)
+		}
+	}
+	bases := func(u, v *mat.Dense) (qu, qv blas64.General) {
+		qu, _ = factor.ThinQ(u)
+		qv, _ = factor.ThinQ(v)
+		return qu, qv
+	}
+	none := CSR{RowPtr: make([]int, d1+1)}
+	all := func(int, int) bool { return false }
+
+	qu, qv := bases(random(d1), random(d2))
+	o := sampled(t, rng, d1, d2, 0.3, all)
+	if line, col, r, bad := Undetermined(o, qu, qv, none, 0); bad {
+		t.Errorf("random factors: line %d (column %v) flagged at %.3g", line, col, r)
+	}
+
+	u, v := random(d1), random(d2)
+	supportedBelow(v, 30)
+	qu, qv = bases(u, v)
+	o = sampled(t, rng, d1, d2, 0.3, func(i, j int) bool { return i == 7 && j < 30 })
+	line, col, r, bad := Undetermined(o, qu, qv, none, 0)
+	if !bad || line != 7 || col {
+		t.Fatalf("row 7 blind to V's third direction: line %d, column %v, found %v", line, col, bad)
+	}
+	if want := obviousRatio(o, qv, 7); r > 1e-12 || want > 1e-12 {
+		t.Errorf("row 7's ratio %.3g, formed the obvious way %.3g; want both at rounding", r, want)
+	}
+
+	// Row 7 observes columns 0–29 again, but only through entries of S.
+	o = sampled(t, rng, d1, d2, 0.3, all)
+	sp := CSR{RowPtr: make([]int, d1+1)}
+	for q := o.RowPtr[7]; q < o.RowPtr[8]; q++ {
+		if o.ColIdx[q] < 30 {
+			sp.ColIdx = append(sp.ColIdx, o.ColIdx[q])
+			sp.Val = append(sp.Val, 1)
+		}
+	}
+	for i := 8; i <= d1; i++ {
+		sp.RowPtr[i] = len(sp.ColIdx)
+	}
+	if len(sp.ColIdx) == 0 {
+		t.Fatal("row 7 observes none of columns 0–29")
+	}
+	if line, col, _, bad := Undetermined(o, qu, qv, none, 0); bad {
+		t.Errorf("every line observing V's third direction outside S: line %d (column %v) flagged", line, col)
+	}
+	if line, col, _, bad := Undetermined(o, qu, qv, sp, 0); !bad || line != 7 || col {
+		t.Errorf("row 7 seeing V's third direction only in S: line %d, column %v, found %v", line, col, bad)
+	}
+
+	u, v = random(d1), random(d2)
+	supportedBelow(u, 40)
+	qu, qv = bases(u, v)
+	o = sampled(t, rng, d1, d2, 0.3, func(i, j int) bool { return j == 7 && i < 40 })
+	if line, col, _, bad := Undetermined(o, qu, qv, none, 0); !bad || line != 7 || !col {
+		t.Errorf("column 7 blind to U's third direction: line %d, column %v, found %v", line, col, bad)
+	}
+}
+
+// obviousRatio is λ_min(Σ q_j q_jᵀ)·d2/n over row i's observed entries,
+// by gonum's symmetric eigensolver on the product formed whole.
+func obviousRatio(o *observed.Matrix, q blas64.General, i int) float64 {
+	cols, _ := o.Row(i)
+	rows := mat.NewDense(len(cols), q.Cols, nil)
+	for n, j := range cols {
+		copy(rows.RawRowView(n), q.Data[int(j)*q.Stride:int(j)*q.Stride+q.Cols])
+	}
+	var g mat.SymDense
+	g.SymOuterK(1, rows.T())
+	var e mat.EigenSym
+	e.Factorize(&g, false)
+	return slices.Min(e.Values(nil)) * float64(o.Cols) / float64(len(cols))
+}
+
+// TestDeterminedMargin measures how far random samples of the fewest
+// entries Answer accepts fall below their mean, for the bound's comment:
+// the 0.1% quantile of λ_min(G)·d/n over random samples of an orthonormal
+// basis must stay 10⁶ times above Determined for 2k + 2 entries (the
+// least for an answer above rounding) and 1000 times for k + 1 (the
+// least for an exact one).
+func TestDeterminedMargin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, k := range []int{1, 3, 10} {
+		const d, trials = 400, 2000
+		a := mat.NewDense(d, k, nil)
+		for i := range d {
+			for c := range k {
+				a.Set(i, c, rng.NormFloat64())
+			}
+		}
+		q, _ := factor.ThinQ(a)
+		for _, n := range []int{k + 1, 2*k + 2} {
+			ratios := make([]float64, trials)
+			for tr := range trials {
+				pick := rng.Perm(d)[:n]
+				rows := mat.NewDense(n, k, nil)
+				for r, i := range pick {
+					copy(rows.RawRowView(r), q.Data[i*q.Stride:i*q.Stride+k])
+				}
+				var g mat.SymDense
+				g.SymOuterK(1, rows.T())
+				var e mat.EigenSym
+				e.Factorize(&g, false)
+				ratios[tr] = slices.Min(e.Values(nil)) * float64(d) / float64(n)
+			}
+			slices.Sort(ratios)
+			lo := ratios[trials/1000]
+			t.Logf("k = %d, n = %d: 0.1%% quantile of the ratio %.3g, median %.3g", k, n, lo, ratios[trials/2])
+			if margin := map[bool]float64{true: 1e6, false: 1e3}[n > k+1]; lo < margin*Determined {
+				t.Errorf("k = %d: 0.1%% of random samples of %d entries fall to %.3g, within %g× the bound %g", k, n, lo, margin, Determined)
+			}
+		}
+	}
+}
