@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/rpca-gd/rpca"
 	"github.com/rpca-gd/rpca/distributed"
@@ -59,11 +60,11 @@ func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.S
 	if err != nil {
 		return nil, rpca.BadSettings(err)
 	}
-	loc, scale, ref, err := sampleFrame(ctx, d)
+	loc, scale, ref, sample, err := sampleFrame(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	st := &distState{ctx: ctx, d: d, q: &q, ynorm: d.NormY()}
+	st := &distState{ctx: ctx, d: d, q: &q, ynorm: d.NormY(), sample: sample}
 	def := DefaultGDStop
 	if q.als {
 		def = DefaultALSStop
@@ -90,37 +91,43 @@ func (g *GD) SolveDistributed(ctx context.Context, d distributed.Store, s rpca.S
 // and, when d is a [distributed.Framer], puts d in the frame Solve would
 // give them (robust.SampleFrame): the location c' removed, and the
 // values divided by a power of two (scale) when c' ≠ 0 or their
-// scale is extreme. It returns c' and scale (0 and 1 on another store)
+// scale is extreme. It returns c' and scale (0 and 1 on another store),
+// the sample as the store now presents it (for initialize's location),
 // and the clean norm of the values less c', in the units of the data,
 // which the reported residuals and the residual rule are relative to, as
 // Solve's are to rpca.ResidualScale (0 for a constant sample). The
 // method's own residual stays relative to NormY, as it is to ‖Π_Φ Y‖ of
 // the framed data in Solve (the two differ only by the entries beyond
 // GrossSpreads, which Solve sets aside).
-func sampleFrame(ctx context.Context, d distributed.Store) (loc, scale, ref float64, err error) {
+func sampleFrame(ctx context.Context, d distributed.Store) (loc, scale, ref float64, sample []float64, err error) {
 	fr, framer := d.(distributed.Framer)
 	if framer {
 		if err := fr.SetFrame(ctx, 0, 1); err != nil {
-			return 0, 1, 0, err
+			return 0, 1, 0, nil, err
 		}
 	}
 	_, _, nnz := d.Dims()
 	pos := robust.SamplePositions(nnz)
 	vals, err := d.Values(ctx, pos)
 	if err != nil {
-		return 0, 1, 0, err
+		return 0, 1, 0, nil, err
 	}
 	if len(vals) != len(pos) {
-		return 0, 1, 0, fmt.Errorf("rpca: distributed.Store.Values returned %d values for %d positions", len(vals), len(pos))
+		return 0, 1, 0, nil, fmt.Errorf("rpca: distributed.Store.Values returned %d values for %d positions", len(vals), len(pos))
 	}
+	sample = slices.Clone(vals)
 	loc, scale, ref = robust.SampleFrame(vals, nnz, framer)
 	if !framer {
-		return 0, 1, ref, nil
+		return 0, 1, ref, sample, nil
 	}
 	if loc != 0 || scale != 1 {
+		// The values as the store presents them after SetFrame.
+		for k, y := range sample {
+			sample[k] = (y/2 - loc/2) * (2 / scale)
+		}
 		err = fr.SetFrame(ctx, loc, scale)
 	}
-	return loc, scale, ref, err
+	return loc, scale, ref, sample, err
 }
 
 // addLocation adds the removed location loc back to res's M = U·Vᵀ at
@@ -145,11 +152,12 @@ func addLocation(res *rpca.Result, loc, scale float64, d1, d2, nnz int) {
 
 // distState is gdState on a Distributed.
 type distState struct {
-	ctx   context.Context
-	d     distributed.Store
-	q     *gdParams
-	ynorm float64
-	loc   float64
+	ctx    context.Context
+	d      distributed.Store
+	q      *gdParams
+	ynorm  float64
+	loc    float64
+	sample []float64 // the values at robust.SamplePositions, framed
 }
 
 func (st *distState) initLocation() float64     { return st.loc }
@@ -162,20 +170,13 @@ func (st *distState) normY() float64       { return st.ynorm }
 func (st *distState) sparse() *rpca.Sparse { return nil }
 
 // initialize is observedState.initialize on d: the location c from the
-// same positions, T on Π_Φ(Y − c), and the truncated SVD of
-// (1/p)·Π_Φ(Y − S_init) by tsvd on d's products.
+// same positions (the sample sampleFrame read, in the store's frame), T on
+// Π_Φ(Y − c), and the truncated SVD of (1/p)·Π_Φ(Y − S_init) by tsvd on
+// d's products.
 func (st *distState) initialize(ctx context.Context) (u, v blas64.General, sigma1 float64, err error) {
 	q := st.q
-	_, _, nnz := st.d.Dims()
 	if q.initTrims() {
-		pos := locationPositions(nnz)
-		vals, err := st.d.Values(ctx, pos)
-		if err != nil {
-			return u, v, 0, err
-		}
-		if len(vals) != len(pos) {
-			return u, v, 0, fmt.Errorf("rpca: distributed.Store.Values returned %d values for %d positions", len(vals), len(pos))
-		}
+		vals := slices.Clone(st.sample)
 		st.loc = selection.SelectSmallest(vals, (len(vals)+1)/2) // initLocation's median
 	}
 	if err := st.d.SetInit(ctx, st.loc, q.kRow0, q.kCol0); err != nil {

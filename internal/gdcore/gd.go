@@ -1053,7 +1053,9 @@ func diffSq(a, b blas64.General) float64 {
 	return s
 }
 
-// initLocationSample is the largest number of entries initLocation reads.
+// initLocationSample is the largest number of entries initLocation reads
+// (robust.SamplePositions reads as many, at the same positions: a
+// distributed run takes its location from the frame's sample).
 const initLocationSample = 1 << 16
 
 // initLocation returns the median of up to initLocationSample of the n
@@ -1076,7 +1078,7 @@ func initLocation(trims bool, n int, at func(k int) float64) float64 {
 }
 
 // stridedMedian returns the (lower) median of at(q) over the len(buf)
-// positions q of 0, …, n−1 at an even stride (those of locationPositions
+// positions q of 0, …, n−1 at an even stride (robust.SamplePositions
 // when len(buf) = min(n, initLocationSample)), by linear-time selection
 // in buf, which it overwrites; 1 ≤ len(buf) ≤ n.
 func stridedMedian(buf []float64, n int, at func(k int) float64) float64 {
@@ -1085,17 +1087,6 @@ func stridedMedian(buf []float64, n int, at func(k int) float64) float64 {
 		buf[k] = at(int(int64(k) * int64(n) / int64(m)))
 	}
 	return selection.SelectSmallest(buf, (m+1)/2)
-}
-
-// locationPositions are the positions of the values initLocation reads
-// among n: up to initLocationSample, at an even stride.
-func locationPositions(n int) []int {
-	m := min(n, initLocationSample)
-	pos := make([]int, m)
-	for k := range pos {
-		pos[k] = int(int64(k) * int64(n) / int64(m))
-	}
-	return pos
 }
 
 // scaledProbe measures the relative squared change
