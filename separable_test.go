@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/accaltproj"
 	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/internal/hostile"
 	"github.com/rpca-gd/rpca/internal/testmat"
@@ -161,6 +162,34 @@ func TestRankAboveDataPartial(t *testing.T) {
 			if !v.Verified && v.Failed != rpca.CheckSampled {
 				t.Errorf("seed %d, α %g: not verified by %s, want %s", seed, alpha, v.Failed, rpca.CheckSampled)
 			}
+		}
+	}
+}
+
+// TestRankAboveDataDense: the dense counterpart, found by a sweep of
+// ranks set above the data's: a 120×400 rank-2 matrix plus 100 with 10%
+// corruptions, fitted at rank 5 (two above the data's with the offset).
+// AccAltProj fitted every entry outside S to 1e-8 with M off by 0.037:
+// a column saw a direction of M only through its entries in S. It was
+// verified as exact; it now fails the sampled check, and the default
+// chain goes on to an answer that is right.
+func TestRankAboveDataDense(t *testing.T) {
+	in := instance(t, synth.Config{D1: 120, D2: 400, Rank: 2, Alpha: 0.1, Seed: 102})
+	prob, a, b := offsetSpikeProblem(t, in, 100, 0)
+	s := rpca.Settings{Rank: 5, Alpha: 0.1, Seed: 1, Stop: rpca.Stop{MaxIter: 400}}
+	for _, m := range []rpca.Method{&accaltproj.Method{}, &methods.Auto{}} {
+		res, err := rpca.Solve(context.Background(), prob, s, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := metrics.CentredRelError(res.U, res.V, a, b)
+		v := res.Verification
+		t.Logf("%s (%s): true error %.3g, %s", m.Name(), res.Method, e, v)
+		if v.Verified && !(e < 1e-6) {
+			t.Errorf("%s: verified with a true error of %.3g", m.Name(), e)
+		}
+		if _, auto := m.(*methods.Auto); !auto && (v.Verified || v.Failed != rpca.CheckSampled) {
+			t.Errorf("%s: %s, want not verified by the %s check", m.Name(), v, rpca.CheckSampled)
 		}
 	}
 }

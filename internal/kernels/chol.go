@@ -11,21 +11,8 @@ import "math"
 // for the many small systems of per-row least squares, where a call into
 // LAPACK costs more than the arithmetic.
 func CholeskySolve(a []float64, k int, b, x []float64, minPivot float64) bool {
-	for i := 0; i < k; i++ {
-		for j := 0; j <= i; j++ {
-			s := a[i*k+j]
-			for e := 0; e < j; e++ {
-				s -= a[i*k+e] * a[j*k+e]
-			}
-			if j < i {
-				a[i*k+j] = s / a[j*k+j]
-				continue
-			}
-			if !(s > minPivot) {
-				return false
-			}
-			a[i*k+i] = math.Sqrt(s)
-		}
+	if !CholeskyFactor(a, k, k, minPivot) {
+		return false
 	}
 	for i := 0; i < k; i++ {
 		s := b[i]
@@ -40,6 +27,34 @@ func CholeskySolve(a []float64, k int, b, x []float64, minPivot float64) bool {
 			s -= a[e*k+i] * x[e]
 		}
 		x[i] = s / a[i*k+i]
+	}
+	return true
+}
+
+// CholeskyFactor factors the symmetric k×k matrix A given by its lower
+// triangle, row-major in a with row stride lda (A_ij = a[i·lda+j] for
+// j ≤ i), as A = L·Lᵀ in place: a's lower triangle becomes L. It reports
+// false, with a partly overwritten, when a squared pivot is not above
+// minPivot; with minPivot = 0 that is LAPACK's dpotrf test of positive
+// definiteness, without its condition estimate.
+func CholeskyFactor(a []float64, k, lda int, minPivot float64) bool {
+	for i := 0; i < k; i++ {
+		ai := a[i*lda : i*lda+i+1]
+		for j := 0; j <= i; j++ {
+			aj := a[j*lda : j*lda+j+1]
+			s := ai[j]
+			for e := 0; e < j; e++ {
+				s -= ai[e] * aj[e]
+			}
+			if j < i {
+				ai[j] = s / aj[j]
+				continue
+			}
+			if !(s > minPivot) {
+				return false
+			}
+			ai[i] = math.Sqrt(s)
+		}
 	}
 	return true
 }

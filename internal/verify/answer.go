@@ -136,7 +136,7 @@ func Answer(in Input) *Report {
 	if !in.PCA && min(minRow, minCol) <= k {
 		return fail(CheckSampled, "a row or column has only %d observed entries outside S, no more than the rank %d: its part of M is not determined by the data", min(minRow, minCol), k)
 	}
-	if partial && !in.PCA {
+	if !in.PCA {
 		if line, col, r, bad := Undetermined(in.Observed, qu, qv, in.S, in.Workers); bad {
 			name := "row"
 			if col {

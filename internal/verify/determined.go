@@ -2,6 +2,7 @@ package verify
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -30,64 +31,66 @@ const Determined = 1e-9
 // G_i = Σ_{j ∈ Φ_i∖S} qv_j qv_jᵀ has every eigenvalue at least
 // Determined·n_i/d2, and column j likewise with qu. A rank set above the
 // data's lets a method put its extra component where a line is not
-// observed, and fit every entry with a wrong M. It returns the first such
-// line, rows before columns (col tells a column), with its ratio
-// λ_min(G)·d/n; the lines are tested on up to workers goroutines
-// (GOMAXPROCS when workers ≤ 0), and the answer does not depend on them.
+// observed, or observed only through S, and fit every entry with a wrong
+// M. A nil o is a dense Y. It returns the first such line, rows before
+// columns (col tells a column), with its ratio λ_min(G)·d/n; the lines
+// are tested on up to workers goroutines (GOMAXPROCS when workers ≤ 0),
+// and the answer does not depend on them.
 func Undetermined(o *observed.Matrix, qu, qv blas64.General, sp CSR, workers int) (line int, col bool, ratio float64, found bool) {
-	rows := func(i int, g *lineGram) (float64, bool) {
-		g.reset()
-		n, s := 0, sp.RowPtr[i]
-		for q := o.RowPtr[i]; q < o.RowPtr[i+1]; q++ {
-			j := o.ColIdx[q]
-			for s < sp.RowPtr[i+1] && sp.ColIdx[s] < j {
-				s++
-			}
-			if s < sp.RowPtr[i+1] && sp.ColIdx[s] == j {
-				continue
-			}
-			g.add(qv, int(j))
-			n++
+	d1, d2 := qu.Rows, qv.Rows
+	colPtr, rowsOfS := sp.byColumns(d2)
+	var rows, cols func(l int, g *lineGram) (float64, bool)
+	if o == nil {
+		levU, levV := leverages(qu), leverages(qv)
+		rows = func(i int, g *lineGram) (float64, bool) {
+			return g.complement(qv, levV, sp.ColIdx[sp.RowPtr[i]:sp.RowPtr[i+1]])
 		}
-		return g.test(n, o.Cols)
+		cols = func(j int, g *lineGram) (float64, bool) {
+			return g.complement(qu, levU, rowsOfS[colPtr[j]:colPtr[j+1]])
+		}
+	} else {
+		rows = func(i int, g *lineGram) (float64, bool) {
+			return g.outside(qv, o.ColIdx[o.RowPtr[i]:o.RowPtr[i+1]], sp.ColIdx[sp.RowPtr[i]:sp.RowPtr[i+1]])
+		}
+		cols = func(j int, g *lineGram) (float64, bool) {
+			return g.outside(qu, o.RowIdx[o.ColPtr[j]:o.ColPtr[j+1]], rowsOfS[colPtr[j]:colPtr[j+1]])
+		}
 	}
-	if line, ratio, found = firstFree(o.Rows, qu.Cols, workers, rows); found {
+	if line, ratio, found = firstFree(d1, qu.Cols, workers, rows); found {
 		return line, false, ratio, true
 	}
-	// S by columns, to skip its entries in the column pass.
-	colPtr := make([]int, o.Cols+1)
+	line, ratio, found = firstFree(d2, qu.Cols, workers, cols)
+	return line, true, ratio, found
+}
+
+// byColumns returns S's pattern by columns: the rows of column j's
+// entries, in increasing order, are rows[ptr[j]:ptr[j+1]].
+func (sp CSR) byColumns(cols int) (ptr []int, rows []int32) {
+	ptr = make([]int, cols+1)
 	for _, j := range sp.ColIdx {
-		colPtr[j+1]++
+		ptr[j+1]++
 	}
-	for j := range o.Cols {
-		colPtr[j+1] += colPtr[j]
+	for j := range cols {
+		ptr[j+1] += ptr[j]
 	}
-	rowsOfS, next := make([]int32, len(sp.ColIdx)), append([]int(nil), colPtr[:o.Cols]...)
-	for i := range o.Rows {
+	rows, next := make([]int32, len(sp.ColIdx)), append([]int(nil), ptr[:cols]...)
+	for i := range len(sp.RowPtr) - 1 {
 		for s := sp.RowPtr[i]; s < sp.RowPtr[i+1]; s++ {
 			j := sp.ColIdx[s]
-			rowsOfS[next[j]] = int32(i)
+			rows[next[j]] = int32(i)
 			next[j]++
 		}
 	}
-	cols := func(j int, g *lineGram) (float64, bool) {
-		g.reset()
-		n, s := 0, colPtr[j]
-		for q := o.ColPtr[j]; q < o.ColPtr[j+1]; q++ {
-			i := o.RowIdx[q]
-			for s < colPtr[j+1] && rowsOfS[s] < i {
-				s++
-			}
-			if s < colPtr[j+1] && rowsOfS[s] == i {
-				continue
-			}
-			g.add(qu, int(i))
-			n++
-		}
-		return g.test(n, o.Rows)
+	return ptr, rows
+}
+
+// leverages returns the squared norms of q's rows.
+func leverages(q blas64.General) []float64 {
+	lev := make([]float64, q.Rows)
+	for i := range lev {
+		lev[i] = kernels.VecSumSq(q.Data[i*q.Stride : i*q.Stride+q.Cols])
 	}
-	line, ratio, found = firstFree(o.Cols, qu.Cols, workers, cols)
-	return line, true, ratio, found
+	return lev
 }
 
 // firstFree runs test on lines 0 … n−1 in parallel and returns the
@@ -114,48 +117,113 @@ func firstFree(n, k, workers int, test func(l int, g *lineGram) (float64, bool))
 // lineGram is the Gram matrix of one line's rows of a basis, and what
 // tests it.
 type lineGram struct {
-	k    int
-	g    *mat.SymDense
-	raw  blas64.Symmetric // g's upper triangle
-	chol mat.Cholesky
-	eig  mat.EigenSym
+	k, w  int       // the rank, and the stride of a gathered row (kernels.GramStride)
+	block []float64 // the line's rows of the basis, one after another
+	lower []float64 // their Gram matrix's lower triangle, w×w row-major
+	fact  []float64 // its Cholesky factor
 }
 
 func newLineGram(k int) *lineGram {
-	g := mat.NewSymDense(k, nil)
-	return &lineGram{k: k, g: g, raw: g.RawSymmetric()}
+	w := kernels.GramStride(k)
+	if k >= 9 && k <= 12 {
+		w = 12
+	}
+	return &lineGram{k: k, w: w, lower: make([]float64, w*w), fact: make([]float64, w*w)}
 }
 
-func (l *lineGram) reset() { l.g.Zero() }
-
-// add adds the outer product of row at of q.
-func (l *lineGram) add(q blas64.General, at int) {
-	row := q.Data[at*q.Stride : at*q.Stride+l.k]
-	for a, x := range row {
-		gr := l.raw.Data[a*l.raw.Stride+a : a*l.raw.Stride+l.k]
-		for b, y := range row[a:] {
-			gr[b] += x * y
+// outside tests the line observing the entries at (increasing) of which
+// those in s (increasing, a subset) are S's: its Gram matrix is Σ q_j q_jᵀ
+// over the others.
+func (l *lineGram) outside(q blas64.General, at, s []int32) (float64, bool) {
+	l.block = l.block[:0]
+	n := 0
+	for _, j := range at {
+		for len(s) > 0 && s[0] < j {
+			s = s[1:]
 		}
+		if len(s) > 0 && s[0] == j {
+			continue
+		}
+		l.gather(q, j)
+		n++
+	}
+	l.form(0, 1)
+	return l.test(n, q.Rows)
+}
+
+// complement tests a line of a dense Y whose entries in S are at: its
+// Gram matrix is I − Σ q_j q_jᵀ over them (q orthonormal). Its least
+// eigenvalue is at least 1 − Σ ‖q_j‖² (lev holds the squared norms), so
+// most lines need no matrix.
+func (l *lineGram) complement(q blas64.General, lev []float64, at []int32) (float64, bool) {
+	d := q.Rows
+	n := d - len(at)
+	t := 0.0
+	for _, j := range at {
+		t += lev[j]
+	}
+	floor := Determined * float64(n) / float64(d)
+	if 1-t > floor+64*epsilon*float64(len(at)+l.k) {
+		return 0, false
+	}
+	l.block = l.block[:0]
+	for _, j := range at {
+		l.gather(q, j)
+	}
+	l.form(1, -1)
+	return l.test(n, d)
+}
+
+// epsilon is the float64 unit roundoff.
+const epsilon = 0x1p-53
+
+// gather appends row at of q to the block, padded to the stride.
+func (l *lineGram) gather(q blas64.General, at int32) {
+	n := len(l.block)
+	l.block = slices.Grow(l.block, l.w)[:n+l.w]
+	copy(l.block[n:n+l.k], q.Data[int(at)*q.Stride:])
+	clear(l.block[n+l.k:])
+}
+
+// form sets the lower triangle to diag·I + sign·Σ q_j q_jᵀ over the
+// gathered rows.
+func (l *lineGram) form(diag, sign float64) {
+	clear(l.lower)
+	if len(l.block) > 0 {
+		kernels.Gram(l.lower, l.block, l.w)
+	}
+	for a := range l.k {
+		row := l.lower[a*l.w : a*l.w+a+1]
+		for b := range row {
+			row[b] *= sign
+		}
+		row[a] += diag
 	}
 }
 
 // test reports whether the Gram matrix of a line of n entries out of d
-// has an eigenvalue below Determined·n/d, and its ratio λ_min·d/n then.
-// It changes the matrix.
+// has an eigenvalue below Determined·n/d, and its ratio λ_min·d/n then:
+// a Cholesky factorisation of G − floor·I tells, and only a line it
+// fails needs the eigenvalues.
 func (l *lineGram) test(n, d int) (float64, bool) {
 	floor := Determined * float64(n) / float64(d)
+	copy(l.fact, l.lower)
 	for c := range l.k {
-		l.g.SetSym(c, c, l.g.At(c, c)-floor)
+		l.fact[c*l.w+c] -= floor
 	}
-	if l.chol.Factorize(l.g) {
+	if kernels.CholeskyFactor(l.fact, l.k, l.w, 0) {
 		return 0, false
 	}
-	for c := range l.k {
-		l.g.SetSym(c, c, l.g.At(c, c)+floor)
+	g := mat.NewSymDense(l.k, nil)
+	for a := range l.k {
+		for b := a; b < l.k; b++ {
+			g.SetSym(a, b, l.lower[b*l.w+a])
+		}
 	}
+	var eig mat.EigenSym
 	lmin := 0.0
-	if l.eig.Factorize(l.g, false) {
-		lmin = math.Max(l.eig.Values(nil)[0], 0)
+	if eig.Factorize(g, false) {
+		lmin = math.Max(eig.Values(nil)[0], 0)
 	}
 	return lmin * float64(d) / float64(max(n, 1)), true
 }

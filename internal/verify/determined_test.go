@@ -38,7 +38,8 @@ func sampled(t *testing.T, rng *rand.Rand, d1, d2 int, p float64, skip func(i, j
 // free (a rank set one above the data's lets ALS answer so); one whose
 // column of U is supported on rows 0–39, which column 7 does not
 // observe, leaves column 7 free; and row 7 observing columns 0–29 only
-// through entries of S is free too. The ratio reported is checked against
+// through entries of S is free too, on partial data as on a dense Y
+// (where a line's Gram matrix is I less S's entries). The ratio reported is checked against
 // the smallest eigenvalue of the line's Gram matrix formed the obvious way.
 func TestUndetermined(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -107,6 +108,37 @@ func TestUndetermined(t *testing.T) {
 		t.Errorf("row 7 seeing V's third direction only in S: line %d, column %v, found %v", line, col, bad)
 	}
 
+	// A dense Y: row 7 sees V's third direction only through S.
+	u, v = random(d1), random(d2)
+	supportedBelow(v, 30)
+	qu, qv = bases(u, v)
+	dense := CSR{RowPtr: make([]int, d1+1)}
+	for j := range 30 {
+		dense.ColIdx = append(dense.ColIdx, int32(j))
+		dense.Val = append(dense.Val, 1)
+	}
+	for i := 8; i <= d1; i++ {
+		dense.RowPtr[i] = 30
+	}
+	if line, col, _, bad := Undetermined(nil, qu, qv, none, 0); bad {
+		t.Errorf("dense, S empty: line %d (column %v) flagged", line, col)
+	}
+	line, col, r, bad = Undetermined(nil, qu, qv, dense, 0)
+	if !bad || line != 7 || col {
+		t.Fatalf("dense, row 7 seeing V's third direction only in S: line %d, column %v, found %v", line, col, bad)
+	}
+	all7 := make([]int32, 0, d2)
+	for j := 30; j < d2; j++ {
+		all7 = append(all7, int32(j))
+	}
+	rest, err := observed.FromCSR(1, d2, []int{0, len(all7)}, all7, make([]float64, len(all7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := obviousRatio(rest, qv, 0); r > 1e-12 || want > 1e-12 {
+		t.Errorf("dense row 7's ratio %.3g, formed the obvious way %.3g; want both at rounding", r, want)
+	}
+
 	u, v = random(d1), random(d2)
 	supportedBelow(u, 40)
 	qu, qv = bases(u, v)
@@ -168,6 +200,124 @@ func TestDeterminedMargin(t *testing.T) {
 			if margin := map[bool]float64{true: 1e6, false: 1e3}[n > k+1]; lo < margin*Determined {
 				t.Errorf("k = %d: 0.1%% of random samples of %d entries fall to %.3g, within %g× the bound %g", k, n, lo, margin, Determined)
 			}
+		}
+	}
+}
+
+// TestComplementObvious: on a dense Y, every line's verdict and ratio
+// agree with the eigenvalues of I − Σ_{j ∈ S} q_j q_jᵀ formed whole, for
+// lines whose S ranges from empty (the trace bound settles them) to 60%
+// of the line (the matrix is formed), and lines whose S holds every row
+// that carries a direction (free, at rounding). Ranks 3 and 10 run
+// through the two strides of the Gram kernel.
+func TestComplementObvious(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const d = 200
+	for _, k := range []int{3, 10} {
+		a := mat.NewDense(d, k, nil)
+		for i := range d {
+			for c := range k {
+				if c > 0 || i < 25 { // direction 0 lives on rows 0–24
+					a.Set(i, c, rng.NormFloat64())
+				}
+			}
+		}
+		q, _ := factor.ThinQ(a)
+		g := newLineGram(k)
+		lev := leverages(q)
+		screened, formed, free := 0, 0, 0
+		for trial := range 120 {
+			var at []int32
+			switch {
+			case trial%4 == 3: // every row of direction 0, and some more
+				for j := range d {
+					if j < 25 || rng.Float64() < 0.2 {
+						at = append(at, int32(j))
+					}
+				}
+			default:
+				share := 0.6 * float64(trial) / 120
+				for j := range d {
+					if rng.Float64() < share {
+						at = append(at, int32(j))
+					}
+				}
+			}
+			ratio, bad := g.complement(q, lev, at)
+			// The obvious way: the Gram matrix of the rows outside S.
+			rows := mat.NewDense(d-len(at), k, nil)
+			r, s := 0, at
+			for j := range d {
+				if len(s) > 0 && s[0] == int32(j) {
+					s = s[1:]
+					continue
+				}
+				copy(rows.RawRowView(r), q.Data[j*q.Stride:j*q.Stride+k])
+				r++
+			}
+			var gram mat.SymDense
+			gram.SymOuterK(1, rows.T())
+			var e mat.EigenSym
+			e.Factorize(&gram, false)
+			want := slices.Min(e.Values(nil)) * float64(d) / float64(d-len(at))
+			if bad != (want < Determined) {
+				t.Fatalf("k = %d, %d entries in S: flagged %v, obvious ratio %.3g", k, len(at), bad, want)
+			}
+			if bad {
+				free++
+				if ratio > 1e-12 || want > 1e-12 {
+					t.Errorf("k = %d: free line's ratio %.3g, obvious %.3g; want both at rounding", k, ratio, want)
+				}
+				continue
+			}
+			tr := 0.0
+			for _, j := range at {
+				tr += lev[j]
+			}
+			if tr < 1-1e-6 {
+				screened++
+			} else {
+				formed++
+			}
+		}
+		t.Logf("k = %d: %d lines settled by the trace bound, %d formed, %d free", k, screened, formed, free)
+		if screened == 0 || formed == 0 || free != 30 {
+			t.Errorf("k = %d: %d screened, %d formed, %d free; want each path taken, 30 free", k, screened, formed, free)
+		}
+	}
+}
+
+// BenchmarkUndeterminedDense times the check on a dense 3000×3000 Y at
+// rank 10 with S on 10% of the entries at random, as
+// BenchmarkVerifyDense3000 (package rpca) meets it: the trace bound
+// settles about half of the lines, the others form their Gram matrix.
+func BenchmarkUndeterminedDense(b *testing.B) {
+	const d, k = 3000, 10
+	rng := rand.New(rand.NewPCG(1, 2))
+	basis := func() blas64.General {
+		a := mat.NewDense(d, k, nil)
+		for i := range d {
+			for c := range k {
+				a.Set(i, c, rng.NormFloat64())
+			}
+		}
+		q, _ := factor.ThinQ(a)
+		return q
+	}
+	qu, qv := basis(), basis()
+	sp := CSR{RowPtr: make([]int, d+1)}
+	for i := range d {
+		for j := range d {
+			if rng.Float64() < 0.1 {
+				sp.ColIdx, sp.Val = append(sp.ColIdx, int32(j)), append(sp.Val, 1)
+			}
+		}
+		sp.RowPtr[i+1] = len(sp.Val)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if line, col, _, bad := Undetermined(nil, qu, qv, sp, 0); bad {
+			b.Fatalf("line %d (column %v) flagged", line, col)
 		}
 	}
 }
