@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -353,5 +354,62 @@ func TestCheckpointFiles(t *testing.T) {
 	}
 	if _, err := Open(ctx, "", dir, Options{}); !errors.Is(err, errCorrupt) {
 		t.Errorf("damaged manifest: %v", err)
+	}
+}
+
+// TestSetFrame: a frame that is not a finite location and a positive,
+// finite scale is refused and leaves the store as it was; NormY in a
+// frame is the norm of (y − c)/scale over the observed entries, formed
+// here from the file's values, at an offset of 1e6 (where the shards'
+// headers keep it free of cancellation, to the rounding of their means);
+// SetFrame(0, 1) restores Y.
+func TestSetFrame(t *testing.T) {
+	ctx := context.Background()
+	in, file := instance(t, t.TempDir(), synth.Config{D1: 40, D2: 30, Rank: 2, Alpha: 0.05, P: 0.5, Seed: 17})
+	const c = 1e6
+	shifted := make([]float64, 0, in.Obs.Len())
+	in.Obs.Do(func(_, _ int, v float64) { shifted = append(shifted, v+c) })
+	obs, err := in.Obs.WithValues(shifted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mtx.WriteFile(file, obs); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Load(ctx, file, filepath.Join(t.TempDir(), "work"), Options{Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := func(loc, scale float64) float64 {
+		ss := 0.0
+		obs.Do(func(_, _ int, v float64) { ss += ((v - loc) / scale) * ((v - loc) / scale) })
+		return math.Sqrt(ss)
+	}
+	// The shards' means carry the rounding of values near 1e6 (δ ≈ 1e-10),
+	// and the framed norm leaves out the deviations' cross term with the
+	// offset, 2n·δ·(mean − c): a few 1e-11 of the norm here.
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*want }
+	if got, want := st.NormY(), norm(0, 1); !near(got, want) {
+		t.Fatalf("NormY %.17g, want %.17g", got, want)
+	}
+	for _, bad := range [][2]float64{{math.NaN(), 1}, {math.Inf(1), 1}, {0, 0}, {0, -2}, {0, math.Inf(1)}, {0, math.NaN()}} {
+		if err := st.SetFrame(ctx, bad[0], bad[1]); err == nil {
+			t.Errorf("SetFrame(%v, %v) accepted", bad[0], bad[1])
+		}
+		if got, want := st.NormY(), norm(0, 1); !near(got, want) {
+			t.Errorf("after SetFrame(%v, %v) was refused, NormY %.17g, want Y's %.17g", bad[0], bad[1], got, want)
+		}
+	}
+	if err := st.SetFrame(ctx, c, 0.25); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.NormY(), norm(c, 0.25); !near(got, want) {
+		t.Errorf("framed NormY %.17g, want %.17g", got, want)
+	}
+	if err := st.SetFrame(ctx, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.NormY(), norm(0, 1); !near(got, want) {
+		t.Errorf("restored NormY %.17g, want %.17g", got, want)
 	}
 }
