@@ -39,6 +39,26 @@ func rows(base, stride, row3 Register, disp int) [4]Mem {
 	}
 }
 
+// row3 sets dst to base + 3·stride, the pointer rows takes for row 3.
+func row3(base, stride, dst Register) {
+	LEAQ(Mem{Base: base, Index: stride, Scale: 2}, dst)
+	ADDQ(stride, dst)
+}
+
+// zero clears ymm[lo] … ymm[hi−1].
+func zero(lo, hi int) {
+	for r := lo; r < hi; r++ {
+		VXORPD(ymm[r], ymm[r], ymm[r])
+	}
+}
+
+// prefetch prefetches the four rows.
+func prefetch(ms [4]Mem) {
+	for _, m := range ms {
+		PREFETCHT0(m)
+	}
+}
+
 // arg loads the argument name into r.
 func arg(name string, r Register) { Load(Param(name), r) }
 
@@ -83,24 +103,14 @@ func abt() {
 	stride("ldy", RBX)
 	arg("dst", RDX)
 	stride("ldd", R10)
-	LEAQ(Mem{Base: RAX, Index: RBX, Scale: 2}, R12)
-	ADDQ(RBX, R12)
-	LEAQ(Mem{Base: RDX, Index: R10, Scale: 2}, R13)
-	ADDQ(R10, R13)
-	for r := 12; r < 16; r++ {
-		VXORPD(ymm[r], ymm[r], ymm[r])
-	}
+	row3(RAX, RBX, R12)
+	row3(RDX, R10, R13)
+	zero(12, 16)
 
 	Label("abtChunk")
-	for _, m := range rows(RAX, RBX, R12, pfd) {
-		PREFETCHT0(m)
-	}
-	for _, m := range rows(RDX, R10, R13, pfd) {
-		PREFETCHT0(m)
-	}
-	for r := 0; r < 8; r++ {
-		VXORPD(ymm[r], ymm[r], ymm[r])
-	}
+	prefetch(rows(RAX, RBX, R12, pfd))
+	prefetch(rows(RDX, R10, R13, pfd))
+	zero(0, 8)
 	MOVQ(RSI, R11)
 	MOVQ(RDI, R14)
 	MOVQ(R8, R15)
@@ -206,8 +216,7 @@ func axvBlock(c int) {
 		}
 	}
 	MOVQ(R12, RAX)
-	LEAQ(Mem{Base: RAX, Index: RBX, Scale: 2}, R8)
-	ADDQ(RBX, R8)
+	row3(RAX, RBX, R8)
 	MOVQ(RCX, R10)
 	MOVQ(R11, RDI)
 	TESTQ(R13, R13)
@@ -281,20 +290,16 @@ func aty() {
 	arg("n", RCX)
 	arg("a", RAX)
 	stride("lda", RBX)
-	LEAQ(Mem{Base: RAX, Index: RBX, Scale: 2}, R8)
-	ADDQ(RBX, R8)
+	row3(RAX, RBX, R8)
 	arg("yp", RSI)
 	arg("l", R9)
 	arg("acct", RDI)
 	stride("ldt", R10)
 	arg("pf", R14)
-	LEAQ(Mem{Base: R14, Index: RBX, Scale: 2}, R15)
-	ADDQ(RBX, R15)
+	row3(R14, RBX, R15)
 
 	Label("atyChunk")
-	for _, m := range rows(R14, RBX, R15, 0) {
-		PREFETCHT0(m)
-	}
+	prefetch(rows(R14, RBX, R15, 0))
 	ADDQ(U8(64), R14)
 	ADDQ(U8(64), R15)
 	for r, m := range rows(RAX, RBX, R8, 0) {
@@ -410,9 +415,7 @@ func clip() {
 	VBROADCASTSD(addr(Param("zeta")), Y15)
 	VPCMPEQQ(Y14, Y14, Y14)
 	VPSRLQ(U8(1), Y14, Y14)
-	for r := 10; r < 14; r++ {
-		VXORPD(ymm[r], ymm[r], ymm[r])
-	}
+	zero(10, 14)
 	Label("clipLoop")
 	for h := 0; h < 2; h++ {
 		m := Mem{Base: RSI, Disp: 32 * h}
