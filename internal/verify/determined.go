@@ -2,7 +2,6 @@ package verify
 
 import (
 	"math"
-	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -38,10 +37,12 @@ const Determined = 1e-9
 // and the answer does not depend on them.
 func Undetermined(o *observed.Matrix, qu, qv blas64.General, sp CSR, workers int) (line int, col bool, ratio float64, found bool) {
 	d1, d2 := qu.Rows, qv.Rows
-	colPtr, rowsOfS := sp.byColumns(d2)
+	colPtr, rowsOfS := sp.byColumns(d2, workers)
+	w := gramStride(qu.Cols)
+	levU, levV := leverages(qu), leverages(qv)
+	qu, qv = padded(qu, w), padded(qv, w)
 	var rows, cols func(l int, g *lineGram) (float64, bool)
 	if o == nil {
-		levU, levV := leverages(qu), leverages(qv)
 		rows = func(i int, g *lineGram) (float64, bool) {
 			return g.complement(qv, levV, sp.ColIdx[sp.RowPtr[i]:sp.RowPtr[i+1]])
 		}
@@ -64,24 +65,65 @@ func Undetermined(o *observed.Matrix, qu, qv blas64.General, sp CSR, workers int
 }
 
 // byColumns returns S's pattern by columns: the rows of column j's
-// entries, in increasing order, are rows[ptr[j]:ptr[j+1]].
-func (sp CSR) byColumns(cols int) (ptr []int, rows []int32) {
+// entries, in increasing order, are rows[ptr[j]:ptr[j+1]]. The rows are
+// split among up to workers goroutines, each counting its rows' entries
+// by column and then placing them after those of the rows before.
+func (sp CSR) byColumns(cols, workers int) (ptr []int, rows []int32) {
+	nr := len(sp.RowPtr) - 1
+	parts := max(1, min(kernels.Workers(workers), len(sp.ColIdx)/(1<<16)))
+	bound := func(t int) int { return nr * t / parts }
+	counts := make([][]int, parts)
+	kernels.ForEach(parts, parts, func(t int) {
+		c := make([]int, cols)
+		for _, j := range sp.ColIdx[sp.RowPtr[bound(t)]:sp.RowPtr[bound(t+1)]] {
+			c[j]++
+		}
+		counts[t] = c
+	})
+	// counts[t][j] becomes where part t starts in column j.
 	ptr = make([]int, cols+1)
-	for _, j := range sp.ColIdx {
-		ptr[j+1]++
-	}
+	at := 0
 	for j := range cols {
-		ptr[j+1] += ptr[j]
-	}
-	rows, next := make([]int32, len(sp.ColIdx)), append([]int(nil), ptr[:cols]...)
-	for i := range len(sp.RowPtr) - 1 {
-		for s := sp.RowPtr[i]; s < sp.RowPtr[i+1]; s++ {
-			j := sp.ColIdx[s]
-			rows[next[j]] = int32(i)
-			next[j]++
+		ptr[j] = at
+		for t := range parts {
+			c := counts[t][j]
+			counts[t][j] = at
+			at += c
 		}
 	}
+	ptr[cols] = at
+	rows = make([]int32, len(sp.ColIdx))
+	kernels.ForEach(parts, parts, func(t int) {
+		next := counts[t]
+		for i := bound(t); i < bound(t+1); i++ {
+			for _, j := range sp.ColIdx[sp.RowPtr[i]:sp.RowPtr[i+1]] {
+				rows[next[j]] = int32(i)
+				next[j]++
+			}
+		}
+	})
 	return ptr, rows
+}
+
+// gramStride is the stride of the rows a lineGram gathers for rank k:
+// 12 for k from 9 to 12, the width of the Gram kernel's vector code
+// (zeros appended to a row do not change the first k rows and columns of
+// its Gram matrix), else kernels.GramStride's.
+func gramStride(k int) int {
+	if k >= 9 && k <= 12 {
+		return 12
+	}
+	return kernels.GramStride(k)
+}
+
+// padded returns q's rows with stride w, zeros after the k values, for
+// gather to copy whole.
+func padded(q blas64.General, w int) blas64.General {
+	p := blas64.General{Rows: q.Rows, Cols: q.Cols, Stride: w, Data: make([]float64, q.Rows*w)}
+	for i := range q.Rows {
+		copy(p.Data[i*w:i*w+q.Cols], q.Data[i*q.Stride:i*q.Stride+q.Cols])
+	}
+	return p
 }
 
 // leverages returns the squared norms of q's rows.
@@ -117,17 +159,15 @@ func firstFree(n, k, workers int, test func(l int, g *lineGram) (float64, bool))
 // lineGram is the Gram matrix of one line's rows of a basis, and what
 // tests it.
 type lineGram struct {
-	k, w  int       // the rank, and the stride of a gathered row (kernels.GramStride)
+	k, w  int       // the rank, and the stride of a gathered row (gramStride)
 	block []float64 // the line's rows of the basis, one after another
+	kept  []int32   // a line's entries outside S
 	lower []float64 // their Gram matrix's lower triangle, w×w row-major
 	fact  []float64 // its Cholesky factor
 }
 
 func newLineGram(k int) *lineGram {
-	w := kernels.GramStride(k)
-	if k >= 9 && k <= 12 {
-		w = 12
-	}
+	w := gramStride(k)
 	return &lineGram{k: k, w: w, lower: make([]float64, w*w), fact: make([]float64, w*w)}
 }
 
@@ -135,8 +175,7 @@ func newLineGram(k int) *lineGram {
 // those in s (increasing, a subset) are S's: its Gram matrix is Σ q_j q_jᵀ
 // over the others.
 func (l *lineGram) outside(q blas64.General, at, s []int32) (float64, bool) {
-	l.block = l.block[:0]
-	n := 0
+	kept := l.kept[:0]
 	for _, j := range at {
 		for len(s) > 0 && s[0] < j {
 			s = s[1:]
@@ -144,9 +183,11 @@ func (l *lineGram) outside(q blas64.General, at, s []int32) (float64, bool) {
 		if len(s) > 0 && s[0] == j {
 			continue
 		}
-		l.gather(q, j)
-		n++
+		kept = append(kept, j)
 	}
+	l.kept = kept
+	n := len(kept)
+	l.gather(q, kept)
 	l.form(0, 1)
 	return l.test(n, q.Rows)
 }
@@ -166,10 +207,7 @@ func (l *lineGram) complement(q blas64.General, lev []float64, at []int32) (floa
 	if 1-t > floor+64*epsilon*float64(len(at)+l.k) {
 		return 0, false
 	}
-	l.block = l.block[:0]
-	for _, j := range at {
-		l.gather(q, j)
-	}
+	l.gather(q, at)
 	l.form(1, -1)
 	return l.test(n, d)
 }
@@ -177,12 +215,26 @@ func (l *lineGram) complement(q blas64.General, lev []float64, at []int32) (floa
 // epsilon is the float64 unit roundoff.
 const epsilon = 0x1p-53
 
-// gather appends row at of q to the block, padded to the stride.
-func (l *lineGram) gather(q blas64.General, at int32) {
-	n := len(l.block)
-	l.block = slices.Grow(l.block, l.w)[:n+l.w]
-	copy(l.block[n:n+l.k], q.Data[int(at)*q.Stride:])
-	clear(l.block[n+l.k:])
+// gather copies the rows at of q, whose stride is the lineGram's
+// (padded), one after another into the block.
+func (l *lineGram) gather(q blas64.General, at []int32) {
+	w := l.w
+	if cap(l.block) < len(at)*w {
+		l.block = make([]float64, len(at)*w)
+	}
+	l.block = l.block[:len(at)*w]
+	if w == 12 {
+		for r, j := range at {
+			dst, src := (*[12]float64)(l.block[r*12:]), (*[12]float64)(q.Data[int(j)*12:])
+			for c := range 12 {
+				dst[c] = src[c]
+			}
+		}
+		return
+	}
+	for r, j := range at {
+		copy(l.block[r*w:r*w+w], q.Data[int(j)*w:])
+	}
 }
 
 // form sets the lower triangle to diag·I + sign·Σ q_j q_jᵀ over the

@@ -225,6 +225,7 @@ func TestComplementObvious(t *testing.T) {
 		q, _ := factor.ThinQ(a)
 		g := newLineGram(k)
 		lev := leverages(q)
+		qp := padded(q, gramStride(k))
 		screened, formed, free := 0, 0, 0
 		for trial := range 120 {
 			var at []int32
@@ -243,7 +244,7 @@ func TestComplementObvious(t *testing.T) {
 					}
 				}
 			}
-			ratio, bad := g.complement(q, lev, at)
+			ratio, bad := g.complement(qp, lev, at)
 			// The obvious way: the Gram matrix of the rows outside S.
 			rows := mat.NewDense(d-len(at), k, nil)
 			r, s := 0, at
@@ -318,6 +319,40 @@ func BenchmarkUndeterminedDense(b *testing.B) {
 	for range b.N {
 		if line, col, _, bad := Undetermined(nil, qu, qv, sp, 0); bad {
 			b.Fatalf("line %d (column %v) flagged", line, col)
+		}
+	}
+}
+
+// TestByColumns: S's pattern by columns, built by one worker or split by
+// rows among several, lists every column's rows in increasing order, as
+// a scan of the columns of the dense pattern does.
+func TestByColumns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const d1, d2 = 500, 700 // 40% of the entries: more than two parts' worth
+	sp := CSR{RowPtr: make([]int, d1+1)}
+	dense := make([][]bool, d1)
+	for i := range d1 {
+		dense[i] = make([]bool, d2)
+		for j := range d2 {
+			if rng.Float64() < 0.4 {
+				dense[i][j] = true
+				sp.ColIdx, sp.Val = append(sp.ColIdx, int32(j)), append(sp.Val, 1)
+			}
+		}
+		sp.RowPtr[i+1] = len(sp.Val)
+	}
+	for _, workers := range []int{1, 2, 3} {
+		ptr, rows := sp.byColumns(d2, workers)
+		for j := range d2 {
+			var want []int32
+			for i := range d1 {
+				if dense[i][j] {
+					want = append(want, int32(i))
+				}
+			}
+			if got := rows[ptr[j]:ptr[j+1]]; !slices.Equal(got, want) {
+				t.Fatalf("%d workers, column %d: rows %v, want %v", workers, j, got, want)
+			}
 		}
 	}
 }
