@@ -3,12 +3,14 @@ package rpcabeam
 import (
 	"context"
 	"fmt"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"gonum.org/v1/gonum/mat"
 	"math"
 	"path"
 	"strings"
+	"sync/atomic"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/gd"
@@ -79,11 +81,21 @@ var (
 	outputBytes    = beam.NewCounter(counterNamespace, counterOutput)
 )
 
+// concurrency records, as each shard's work starts, how many shards this
+// process is working on (that one included): its maximum is the pass's
+// concurrency when the workers are one process (in-process Prism), and
+// each process's own when they are several.
+var (
+	concurrency = beam.NewDistribution(counterNamespace, counterConcurrency)
+	active      atomic.Int64
+)
+
 const (
-	counterNamespace = "rpcabeam"
-	counterPhi       = "phi_bytes"
-	counterBroadcast = "broadcast_bytes"
-	counterOutput    = "output_bytes"
+	counterNamespace   = "rpcabeam"
+	counterPhi         = "phi_bytes"
+	counterBroadcast   = "broadcast_bytes"
+	counterOutput      = "output_bytes"
+	counterConcurrency = "concurrent_shards"
 )
 
 // matrixBytes is the size of m's file (writeMatrix).
@@ -111,6 +123,8 @@ func (f *passFn) loadVector(ctx context.Context, name string, n int) ([]float64,
 }
 
 func (f *passFn) ProcessElement(ctx context.Context, shardPath string) error {
+	concurrency.Update(ctx, active.Add(1))
+	defer active.Add(-1)
 	s, miss, err := shardCache.get(ctx, shardPath, f.CacheBytes)
 	if err != nil {
 		return err

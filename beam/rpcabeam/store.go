@@ -290,6 +290,11 @@ func (st *Store) runPass(ctx context.Context, p *beam.Pipeline, pass string) err
 		io.Unmeasured++
 		return nil
 	}
+	for _, d := range res.Metrics().AllMetrics().Distributions() {
+		if d.Namespace() == counterNamespace && d.Name() == counterConcurrency {
+			io.PeakConcurrency = max(io.PeakConcurrency, d.Result().Max)
+		}
+	}
 	for _, c := range res.Metrics().AllMetrics().Counters() {
 		if c.Namespace() != counterNamespace {
 			continue
@@ -314,6 +319,10 @@ type IOStats struct {
 	PhiBytes       int64 `json:"phi_bytes"`            // shard files read (not from a worker's cache)
 	BroadcastBytes int64 `json:"broadcast_bytes"`      // factors, thresholds, operands and requests read
 	OutputBytes    int64 `json:"output_bytes"`         // one output per shard
+	// PeakConcurrency is the most shards one worker process worked on at
+	// once in any of the pass's pipelines: the pass's concurrency on
+	// in-process Prism, a lower bound on it with separate workers.
+	PeakConcurrency int64 `json:"peak_concurrency"`
 }
 
 // IO returns the counters of every pass run so far, by pass name.

@@ -256,6 +256,9 @@ func TestIO(t *testing.T) {
 			if got.Pipelines == 0 || got.Unmeasured > 0 || got.BroadcastBytes != int64(got.Pipelines)*want {
 				t.Errorf("cache %d, pass %s: %+v; want %d broadcast bytes per pipeline", cache, pass, got, want)
 			}
+			if got.PeakConcurrency < 1 || got.PeakConcurrency > max(nr, nc) {
+				t.Errorf("cache %d, pass %s: %d shards at once, want 1 to %d", cache, pass, got.PeakConcurrency, max(nr, nc))
+			}
 		}
 		var shardFiles, phi int64
 		for _, sh := range append(slices.Clone(st.rows), st.cols...) {
