@@ -45,9 +45,11 @@ const (
 	// rank set above the data's).
 	CheckIdentifiable Check = verify.CheckIdentifiable
 	// CheckSampled: the data determine the answer: every line has more
-	// entries outside S than the rank, M's degrees of freedom are at most
-	// half of them, and an answer above rounding is accepted as noise on
-	// partial data only with VerifyRedundancy times as many.
+	// entries outside S than the rank, and they see every direction of
+	// the other factor (a line that sees one only through S, or not at
+	// all, leaves M free there); M's degrees of freedom are at most half
+	// of the entries outside S; and an answer above rounding is accepted
+	// as noise on partial data only with VerifyRedundancy times as many.
 	CheckSampled Check = verify.CheckSampled
 	// CheckConverged: an answer above rounding comes from a method that
 	// met its convergence rule (or StopNoiseFloor, when every other check
