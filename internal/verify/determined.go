@@ -40,7 +40,12 @@ func Undetermined(o *observed.Matrix, qu, qv blas64.General, sp CSR, workers int
 	colPtr, rowsOfS := sp.byColumns(d2, workers)
 	w := gramStride(qu.Cols)
 	levU, levV := leverages(qu), leverages(qv)
-	qu, qv = padded(qu, w), padded(qv, w)
+	if qu.Rows*w <= paddedMax {
+		qu = padded(qu, w)
+	}
+	if qv.Rows*w <= paddedMax {
+		qv = padded(qv, w)
+	}
 	var rows, cols func(l int, g *lineGram) (float64, bool)
 	if o == nil {
 		rows = func(i int, g *lineGram) (float64, bool) {
@@ -115,6 +120,11 @@ func gramStride(k int) int {
 	}
 	return kernels.GramStride(k)
 }
+
+// paddedMax bounds the values of a padded copy of a basis (32 MB): a
+// larger basis (d = 10⁶ at k = 10 would take 96 MB a side) is gathered
+// from in place, a value at a time.
+const paddedMax = 1 << 22
 
 // padded returns q's rows with stride w, zeros after the k values, for
 // gather to copy whole.
@@ -215,25 +225,30 @@ func (l *lineGram) complement(q blas64.General, lev []float64, at []int32) (floa
 // epsilon is the float64 unit roundoff.
 const epsilon = 0x1p-53
 
-// gather copies the rows at of q, whose stride is the lineGram's
-// (padded), one after another into the block.
+// gather copies the rows at of q one after another into the block, at
+// the lineGram's stride: whole rows when q is padded to it, else the k
+// values of each, the block's padding staying zero (it is never written).
 func (l *lineGram) gather(q blas64.General, at []int32) {
-	w := l.w
+	w, k := l.w, l.k
 	if cap(l.block) < len(at)*w {
 		l.block = make([]float64, len(at)*w)
 	}
 	l.block = l.block[:len(at)*w]
-	if w == 12 {
+	switch {
+	case q.Stride == 12 && w == 12:
 		for r, j := range at {
 			dst, src := (*[12]float64)(l.block[r*12:]), (*[12]float64)(q.Data[int(j)*12:])
 			for c := range 12 {
 				dst[c] = src[c]
 			}
 		}
-		return
-	}
-	for r, j := range at {
-		copy(l.block[r*w:r*w+w], q.Data[int(j)*w:])
+	default:
+		for r, j := range at {
+			dst, src := l.block[r*w:r*w+k], q.Data[int(j)*q.Stride:][:k]
+			for c := range dst {
+				dst[c] = src[c]
+			}
+		}
 	}
 }
 

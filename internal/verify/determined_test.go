@@ -226,6 +226,7 @@ func TestComplementObvious(t *testing.T) {
 		g := newLineGram(k)
 		lev := leverages(q)
 		qp := padded(q, gramStride(k))
+		inPlace := newLineGram(k)
 		screened, formed, free := 0, 0, 0
 		for trial := range 120 {
 			var at []int32
@@ -245,6 +246,10 @@ func TestComplementObvious(t *testing.T) {
 				}
 			}
 			ratio, bad := g.complement(qp, lev, at)
+			// A basis too large to pad is gathered in place: the same sums.
+			if r, b := inPlace.complement(q, lev, at); r != ratio || b != bad {
+				t.Fatalf("k = %d, %d entries in S: in place %v at %g, padded %v at %g", k, len(at), b, r, bad, ratio)
+			}
 			// The obvious way: the Gram matrix of the rows outside S.
 			rows := mat.NewDense(d-len(at), k, nil)
 			r, s := 0, at
