@@ -37,15 +37,19 @@ const Determined = 1e-9
 // and the answer does not depend on them.
 func Undetermined(o *observed.Matrix, qu, qv blas64.General, sp CSR, workers int) (line int, col bool, ratio float64, found bool) {
 	d1, d2 := qu.Rows, qv.Rows
-	colPtr, rowsOfS := sp.byColumns(d2, workers)
+	var levU, levV []float64 // the dense test's bound
+	if o == nil {
+		levU, levV = leverages(qu), leverages(qv)
+	}
 	w := gramStride(qu.Cols)
-	levU, levV := leverages(qu), leverages(qv)
 	if qu.Rows*w <= paddedMax {
 		qu = padded(qu, w)
 	}
 	if qv.Rows*w <= paddedMax {
 		qv = padded(qv, w)
 	}
+	var colPtr []int
+	var rowsOfS []int32 // S by columns, formed only for the column pass
 	var rows, cols func(l int, g *lineGram) (float64, bool)
 	if o == nil {
 		rows = func(i int, g *lineGram) (float64, bool) {
@@ -65,6 +69,7 @@ func Undetermined(o *observed.Matrix, qu, qv blas64.General, sp CSR, workers int
 	if line, ratio, found = firstFree(d1, qu.Cols, workers, rows); found {
 		return line, false, ratio, true
 	}
+	colPtr, rowsOfS = sp.byColumns(d2, workers)
 	line, ratio, found = firstFree(d2, qu.Cols, workers, cols)
 	return line, true, ratio, found
 }
