@@ -150,6 +150,7 @@ type Report struct {
 type StreamReport struct {
 	History    int     `json:"history"`
 	Refit      int     `json:"refit"`
+	Track      float64 `json:"track"`
 	Warmup     int     `json:"warmup"`
 	Fits       int     `json:"fits"`
 	FitSeconds float64 `json:"fit_seconds"`
@@ -283,7 +284,7 @@ func Run(ctx context.Context, j Job) (*Report, error) {
 		return nil, err
 	}
 	if sub != nil {
-		rep.Stream = &StreamReport{History: sub.history, Refit: sub.refit, Warmup: sub.warmup, Fits: sub.Fits, FitSeconds: sub.FitSeconds, Rank: sub.Rank}
+		rep.Stream = &StreamReport{History: sub.history, Refit: sub.refit, Track: sub.track, Warmup: sub.warmup, Fits: sub.Fits, FitSeconds: sub.FitSeconds, Rank: sub.Rank}
 	}
 	if j.Truth != nil && rep.Truth == nil {
 		return nil, fmt.Errorf("%w: %s is not among the %d frames (%s … %s)", ErrTruthFrame, j.Truth.Frame, rep.Frames, rep.FirstFrame, rep.LastFrame)

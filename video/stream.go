@@ -24,6 +24,9 @@ const (
 	DefaultHistory = 100
 	// DefaultRefit is the number of frames between two fits.
 	DefaultRefit = 20
+	// DefaultTrack is StreamOptions.Track's default: the whole step,
+	// which takes each frame's background into the model.
+	DefaultTrack = 1
 	// DefaultWarmup is the number of frames before the first fit; until
 	// then the background is the per-pixel median of the frames so far.
 	DefaultWarmup = 20
@@ -65,6 +68,15 @@ type StreamOptions struct {
 	// Warmup is the number of frames before the first fit (0:
 	// DefaultWarmup; at least 2 and at most History).
 	Warmup int
+	// Track turns the background model toward each frame after its
+	// decision, between two fits: a geodesic step on the Grassmannian, as
+	// GRASTA (He, Balzano and Szlam 2012, Algorithm 2) takes after each
+	// frame, driven by the residual of the frame's robust fit on the
+	// pixels decided background ([Subtractor.trackStep]). Track is the
+	// fraction, in (0, 1], of the rotation that brings that residual into
+	// the model; 0 means DefaultTrack, and a negative value turns tracking
+	// off (the model stays as the last fit made it).
+	Track float64
 	// Fit is how the background is fitted to the history: the method,
 	// the rank rule, the sketch and the foreground decision of
 	// [Separate] (nil: [DefaultOptions]). A nil Fit.Method makes the
@@ -81,7 +93,8 @@ type StreamOptions struct {
 // rank rule); each frame is projected on that space robustly (a Huber
 // fit, so that its own moving objects do not pull the background), and
 // the foreground is decided by [Masks] with the fit's options, frame by
-// frame as in the batch command. The first Warmup frames are compared
+// frame as in the batch command; then, until the next fit, the model's
+// directions turn toward the frame's background (StreamOptions.Track). The first Warmup frames are compared
 // with the per-pixel median of the frames so far. A Subtractor is not
 // safe for concurrent use.
 type Subtractor struct {
@@ -89,6 +102,7 @@ type Subtractor struct {
 	history int
 	refit   int
 	warmup  int
+	track   float64
 	fit     SeparateOptions
 
 	hist   *history   // Rows × history, a ring of the last frames
@@ -99,6 +113,11 @@ type Subtractor struct {
 	pixNoise []float64
 	buf      projectBuf // project's buffers, reused
 	since    int        // frames since the last fit
+	// shared says that a decided frame holds basisT (Frame.basisT), so
+	// that a tracking step must change a copy; steps counts the tracking
+	// steps since the basis was last made orthonormal.
+	shared bool
+	steps  int
 
 	// Rank is the rank of the current background model's fit (0 before
 	// the first fit; the model also has one constant per channel); Fits
@@ -117,12 +136,18 @@ func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
 	if g.Width <= 0 || g.Height <= 0 {
 		return nil, fmt.Errorf("video: frame size %d×%d must be positive", g.Width, g.Height)
 	}
-	s := &Subtractor{g: g, history: o.History, refit: o.Refit, warmup: o.Warmup}
+	s := &Subtractor{g: g, history: o.History, refit: o.Refit, warmup: o.Warmup, track: o.Track}
 	if s.history == 0 {
 		s.history = DefaultHistory
 	}
 	if s.refit == 0 {
 		s.refit = DefaultRefit
+	}
+	switch {
+	case s.track == 0:
+		s.track = DefaultTrack
+	case s.track < 0:
+		s.track = 0
 	}
 	if s.warmup == 0 {
 		s.warmup = min(DefaultWarmup, s.history)
@@ -132,6 +157,8 @@ func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
 		return nil, fmt.Errorf("video: a stream needs a history of at least 2 frames and a refit interval of at least 1, got %d and %d", s.history, s.refit)
 	case s.warmup < 2 || s.warmup > s.history:
 		return nil, fmt.Errorf("video: the warm-up must be between 2 frames and the history (%d), got %d", s.history, s.warmup)
+	case !(s.track >= 0 && s.track <= 1):
+		return nil, fmt.Errorf("video: the tracking step must be at most 1, got %g", o.Track)
 	}
 	if o.Fit != nil {
 		s.fit = *o.Fit
@@ -308,8 +335,22 @@ func (s *Subtractor) fitOrWait(ctx context.Context) error {
 // decide separates frame against the current background model: its
 // projection on the fitted background, or before the first fit the
 // median of the frames so far.
+// With tracking (StreamOptions.Track) the model then takes its step
+// toward the frame, and the frame keeps its background as a column
+// instead of the basis, which the step changes; a frame that the last fit
+// saw (the one that made it take place) takes no step.
 func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error) {
-	return s.decideWith(ctx, frame, &s.buf)
+	f, err := s.decideWith(ctx, frame, &s.buf)
+	if err != nil || f.basisT == nil {
+		return f, err
+	}
+	if s.track == 0 || s.since == 0 {
+		s.shared = true
+		return f, nil
+	}
+	s.trackStep(frame, f.Background, f.coef, f.Mask)
+	f.basisT, f.coef = nil, nil
+	return f, nil
 }
 
 // decideWith is decide with project's buffers buf: frames decided at once
@@ -351,6 +392,7 @@ func (s *Subtractor) decideAtOnce(ctx context.Context, column func(dst []float64
 		return nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(cols))
+	s.shared = s.basisT != nil
 	bufs := make([]*projectBuf, workers)
 	frames := make([][]float64, workers)
 	for w := range workers {
@@ -460,13 +502,13 @@ func (s *Subtractor) refitBackground(ctx context.Context) error {
 		}
 		s.pixNoise = noise
 	}
-	basis := orthonormal(withConstants(cols, s.g))
+	basis := orthonormal(withConstants(cols, s.g, s.track > 0))
 	if basis == nil {
 		return errors.New("video: the fitted background is zero")
 	}
 	_, k := basis.Dims()
 	s.Rank = max(k-s.g.Channels(), 0) // the constants are not the fit's
-	s.basisT, s.since = mat.DenseCopyOf(basis.T()), 0
+	s.basisT, s.since, s.shared, s.steps = mat.DenseCopyOf(basis.T()), 0, false, 0
 	s.Fits++
 	s.FitSeconds += time.Since(t0).Seconds()
 	return nil
@@ -556,6 +598,7 @@ func (s *Subtractor) project(y []float64, buf *projectBuf) (fit, w []float64) {
 // residuals, and the mask decision's scratch space and residual.
 type projectBuf struct {
 	yc, abs []float64
+	p, x    []float64 // trackStep's residual and direction
 	work    *frameWork
 	res     []float64
 }
@@ -622,19 +665,112 @@ func (p *projected) add(f *Frame) {
 // per channel (ones on that channel's rows): a frame's background may
 // then also shift by a constant per channel, as under a change of the
 // light that the history has not shown.
-func withConstants(a *mat.Dense, g frames.Geometry) *mat.Dense {
+// With first, the constants come first, so that an orthonormal basis of
+// the result ([orthonormal]) holds them unchanged in its first columns and
+// the fit's directions, orthogonal to them, after: the directions that
+// tracking turns ([Subtractor.trackStep]).
+func withConstants(a *mat.Dense, g frames.Geometry, first bool) *mat.Dense {
 	rows, k := a.Dims()
 	ch := g.Channels()
 	out := mat.NewDense(rows, k+ch, nil)
-	out.Slice(0, rows, 0, k).(*mat.Dense).Copy(a)
+	c0, k0 := k, 0
+	if first {
+		c0, k0 = 0, ch
+	}
+	out.Slice(0, rows, k0, k0+k).(*mat.Dense).Copy(a)
 	p := g.Pixels()
 	for c := range ch {
 		for i := c * p; i < (c+1)*p; i++ {
-			out.Set(i, k+c, 1)
+			out.Set(i, c0+c, 1)
 		}
 	}
 	return out
 }
+
+// trackStep turns the fitted directions of the model toward frame y, whose
+// robust fit on the basis is fit = Bᵀ·w (B = basisT, [Subtractor.project])
+// and whose foreground is mask (one value per pixel, nil: none): GRASTA's
+// geodesic step (He, Balzano and Szlam 2012, Algorithm 2, lines 4–7) with
+// the frame's residual γ in place of the augmented Lagrangian's dual. γ is
+// the Huber fit's clipped residual on the pixels decided background and 0
+// on the foreground's: where GRASTA's ℓ1 fit bounds an outlier's pull on
+// the model, the decision removes it. With Q the fitted directions
+// (orthonormal, orthogonal to the constants, which stay), w_Q their
+// coefficients and p = (I − BBᵀ)γ the part of γ outside the model, the
+// step along the geodesic turns the direction Q·ŵ (ŵ = w_Q/‖w_Q‖) toward
+// p̂ = p/‖p‖ by θ = Track·arctan(‖p‖/‖w_Q‖), where Track = 1 is the angle
+// that brings Q·w_Q + p into the model (GROUSE's step that fits the frame,
+// Balzano, Nowak and Recht 2010): Q ← Q + ((cos θ − 1)·Q·ŵ + sin θ·p̂)·ŵᵀ,
+// which keeps Q orthonormal. The basis is made orthonormal again every
+// reorthonormalize steps against rounding.
+func (s *Subtractor) trackStep(y, fit, w, mask []float64) {
+	k, rows := s.basisT.Dims()
+	nc := s.g.Channels()
+	if k <= nc {
+		return // no fitted direction to turn
+	}
+	wq := w[nc:]
+	wn := floats.Norm(wq, 2)
+	if !(wn > 0) {
+		return
+	}
+	buf := &s.buf
+	abs := buf.abs[:0]
+	step := max(1, rows/projectSample)
+	for i := 0; i < rows; i += step {
+		abs = append(abs, math.Abs(y[i]-fit[i]))
+	}
+	lim := projectClip * max(1.4826*medianOf(abs), MinNoise)
+	buf.abs = abs
+	if len(buf.p) != rows {
+		buf.p, buf.x = make([]float64, rows), make([]float64, rows)
+	}
+	p, x := buf.p, buf.x
+	for i, v := range y {
+		p[i] = min(max(v-fit[i], -lim), lim)
+	}
+	if mask != nil { // the frame's foreground does not move the model
+		np := len(mask)
+		for i := range p {
+			if mask[i%np] != 0 {
+				p[i] = 0
+			}
+		}
+	}
+	for range 2 { // p = (I − BBᵀ)γ, twice against rounding
+		for c := range k {
+			b := s.basisT.RawRowView(c)
+			floats.AddScaled(p, -floats.Dot(b, p), b)
+		}
+	}
+	pn := floats.Norm(p, 2)
+	if !(pn > 0) {
+		return
+	}
+	theta := s.track * math.Atan2(pn, wn)
+	if s.shared {
+		s.basisT, s.shared = mat.DenseCopyOf(s.basisT), false
+	}
+	clear(x)
+	for c, wc := range wq {
+		floats.AddScaled(x, wc/wn, s.basisT.RawRowView(nc+c))
+	}
+	cos, sin := math.Cos(theta)-1, math.Sin(theta)/pn
+	for i := range x {
+		x[i] = cos*x[i] + sin*p[i]
+	}
+	for c, wc := range wq {
+		floats.AddScaled(s.basisT.RawRowView(nc+c), wc/wn, x)
+	}
+	s.steps++
+	if s.steps%reorthonormalize == 0 {
+		s.basisT = mat.DenseCopyOf(orthonormal(mat.DenseCopyOf(s.basisT.T())).T())
+	}
+}
+
+// reorthonormalize is how many tracking steps pass between two
+// Gram–Schmidt passes over the basis.
+const reorthonormalize = 100
 
 // separate feeds the frames of seq to the Subtractor in order and returns
 // them as a Separation (the background and the masks of every frame, the
@@ -649,7 +785,11 @@ func (s *Subtractor) separate(ctx context.Context, seq *frames.Sequence, stage f
 		return nil, fmt.Errorf("%w, got %d", ErrTooFewFrames, n)
 	}
 	if stage != nil {
-		stage(fmt.Sprintf("separating %d frames one by one (background refitted every %d frames to the last %d)", n, s.refit, s.history))
+		tracked := ""
+		if s.track > 0 {
+			tracked = ", tracked in between"
+		}
+		stage(fmt.Sprintf("separating %d frames one by one (background refitted every %d frames to the last %d%s)", n, s.refit, s.history, tracked))
 	}
 	t0, fits0 := time.Now(), s.FitSeconds
 	bg := &projected{rows: rows}
@@ -701,6 +841,16 @@ func (s *Subtractor) separate(ctx context.Context, seq *frames.Sequence, stage f
 			if err := s.fitOrWait(ctx); err != nil {
 				return nil, err
 			}
+		}
+		if s.track > 0 { // each frame's decision waits for the step before
+			f, err := s.decide(ctx, col)
+			if err == nil {
+				err = keep(f)
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
 		}
 		pending = append(pending, j)
 	}

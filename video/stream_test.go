@@ -35,8 +35,9 @@ func streamMasks(t *testing.T, c *Clip, o StreamOptions) (*mat.Dense, *Subtracto
 
 // TestSubtractorScenes: frame by frame, with only the frames before each
 // one known, the stream's masks score, over the frames after the first
-// fit, F ≥ 0.99 on the static scene and ≥ 0.8 on every other (measured
-// 2026-11-27: 0.82–1.00; the batch separation, which sees the whole clip
+// fit, F ≥ 0.99 on the static scene and ≥ 0.85 on every other (measured
+// 2026-11-28, with tracking: 0.876–1.000; 0.84–1.00 without it, the
+// floor was then 0.8; the batch separation, which sees the whole clip
 // and so each frame's future, scores 0.91–1.00), and beat the per-pixel
 // median (batch) by 0.1 under the illumination ramp and the swaying
 // texture (measured 0.94 and 0.89 against 0.54 and 0.52), where a
@@ -81,8 +82,8 @@ func TestSubtractorScenes(t *testing.T) {
 		switch {
 		case sc == SceneStatic && fs < 0.99:
 			t.Errorf("%s: stream F %.3f", sc, fs)
-		case fs < 0.8:
-			t.Errorf("%s: stream F %.3f, below 0.8", sc, fs)
+		case fs < 0.85:
+			t.Errorf("%s: stream F %.3f, below 0.85", sc, fs)
 		case (sc == SceneIllumination || sc == SceneWaving) && !(fs > fm+0.1):
 			t.Errorf("%s: stream F %.3f, median %.3f; want the stream well ahead", sc, fs, fm)
 		}
@@ -98,6 +99,9 @@ func TestSubtractorInput(t *testing.T) {
 		"warm-up 1":      {Warmup: 1},
 		"warm-up > hist": {History: 10, Warmup: 11},
 		"refit negative": {Refit: -1},
+		"track above 1":  {Track: 1.5},
+		"track infinite": {Track: math.Inf(1)},
+		"track NaN":      {Track: math.NaN()},
 	} {
 		if _, err := NewSubtractor(g, o); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -140,7 +144,12 @@ func TestSubtractorPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := StreamOptions{History: 30, Refit: 5, Warmup: 10}
+	for _, track := range []float64{-1, 0, 0.2} { // off, the default, a part
+		testPush(t, c, StreamOptions{History: 30, Refit: 5, Warmup: 10, Track: track})
+	}
+}
+
+func testPush(t *testing.T, c *Clip, o StreamOptions) {
 	push, err := NewSubtractor(c.Geometry, o)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +187,7 @@ func TestSubtractorPush(t *testing.T) {
 		for _, f := range fs {
 			pushed.SetCol(got, f.Mask)
 			if got >= 9 && got == j && !slices.Equal(f.Background, fa.Background) {
-				t.Fatalf("frame %d: Push's background differs from Apply's after the warm-up", j)
+				t.Fatalf("track %g, frame %d: Push's background differs from Apply's after the warm-up", o.Track, j)
 			}
 			got++
 		}
@@ -297,13 +306,21 @@ func BenchmarkSubtractorApply(b *testing.B) {
 // coefficients (or its column, for a frame compared with the median),
 // forming them again when they are gathered or read entry by entry; its
 // masks and backgrounds must be those of Push, frame after frame, bit for
-// bit, and the window's residual Y − M too.
+// bit, and the window's residual Y − M too, with and without tracking.
 func TestStreamWindowBackgrounds(t *testing.T) {
 	c, err := Generate(SceneIllumination, GenerateOptions{Width: 40, Height: 30, Frames: 60, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := StreamOptions{History: 30, Refit: 7, Warmup: 10}
+	for _, track := range []float64{-1, 0} { // off, the default
+		testWindowBackgrounds(t, c, StreamOptions{History: 30, Refit: 7, Warmup: 10, Track: track})
+	}
+}
+
+// testWindowBackgrounds is TestStreamWindowBackgrounds with the options o:
+// with tracking, the held frames' backgrounds must survive the steps
+// that follow them (the basis they hold is copied before a step).
+func testWindowBackgrounds(t *testing.T, c *Clip, o StreamOptions) {
 	for _, n := range []int{60, 2} { // two frames: decided by Flush (one is refused)
 		seq := &frames.Sequence{Geometry: c.Geometry, Names: c.Names[:n], Y: mat.DenseCopyOf(c.Y.Slice(0, c.Rows(), 0, n))}
 		s, err := NewSubtractor(c.Geometry, o)
@@ -512,7 +529,9 @@ func (m medianMatrix) T() mat.Matrix       { return mat.Transpose{Matrix: m} }
 // then refused) keeps more of the swaying texture out of the masks: on
 // the waving scene, F over the frames after the first fit is above the
 // stream's without it by 0.02 (measured 2026-11-27: 0.854 against
-// 0.806).
+// 0.806), without tracking. (With tracking, the default since
+// 2026-11-28, the stream scores 0.954 there without the per-pixel level
+// and 0.916 with it: the option stays off by default.)
 func TestSubtractorPixelNoise(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two streams")
@@ -524,7 +543,7 @@ func TestSubtractorPixelNoise(t *testing.T) {
 	score := func(pixel bool) (float64, *Subtractor) {
 		fit := DefaultOptions()
 		fit.Mask.PixelNoise = pixel
-		masks, s := streamMasks(t, c, StreamOptions{Fit: &fit})
+		masks, s := streamMasks(t, c, StreamOptions{Fit: &fit, Track: -1})
 		from := s.warmup
 		sub := &Clip{Sequence: &frames.Sequence{Geometry: c.Geometry}, Truth: c.Truth[from:]}
 		sc, err := sub.Score(masks.Slice(0, c.Pixels(), from, 100))

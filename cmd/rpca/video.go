@@ -59,6 +59,7 @@ type videoFlags struct {
 	stream        bool
 	history       int
 	refit         int
+	track         float64
 }
 
 func (f *videoFlags) register(e *env) *flag.FlagSet {
@@ -100,9 +101,10 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	fs.BoolVar(&f.force, "force", false, "replace DIR if it exists and is not empty")
 	cliflag.Var(fs, &f.montageFrames, "montage-frames", 4, cliflag.AtLeast(1), "at least 1", "number of frames shown in montage.png")
 	cliflag.Var(fs, &f.window, "window", 0, func(n int) bool { return n == 0 || n >= video.MinWindow }, fmt.Sprintf("0 (off) or at least %d frames", video.MinWindow), fmt.Sprintf("separate the clip in windows of this many frames (at least %d; a short last window joins the one before), so that memory is bounded by a window (0: the whole clip at once; with --stream, the outputs are written every %d frames)", video.MinWindow, video.StreamWindow))
-	fs.BoolVar(&f.stream, "stream", false, "separate the frames one by one, each from the frames before it only, as OpenCV's background subtractors do: the first 50 frames (at most --history) are held back and decided together against a fit to them, then the background is fitted again every --refit frames to the last --history frames, and each frame is projected on it (video.Subtractor.Push)")
+	fs.BoolVar(&f.stream, "stream", false, "separate the frames one by one, each from the frames before it only, as OpenCV's background subtractors do: the first 50 frames (at most --history) are held back and decided together against a fit to them, then the background is fitted again every --refit frames to the last --history frames, each frame is projected on it, and the model is turned toward the frame's background (--track) (video.Subtractor.Push)")
 	cliflag.Var(fs, &f.history, "history", video.DefaultHistory, cliflag.AtLeast(video.DefaultWarmup), fmt.Sprintf("at least %d frames", video.DefaultWarmup), "with --stream: the number of past frames the background is fitted to")
 	cliflag.Var(fs, &f.refit, "refit", video.DefaultRefit, cliflag.AtLeast(1), "at least 1 frame", "with --stream: the number of frames between two fits of the background")
+	cliflag.Var(fs, &f.track, "track", video.DefaultTrack, func(t float64) bool { return t >= 0 && t <= 1 }, "between 0 and 1", "with --stream: between two fits, turn the background model toward every frame's background (its pixels not in the mask) by this fraction of the rotation that takes it in (GRASTA's geodesic step; 0: off)")
 	fs.BoolVar(&f.preview, "preview", true, "write an animation of original | background | foreground | mask: preview.mp4, every frame at full size, when ffmpeg is installed; else preview.gif, at most 100 frames, shrunk to 960 pixels")
 	return fs
 }
@@ -198,7 +200,7 @@ func (f *videoFlags) job(ch video.Choice, opts frames.Options, prog *progress.Pr
 		j.RankRule, j.RankReason = "preset", fmt.Sprintf("the %s preset's r = %d", f.preset, st.Rank)
 	}
 	if f.stream {
-		j.Stream = &video.StreamOptions{History: f.history, Refit: f.refit}
+		j.Stream = &video.StreamOptions{History: f.history, Refit: f.refit, Track: cmp.Or(f.track, -1)}
 	}
 	if f.truth == "" {
 		return j, nil
@@ -219,7 +221,7 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Choice, frames.Options,
 		return video.Choice{}, opts, err
 	}
 	if err := firstBroken(
-		rule{(set["history"] || set["refit"]) && !f.stream, "--history and --refit tune --stream"},
+		rule{(set["history"] || set["refit"] || set["track"]) && !f.stream, "--history, --refit and --track tune --stream"},
 		rule{f.stream && f.foreground == "sparse", "--stream decides on the residual Y − M: drop --foreground sparse"},
 	); err != nil {
 		return video.Choice{}, opts, err

@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -81,6 +82,7 @@ type videoConfig struct {
 	History     int               `json:"history"` // the Subtractor's
 	Refit       int               `json:"refit"`
 	Warmup      int               `json:"warmup"`
+	Track       float64           `json:"track"` // 0: off, as rpca video --track 0
 }
 
 // separateOptions are the options of rpca video for c's method, rank,
@@ -263,7 +265,7 @@ func rpca_subtractor_new(h, w, c C.int64_t, config *C.char, errOut **C.char) C.i
 	if err != nil {
 		return fail(err)
 	}
-	s, err := video.NewSubtractor(g, video.StreamOptions{History: cfg.History, Refit: cfg.Refit, Warmup: cfg.Warmup, Fit: &o})
+	s, err := video.NewSubtractor(g, video.StreamOptions{History: cfg.History, Refit: cfg.Refit, Warmup: cfg.Warmup, Track: cmp.Or(cfg.Track, -1), Fit: &o})
 	if err != nil {
 		return fail(fmt.Errorf("%w: %v", errBadConfig, err))
 	}

@@ -103,18 +103,23 @@ class Subtractor(_Owner):
     createBackgroundSubtractorKNN and MOG2 are used: apply(frame) returns
     the frame's foreground mask, decided against a background learnt from
     the frames before it only. Every refit frames the background is
-    fitted again by robust PCA to the last history frames; the first
-    warmup frames are compared with their per-pixel median. The frame
+    fitted again by robust PCA to the last history frames, and between
+    two fits the background model turns toward each frame's background
+    by the fraction track of the step that takes it in (GRASTA's step;
+    0 turns it off); the first warmup frames are compared with their
+    per-pixel median. The frame
     size is fixed by the first frame. See docs/video.md for what it
     measures against the batch separation."""
 
     _free = "rpca_subtractor_free"
 
     def __init__(self, history=100, refit=20, warmup=20, method="auto", rank=None, alpha=None,
-                 noise_factor=None, keep_shadows=False, pixel_noise=False, random_state=1):
-        self.history, self.refit, self.warmup = history, refit, warmup
+                 noise_factor=None, keep_shadows=False, pixel_noise=False, random_state=1, track=1.0):
+        if not 0 <= float(track) <= 1:
+            raise ValueError("rpca: track must be between 0 and 1 (0: off), got %r" % (track,))
+        self.history, self.refit, self.warmup, self.track = history, refit, warmup, track
         self._cfg = _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state,
-                            history=int(history), refit=int(refit), warmup=int(warmup))
+                            history=int(history), refit=int(refit), warmup=int(warmup), track=float(track))
         self._lib = _load()
         self._h = 0
         self._shape, self._gray = None, False
