@@ -75,7 +75,9 @@ type StreamOptions struct {
 	// pixels decided background ([Subtractor.trackStep]). Track is the
 	// fraction, in (0, 1], of the rotation that brings that residual into
 	// the model; 0 means DefaultTrack, and a negative value turns tracking
-	// off (the model stays as the last fit made it).
+	// off (the model stays as the last fit made it). The median's model
+	// (a nil Fit.Method), the baseline without a low-rank model, is not
+	// tracked.
 	Track float64
 	// Fit is how the background is fitted to the history: the method,
 	// the rank rule, the sketch and the foreground decision of
@@ -170,6 +172,9 @@ func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
 	}
 	if err := s.fit.Mask.Validate(); err != nil {
 		return nil, err
+	}
+	if s.fit.Method == nil {
+		s.track = 0
 	}
 	s.hist = newHistory(g.Rows(), s.history)
 	return s, nil

@@ -110,6 +110,22 @@ func TestSubtractorInput(t *testing.T) {
 	if _, err := NewSubtractor(frames.Geometry{}, StreamOptions{}); err == nil {
 		t.Error("empty geometry accepted")
 	}
+	med := DefaultOptions()
+	med.Method = nil
+	for o, want := range map[*StreamOptions]float64{
+		{}:                    DefaultTrack,
+		{Track: -1}:           0,
+		{Track: 0.25}:         0.25,
+		{Track: 1, Fit: &med}: 0, // the median is not tracked
+	} {
+		s, err := NewSubtractor(g, *o)
+		if err != nil {
+			t.Fatalf("Track %g: %v", o.Track, err)
+		}
+		if s.track != want {
+			t.Errorf("Track %g (median %v): tracking %v, want %g", o.Track, o.Fit != nil, s.track, want)
+		}
+	}
 	s, err := NewSubtractor(g, StreamOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -223,6 +223,7 @@ func (f *videoFlags) prepare(set map[string]bool) (video.Choice, frames.Options,
 	if err := firstBroken(
 		rule{(set["history"] || set["refit"] || set["track"]) && !f.stream, "--history, --refit and --track tune --stream"},
 		rule{f.stream && f.foreground == "sparse", "--stream decides on the residual Y − M: drop --foreground sparse"},
+		rule{set["track"] && f.track > 0 && f.Method == video.MethodMedian, "--track turns a low-rank background; --method median has none: drop --track"},
 	); err != nil {
 		return video.Choice{}, opts, err
 	}
