@@ -621,14 +621,17 @@ func combine(dst []float64, basisT *mat.Dense, w []float64) {
 // projected holds a stream window's backgrounds as the stream decided
 // them, each frame's as the basis it was projected on (shared with the
 // Subtractor's fit of the moment) and its coefficients, or as its column
-// when it was compared with the median: the window's writers form the
-// columns as they gather them, so the window does not hold a
-// rows × frames matrix of backgrounds.
+// in float32 when it was compared with the median or taken a tracking
+// step (StreamOptions.Track) after its decision, which changes the basis:
+// the window's writers form the columns as they gather them, so the
+// window does not hold a rows × frames matrix of backgrounds in float64.
+// A column in float32 is the decided background to 6e-8 of its value,
+// far below the 8-bit levels the writers round it to.
 type projected struct {
 	rows   int
 	basisT []*mat.Dense // per frame; nil: full holds the column
 	coef   [][]float64
-	full   [][]float64
+	full   [][]float32
 }
 
 func (p *projected) Dims() (int, int) { return p.rows, len(p.coef) }
@@ -637,7 +640,7 @@ func (p *projected) Dims() (int, int) { return p.rows, len(p.coef) }
 func (p *projected) At(i, j int) float64 {
 	b := p.basisT[j]
 	if b == nil {
-		return p.full[j][i]
+		return float64(p.full[j][i])
 	}
 	var s float64
 	for c, w := range p.coef[j] {
@@ -652,16 +655,21 @@ func (p *projected) column(dst []float64, j int) {
 		combine(dst, b, p.coef[j])
 		return
 	}
-	copy(dst, p.full[j])
+	for i, v := range p.full[j] {
+		dst[i] = float64(v)
+	}
 }
 
 // add appends frame f's background.
 func (p *projected) add(f *Frame) {
 	p.basisT = append(p.basisT, f.basisT)
 	p.coef = append(p.coef, f.coef)
-	var full []float64
+	var full []float32
 	if f.basisT == nil {
-		full = f.Background
+		full = make([]float32, len(f.Background))
+		for i, v := range f.Background {
+			full[i] = float32(v)
+		}
 	}
 	p.full = append(p.full, full)
 }
