@@ -21,6 +21,11 @@ const (
 	// NoteUnconverged: some windows' solves ended at the iteration cap
 	// (a warning: their backgrounds may be inaccurate).
 	NoteUnconverged NoteKind = "unconverged"
+	// NoteNotFitted: a stream never fitted its background (the frames
+	// were too few or too small for the model), so every frame was
+	// compared with the per-pixel median of the frames before it (a
+	// warning).
+	NoteNotFitted NoteKind = "not-fitted"
 )
 
 // Note is one condition of a separation in words, without the remedy,
@@ -34,7 +39,11 @@ func (r *Report) Notes() []Note {
 	for _, w := range r.Windows {
 		fg = fg || w.ForegroundRate > 0
 	}
-	return notes(r.Unverified, max(len(r.Windows), 1), r.Verification, !fg, r.Unconverged)
+	out := notes(r.Unverified, max(len(r.Windows), 1), r.Verification, !fg, r.Unconverged)
+	if r.Stream != nil && r.Stream.Fits == 0 {
+		out = append(out, Note{Kind: NoteNotFitted, Warning: true, Text: "the stream's background was never fitted (the frames were too few or too small for the model): every frame was compared with the per-pixel median of the frames before it"})
+	}
+	return out
 }
 
 // Notes lists the conditions of the separation that its user should know

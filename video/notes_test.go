@@ -15,7 +15,7 @@ func TestNotes(t *testing.T) {
 		var k []string
 		for _, n := range ns {
 			k = append(k, string(n.Kind))
-			if n.Warning != (n.Kind == NoteUnconverged) {
+			if n.Warning != (n.Kind == NoteUnconverged || n.Kind == NoteNotFitted) {
 				t.Errorf("%s: warning %v", n.Kind, n.Warning)
 			}
 		}
@@ -44,6 +44,15 @@ func TestNotes(t *testing.T) {
 	ns = sep.Notes()
 	if got := kinds(ns); got != "unverified,no-foreground,unconverged" || strings.Contains(ns[0].Text, "windows") {
 		t.Errorf("one separation: %s %+v", got, ns)
+	}
+	// A stream: fitted, or never.
+	stream := &Report{Mask: MaskSummary{ForegroundRate: 0.01}, Stream: &StreamReport{Fits: 3}}
+	if got := kinds(stream.Notes()); got != "" {
+		t.Errorf("a fitted stream: %s", got)
+	}
+	stream.Stream.Fits = 0
+	if got := kinds(stream.Notes()); got != "not-fitted" {
+		t.Errorf("a stream never fitted: %s", got)
 	}
 	sep = &Separation{MaskReport: MaskReport{Foreground: 0.1}} // the median: no result
 	if got := kinds(sep.Notes()); got != "" {

@@ -175,6 +175,7 @@ func videoRemedies(rep *video.Report) map[note.Kind]string {
 	return map[note.Kind]string{
 		video.NoteNoForeground: fmt.Sprintf(": lower %s or --min-object %d", rule, m.MinObject),
 		video.NoteUnconverged:  ": raise --max-iter",
+		video.NoteNotFitted:    ": give it more frames or larger ones",
 	}
 }
 
