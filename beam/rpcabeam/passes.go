@@ -15,6 +15,7 @@ import (
 	"github.com/rpca-gd/rpca/als"
 	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/robust"
 )
 
 func init() {
@@ -199,7 +200,7 @@ func (fr frame) value(y float64) float64 {
 	if fr.identity() {
 		return y
 	}
-	return (y/2 - fr.Loc/2) * (2 / fr.Scale)
+	return robust.FrameValue(y, fr.Loc, fr.Scale)
 }
 
 func (fr frame) identity() bool { return fr.Loc == 0 && (fr.Scale == 1 || fr.Scale == 0) }

@@ -123,7 +123,7 @@ func sampleFrame(ctx context.Context, d distributed.Store) (loc, scale, ref floa
 	if loc != 0 || scale != 1 {
 		// The values as the store presents them after SetFrame.
 		for k, y := range sample {
-			sample[k] = (y/2 - loc/2) * (2 / scale)
+			sample[k] = robust.FrameValue(y, loc, scale)
 		}
 		err = fr.SetFrame(ctx, loc, scale)
 	}

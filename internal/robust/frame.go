@@ -178,6 +178,13 @@ func cleanNorm(n int, sH, rest float64) float64 {
 // half spread sH: ch moved towards 0 by sH, and 0 within it.
 func locationHalf(ch, sH float64) float64 { return math.Copysign(max(math.Abs(ch)-sH, 0), ch) }
 
+// FrameValue maps a value y of the data to the frame of location loc and
+// scale: (y/2 − loc/2)·(2/scale), formed in halves so that nothing
+// overflows (the products by powers of two are exact). A distributed
+// store that implements distributed.Framer presents its values so, and a
+// solve that frames a store's sample forms them so too.
+func FrameValue(y, loc, scale float64) float64 { return (y/2 - loc/2) * (2 / scale) }
+
 // Value maps an observed value y of the data to the frame, with locH =
 // Loc/2 (half of y and of the location, so that nothing overflows; the
 // product by a power of two is exact).
