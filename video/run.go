@@ -641,7 +641,11 @@ func (rep *Report) String() string {
 	}
 	switch {
 	case rep.Stream != nil:
-		fmt.Fprintf(&b, ", frame by frame (%d fits to the last %d frames)", rep.Stream.Fits, rep.Stream.History)
+		fmt.Fprintf(&b, ", frame by frame (%d fits to the last %d frames", rep.Stream.Fits, rep.Stream.History)
+		if rep.Stream.Track > 0 {
+			b.WriteString(", tracked in between")
+		}
+		b.WriteString(")")
 	case rep.Method != "median":
 		fmt.Fprintf(&b, ", %d iterations (%s)", rep.Iterations, rep.StopReason)
 	}
