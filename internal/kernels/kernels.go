@@ -726,11 +726,12 @@ func Gram(g, z []float64, w int) {
 }
 
 // GramStride returns the row stride at which Gram is fastest for rows of
-// w values: w itself, or 12 for w = 11, the width of the vector kernel,
-// since a zero appended to every row leaves the first w rows and columns
-// of the result unchanged.
+// w values: 12, the width of the vector kernel, for w from 5 to 12, since
+// zeros appended to every row leave the first w rows and columns of the
+// result unchanged; else w itself (docs/performance.md, "Gram at a padded
+// stride").
 func GramStride(w int) int {
-	if w == 11 {
+	if w >= 5 && w <= 12 {
 		return 12
 	}
 	return w

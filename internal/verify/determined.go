@@ -41,7 +41,7 @@ func Undetermined(o *observed.Matrix, qu, qv blas64.General, sp CSR, workers int
 	if o == nil {
 		levU, levV = leverages(qu), leverages(qv)
 	}
-	w := gramStride(qu.Cols)
+	w := kernels.GramStride(qu.Cols)
 	if qu.Rows*w <= paddedMax {
 		qu = padded(qu, w)
 	}
@@ -115,17 +115,6 @@ func (sp CSR) byColumns(cols, workers int) (ptr []int, rows []int32) {
 	return ptr, rows
 }
 
-// gramStride is the stride of the rows a lineGram gathers for rank k:
-// 12 for k from 9 to 12, the width of the Gram kernel's vector code
-// (zeros appended to a row do not change the first k rows and columns of
-// its Gram matrix), else kernels.GramStride's.
-func gramStride(k int) int {
-	if k >= 9 && k <= 12 {
-		return 12
-	}
-	return kernels.GramStride(k)
-}
-
 // paddedMax bounds the values of a padded copy of a basis (32 MB): a
 // larger basis (d = 10⁶ at k = 10 would take 96 MB a side) is gathered
 // from in place, a value at a time.
@@ -174,7 +163,7 @@ func firstFree(n, k, workers int, test func(l int, g *lineGram) (float64, bool))
 // lineGram is the Gram matrix of one line's rows of a basis, and what
 // tests it.
 type lineGram struct {
-	k, w  int       // the rank, and the stride of a gathered row (gramStride)
+	k, w  int       // the rank, and the stride of a gathered row (kernels.GramStride)
 	block []float64 // the line's rows of the basis, one after another
 	kept  []int32   // a line's entries outside S
 	lower []float64 // their Gram matrix's lower triangle, w×w row-major
@@ -182,7 +171,7 @@ type lineGram struct {
 }
 
 func newLineGram(k int) *lineGram {
-	w := gramStride(k)
+	w := kernels.GramStride(k)
 	return &lineGram{k: k, w: w, lower: make([]float64, w*w), fact: make([]float64, w*w)}
 }
 

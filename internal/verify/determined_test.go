@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca/internal/factor"
+	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
 )
 
@@ -225,7 +226,7 @@ func TestComplementObvious(t *testing.T) {
 		q, _ := factor.ThinQ(a)
 		g := newLineGram(k)
 		lev := leverages(q)
-		qp := padded(q, gramStride(k))
+		qp := padded(q, kernels.GramStride(k))
 		inPlace := newLineGram(k)
 		screened, formed, free := 0, 0, 0
 		for trial := range 120 {
