@@ -145,12 +145,10 @@ func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
 	if s.refit == 0 {
 		s.refit = DefaultRefit
 	}
-	switch {
-	case s.track == 0:
+	if s.track == 0 {
 		s.track = DefaultTrack
-	case s.track < 0:
-		s.track = 0
 	}
+	s.track = max(s.track, 0) // negative: off; NaN stays, and is refused below
 	if s.warmup == 0 {
 		s.warmup = min(DefaultWarmup, s.history)
 	}
