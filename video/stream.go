@@ -96,9 +96,9 @@ type StreamOptions struct {
 // fit, so that its own moving objects do not pull the background), and
 // the foreground is decided by [Masks] with the fit's options, frame by
 // frame as in the batch command; then, until the next fit, the model's
-// directions turn toward the frame's background (StreamOptions.Track). The first Warmup frames are compared
-// with the per-pixel median of the frames so far. A Subtractor is not
-// safe for concurrent use.
+// directions turn toward the frame's background (StreamOptions.Track).
+// The first Warmup frames are compared with the per-pixel median of the
+// frames so far. A Subtractor is not safe for concurrent use.
 type Subtractor struct {
 	g       frames.Geometry
 	history int
@@ -158,7 +158,7 @@ func NewSubtractor(g frames.Geometry, o StreamOptions) (*Subtractor, error) {
 	case s.warmup < 2 || s.warmup > s.history:
 		return nil, fmt.Errorf("video: the warm-up must be between 2 frames and the history (%d), got %d", s.history, s.warmup)
 	case !(s.track >= 0 && s.track <= 1):
-		return nil, fmt.Errorf("video: the tracking step must be at most 1, got %g", o.Track)
+		return nil, fmt.Errorf("video: the tracking step must be between 0 and 1 (0: the default, negative: off), got %g", o.Track)
 	}
 	if o.Fit != nil {
 		s.fit = *o.Fit
@@ -338,6 +338,7 @@ func (s *Subtractor) fitOrWait(ctx context.Context) error {
 // decide separates frame against the current background model: its
 // projection on the fitted background, or before the first fit the
 // median of the frames so far.
+//
 // With tracking (StreamOptions.Track) the model then takes its step
 // toward the frame, and the frame keeps its background as a column
 // instead of the basis, which the step changes; a frame that the last fit
@@ -573,9 +574,6 @@ func (s *Subtractor) project(y []float64, buf *projectBuf) (fit, w []float64) {
 	}
 	yc := buf.yc
 	copy(yc, y)
-	step := max(1, rows/projectSample)
-	abs := buf.abs[:0]
-	defer func() { buf.abs = abs }()
 	for round := 0; ; round++ {
 		// w = Bᵀ·yc (B orthonormal), fit = B·w (combine).
 		for c := range k {
@@ -585,15 +583,24 @@ func (s *Subtractor) project(y []float64, buf *projectBuf) (fit, w []float64) {
 		if round == projectRounds {
 			return fit, w
 		}
-		abs = abs[:0]
-		for i := 0; i < rows; i += step {
-			abs = append(abs, math.Abs(y[i]-fit[i]))
-		}
-		lim := projectClip * max(1.4826*medianOf(abs), MinNoise)
+		lim := clipLimit(y, fit, buf)
 		for i, v := range y {
 			yc[i] = fit[i] + min(max(v-fit[i], -lim), lim)
 		}
 	}
+}
+
+// clipLimit returns where the Huber fit clips the residual y − fit:
+// projectClip robust spreads (1.4826 times the median absolute residual,
+// taken over at most projectSample residuals at an even stride, and at
+// least MinNoise). It keeps the sample in buf.abs.
+func clipLimit(y, fit []float64, buf *projectBuf) float64 {
+	abs, step := buf.abs[:0], max(1, len(y)/projectSample)
+	for i := 0; i < len(y); i += step {
+		abs = append(abs, math.Abs(y[i]-fit[i]))
+	}
+	buf.abs = abs
+	return projectClip * max(1.4826*medianOf(abs), MinNoise)
 }
 
 // projectBuf holds the buffers of a frame's decision, reused from frame
@@ -726,13 +733,7 @@ func (s *Subtractor) trackStep(y, fit, w, mask []float64) {
 		return
 	}
 	buf := &s.buf
-	abs := buf.abs[:0]
-	step := max(1, rows/projectSample)
-	for i := 0; i < rows; i += step {
-		abs = append(abs, math.Abs(y[i]-fit[i]))
-	}
-	lim := projectClip * max(1.4826*medianOf(abs), MinNoise)
-	buf.abs = abs
+	lim := clipLimit(y, fit, buf)
 	if len(buf.p) != rows {
 		buf.p, buf.x = make([]float64, rows), make([]float64, rows)
 	}
@@ -741,10 +742,11 @@ func (s *Subtractor) trackStep(y, fit, w, mask []float64) {
 		p[i] = min(max(v-fit[i], -lim), lim)
 	}
 	if mask != nil { // the frame's foreground does not move the model
-		np := len(mask)
-		for i := range p {
-			if mask[i%np] != 0 {
-				p[i] = 0
+		for c0 := 0; c0 < rows; c0 += len(mask) { // each channel's plane
+			for i, m := range mask {
+				if m != 0 {
+					p[c0+i] = 0
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package video
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -290,13 +291,10 @@ func TestSubtractorHistoryIntact(t *testing.T) {
 
 // BenchmarkSubtractorApply: the cost of one frame of 320×240 colour
 // between two fits (the projection and the decision), after a warm-up
-// and a first fit that are not timed.
+// and a first fit that are not timed, with the model fixed between fits
+// (track=0) and tracked (the default: the step after each frame too).
 func BenchmarkSubtractorApply(b *testing.B) {
 	c, err := Generate(SceneStatic, GenerateOptions{Width: 320, Height: 240, Frames: 40, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := NewSubtractor(c.Geometry, StreamOptions{History: 20, Warmup: 20, Refit: 1 << 30})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -304,16 +302,24 @@ func BenchmarkSubtractorApply(b *testing.B) {
 	for j := range cols {
 		cols[j] = mat.Col(nil, j, c.Y)
 	}
-	for j := range 20 {
-		if _, err := s.Apply(context.Background(), cols[j]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ResetTimer()
-	for k := 0; k < b.N; k++ {
-		if _, err := s.Apply(context.Background(), cols[20+k%20]); err != nil {
-			b.Fatal(err)
-		}
+	for _, track := range []float64{-1, DefaultTrack} {
+		b.Run(fmt.Sprintf("track=%g", max(track, 0)), func(b *testing.B) {
+			s, err := NewSubtractor(c.Geometry, StreamOptions{History: 20, Warmup: 20, Refit: 1 << 30, Track: track})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for j := range 20 {
+				if _, err := s.Apply(context.Background(), cols[j]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for k := 0; k < b.N; k++ {
+				if _, err := s.Apply(context.Background(), cols[20+k%20]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

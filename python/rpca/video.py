@@ -107,9 +107,8 @@ class Subtractor(_Owner):
     two fits the background model turns toward each frame's background
     by the fraction track of the step that takes it in (GRASTA's step;
     0 turns it off); the first warmup frames are compared with their
-    per-pixel median. The frame
-    size is fixed by the first frame. See docs/video.md for what it
-    measures against the batch separation."""
+    per-pixel median. The frame size is fixed by the first frame. See
+    docs/video.md for what it measures against the batch separation."""
 
     _free = "rpca_subtractor_free"
 
