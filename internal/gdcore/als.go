@@ -307,6 +307,9 @@ func (ws *alsWork) solveLine(x blas64.General, fix int, idx []int32, val []float
 // from the target.
 func (ws *alsWork) gather(x blas64.General, fix int, idx []int32, val []float64, out []bool, k int) (n, next int) {
 	r := len(ws.z)
+	// The rows of the block, asked for before any is copied: their cache
+	// misses overlap, where each copy would wait on its own.
+	kernels.PrefetchRows(x.Data, idx[k:min(len(idx), k+alsBlock)], x.Stride, x.Cols)
 	for ; k < len(idx) && n < alsBlock; k++ {
 		if out != nil && out[k] {
 			continue

@@ -713,6 +713,20 @@ func Dot(a, b []float64) float64 {
 	return s
 }
 
+// PrefetchRows asks the processor to bring into its cache the rows of x
+// that idx names, row j being x[j·stride : j·stride+width], without
+// waiting for them: their first and last cache lines (all of a row of up
+// to 72 bytes, or of up to 128 bytes that starts on a 32-byte boundary).
+// It changes nothing in memory and cannot fault, whatever idx holds; it
+// is a no-op without the assembly. Called on a line's indices before a
+// pass that reads those rows, it lets their cache misses overlap, which
+// the pass's own loads, each waited for by the arithmetic that uses it,
+// do only a few at a time (docs/performance.md, "Prefetching the rows of
+// a line").
+func PrefetchRows(x []float64, idx []int32, stride, width int) {
+	prefetchRows(x, idx, stride, width)
+}
+
 // Gram adds Σ_t z_t·z_tᵀ to the lower triangle of the w×w row-major g
 // for the rows z_t of width w stored one after another in z (len(z) a
 // multiple of w); entries above the diagonal may change too. For rows

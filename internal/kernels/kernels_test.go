@@ -798,3 +798,27 @@ func TestGramStride(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchRows checks that PrefetchRows is only a hint: it leaves
+// memory as it was and does not fault, whatever the indices name: rows
+// inside x, past its end, far outside it, negative ones, and none at all.
+// An implementation that loaded the rows (a MOV in place of a PREFETCH)
+// would fault on the addresses far outside x.
+func TestPrefetchRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const rows, stride, width = 100, 12, 10
+	x := make([]float64, rows*stride)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	want := slices.Clone(x)
+	idx := []int32{0, 1, rows - 1, rows, rows + 1000, math.MaxInt32, -1, -1000, math.MinInt32, 37}
+	PrefetchRows(x, idx, stride, width)
+	PrefetchRows(x, idx, 1<<20, width)
+	PrefetchRows(x, nil, stride, width)
+	PrefetchRows(nil, idx, stride, width)
+	PrefetchRows(x, idx, stride, 0)
+	if !slices.Equal(x, want) {
+		t.Fatal("PrefetchRows changed x")
+	}
+}

@@ -53,6 +53,19 @@ func gram12AVX2(n int, z, dst *float64)
 //go:noescape
 func clip8AVX2(n int, x *float64, zeta float64) (ssq, amax float64)
 
+// prefetchRowsAsm prefetches, for each j of idx, the cache lines at
+// base + 8·j·stride and 8·last bytes further.
+//
+//go:noescape
+func prefetchRowsAsm(base *float64, idx []int32, stride, last int)
+
+func prefetchRows(x []float64, idx []int32, stride, width int) {
+	if len(x) == 0 || len(idx) == 0 || width < 1 {
+		return
+	}
+	prefetchRowsAsm(&x[0], idx, stride, width-1)
+}
+
 // The dispatchers below run the widest assembly kernel on the largest part
 // of a panel it handles, then narrower ones, and the portable kernel on the
 // rest. The blank index expressions check, before any assembly runs, that

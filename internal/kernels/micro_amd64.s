@@ -617,3 +617,29 @@ clipLoop:
 	VMOVSD       X12, amax+32(FP)
 	VZEROUPPER
 	RET
+
+// func prefetchRowsAsm(base *float64, idx []int32, stride int, last int)
+// Requires: MMX+
+TEXT ·prefetchRowsAsm(SB), NOSPLIT, $0-48
+	MOVQ  base+0(FP), AX
+	MOVQ  idx_base+8(FP), SI
+	MOVQ  idx_len+16(FP), CX
+	MOVQ  stride+32(FP), DX
+	SHLQ  $0x03, DX
+	MOVQ  last+40(FP), R8
+	SHLQ  $0x03, R8
+	TESTQ CX, CX
+	JZ    prefetchDone
+
+prefetchLoop:
+	MOVLQSX    (SI), BX
+	IMULQ      DX, BX
+	ADDQ       AX, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 (BX)(R8*1)
+	ADDQ       $0x04, SI
+	DECQ       CX
+	JNZ        prefetchLoop
+
+prefetchDone:
+	RET

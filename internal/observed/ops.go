@@ -97,6 +97,7 @@ func residualAny(m *Matrix, e []float64, u, v blas64.General, lo, hi int) float6
 	ss := 0.0
 	for i := lo; i < hi; i++ {
 		ui := row(u, i)
+		kernels.PrefetchRows(v.Data, m.ColIdx[m.RowPtr[i]:m.RowPtr[i+1]], v.Stride, v.Cols)
 		for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
 			vj := row(v, int(m.ColIdx[q]))[:len(ui)]
 			var s0, s1 float64
@@ -124,6 +125,7 @@ func residual10(m *Matrix, e []float64, u, v blas64.General, lo, hi int) float64
 		u0, u1, u2, u3, u4, u5, u6, u7, u8, u9 := ui[0], ui[1], ui[2], ui[3], ui[4], ui[5], ui[6], ui[7], ui[8], ui[9]
 		qlo, qhi := m.RowPtr[i], m.RowPtr[i+1]
 		cols, vals, ei := m.ColIdx[qlo:qhi], m.Val[qlo:qhi], e[qlo:qhi]
+		kernels.PrefetchRows(vd, cols, vs, 10)
 		for q, j := range cols {
 			o := int(j) * vs
 			vj := (*[10]float64)(vd[o : o+10])
@@ -342,6 +344,7 @@ func mulLines10(ptr []int, idx []int32, dst blas64.General, e []float64, x blas6
 		var a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 float64
 		qlo, qhi := ptr[l], ptr[l+1]
 		el := e[qlo:qhi]
+		kernels.PrefetchRows(xd, idx[qlo:qhi], xs, 10)
 		for q, j := range idx[qlo:qhi] {
 			w := el[q]
 			if w == 0 {
@@ -374,6 +377,7 @@ func mulLinesAny(ptr []int, idx []int32, dst blas64.General, e []float64, x blas
 	for l := lo; l < hi; l++ {
 		qlo, qhi := ptr[l], ptr[l+1]
 		el, il := e[qlo:qhi], idx[qlo:qhi]
+		kernels.PrefetchRows(xd, il, xs, k)
 		d := row(dst, l)
 		c := 0
 		for ; c+8 <= k; c += 8 {

@@ -85,6 +85,7 @@ func main() {
 	aty()
 	gram12()
 	clip()
+	prefetchRows()
 	Generate()
 }
 
@@ -444,5 +445,32 @@ func clip() {
 	VMAXPD(X13, X12, X12)
 	VMOVSD(X12, addr(Return("amax")))
 	VZEROUPPER()
+	RET()
+}
+
+// prefetchRows generates prefetchRowsAsm: for each index j of idx, a
+// prefetch of the first and of the last byte of row j (at base +
+// j·stride and lastOff bytes further). Prefetches are hints: they do not
+// fault, and nothing waits for them, so the misses of a whole line of
+// entries overlap with each other and with the work that follows.
+func prefetchRows() {
+	TEXT("prefetchRowsAsm", NOSPLIT, "func(base *float64, idx []int32, stride, last int)")
+	arg("base", RAX)
+	Load(Param("idx").Base(), RSI)
+	Load(Param("idx").Len(), RCX)
+	stride("stride", RDX)
+	stride("last", R8)
+	TESTQ(RCX, RCX)
+	JZ(LabelRef("prefetchDone"))
+	Label("prefetchLoop")
+	MOVLQSX(Mem{Base: RSI}, RBX)
+	IMULQ(RDX, RBX)
+	ADDQ(RAX, RBX)
+	PREFETCHT0(Mem{Base: RBX})
+	PREFETCHT0(Mem{Base: RBX, Index: R8, Scale: 1})
+	ADDQ(U8(4), RSI)
+	DECQ(RCX)
+	JNZ(LabelRef("prefetchLoop"))
+	Label("prefetchDone")
 	RET()
 }
