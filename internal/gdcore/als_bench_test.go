@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/blas/blas64"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // BenchmarkLineSolve fits lines of 200 entries at rank 10 against a
@@ -18,10 +18,7 @@ func BenchmarkLineSolve(b *testing.B) {
 	for _, rows := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			x := blas64.General{Rows: rows, Cols: r, Stride: r, Data: make([]float64, rows*r)}
-			for i := range x.Data {
-				x.Data[i] = rng.NormFloat64()
-			}
+			x := testmat.NormalGeneral(rng, rows, r)
 			idx := make([]int32, perLine*lines)
 			val := make([]float64, len(idx))
 			for k := range idx {

@@ -715,8 +715,10 @@ func Dot(a, b []float64) float64 {
 
 // PrefetchRows asks the processor to bring into its cache the rows of x
 // that idx names, row j being x[j·stride : j·stride+width], without
-// waiting for them: their first and last cache lines (all of a row of up
-// to 72 bytes, or of up to 128 bytes that starts on a 32-byte boundary).
+// waiting for them: the cache lines of their first and last values, which
+// are all of a row of up to 9 values, and of a row of up to 12 that
+// starts on a 32-byte boundary (rows of 12 at a stride of 12); a wider
+// row's middle lines are left to the pass.
 // It changes nothing in memory and cannot fault, whatever idx holds; it
 // is a no-op without the assembly. Called on a line's indices before a
 // pass that reads those rows, it lets their cache misses overlap, which
