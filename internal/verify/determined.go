@@ -237,14 +237,25 @@ func (l *lineGram) gather(q blas64.General, at []int32) {
 			}
 		}
 	default:
-		for r, j := range at {
-			dst, src := l.block[r*w:r*w+k], q.Data[int(j)*q.Stride:][:k]
-			for c := range dst {
-				dst[c] = src[c]
+		// A basis read in place is too large for the cache: the rows of
+		// each block of entries are asked for before any is copied, so
+		// that their misses overlap (kernels.PrefetchRows).
+		for b := 0; b < len(at); b += gatherBlock {
+			blk := at[b:min(len(at), b+gatherBlock)]
+			kernels.PrefetchRows(q.Data, blk, q.Stride, k)
+			for r, j := range blk {
+				dst, src := l.block[(b+r)*w:(b+r)*w+k], q.Data[int(j)*q.Stride:][:k]
+				for c := range dst {
+					dst[c] = src[c]
+				}
 			}
 		}
 	}
 }
+
+// gatherBlock is how many rows gather asks for ahead of copying them:
+// few enough that they are still in the cache when copied.
+const gatherBlock = 128
 
 // form sets the lower triangle to diag·I + sign·Σ q_j q_jᵀ over the
 // gathered rows.

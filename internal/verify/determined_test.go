@@ -1,8 +1,11 @@
 package verify
 
 import (
+	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -11,6 +14,8 @@ import (
 	"github.com/rpca-gd/rpca/internal/factor"
 	"github.com/rpca-gd/rpca/internal/kernels"
 	"github.com/rpca-gd/rpca/internal/observed"
+	"github.com/rpca-gd/rpca/internal/sample"
+	"github.com/rpca-gd/rpca/internal/testmat"
 )
 
 // sampled returns the pattern of a d1×d2 matrix observed at rate p, with
@@ -213,7 +218,7 @@ func TestDeterminedMargin(t *testing.T) {
 // through the two strides of the Gram kernel.
 func TestComplementObvious(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	const d = 200
+	const d = 300 // lines in S of up to 180 rows: two of gather's blocks
 	for _, k := range []int{3, 10} {
 		a := mat.NewDense(d, k, nil)
 		for i := range d {
@@ -248,8 +253,8 @@ func TestComplementObvious(t *testing.T) {
 			}
 			ratio, bad := g.complement(qp, lev, at)
 			// A basis too large to pad is gathered in place: the same sums.
-			if r, b := inPlace.complement(q, lev, at); r != ratio || b != bad {
-				t.Fatalf("k = %d, %d entries in S: in place %v at %g, padded %v at %g", k, len(at), b, r, bad, ratio)
+			if r, b := inPlace.complement(q, lev, at); r != ratio || b != bad || !slices.Equal(inPlace.lower, g.lower) {
+				t.Fatalf("k = %d, %d entries in S: in place %v at %g, padded %v at %g, or their Gram matrices differ", k, len(at), b, r, bad, ratio)
 			}
 			// The obvious way: the Gram matrix of the rows outside S.
 			rows := mat.NewDense(d-len(at), k, nil)
@@ -361,4 +366,53 @@ func TestByColumns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkUndeterminedObserved times the check on partial data at rank
+// 10: a d×d Y observed at rate 15·ln(d)/d (207 entries a line at
+// d = 10⁶, as `rpca synth --d 1000000` samples), a tenth of them in S
+// (those with i + j a multiple of 10). It runs at d = 10⁵, or at
+// RPCA_BENCH_D; from d ≈ 3.5·10⁵ on the bases are too large for a padded
+// copy and are read in place.
+func BenchmarkUndeterminedObserved(b *testing.B) {
+	const k = 10
+	d := 100_000
+	if s := os.Getenv("RPCA_BENCH_D"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			b.Fatalf("RPCA_BENCH_D: %v", err)
+		}
+		d = int(v)
+	}
+	p := 15 * math.Log(float64(d)) / float64(d)
+	rowPtr, colIdx := sample.Bernoulli{P: p, Seed: 3}.Positions(d, d, 0)
+	o, err := observed.FromCSR(d, d, rowPtr, colIdx, make([]float64, len(colIdx)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sp := CSR{RowPtr: make([]int, d+1)}
+	for i := range d {
+		for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
+			if (i+int(j))%10 == 0 {
+				sp.ColIdx, sp.Val = append(sp.ColIdx, j), append(sp.Val, 1)
+			}
+		}
+		sp.RowPtr[i+1] = len(sp.Val)
+	}
+	// Gaussian rows of variance 1/d: nearly orthonormal columns, which
+	// is all the timing needs.
+	rng := rand.New(rand.NewPCG(1, 2))
+	qu, qv := testmat.NormalGeneral(rng, d, k), testmat.NormalGeneral(rng, d, k)
+	for _, q := range []blas64.General{qu, qv} {
+		for i := range q.Data {
+			q.Data[i] /= math.Sqrt(float64(d))
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if line, col, r, bad := Undetermined(o, qu, qv, sp, 0); bad {
+			b.Fatalf("line %d (column %v) flagged, ratio %g", line, col, r)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(2*o.NNZ()), "ns/entry")
 }
