@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/internal/kernels"
+	"github.com/rpca-gd/rpca/internal/parallel"
 	"github.com/rpca-gd/rpca/internal/selection"
 	"github.com/rpca-gd/rpca/video/frames"
 )
@@ -344,7 +346,7 @@ func (s *Subtractor) fitOrWait(ctx context.Context) error {
 // instead of the basis, which the step changes; a frame that the last fit
 // saw (the one that made it take place) takes no step.
 func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error) {
-	f, err := s.decideWith(ctx, frame, &s.buf)
+	f, err := s.decideWith(ctx, frame, &s.buf, 0)
 	if err != nil || f.basisT == nil {
 		return f, err
 	}
@@ -357,14 +359,15 @@ func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error
 	return f, nil
 }
 
-// decideWith is decide with project's buffers buf: frames decided at once
-// against one fit each have their own.
-func (s *Subtractor) decideWith(ctx context.Context, frame []float64, buf *projectBuf) (*Frame, error) {
+// decideWith is decide with project's buffers buf, its passes on up to
+// workers goroutines: frames decided at once against one fit each have
+// their own buffers.
+func (s *Subtractor) decideWith(ctx context.Context, frame []float64, buf *projectBuf, workers int) (*Frame, error) {
 	var bg, coef []float64
 	if s.basisT == nil {
 		bg = s.median()
 	} else {
-		bg, coef = s.project(frame, buf)
+		bg, coef = s.project(frame, buf, workers)
 	}
 	if buf.work == nil {
 		buf.work, buf.res = newFrameWork(s.g), make([]float64, len(frame))
@@ -396,6 +399,7 @@ func (s *Subtractor) decideAtOnce(ctx context.Context, column func(dst []float64
 		return nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(cols))
+	inner := max(1, runtime.GOMAXPROCS(0)/workers) // each frame's goroutines
 	s.shared = s.basisT != nil
 	bufs := make([]*projectBuf, workers)
 	frames := make([][]float64, workers)
@@ -413,7 +417,7 @@ func (s *Subtractor) decideAtOnce(ctx context.Context, column func(dst []float64
 			go func() {
 				defer wg.Done()
 				column(frames[w], j)
-				out[w], errs[w] = s.decideWith(ctx, frames[w], bufs[w])
+				out[w], errs[w] = s.decideWith(ctx, frames[w], bufs[w], inner)
 			}()
 		}
 		wg.Wait()
@@ -564,30 +568,139 @@ func orthonormal(a *mat.Dense) *mat.Dense {
 
 // project returns the background of frame y: B·w with w the Huber fit of
 // y on the basis B, by rounds of least squares on y with its residual
-// clipped at projectClip robust spreads.
-func (s *Subtractor) project(y []float64, buf *projectBuf) (fit, w []float64) {
+// clipped at projectClip robust spreads. B being orthonormal, a round's
+// w is Bᵀ·y_c with y_c = y − e, e the part of the residual r = y − B·w
+// beyond the clip: Bᵀ·y less Bᵀ·e, over the clipped entries alone. So
+// a round is one pass over B and y, a block of entries at a time (the
+// block's fit, summed as combine sums it, then its residual), on up to
+// workers goroutines (GOMAXPROCS when workers ≤ 0). The entries are cut
+// into chunks of projectChunk whatever the workers, each chunk's sums
+// added in chunk order, so the answer does not depend on them. The clip
+// is taken from the entries of clipLimit's sample, whose rows of B the
+// first pass copies aside.
+func (s *Subtractor) project(y []float64, buf *projectBuf, workers int) (fit, w []float64) {
 	k, rows := s.basisT.Dims()
-	w = make([]float64, k)
+	b := s.basisT.RawMatrix()
 	fit = make([]float64, rows) // returned: the frame's background
-	if len(buf.yc) != rows {
-		buf.yc = make([]float64, rows)
+	w = make([]float64, k)
+	step := max(1, rows/projectSample)
+	ns := (rows + step - 1) / step
+	nc := (rows + projectChunk - 1) / projectChunk
+	workers = min(kernels.Workers(workers), nc)
+	buf.size(k, nc, workers)
+	if len(buf.ys) != ns || len(buf.bs) != k*ns {
+		buf.ys, buf.bs = make([]float64, ns), make([]float64, k*ns)
 	}
-	yc := buf.yc
-	copy(yc, y)
-	for round := 0; ; round++ {
-		// w = Bᵀ·yc (B orthonormal), fit = B·w (combine).
+	parts := buf.parts // chunk t's sums at parts[t*k:]
+
+	// Bᵀ·y by chunks, and the sampled rows of B and entries of y.
+	parallel.Strided(nc, workers, func(_, t int) {
+		lo, hi := t*projectChunk, min(rows, (t+1)*projectChunk)
 		for c := range k {
-			w[c] = floats.Dot(s.basisT.RawRowView(c), yc)
+			parts[t*k+c] = floats.Dot(b.Data[c*b.Stride+lo:c*b.Stride+hi], y[lo:hi])
 		}
-		combine(fit, s.basisT, w)
-		if round == projectRounds {
-			return fit, w
+		for i := (lo + step - 1) / step * step; i < hi; i += step {
+			buf.ys[i/step] = y[i]
+			for c := range k {
+				buf.bs[c*ns+i/step] = b.Data[c*b.Stride+i]
+			}
 		}
-		lim := clipLimit(y, fit, buf)
-		for i, v := range y {
-			yc[i] = fit[i] + min(max(v-fit[i], -lim), lim)
+	})
+	wy := buf.wy
+	sumParts(wy, parts, k)
+	copy(w, wy)
+	for range projectRounds {
+		lim := buf.sampledClip(w, ns)
+		parallel.Strided(nc, workers, func(wk, t int) {
+			lo, hi := t*projectChunk, min(rows, (t+1)*projectChunk)
+			part := parts[t*k : (t+1)*k]
+			clear(part)
+			f := buf.blocks[wk]
+			for b0 := lo; b0 < hi; b0 += projectBlock {
+				b1 := min(hi, b0+projectBlock)
+				f := f[:b1-b0]
+				clear(f)
+				for c, wc := range w {
+					floats.AddScaled(f, wc, b.Data[c*b.Stride+b0:c*b.Stride+b1])
+				}
+				for i, v := range y[b0:b1] {
+					e := v - f[i]
+					switch {
+					case e > lim:
+						e -= lim
+					case e < -lim:
+						e += lim
+					default:
+						continue
+					}
+					for c := range part {
+						part[c] += e * b.Data[c*b.Stride+b0+i]
+					}
+				}
+			}
+		})
+		sumParts(w, parts, k)
+		for c := range w {
+			w[c] = wy[c] - w[c]
 		}
 	}
+	parallel.Strided(nc, workers, func(_, t int) {
+		lo, hi := t*projectChunk, min(rows, (t+1)*projectChunk)
+		f := fit[lo:hi]
+		for c, wc := range w {
+			floats.AddScaled(f, wc, b.Data[c*b.Stride+lo:c*b.Stride+hi])
+		}
+	})
+	return fit, w
+}
+
+// The work of [Subtractor.project]: a round takes its entries by chunks
+// of projectChunk, each in blocks of projectBlock, whose fit and part of
+// each basis vector stay in the cache between the fit and the residual.
+const (
+	projectChunk = 16 * projectBlock
+	projectBlock = 1024
+)
+
+// sumParts sets dst[c] to the sum over chunks t, in order, of
+// parts[t·k+c].
+func sumParts(dst, parts []float64, k int) {
+	clear(dst)
+	for t := 0; t < len(parts); t += k {
+		for c := range k {
+			dst[c] += parts[t+c]
+		}
+	}
+}
+
+// size readies buf's sums for k basis vectors, nc chunks and workers
+// goroutines.
+func (buf *projectBuf) size(k, nc, workers int) {
+	if len(buf.wy) != k {
+		buf.wy = make([]float64, k)
+	}
+	if len(buf.parts) != nc*k {
+		buf.parts = make([]float64, nc*k)
+	}
+	for len(buf.blocks) < workers {
+		buf.blocks = append(buf.blocks, make([]float64, projectBlock))
+	}
+}
+
+// sampledClip is clipLimit for the fit B·w, formed at the ns sampled
+// entries (buf.ys, and B's rows there in buf.bs), each summed as combine
+// sums it.
+func (buf *projectBuf) sampledClip(w []float64, ns int) float64 {
+	abs := buf.abs[:0]
+	for i, v := range buf.ys {
+		f := 0.0
+		for c, wc := range w {
+			f += wc * buf.bs[c*ns+i]
+		}
+		abs = append(abs, math.Abs(v-f))
+	}
+	buf.abs = abs
+	return spreadLimit(abs)
 }
 
 // clipLimit returns where the Huber fit clips the residual y − fit:
@@ -600,17 +713,26 @@ func clipLimit(y, fit []float64, buf *projectBuf) float64 {
 		abs = append(abs, math.Abs(y[i]-fit[i]))
 	}
 	buf.abs = abs
+	return spreadLimit(abs)
+}
+
+// spreadLimit returns the clip for the absolute residuals abs (reordered).
+func spreadLimit(abs []float64) float64 {
 	return projectClip * max(1.4826*medianOf(abs), MinNoise)
 }
 
 // projectBuf holds the buffers of a frame's decision, reused from frame
-// to frame: [Subtractor.project]'s clipped frame and sample of
-// residuals, and the mask decision's scratch space and residual.
+// to frame: [Subtractor.project]'s sums and samples, and the mask
+// decision's scratch space and residual.
 type projectBuf struct {
-	yc, abs []float64
-	p, x    []float64 // trackStep's residual and direction
-	work    *frameWork
-	res     []float64
+	abs    []float64
+	wy     []float64   // project's Bᵀ·y; trackStep's Bᵀ·p
+	p      []float64   // trackStep's residual
+	ys, bs []float64   // the entries of clipLimit's sample, of y and of B
+	parts  []float64   // a round's sums by chunk
+	blocks [][]float64 // a block's fit, per goroutine
+	work   *frameWork
+	res    []float64
 }
 
 // combine sets dst = basisTᵀ·w, a basis vector at a time: the order of
@@ -735,46 +857,87 @@ func (s *Subtractor) trackStep(y, fit, w, mask []float64) {
 	buf := &s.buf
 	lim := clipLimit(y, fit, buf)
 	if len(buf.p) != rows {
-		buf.p, buf.x = make([]float64, rows), make([]float64, rows)
+		buf.p = make([]float64, rows)
 	}
-	p, x := buf.p, buf.x
-	for i, v := range y {
-		p[i] = min(max(v-fit[i], -lim), lim)
+	p := buf.p
+	chunks := (rows + projectChunk - 1) / projectChunk
+	workers := min(kernels.Workers(0), chunks)
+	buf.size(k, chunks, workers)
+	// Each pass takes the entries by chunks (whatever the workers, so the
+	// answer does not depend on them), a chunk's sums added in order.
+	pass := func(fn func(wk, lo, hi int)) {
+		parallel.Strided(chunks, workers, func(wk, t int) {
+			fn(wk, t*projectChunk, min(rows, (t+1)*projectChunk))
+		})
 	}
-	if mask != nil { // the frame's foreground does not move the model
-		for c0 := 0; c0 < rows; c0 += len(mask) { // each channel's plane
-			for i, m := range mask {
+	b := s.basisT.RawMatrix()
+	basis := func(c, lo, hi int) []float64 { return b.Data[c*b.Stride+lo : c*b.Stride+hi] }
+	pass(func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p[i] = min(max(y[i]-fit[i], -lim), lim)
+		}
+		for i := lo; mask != nil && i < hi; { // the frame's foreground does not move the model
+			j := i % len(mask) // in each channel's plane
+			for q, m := range mask[j:min(len(mask), j+hi-i)] {
 				if m != 0 {
-					p[c0+i] = 0
+					p[i+q] = 0
 				}
 			}
+			i += len(mask) - j
 		}
+	})
+	// p = (I − BBᵀ)γ, twice against rounding (classical Gram–Schmidt
+	// twice: a pass for Bᵀp, a pass to subtract B·(Bᵀp)).
+	h := buf.wy
+	for range 2 {
+		pass(func(_, lo, hi int) {
+			t := lo / projectChunk
+			for c := range k {
+				buf.parts[t*k+c] = floats.Dot(basis(c, lo, hi), p[lo:hi])
+			}
+		})
+		sumParts(h, buf.parts, k)
+		pass(func(_, lo, hi int) {
+			for c, hc := range h {
+				floats.AddScaled(p[lo:hi], -hc, basis(c, lo, hi))
+			}
+		})
 	}
-	for range 2 { // p = (I − BBᵀ)γ, twice against rounding
-		for c := range k {
-			b := s.basisT.RawRowView(c)
-			floats.AddScaled(p, -floats.Dot(b, p), b)
-		}
-	}
-	pn := floats.Norm(p, 2)
+	pass(func(_, lo, hi int) {
+		t := lo / projectChunk
+		clear(buf.parts[t*k : (t+1)*k])
+		buf.parts[t*k] = floats.Dot(p[lo:hi], p[lo:hi])
+	})
+	sumParts(h, buf.parts, k)
+	pn := math.Sqrt(h[0])
 	if !(pn > 0) {
 		return
 	}
 	theta := s.track * math.Atan2(pn, wn)
 	if s.shared {
 		s.basisT, s.shared = mat.DenseCopyOf(s.basisT), false
+		b = s.basisT.RawMatrix()
 	}
-	clear(x)
-	for c, wc := range wq {
-		floats.AddScaled(x, wc/wn, s.basisT.RawRowView(nc+c))
-	}
+	// Q ← Q + x·ŵᵀ with x = (cos θ − 1)·Q·ŵ + sin θ·p̂, a block of x at a
+	// time, formed from Q's block before it changes.
 	cos, sin := math.Cos(theta)-1, math.Sin(theta)/pn
-	for i := range x {
-		x[i] = cos*x[i] + sin*p[i]
-	}
-	for c, wc := range wq {
-		floats.AddScaled(s.basisT.RawRowView(nc+c), wc/wn, x)
-	}
+	pass(func(wk, lo, hi int) {
+		x := buf.blocks[wk]
+		for b0 := lo; b0 < hi; b0 += projectBlock {
+			b1 := min(hi, b0+projectBlock)
+			x := x[:b1-b0]
+			clear(x)
+			for c, wc := range wq {
+				floats.AddScaled(x, wc/wn, basis(nc+c, b0, b1))
+			}
+			for i := range x {
+				x[i] = cos*x[i] + sin*p[b0+i]
+			}
+			for c, wc := range wq {
+				floats.AddScaled(basis(nc+c, b0, b1), wc/wn, x)
+			}
+		}
+	})
 	s.steps++
 	if s.steps%reorthonormalize == 0 {
 		s.basisT = mat.DenseCopyOf(orthonormal(mat.DenseCopyOf(s.basisT.T())).T())
