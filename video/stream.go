@@ -346,7 +346,7 @@ func (s *Subtractor) fitOrWait(ctx context.Context) error {
 // instead of the basis, which the step changes; a frame that the last fit
 // saw (the one that made it take place) takes no step.
 func (s *Subtractor) decide(ctx context.Context, frame []float64) (*Frame, error) {
-	f, err := s.decideWith(ctx, frame, &s.buf, 0)
+	f, err := s.decideWith(ctx, frame, &s.buf, s.fit.Settings.Workers)
 	if err != nil || f.basisT == nil {
 		return f, err
 	}
@@ -399,7 +399,7 @@ func (s *Subtractor) decideAtOnce(ctx context.Context, column func(dst []float64
 		return nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(cols))
-	inner := max(1, runtime.GOMAXPROCS(0)/workers) // each frame's goroutines
+	inner := max(1, kernels.Workers(s.fit.Settings.Workers)/workers) // each frame's goroutines
 	s.shared = s.basisT != nil
 	bufs := make([]*projectBuf, workers)
 	frames := make([][]float64, workers)
@@ -861,7 +861,7 @@ func (s *Subtractor) trackStep(y, fit, w, mask []float64) {
 	}
 	p := buf.p
 	chunks := (rows + projectChunk - 1) / projectChunk
-	workers := min(kernels.Workers(0), chunks)
+	workers := min(kernels.Workers(s.fit.Settings.Workers), chunks)
 	buf.size(k, chunks, workers)
 	// Each pass takes the entries by chunks (whatever the workers, so the
 	// answer does not depend on them), a chunk's sums added in order.
