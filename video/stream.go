@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -594,11 +595,8 @@ func (s *Subtractor) project(y []float64, buf *projectBuf, workers int) (fit, w 
 	parts := buf.parts // chunk t's sums at parts[t*k:]
 
 	// Bᵀ·y by chunks, and the sampled rows of B and entries of y.
-	parallel.Strided(nc, workers, func(_, t int) {
-		lo, hi := t*projectChunk, min(rows, (t+1)*projectChunk)
-		for c := range k {
-			parts[t*k+c] = floats.Dot(b.Data[c*b.Stride+lo:c*b.Stride+hi], y[lo:hi])
-		}
+	byChunks(rows, workers, func(_, t, lo, hi int) {
+		dotsRange(parts[t*k:(t+1)*k], b, y, lo, hi)
 		for i := (lo + step - 1) / step * step; i < hi; i += step {
 			buf.ys[i/step] = y[i]
 			for c := range k {
@@ -611,18 +609,13 @@ func (s *Subtractor) project(y []float64, buf *projectBuf, workers int) (fit, w 
 	copy(w, wy)
 	for range projectRounds {
 		lim := buf.sampledClip(w, ns)
-		parallel.Strided(nc, workers, func(wk, t int) {
-			lo, hi := t*projectChunk, min(rows, (t+1)*projectChunk)
+		byChunks(rows, workers, func(wk, t, lo, hi int) {
 			part := parts[t*k : (t+1)*k]
 			clear(part)
-			f := buf.blocks[wk]
 			for b0 := lo; b0 < hi; b0 += projectBlock {
 				b1 := min(hi, b0+projectBlock)
-				f := f[:b1-b0]
-				clear(f)
-				for c, wc := range w {
-					floats.AddScaled(f, wc, b.Data[c*b.Stride+b0:c*b.Stride+b1])
-				}
+				f := buf.blocks[wk][:b1-b0]
+				combineRange(f, b, 0, w, b0)
 				for i, v := range y[b0:b1] {
 					e := v - f[i]
 					switch {
@@ -644,14 +637,34 @@ func (s *Subtractor) project(y []float64, buf *projectBuf, workers int) (fit, w 
 			w[c] = wy[c] - w[c]
 		}
 	}
-	parallel.Strided(nc, workers, func(_, t int) {
-		lo, hi := t*projectChunk, min(rows, (t+1)*projectChunk)
-		f := fit[lo:hi]
-		for c, wc := range w {
-			floats.AddScaled(f, wc, b.Data[c*b.Stride+lo:c*b.Stride+hi])
-		}
-	})
+	byChunks(rows, workers, func(_, _, lo, hi int) { combineRange(fit[lo:hi], b, 0, w, lo) })
 	return fit, w
+}
+
+// byChunks calls fn(wk, t, lo, hi) for the chunks t of projectChunk
+// entries, [lo, hi), of [0, rows), on up to workers goroutines (wk the
+// goroutine's index).
+func byChunks(rows, workers int, fn func(wk, t, lo, hi int)) {
+	parallel.Strided((rows+projectChunk-1)/projectChunk, workers, func(wk, t int) {
+		fn(wk, t, t*projectChunk, min(rows, (t+1)*projectChunk))
+	})
+}
+
+// dotsRange sets dst[c] to row c of b times v, both over [lo, hi).
+func dotsRange(dst []float64, b blas64.General, v []float64, lo, hi int) {
+	for c := range dst {
+		dst[c] = floats.Dot(b.Data[c*b.Stride+lo:c*b.Stride+hi], v[lo:hi])
+	}
+}
+
+// combineRange sets dst to Σ_c w[c]·(row first+c of b) over the entries
+// [lo, lo+len(dst)), summed as combine sums it.
+func combineRange(dst []float64, b blas64.General, first int, w []float64, lo int) {
+	clear(dst)
+	for c, wc := range w {
+		at := (first+c)*b.Stride + lo
+		floats.AddScaled(dst, wc, b.Data[at:at+len(dst)])
+	}
 }
 
 // The work of [Subtractor.project]: a round takes its entries by chunks
@@ -739,10 +752,7 @@ type projectBuf struct {
 // the sums that [Subtractor.project] and [projected] share, so that a
 // background formed again from its coefficients is the same to the bit.
 func combine(dst []float64, basisT *mat.Dense, w []float64) {
-	clear(dst)
-	for c, wc := range w {
-		floats.AddScaled(dst, wc, basisT.RawRowView(c))
-	}
+	combineRange(dst, basisT.RawMatrix(), 0, w, 0)
 }
 
 // projected holds a stream window's backgrounds as the stream decided
@@ -865,14 +875,8 @@ func (s *Subtractor) trackStep(y, fit, w, mask []float64) {
 	buf.size(k, chunks, workers)
 	// Each pass takes the entries by chunks (whatever the workers, so the
 	// answer does not depend on them), a chunk's sums added in order.
-	pass := func(fn func(wk, lo, hi int)) {
-		parallel.Strided(chunks, workers, func(wk, t int) {
-			fn(wk, t*projectChunk, min(rows, (t+1)*projectChunk))
-		})
-	}
 	b := s.basisT.RawMatrix()
-	basis := func(c, lo, hi int) []float64 { return b.Data[c*b.Stride+lo : c*b.Stride+hi] }
-	pass(func(_, lo, hi int) {
+	byChunks(rows, workers, func(_, _, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			p[i] = min(max(y[i]-fit[i], -lim), lim)
 		}
@@ -887,29 +891,20 @@ func (s *Subtractor) trackStep(y, fit, w, mask []float64) {
 		}
 	})
 	// p = (I − BBᵀ)γ, twice against rounding (classical Gram–Schmidt
-	// twice: a pass for Bᵀp, a pass to subtract B·(Bᵀp)).
-	h := buf.wy
+	// twice: a pass for Bᵀp, a pass to subtract B·(Bᵀp)); the last pass
+	// also sums each chunk's squares, for ‖p‖.
+	h, sq := buf.wy, make([]float64, chunks)
 	for range 2 {
-		pass(func(_, lo, hi int) {
-			t := lo / projectChunk
-			for c := range k {
-				buf.parts[t*k+c] = floats.Dot(basis(c, lo, hi), p[lo:hi])
-			}
-		})
+		byChunks(rows, workers, func(_, t, lo, hi int) { dotsRange(buf.parts[t*k:(t+1)*k], b, p, lo, hi) })
 		sumParts(h, buf.parts, k)
-		pass(func(_, lo, hi int) {
+		byChunks(rows, workers, func(_, t, lo, hi int) {
 			for c, hc := range h {
-				floats.AddScaled(p[lo:hi], -hc, basis(c, lo, hi))
+				floats.AddScaled(p[lo:hi], -hc, b.Data[c*b.Stride+lo:c*b.Stride+hi])
 			}
+			sq[t] = floats.Dot(p[lo:hi], p[lo:hi])
 		})
 	}
-	pass(func(_, lo, hi int) {
-		t := lo / projectChunk
-		clear(buf.parts[t*k : (t+1)*k])
-		buf.parts[t*k] = floats.Dot(p[lo:hi], p[lo:hi])
-	})
-	sumParts(h, buf.parts, k)
-	pn := math.Sqrt(h[0])
+	pn := math.Sqrt(floats.Sum(sq))
 	if !(pn > 0) {
 		return
 	}
@@ -920,21 +915,21 @@ func (s *Subtractor) trackStep(y, fit, w, mask []float64) {
 	}
 	// Q ← Q + x·ŵᵀ with x = (cos θ − 1)·Q·ŵ + sin θ·p̂, a block of x at a
 	// time, formed from Q's block before it changes.
+	what := make([]float64, len(wq))
+	for c, wc := range wq {
+		what[c] = wc / wn
+	}
 	cos, sin := math.Cos(theta)-1, math.Sin(theta)/pn
-	pass(func(wk, lo, hi int) {
-		x := buf.blocks[wk]
+	byChunks(rows, workers, func(wk, _, lo, hi int) {
 		for b0 := lo; b0 < hi; b0 += projectBlock {
 			b1 := min(hi, b0+projectBlock)
-			x := x[:b1-b0]
-			clear(x)
-			for c, wc := range wq {
-				floats.AddScaled(x, wc/wn, basis(nc+c, b0, b1))
-			}
+			x := buf.blocks[wk][:b1-b0]
+			combineRange(x, b, nc, what, b0)
 			for i := range x {
 				x[i] = cos*x[i] + sin*p[b0+i]
 			}
-			for c, wc := range wq {
-				floats.AddScaled(basis(nc+c, b0, b1), wc/wn, x)
+			for c, hc := range what {
+				floats.AddScaled(b.Data[(nc+c)*b.Stride+b0:(nc+c)*b.Stride+b1], hc, x)
 			}
 		}
 	})

@@ -17,7 +17,13 @@ import (
 // fit would leave it ([withConstants] with the constants first).
 func trackingSubtractor(t *testing.T, k int, track float64, rng *rand.Rand) *Subtractor {
 	t.Helper()
-	g := frames.Geometry{Width: 40, Height: 30}
+	return modelSubtractor(t, frames.Geometry{Width: 40, Height: 30}, k, track, rng)
+}
+
+// modelSubtractor is trackingSubtractor for the geometry g, whose model
+// holds a constant per channel.
+func modelSubtractor(t *testing.T, g frames.Geometry, k int, track float64, rng *rand.Rand) *Subtractor {
+	t.Helper()
 	s, err := NewSubtractor(g, StreamOptions{Track: track})
 	if err != nil {
 		t.Fatal(err)
@@ -165,18 +171,8 @@ func b2f(b bool) float64 {
 func TestProjectObvious(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 4))
 	g := frames.Geometry{Width: 200, Height: 120, Color: true}
-	s, err := NewSubtractor(g, StreamOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := modelSubtractor(t, g, 3, 0, rng)
 	rows := g.Rows()
-	cols := mat.NewDense(rows, 3, nil)
-	for i := range rows {
-		for c := range 3 {
-			cols.Set(i, c, rng.NormFloat64())
-		}
-	}
-	s.basisT = mat.DenseCopyOf(orthonormal(withConstants(cols, g, true)).T())
 	k, _ := s.basisT.Dims()
 	y := make([]float64, rows)
 	for c := range k {
@@ -268,18 +264,8 @@ func obviousClip(y, fit []float64) float64 {
 func TestTrackStepObvious(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
 	g := frames.Geometry{Width: 200, Height: 120, Color: true}
-	s, err := NewSubtractor(g, StreamOptions{Track: 0.7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := modelSubtractor(t, g, 2, 0.7, rng)
 	rows, nc := g.Rows(), g.Channels()
-	cols := mat.NewDense(rows, 2, nil)
-	for i := range rows {
-		for c := range 2 {
-			cols.Set(i, c, rng.NormFloat64())
-		}
-	}
-	s.basisT = mat.DenseCopyOf(orthonormal(withConstants(cols, g, true)).T())
 	k, _ := s.basisT.Dims()
 	y := make([]float64, rows)
 	for i := range y {
