@@ -251,14 +251,13 @@ func (f *rowFitter) evaluate(y, m []float64) {
 // values are still all at least as large as the kept ones, the set stands
 // without a selection.
 func (f *rowFitter) choose() bool {
+	lo, hi := math.Inf(1), 0.0
 	if len(f.outIdx) > 0 {
-		lo := math.Inf(1)
 		for _, j := range f.outIdx {
 			if a := math.Abs(f.res[j]); a < lo {
 				lo = a
 			}
 		}
-		hi := 0.0
 		for j, r := range f.res {
 			if a := math.Abs(r) * f.kept[j]; a > hi {
 				hi = a
@@ -268,10 +267,28 @@ func (f *rowFitter) choose() bool {
 			return false
 		}
 	}
-	for j, r := range f.res {
-		f.abs[j] = math.Abs(r)
+	// The new threshold t, the trim-th largest |res|, by selection on as
+	// few entries as the old set allows. With lo < hi, every entry above
+	// hi was set aside (hi is the kept entries' largest) and they number
+	// fewer than trim; at least trim + 1 entries are lo or more (the set
+	// aside ones and the kept one at hi). So t lies in [lo, hi], and it
+	// is the (trim − above)-th largest of the entries there.
+	band, rank := f.abs, f.trim
+	if len(f.outIdx) > 0 {
+		n, above := 0, 0
+		for _, r := range f.res {
+			a := math.Abs(r)
+			f.abs[n] = a
+			n += b2i(a >= lo) & b2i(a <= hi)
+			above += b2i(a > hi)
+		}
+		band, rank = f.abs[:n], f.trim-above
+	} else {
+		for j, r := range f.res {
+			f.abs[j] = math.Abs(r)
+		}
 	}
-	t := selection.Select(f.abs, f.trim)
+	t := selection.Select(band, rank)
 	// Branch-free: about half of the entries are set aside at the default
 	// trim, so a branch on each would be mispredicted half of the time.
 	out := f.outIdx[:len(f.res)]

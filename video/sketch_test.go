@@ -286,26 +286,57 @@ func TestSketchRows(t *testing.T) {
 	}
 }
 
-// BenchmarkFitRows: the rows of a 320×240 gray clip of 200 frames
-// (76800 rows) fitted at rank 2 with 40 frames set aside per row, a
-// tenth of the rows with 20 gross outliers.
+// BenchmarkFitRows fits the rows of a 320×240 gray clip (76800 rows):
+//   - batch: 200 frames at rank 2 with 40 frames set aside per row, a
+//     tenth of the rows with 20 gross outliers;
+//   - stream: the stream's fit, 100 frames at rank 1 with the default
+//     trim (49 frames), a tenth of the rows covered by an object for a
+//     run of 10 to 40 frames, and noise of 1% everywhere (so that the
+//     C-steps do not settle at once, as on real footage).
 func BenchmarkFitRows(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	_, y, q := lowRankRows(rng, 76800, 200, 2, 0)
-	for i := 0; i < 76800; i += 10 {
-		row := y.RawRowView(i)
-		for _, j := range rng.Perm(200)[:20] {
-			row[j] += 4
+	b.Run("batch", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(1, 1))
+		_, y, q := lowRankRows(rng, 76800, 200, 2, 0)
+		for i := 0; i < 76800; i += 10 {
+			row := y.RawRowView(i)
+			for _, j := range rng.Perm(200)[:20] {
+				row[j] += 4
+			}
 		}
-	}
-	for i := range 76800 {
+		addNoise(rng, y, 0.01)
+		benchFitRows(b, y, q, 40)
+	})
+	b.Run("stream", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		_, y, q := lowRankRows(rng, 76800, 100, 1, 0)
+		for i := 0; i < 76800; i += 10 {
+			row := y.RawRowView(i)
+			n := 10 + rng.IntN(31)
+			j0 := rng.IntN(100 - n)
+			for j := j0; j < j0+n; j++ {
+				row[j] += 4
+			}
+		}
+		addNoise(rng, y, 0.01)
+		benchFitRows(b, y, q, rowTrim(0.1, 100, 1))
+	})
+}
+
+// addNoise adds Gaussian noise of standard deviation sd to every entry.
+func addNoise(rng *rand.Rand, y *mat.Dense, sd float64) {
+	d1, _ := y.Dims()
+	for i := range d1 {
 		row := y.RawRowView(i)
 		for j := range row {
-			row[j] += 0.01 * rng.NormFloat64()
+			row[j] += sd * rng.NormFloat64()
 		}
 	}
+}
+
+// benchFitRows times FitRows on y and q, setting aside trim frames a row.
+func benchFitRows(b *testing.B, y, q *mat.Dense, trim int) {
 	for b.Loop() {
-		if _, _, err := FitRows(context.Background(), y, q, 40, 0); err != nil {
+		if _, _, err := FitRows(context.Background(), y, q, trim, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -418,4 +449,83 @@ func TestRowTrimHalfCovered(t *testing.T) {
 	if e := errorOf(int(0.2 * d2)); e < 0.01 {
 		t.Errorf("α·frames: largest error %.3g; the test's object should pull such a fit", e)
 	}
+}
+
+// TestChooseObvious: the concentration step's choice of the set-aside
+// entries (rowFitter.choose) against sorting: the trim largest |res|,
+// ties set aside in order of position. Residuals are drawn from a few
+// levels so that ties are common, and each row is chosen from scratch,
+// then again after its residuals are perturbed (the selection then runs
+// on the entries between the old set's bounds only). A choice reported
+// as unchanged must leave a set that is still a largest-trim set, and
+// at least 50 of the 900 choices after a perturbation must move it.
+func TestChooseObvious(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const d2 = 37
+	q := mat.NewDense(d2, 1, nil)
+	for _, trim := range []int{1, 5, 18, 30, d2 - 1} {
+		f := newRowFitter(q, trim)
+		changed := 0
+		for range 300 {
+			clear(f.kept)
+			f.outIdx = f.outIdx[:0]
+			for j := range f.res {
+				f.res[j] = float64(rng.IntN(12) - 6)
+			}
+			for step := range 4 {
+				if step > 0 {
+					for range 1 + rng.IntN(6) {
+						f.res[rng.IntN(d2)] = float64(rng.IntN(12)-6) + 0.5*float64(rng.IntN(2))
+					}
+				}
+				old := slices.Clone(f.outIdx)
+				moved := f.choose()
+				got := slices.Sorted(slices.Values(f.outIdx))
+				for j := range d2 {
+					if want := float64(b2i(!slices.Contains(got, j))); f.kept[j] != want {
+						t.Fatalf("trim %d: kept[%d] = %v, set aside %v", trim, j, f.kept[j], got)
+					}
+				}
+				if !moved {
+					if step == 0 || !slices.Equal(old, f.outIdx) || !largestSet(f.res, got, trim) {
+						t.Fatalf("trim %d: set %v reported unchanged for residuals %v", trim, got, f.res)
+					}
+					continue
+				}
+				if step > 0 {
+					changed++
+				}
+				order := make([]int, d2)
+				for j := range order {
+					order[j] = j
+				}
+				sort.SliceStable(order, func(a, b int) bool { return math.Abs(f.res[order[a]]) > math.Abs(f.res[order[b]]) })
+				want := slices.Sorted(slices.Values(order[:trim]))
+				if !slices.Equal(got, want) {
+					t.Fatalf("trim %d: set aside %v, want %v for residuals %v", trim, got, want, f.res)
+				}
+			}
+		}
+		if changed < 50 {
+			t.Errorf("trim %d: only %d of 900 choices after a perturbation moved the set; the band path is barely tested", trim, changed)
+		}
+	}
+}
+
+// largestSet reports whether the entries out (trim of them) hold trim
+// largest |res|: none of them is smaller than an entry outside.
+func largestSet(res []float64, out []int, trim int) bool {
+	if len(out) != trim {
+		return false
+	}
+	lo := math.Inf(1)
+	for _, j := range out {
+		lo = min(lo, math.Abs(res[j]))
+	}
+	for j, r := range res {
+		if !slices.Contains(out, j) && math.Abs(r) > lo {
+			return false
+		}
+	}
+	return true
 }
