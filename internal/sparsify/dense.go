@@ -36,18 +36,22 @@ const (
 // among the row's candidates (rowScan, rowSelect), storing the at most
 // kRow entries that pass. Column thresholds are selected among the column
 // candidates afterwards; a line whose bracket missed (rare, except for
-// adversarial inputs) is redone by exact selection. The stored entries are
-// finally filtered by the column thresholds. A is read from memory about
-// 1.1 times and never transposed; the expected cost is linear in d1·d2.
+// adversarial inputs) is redone by exact selection. A row too short to
+// sample (no longer than the sample) is bracketed instead around its
+// cutoff in the call before, when that call had the same count: a
+// solver's residual changes little between iterations (prevBracket).
+// The stored entries are finally filtered by the column thresholds. A is
+// read from memory about 1.1 times and never transposed; the expected
+// cost is linear in d1·d2.
 // Inputs with few distinct magnitudes (long runs of exact ties at the
 // column thresholds) overflow the candidate lists and take the exact path
 // for most columns, about 3× slower but still linear.
 //
-// The workspace holds 12·(kRow+1) bytes per row for the stored entries and
-// 16 bytes per column-candidate slot; a column has about
-// 2.5·z·d1·√(p(1−p)/S) slots (p = kCol/d1, S = 512 sampled rows, z = 3.5),
-// plus a margin per worker: 140 MB in all at 5000×5000 with
-// kRow = kCol = 1000 and 2 workers.
+// The workspace holds 12·(kRow+1) + 8 bytes per row for the stored
+// entries and the last cutoffs, and 16 bytes per column-candidate slot; a
+// column has about 2.5·z·d1·√(p(1−p)/S) slots (p = kCol/d1, S = 512
+// sampled rows, z = 3.5), plus a margin per worker: 140 MB in all at
+// 5000×5000 with kRow = kCol = 1000 and 2 workers.
 type Dense struct {
 	rows, cols, workers int
 
@@ -68,6 +72,11 @@ type Dense struct {
 	rbVal   []float64
 	rbN     []int32
 	ws      []denseWorker
+
+	// rowT holds each row's cutoff from the last call, for the counts
+	// kRow = rowTk (0: none); see prevBracket.
+	rowT  []float64
+	rowTk int
 
 	// State of the call in progress.
 	a      blas64.General
@@ -90,6 +99,7 @@ type denseWorker struct {
 	fb      []float64 // fallback gather buffer (fbBlock·rows)
 	failed  []int32   // columns whose bracket missed
 	tieRows []int32   // rows of tied column candidates
+	rowPrev int       // rows bracketed from their last cutoff in the last call
 	nanI    int       // first NaN found (row, column), or nanI = -1
 	nanJ    int
 	nnz     int
@@ -117,6 +127,7 @@ func NewDense(rows, cols, workers int) *Dense {
 	d.colHi = make([]uint64, cols)
 	d.colT = make([]float64, cols)
 	d.colLast = make([]int32, cols)
+	d.rowT = make([]float64, rows)
 	return d
 }
 
@@ -133,6 +144,7 @@ func (d *Dense) setSamples(rowSample, colSample int) {
 	d.colSamp = slices.Clone(rng.Perm(d.rows)[:min(colSample, d.rows)])
 	slices.Sort(d.colSamp)
 	d.kRow, d.kCol = -1, -1 // force resizing
+	d.rowTk = 0
 }
 
 // ensure sizes the workspace for the counts kRow, kCol (1 ≤ k ≤ line
@@ -225,7 +237,9 @@ func (d *Dense) Apply(a blas64.General, kRow, kCol int, out *Sparse) error {
 
 	d.columnBrackets()
 	runOn(&d.wg, d, d.workers, (*Dense).rowPass)
+	d.rowTk = kRow
 	if err := d.nanError(); err != nil {
+		d.rowTk = 0
 		return err
 	}
 	runOn(&d.wg, d, d.workers, (*Dense).columnCutoffs)
@@ -241,6 +255,41 @@ func (d *Dense) misses() (rows, cols int) {
 		rows += d.ws[w].rowMiss
 	}
 	return rows, len(d.failed)
+}
+
+// prevBracketed returns the number of rows that the last call bracketed
+// from their cutoff in the call before (for tests and tuning).
+func (d *Dense) prevBracketed() int {
+	n := 0
+	for w := range d.ws {
+		n += d.ws[w].rowPrev
+	}
+	return n
+}
+
+// Bounds of a row's bracket around its cutoff t of the call before, for
+// rows too short to sample (prevBracket): [t·prevLo, t·prevHi].
+const (
+	prevLo = 0.8
+	prevHi = 1.25
+)
+
+// prevBracket returns the bracket of row i from its cutoff in the call
+// before, and whether there is one: only rows too short to sample (a
+// sample would be the whole row) are bracketed this way, and only when
+// the call before had the same count kRow. A solver applies T to a
+// residual that changes little from one iteration to the next, so the
+// cutoff mostly stays inside; when it does not, the row takes the exact
+// path (rowSelect), with the same answer.
+func (d *Dense) prevBracket(i int) (lo, hi float64, ok bool) {
+	if d.rowTk != d.kRow {
+		return 0, 0, false
+	}
+	t := d.rowT[i]
+	if !(t >= tiny && t*prevHi <= math.MaxFloat64) {
+		return 0, 0, false
+	}
+	return max(t*prevLo, tiny), t * prevHi, true
 }
 
 // checkNaN scans worker w's rows of A for NaN (used when the result is
@@ -357,7 +406,7 @@ func (d *Dense) rowPass(w int) {
 	a := d.a
 	ws := &d.ws[w]
 	ws.nanI = -1
-	ws.rowMiss = 0
+	ws.rowMiss, ws.rowPrev = 0, 0
 	cols, kRow := d.cols, d.kRow
 	capCol := d.capCol
 	above := ws.above[:cols]
@@ -392,6 +441,9 @@ func (d *Dense) rowPass(w int) {
 				samp[s] = sampleAbs(row[j])
 			}
 			rlo, rhi = bracket(samp, hiR, loR)
+		} else if lo, hi, ok := d.prevBracket(i); ok && !rowAll {
+			rlo, rhi = lo, hi
+			ws.rowPrev++
 		}
 		ng, na := rowScan(row, math.Float64bits(rlo), math.Float64bits(rhi), ge)
 		if !d.rowSelect(ws, i, row, ge[:ng], na, rlo, rhi, rowAll) {
@@ -433,6 +485,7 @@ func (d *Dense) rowSelect(ws *denseWorker, i int, row []float64, ge []int32, na 
 	dstC := d.rbCol[base : base+d.slot]
 	dstV := d.rbVal[base : base+d.slot]
 	n := 0
+	var t float64 // the cutoff, kept for the next call (prevBracket)
 	switch {
 	case rowAll || (len(ge) < k && rlo == tiny):
 		// Every non-zero survives, and ge holds exactly the non-zeros.
@@ -444,7 +497,7 @@ func (d *Dense) rowSelect(ws *denseWorker, i int, row []float64, ge []int32, na 
 		// The threshold lies inside the bracket: it is the (k-na)-th
 		// largest of the candidates.
 		kk := k - na
-		t := selection.Select(cand[:nc], kk)
+		t = selection.Select(cand[:nc], kk)
 		e := kk - countAbove(cand[:kk-1], t) // ties admitted, by column
 		for _, j := range ge {               // branch-free; dst has a spare slot
 			x := row[j]
@@ -462,7 +515,8 @@ func (d *Dense) rowSelect(ws *denseWorker, i int, row []float64, ge []int32, na 
 		for j, x := range row {
 			absRow[j] = math.Abs(x)
 		}
-		t, last := exactCutoff(absRow, k, ws.scratch)
+		var last int
+		t, last = exactCutoff(absRow, k, ws.scratch)
 		for j, v := range absRow {
 			if v > 0 && passes(v, t, j, last) {
 				dstC[n], dstV[n] = int32(j), row[j]
@@ -471,6 +525,7 @@ func (d *Dense) rowSelect(ws *denseWorker, i int, row []float64, ge []int32, na 
 		}
 	}
 	d.rbN[i] = int32(n)
+	d.rowT[i] = t
 	return true
 }
 

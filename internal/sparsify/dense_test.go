@@ -520,3 +520,80 @@ func TestDenseReuse(t *testing.T) {
 		t.Errorf("warm Apply allocates %v times", allocs)
 	}
 }
+
+// TestDensePrevBracket applies one Dense to a sequence of related
+// matrices with rows too short to sample, as a solver's iterations do,
+// so that each call brackets its rows from the cutoffs of the call
+// before: every answer must equal refKeep's. Between calls the entries
+// move by 1%, 10% or 60% of their typical size, are all scaled by −2 or
+// by 1/4, or the count changes (which turns the brackets off for one
+// call), so that both the bracketed and the exact paths run; after a
+// move of 1% at most a tenth of the rows of continuous data may miss.
+func TestDensePrevBracket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	var out Sparse
+	var prev, miss int
+	for _, kind := range genKinds {
+		for _, sh := range [][2]int{{90, 60}, {37, 200}} {
+			rows, cols := sh[0], sh[1]
+			a := gen(rng, kind, rows, cols)
+			d := NewDense(rows, cols, 1+rng.IntN(3))
+			kRow, kCol := max(1, cols/5), max(1, rows/5)
+			for step := range 12 {
+				switch step % 6 {
+				case 1, 2, 3:
+					moveEntries(rng, a, []float64{0.01, 0.1, 0.6}[step%6-1])
+				case 4: // everything grows (and turns), then shrinks
+					f := map[int]float64{4: -2, 10: 0.25}[step]
+					for i := range a.Data {
+						a.Data[i] *= f
+					}
+				case 5:
+					kRow = 1 + rng.IntN(cols)
+				}
+				if err := d.Apply(a, kRow, kCol, &out); err != nil {
+					t.Fatal(err)
+				}
+				rm, _ := d.misses()
+				prev += d.prevBracketed()
+				miss += rm
+				if step == 1 && (kind == "gauss" || kind == "lowrank+corrupt") && rm > rows/10 {
+					t.Errorf("%s %d×%d: %d of %d rows missed their bracket after a move of 1%%", kind, rows, cols, rm, rows)
+				}
+				if diff := diffKeep(sparseKeep(t, &out, a), refRanks(a, nil).keep(kRow, kCol)); diff != "" {
+					t.Fatalf("%s %d×%d step %d k=(%d,%d): %s", kind, rows, cols, step, kRow, kCol, diff)
+				}
+				if step == 0 && d.prevBracketed() != 0 {
+					t.Fatalf("%s: the first call bracketed %d rows from cutoffs it cannot have", kind, d.prevBracketed())
+				}
+			}
+		}
+	}
+	t.Logf("%d rows bracketed from the call before, %d misses", prev, miss)
+	if prev < 2000 || miss == 0 {
+		t.Errorf("the bracketed path ran on %d rows and missed on %d: not both paths tested", prev, miss)
+	}
+}
+
+// moveEntries adds to each finite entry of a a uniform change of up to
+// frac of the entries' root mean square.
+func moveEntries(rng *rand.Rand, a blas64.General, frac float64) {
+	ss, n := 0.0, 0
+	for i := 0; i < a.Rows; i++ {
+		for _, v := range a.Data[i*a.Stride : i*a.Stride+a.Cols] {
+			if !math.IsInf(v, 0) {
+				ss += v * v
+				n++
+			}
+		}
+	}
+	rms := math.Sqrt(ss / float64(max(n, 1)))
+	for i := 0; i < a.Rows; i++ {
+		row := a.Data[i*a.Stride : i*a.Stride+a.Cols]
+		for j, v := range row {
+			if !math.IsInf(v, 0) {
+				row[j] = v + frac*rms*(2*rng.Float64()-1)
+			}
+		}
+	}
+}
