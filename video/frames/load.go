@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	_ "image/jpeg" // register JPEG decoding
 	_ "image/png"  // register PNG decoding
 	"io"
@@ -416,14 +417,17 @@ func LoadDir(ctx context.Context, dir string, opts Options) (*Sequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	planes := func(k int, img image.Image) ([][]float64, error) {
+	// planes converts frame k into dst's planes when they are the right
+	// size (a worker reuses its block's planes: a frame's are dropped once
+	// stored in y).
+	planes := func(dst [][]float64, k int, img image.Image) ([][]float64, error) {
 		if b := img.Bounds(); b.Dx() != b0.Dx() || b.Dy() != b0.Dy() {
 			return nil, fmt.Errorf("video: %s is %d×%d, but %s is %d×%d; all frames must have the same size",
 				paths[k], b.Dx(), b.Dy(), paths[0], b0.Dx(), b0.Dy())
 		}
-		return framePlanes(img, g.Color, n), nil
+		return framePlanes(dst, img, g.Color, n), nil
 	}
-	p0, _ := planes(0, first)
+	p0, _ := planes(nil, 0, first)
 	setColumns(y, 0, [][][]float64{p0})
 
 	// Decode the rest in parallel, loadBlock consecutive frames per task,
@@ -443,6 +447,7 @@ func LoadDir(ctx context.Context, dir string, opts Options) (*Sequence, error) {
 		go func() {
 			defer wg.Done()
 			block := make([][][]float64, 0, loadBlock)
+			bufs := make([][][]float64, loadBlock) // the planes, reused
 			for !failed.Load() {
 				k0 := int(next.Add(loadBlock) - loadBlock)
 				if k0 >= len(paths) {
@@ -458,7 +463,8 @@ func LoadDir(ctx context.Context, dir string, opts Options) (*Sequence, error) {
 					img, err := DecodeFile(paths[k])
 					var p [][]float64
 					if err == nil {
-						p, err = planes(k, img)
+						p, err = planes(bufs[k-k0], k, img)
+						bufs[k-k0] = p
 					} else {
 						err = fmt.Errorf("video: %v", err)
 					}
@@ -556,15 +562,27 @@ func setColumns(y *mat.Dense, k0 int, frames [][][]float64) {
 }
 
 // framePlanes converts an image to one luma plane or three color planes
-// with values in [0, 1], downscaled by the factor n.
-func framePlanes(img image.Image, color bool, n int) [][]float64 {
+// with values in [0, 1], downscaled by the factor n. Without downscaling
+// the planes are written into dst when it holds as many of the right
+// length (and allocated otherwise).
+func framePlanes(dst [][]float64, img image.Image, color bool, n int) [][]float64 {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
-	var planes [][]float64
+	nc := 1
 	if color {
-		planes = rgbPlanes(img)
+		nc = 3
+	}
+	planes := dst
+	if n > 1 || len(planes) != nc || len(planes[0]) != w*h {
+		planes = make([][]float64, nc)
+		for c := range planes {
+			planes[c] = make([]float64, w*h)
+		}
+	}
+	if color {
+		rgbPlanes(planes, img)
 	} else {
-		planes = [][]float64{lumaPlane(img)}
+		lumaPlane(planes[0], img)
 	}
 	if n > 1 {
 		for c, p := range planes {
@@ -581,15 +599,14 @@ const (
 	lumaB = 0.114
 )
 
-// lumaPlane returns the BT.601 luma of every pixel, row-major, in [0, 1].
-// Gray images give their gray level; JPEG (Y'CbCr) images give their Y'
-// channel, which is the BT.601 luma by definition of JFIF. Other images
-// are converted from their (alpha-premultiplied) RGB values, i.e.
-// composited over black.
-func lumaPlane(img image.Image) []float64 {
+// lumaPlane writes into out (of the image's size) the BT.601 luma of
+// every pixel, row-major, in [0, 1]. Gray images give their gray level;
+// JPEG (Y'CbCr) images give their Y' channel, which is the BT.601 luma by
+// definition of JFIF. Other images are converted from their
+// (alpha-premultiplied) RGB values, i.e. composited over black.
+func lumaPlane(out []float64, img image.Image) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
-	out := make([]float64, w*h)
 	switch m := img.(type) {
 	case *image.Gray:
 		for y := 0; y < h; y++ {
@@ -628,14 +645,13 @@ func lumaPlane(img image.Image) []float64 {
 			}
 		}
 	}
-	return out
 }
 
-// rgbPlanes returns the red, green and blue planes, row-major, in [0, 1].
-func rgbPlanes(img image.Image) [][]float64 {
+// rgbPlanes writes into planes (three of the image's size) its red, green
+// and blue planes, row-major, in [0, 1].
+func rgbPlanes(planes [][]float64, img image.Image) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
-	planes := [][]float64{make([]float64, w*h), make([]float64, w*h), make([]float64, w*h)}
 	if m, ok := img.(*image.Gray); ok {
 		for y := 0; y < h; y++ {
 			for x, v := range m.Pix[y*m.Stride : y*m.Stride+w] {
@@ -643,7 +659,7 @@ func rgbPlanes(img image.Image) [][]float64 {
 				planes[0][y*w+x], planes[1][y*w+x], planes[2][y*w+x] = f, f, f
 			}
 		}
-		return planes
+		return
 	}
 	// 8-bit RGBA and opaque NRGBA (what the PNG decoder returns for RGB
 	// frames) are read directly: c/255 equals the 16-bit path's
@@ -658,6 +674,23 @@ func rgbPlanes(img image.Image) [][]float64 {
 			pix, stride = m.Pix, m.Stride
 		}
 	}
+	if m, ok := img.(*image.YCbCr); ok {
+		// What the JPEG decoder returns: the colour of At without boxing
+		// it in an interface (an allocation per pixel), the same values.
+		r0, g0, b0 := planes[0][:w*h], planes[1][:w*h], planes[2][:w*h]
+		for y := 0; y < h; y++ {
+			yo := m.YOffset(b.Min.X, b.Min.Y+y)
+			for x, yv := range m.Y[yo : yo+w] {
+				co := m.COffset(b.Min.X+x, b.Min.Y+y)
+				r, g, bl, _ := color.YCbCr{Y: yv, Cb: m.Cb[co], Cr: m.Cr[co]}.RGBA()
+				i := y*w + x
+				r0[i] = float64(r) / 65535
+				g0[i] = float64(g) / 65535
+				b0[i] = float64(bl) / 65535
+			}
+		}
+		return
+	}
 	if pix != nil {
 		for y := 0; y < h; y++ {
 			row := pix[y*stride : y*stride+4*w]
@@ -668,7 +701,7 @@ func rgbPlanes(img image.Image) [][]float64 {
 				planes[2][i] = float64(row[4*x+2]) / 255
 			}
 		}
-		return planes
+		return
 	}
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
@@ -678,7 +711,6 @@ func rgbPlanes(img image.Image) [][]float64 {
 			planes[2][y*w+x] = float64(bl) / 65535
 		}
 	}
-	return planes
 }
 
 // boxDown shrinks a w×h plane by the factor n, averaging n×n blocks and
@@ -724,7 +756,8 @@ func LoadMask(name string, scale float64) (mask []bool, width, height int, err e
 	if b.Dx()/n == 0 || b.Dy()/n == 0 {
 		return nil, 0, 0, fmt.Errorf("video: %s is %d×%d, too small for scale 1/%d", name, b.Dx(), b.Dy(), n)
 	}
-	luma := lumaPlane(img)
+	luma := make([]float64, b.Dx()*b.Dy())
+	lumaPlane(luma, img)
 	for i, v := range luma {
 		if v > 0 {
 			luma[i] = 1

@@ -377,8 +377,9 @@ func TestColorAuto(t *testing.T) {
 	}
 }
 
-// TestRGBPlanesFastPaths: the direct reads of *image.RGBA and opaque
-// *image.NRGBA give exactly the planes of the generic colour-model path,
+// TestRGBPlanesFastPaths: the direct reads of *image.RGBA, opaque
+// *image.NRGBA and *image.YCbCr (a sub-image, 4:2:0) give exactly the
+// planes of the generic colour-model path,
 // and a translucent NRGBA still goes through the colour model.
 func TestRGBPlanesFastPaths(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -394,10 +395,19 @@ func TestRGBPlanesFastPaths(t *testing.T) {
 	}
 	generic := func(img image.Image) [][]float64 {
 		// An image.Image that is none of the fast-path types.
-		return rgbPlanes(struct{ image.Image }{img})
+		return planesOf(struct{ image.Image }{img})
 	}
-	for name, img := range map[string]image.Image{"rgba": rgba, "nrgba": nrgba} {
-		got, want := rgbPlanes(img), generic(img)
+	// What the JPEG decoder returns: chroma at half resolution both ways,
+	// read through a sub-image whose bounds do not start at 0.
+	ycc := image.NewYCbCr(image.Rect(0, 0, w+3, h+2), image.YCbCrSubsampleRatio420)
+	for _, p := range [][]uint8{ycc.Y, ycc.Cb, ycc.Cr} {
+		for i := range p {
+			p[i] = uint8(rng.IntN(256))
+		}
+	}
+	sub := ycc.SubImage(image.Rect(3, 2, w+3, h+2))
+	for name, img := range map[string]image.Image{"rgba": rgba, "nrgba": nrgba, "ycbcr": sub} {
+		got, want := planesOf(img), generic(img)
 		for c := range want {
 			if !slices.Equal(got[c], want[c]) {
 				t.Errorf("%s: channel %d differs from the colour-model path", name, c)
@@ -405,7 +415,7 @@ func TestRGBPlanesFastPaths(t *testing.T) {
 		}
 	}
 	nrgba.Pix[3] = 128 // translucent: premultiplied by the colour model
-	got, want := rgbPlanes(nrgba), generic(nrgba)
+	got, want := planesOf(nrgba), generic(nrgba)
 	if !slices.Equal(got[0], want[0]) || got[0][0] == float64(nrgba.Pix[0])/255 && nrgba.Pix[0] > 1 {
 		t.Errorf("translucent NRGBA: %v, want %v", got[0][0], want[0][0])
 	}
@@ -416,4 +426,33 @@ func TestDefaultMemoryLimit(t *testing.T) {
 	if got := o.maxBytes(); got < 1 || got > DefaultMaxBytes {
 		t.Errorf("default limit %d, want in [1, %d]", got, DefaultMaxBytes)
 	}
+}
+
+// BenchmarkRGBPlanes converts a 320×240 frame as the JPEG decoder returns
+// it (YCbCr 4:2:0) to colour planes, by the direct read (ycbcr) and by the
+// colour model through At (generic), in the same run.
+func BenchmarkRGBPlanes(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	ycc := image.NewYCbCr(image.Rect(0, 0, 320, 240), image.YCbCrSubsampleRatio420)
+	for _, p := range [][]uint8{ycc.Y, ycc.Cb, ycc.Cr} {
+		for i := range p {
+			p[i] = uint8(rng.IntN(256))
+		}
+	}
+	for name, img := range map[string]image.Image{"ycbcr": ycc, "generic": struct{ image.Image }{ycc}} {
+		b.Run(name, func(b *testing.B) {
+			planes := [][]float64{make([]float64, 320*240), make([]float64, 320*240), make([]float64, 320*240)}
+			for b.Loop() {
+				rgbPlanes(planes, img)
+			}
+		})
+	}
+}
+
+// planesOf returns rgbPlanes of img in new planes.
+func planesOf(img image.Image) [][]float64 {
+	n := img.Bounds().Dx() * img.Bounds().Dy()
+	planes := [][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
+	rgbPlanes(planes, img)
+	return planes
 }
