@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rpca-gd/rpca/formats"
+	"github.com/rpca-gd/rpca/internal/hugepage"
 	"github.com/rpca-gd/rpca/load"
 	_ "golang.org/x/image/bmp" // register BMP decoding
 
@@ -525,7 +526,7 @@ func allocFrames(g Geometry, frames int, limit int64) (*mat.Dense, error) {
 		return nil, fmt.Errorf("video: %d frames of %d×%d×%d need %s as a float64 matrix, over the limit of %s; select a frame range or a smaller scale",
 			frames, g.Width, g.Height, g.Channels(), humanBytes(bytes), humanBytes(limit))
 	}
-	return mat.NewDense(rows, frames, nil), nil
+	return mat.NewDense(rows, frames, hugepage.Float64s(rows*frames)), nil
 }
 
 // humanBytes formats a byte count in binary units.

@@ -1,0 +1,27 @@
+package hugepage
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// size is the huge page size of amd64 and arm64 Linux (the default
+// granule); on a kernel with another size the advice covers whole pages
+// of that size inside the range anyway.
+const huge = 2 << 20
+
+// advise applies MADV_HUGEPAGE to the part of the size bytes at p that
+// covers whole aligned huge pages. Errors are ignored: a kernel without
+// transparent huge pages refuses the advice, and the array works as
+// before.
+func advise(p unsafe.Pointer, size int) {
+	start := uintptr(p)
+	lo := (start + huge - 1) &^ (huge - 1)
+	hi := (start + uintptr(size)) &^ (huge - 1)
+	if hi <= lo {
+		return
+	}
+	b := unsafe.Slice((*byte)(p), size)
+	_ = unix.Madvise(b[lo-start:hi-start], unix.MADV_HUGEPAGE)
+}
