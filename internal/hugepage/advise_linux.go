@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// size is the huge page size of amd64 and arm64 Linux (the default
-// granule); on a kernel with another size the advice covers whole pages
-// of that size inside the range anyway.
+// huge is the huge page size of amd64 Linux (and of arm64 with 4 KiB
+// base pages); where it is larger, the advice still covers every whole
+// huge page inside the range it is given.
 const huge = 2 << 20
 
 // advise applies MADV_HUGEPAGE to the part of the size bytes at p that

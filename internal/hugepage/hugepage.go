@@ -1,18 +1,18 @@
 // Package hugepage asks the kernel to back large numeric arrays with huge
 // pages (2 MiB on amd64 Linux) instead of 4 KiB ones.
 //
-// The matrices of a run (a video's frames, a dense Y, the factors that a
-// sweep over observed entries reads at random rows) are hundreds of
-// megabytes that are written once in full and then streamed or gathered
-// from. With 4 KiB pages every page costs a fault on its first touch and
-// a TLB entry on every later access; on a virtual machine a fault can
+// A large matrix that is written once in full, such as a video's frames
+// (368 MB for 200 colour frames of 320×240), takes a page fault for every
+// 4 KiB page on its first touch, and on a virtual machine a fault can
 // cost microseconds (docs/performance.md measures this machine). Linux
 // backs a region with huge pages when transparent huge pages are
 // "always", or when they are "madvise" (the common default) and the
 // region was advised with MADV_HUGEPAGE, which is what [Make] does.
 //
 // The advice is only a hint: it changes no value, and where the kernel
-// has no huge page to give, or on other systems, nothing changes.
+// has no huge page to give, or on other systems, nothing changes. It is
+// used where a measurement showed a gain (docs/performance.md lists where
+// it was tried).
 package hugepage
 
 import "unsafe"

@@ -10,10 +10,10 @@ import (
 	"unsafe"
 )
 
-// TestMake: the slices are zeroed and of the asked length, small or
-// large, for several element types; on Linux with transparent huge pages
+// TestMake: the slices are zeroed, of the asked length and usable, small
+// or large, for two element types; on Linux with transparent huge pages
 // the mapping that holds a large array is marked as advised ("hg" in
-// /proc/self/smaps), and a small one is not advised by Make.
+// /proc/self/smaps).
 func TestMake(t *testing.T) {
 	for _, n := range []int{0, 1, 1000, MinBytes/8 - 1, MinBytes / 8, 3*MinBytes/8 + 5} {
 		x := Make[float64](n)
