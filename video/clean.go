@@ -43,36 +43,46 @@ func cleanMask(mask []bool, w, h, radius, minSize int) []bool {
 		}
 	}
 	if minSize > 1 {
-		seen := make([]bool, len(out))
-		var stack, comp []int
-		for start := range out {
-			if !out[start] || seen[start] {
-				continue
-			}
-			comp = comp[:0]
-			stack = append(stack[:0], start)
-			seen[start] = true
-			for len(stack) > 0 {
-				p := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				comp = append(comp, p)
-				x, y := p%w, p/w
-				for _, q := range [4][2]int{{x - 1, y}, {x + 1, y}, {x, y - 1}, {x, y + 1}} {
-					if q[0] < 0 || q[0] >= w || q[1] < 0 || q[1] >= h {
-						continue
-					}
-					if i := q[1]*w + q[0]; out[i] && !seen[i] {
-						seen[i] = true
-						stack = append(stack, i)
-					}
-				}
-			}
-			if len(comp) < minSize {
-				for _, p := range comp {
+		eachRegion(out, w, h, func(region []int) {
+			if len(region) < minSize {
+				for _, p := range region {
 					out[p] = false
 				}
 			}
-		}
+		})
 	}
 	return out
+}
+
+// eachRegion calls fn with the pixel indices of every 4-connected
+// foreground region of the w×h mask, in the order of their first pixel
+// (row-major). fn may clear the region's pixels in mask; the slice it gets
+// is reused after it returns.
+func eachRegion(mask []bool, w, h int, fn func(region []int)) {
+	seen := make([]bool, len(mask))
+	var stack, region []int
+	for start := range mask {
+		if !mask[start] || seen[start] {
+			continue
+		}
+		region = region[:0]
+		stack = append(stack[:0], start)
+		seen[start] = true
+		for len(stack) > 0 {
+			p := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			region = append(region, p)
+			x, y := p%w, p/w
+			for _, q := range [4][2]int{{x - 1, y}, {x + 1, y}, {x, y - 1}, {x, y + 1}} {
+				if q[0] < 0 || q[0] >= w || q[1] < 0 || q[1] >= h {
+					continue
+				}
+				if i := q[1]*w + q[0]; mask[i] && !seen[i] {
+					seen[i] = true
+					stack = append(stack, i)
+				}
+			}
+		}
+		fn(region)
+	}
 }

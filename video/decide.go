@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 
@@ -38,6 +39,13 @@ const (
 	DefaultMaskFilter = 1
 	// DefaultMinObject is the smallest foreground region kept, in pixels.
 	DefaultMinObject = 8
+	// DefaultDisplacement is the radius of the displacement test
+	// (MaskOptions.Displacement): shifts of up to two pixels in each
+	// direction.
+	DefaultDisplacement = 2
+	// MaxDisplacement is the largest radius of the displacement test
+	// (its 49 shifts are the bits of a word).
+	MaxDisplacement = 3
 	// MinNoise is the smallest noise level assumed, in intensity units:
 	// half a step of 8-bit quantisation. It keeps a clip without noise
 	// (or without motion) from turning rounding errors into foreground.
@@ -106,6 +114,23 @@ type MaskOptions struct {
 	// pixels that look like cast shadows (see ShadowMinRatio) are not
 	// foreground.
 	KeepShadows bool
+
+	// Displacement is the radius r ≤ MaxDisplacement of the displacement
+	// test (0: DefaultDisplacement; < 0: none), after the filter and the
+	// minimum size: a foreground region (4-connected) is dropped when one
+	// shift (dx, dy) of the background, |dx|, |dy| ≤ r, explains at least
+	// half of its pixels above the threshold: each of them is within the
+	// threshold, in every channel, of the background at (x+dx, y+dy). It
+	// removes what a small motion of the background itself produces (a
+	// camera that shakes, swaying leaves, the edges of structures) and
+	// keeps objects, whose pixels do not match the background shifted.
+	// This is the component displacement of Elgammal, Harwood and Davis,
+	// "Non-parametric model for background subtraction" (ECCV 2000,
+	// section 3.3), with the threshold in place of a density and half the
+	// region in place of a product of probabilities; one shift for the
+	// whole region, rather than a shift for each pixel, keeps chance
+	// matches on a textured background from dropping objects.
+	Displacement int
 }
 
 func (o MaskOptions) withDefaults() MaskOptions {
@@ -120,6 +145,7 @@ func (o MaskOptions) withDefaults() MaskOptions {
 	def(&o.Smooth, DefaultMaskSmooth)
 	def(&o.Filter, DefaultMaskFilter)
 	def(&o.MinObject, DefaultMinObject)
+	def(&o.Displacement, DefaultDisplacement)
 	o.NoiseFactor = cmp.Or(o.NoiseFactor, DefaultNoiseFactor)
 	return o
 }
@@ -133,6 +159,8 @@ func (o MaskOptions) Validate() error {
 		return fmt.Errorf("video: noise factor must be a non-negative number, got %v", o.NoiseFactor)
 	case o.Smooth > 50 || o.Filter > 50:
 		return fmt.Errorf("video: smoothing and filter radii must be at most 50, got %d and %d", o.Smooth, o.Filter)
+	case o.Displacement > MaxDisplacement:
+		return fmt.Errorf("video: the displacement radius must be at most %d, got %d", MaxDisplacement, o.Displacement)
 	}
 	return nil
 }
@@ -151,6 +179,9 @@ type MaskReport struct {
 	// Shadow is the number of candidate pixels (over all frames) set
 	// aside as shadows.
 	Shadow int
+	// Displaced is the number of mask pixels (over all frames) in the
+	// regions that the displacement test dropped.
+	Displaced int
 	// Foreground is the fraction of pixels (over all frames) in the
 	// final masks.
 	Foreground float64
@@ -175,9 +206,9 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 	if rows != g.Rows() {
 		return nil, rep, fmt.Errorf("video: a foreground of %d rows does not fit %d×%d×%d frames", rows, g.Width, g.Height, g.Channels())
 	}
-	shadows := !o.KeepShadows
+	shadows := !o.KeepShadows || o.Displacement > 0 // the frames are needed
 	if shadows && (isNil(y) || isNil(bg)) {
-		return nil, rep, fmt.Errorf("video: shadow suppression needs the frames and the background")
+		return nil, rep, fmt.Errorf("video: shadow suppression and the displacement test need the frames and the background")
 	}
 
 	// Per-pixel noise scales (over time), one per channel and pixel.
@@ -195,7 +226,7 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 	p := g.Pixels()
 	out := newMaskSet(p, frames)
 	frameNoise := make([]float64, frames)
-	shadow := make([]int, frames)
+	shadow, displaced := make([]int, frames), make([]int, frames)
 	workers := max(1, min(runtime.GOMAXPROCS(0), maskBlock, frames))
 	work := make([]*frameWork, workers)
 	for k := range work {
@@ -230,12 +261,14 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 			if shadows {
 				yc, bc = ycols[k], bcols[k]
 			}
-			masks[k], frameNoise[j0+k], shadow[j0+k] = o.decideFrame(work[w], cols[k], yc, bc, g, pixNoise, rep.Rule == "fixed")
+			d := o.decideFrame(work[w], cols[k], yc, bc, g, pixNoise, rep.Rule == "fixed")
+			masks[k], frameNoise[j0+k], shadow[j0+k], displaced[j0+k] = d.mask, d.noise, d.shadow, d.displaced
 		})
 		rep.Foreground += setMasks(out, masks[:nb], j0)
 	}
-	for _, n := range shadow {
+	for k, n := range shadow {
 		rep.Shadow += n
+		rep.Displaced += displaced[k]
 	}
 	rep.Foreground /= float64(p * max(frames, 1))
 	if frames > 0 {
@@ -249,12 +282,11 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 // and res (of len(y), for the residual y − bg) given, so that a stream
 // does not allocate them for every frame. pixNoise is the per-pixel noise
 // level over time (o.PixelNoise; nil: none yet), which a single frame
-// cannot give: a stream takes it from its history ([historyNoise]). It
-// returns the mask, the frame's noise level and its shadow count.
-func (o MaskOptions) decideOne(w *frameWork, res, y, bg, pixNoise []float64, g frames.Geometry) ([]bool, float64, int) {
+// cannot give: a stream takes it from its history ([historyNoise]).
+func (o MaskOptions) decideOne(w *frameWork, res, y, bg, pixNoise []float64, g frames.Geometry) frameDecision {
 	floats.SubTo(res, y, bg)
 	var yc, bc []float64
-	if !o.KeepShadows {
+	if !o.KeepShadows || o.Displacement > 0 {
 		yc, bc = y, bg
 	}
 	fixed := o.Threshold > 0
@@ -487,6 +519,18 @@ type frameWork struct {
 	my, mb     []float64
 	sat        []float64 // summed-area table of boxMean
 	ratios     [][]float64
+	scale      []float64 // each channel's threshold, for the displacement test
+	offsets    []uint64  // the displacement test's matching shifts, a bit each
+}
+
+// frameDecision is what decideFrame made of one frame: the cleaned mask,
+// the frame's noise level (the largest over the channels), the number of
+// candidates set aside as shadows and the number of mask pixels dropped
+// by the displacement test.
+type frameDecision struct {
+	mask              []bool
+	noise             float64
+	shadow, displaced int
 }
 
 func newFrameWork(g frames.Geometry) *frameWork {
@@ -496,15 +540,14 @@ func newFrameWork(g frames.Geometry) *frameWork {
 		cand: make([]bool, p), my: make([]float64, p), mb: make([]float64, p),
 		sat:    make([]float64, (g.Width+1)*(g.Height+1)),
 		ratios: newColumns(g.Channels(), p),
+		scale:  make([]float64, g.Channels()), offsets: make([]uint64, p),
 	}
 }
 
 // decideFrame decides one frame from its residual column col (and, for
-// the shadow test, its frame and background columns yc and bc; nil
-// skips the test). It returns the cleaned mask, the frame's noise level
-// (the largest over the channels) and the number of shadow pixels set
-// aside.
-func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g frames.Geometry, pixNoise []float64, fixed bool) ([]bool, float64, int) {
+// the shadow and displacement tests, its frame and background columns yc
+// and bc; nil skips both).
+func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g frames.Geometry, pixNoise []float64, fixed bool) frameDecision {
 	nc, p := g.Channels(), g.Pixels()
 	z := w.z
 	clear(z)
@@ -517,11 +560,13 @@ func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g frames.G
 		sf := robustScale(w.buf)
 		worst = max(worst, sf)
 		if fixed {
+			w.scale[c] = o.Threshold
 			for i, v := range ch {
 				z[i] = max(z[i], math.Abs(v)/o.Threshold)
 			}
 			continue
 		}
+		w.scale[c] = o.NoiseFactor * max(sf, MinNoise)
 		for i, v := range ch {
 			s := max(sf, MinNoise)
 			if pixNoise != nil {
@@ -538,11 +583,79 @@ func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g frames.G
 	for i := range w.cand {
 		w.cand[i] = z[i] > 1 || (w.zs[i] > 1 && z[i] > gate)
 	}
-	shadow := 0
-	if yc != nil {
-		shadow = suppressShadows(w, yc, bc, g)
+	d := frameDecision{noise: worst}
+	if yc != nil && !o.KeepShadows {
+		d.shadow = suppressShadows(w, yc, bc, g)
 	}
-	return cleanMask(w.cand, g.Width, g.Height, o.Filter, o.MinObject), worst, shadow
+	d.mask = cleanMask(w.cand, g.Width, g.Height, o.Filter, o.MinObject)
+	if yc != nil && o.Displacement > 0 {
+		d.displaced = dropDisplaced(w, d.mask, yc, bc, g, pixNoise, o.NoiseFactor, o.Displacement)
+	}
+	return d
+}
+
+// dropDisplaced clears the regions of mask that the displacement test of
+// [MaskOptions.Displacement] explains by one shift of the background by
+// at most r ≤ MaxDisplacement pixels, given the frame's and the
+// background's columns and each channel's threshold in w.scale (raised
+// to noiseFactor times pixNoise where that is larger, as the threshold
+// itself is), and returns the number of pixels it cleared. Each pixel
+// above the threshold gets a bit for every shift at which it matches;
+// a region is dropped when one shift holds at least half of them.
+func dropDisplaced(w *frameWork, mask []bool, yc, bc []float64, g frames.Geometry, pixNoise []float64, noiseFactor float64, r int) int {
+	nc, p, wd, ht := g.Channels(), g.Pixels(), g.Width, g.Height
+	offs := w.offsets
+	side := 2*r + 1
+	any := false
+	for i, m := range mask {
+		offs[i] = 0
+		if !m || w.z[i] <= 1 {
+			continue
+		}
+		any = true
+		x, y := i%wd, i/wd
+		for ny := max(0, y-r); ny <= min(ht-1, y+r); ny++ {
+			for nx := max(0, x-r); nx <= min(wd-1, x+r); nx++ {
+				j := ny*wd + nx
+				match := true
+				for c := 0; c < nc && match; c++ {
+					s := w.scale[c]
+					if pixNoise != nil {
+						s = max(s, noiseFactor*pixNoise[c*p+i])
+					}
+					match = math.Abs(yc[c*p+i]-bc[c*p+j]) <= s
+				}
+				if match {
+					offs[i] |= 1 << ((ny-y+r)*side + nx - x + r)
+				}
+			}
+		}
+	}
+	if !any {
+		return 0
+	}
+	cleared := 0
+	var counts [64]int
+	eachRegion(mask, wd, ht, func(region []int) {
+		clear(counts[:])
+		strong := 0
+		for _, q := range region {
+			if w.z[q] <= 1 {
+				continue
+			}
+			strong++
+			for b := offs[q]; b != 0; b &= b - 1 {
+				counts[bits.TrailingZeros64(b)]++
+			}
+		}
+		if strong > 0 && 2*slices.Max(counts[:]) >= strong {
+			for _, q := range region {
+				mask[q] = false
+			}
+			cleared += len(region)
+		}
+	})
+	return cleared
 }
 
 // robustScale is 1.4826 · median(x), the standard deviation of Gaussian

@@ -181,6 +181,8 @@ type MaskSummary struct {
 	MinObject      int     `json:"min_object_pixels"`
 	Shadows        bool    `json:"shadows_removed"`
 	ShadowPixels   int     `json:"shadow_pixels"`
+	Displacement   int     `json:"displacement_radius"`
+	Displaced      int     `json:"displaced_pixels"`
 	ForegroundRate float64 `json:"foreground_fraction"`
 }
 
@@ -525,6 +527,7 @@ func (j *Job) record(w Window, rep *Report) {
 		Rule: r.Rule, Noise: r.Noise, PixelNoise: r.Options.PixelNoise,
 		Smooth: r.Options.Smooth, Filter: r.Options.Filter, MinObject: r.Options.MinObject,
 		Shadows: !r.Options.KeepShadows, ShadowPixels: r.Shadow, ForegroundRate: r.Foreground,
+		Displacement: r.Options.Displacement, Displaced: r.Displaced,
 	}
 	if r.Rule == "fixed" {
 		rep.Mask.Threshold = r.Options.Threshold

@@ -126,7 +126,7 @@ func TestMasksFixedMatchesThreshold(t *testing.T) {
 		}
 	}
 	const tau = 0.25
-	m, rep, err := Masks(context.Background(), r, nil, nil, g, MaskOptions{Threshold: tau, Filter: -1, MinObject: -1, Smooth: -1, KeepShadows: true})
+	m, rep, err := Masks(context.Background(), r, nil, nil, g, MaskOptions{Threshold: tau, Filter: -1, MinObject: -1, Smooth: -1, KeepShadows: true, Displacement: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestMasksNoiseRule(t *testing.T) {
 			r.Set(i, j, v)
 		}
 	}
-	m, rep, err := Masks(context.Background(), r, nil, nil, g, MaskOptions{KeepShadows: true})
+	m, rep, err := Masks(context.Background(), r, nil, nil, g, MaskOptions{KeepShadows: true, Displacement: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,5 +326,102 @@ func TestOneFrame(t *testing.T) {
 	_, err = Run(context.Background(), Job{Input: dir, Dir: t.TempDir(), Separate: DefaultOptions(), Stream: &StreamOptions{}})
 	if !errors.Is(err, ErrTooFewFrames) {
 		t.Errorf("stream: %v, want ErrTooFewFrames", err)
+	}
+}
+
+// TestDisplacement: a frame that is its background shifted by one pixel
+// (a camera that shook), with a red square on it: stripes on the left, a
+// plain area with the square on the right. Without the displacement test
+// the stripes' edges are foreground; with it only the square is, whole.
+func TestDisplacement(t *testing.T) {
+	g := frames.Geometry{Width: 40, Height: 30, Color: true}
+	p := g.Pixels()
+	background := func(x int) []float64 {
+		switch {
+		case x >= 20:
+			return []float64{0.5, 0.5, 0.5}
+		case (x/2)%2 == 0:
+			return []float64{0.2, 0.5, 0.3}
+		}
+		return []float64{0.8, 0.4, 0.7}
+	}
+	object := func(x, y int) bool { return x >= 26 && x < 36 && y >= 10 && y < 20 }
+	y, bg := mat.NewDense(g.Rows(), 1, nil), mat.NewDense(g.Rows(), 1, nil)
+	for i := 0; i < p; i++ {
+		x, row := i%g.Width, i/g.Width
+		for c := 0; c < 3; c++ {
+			bg.Set(c*p+i, 0, background(x)[c])
+			v := background(x + 1)[c]
+			if object(x, row) {
+				v = []float64{0.95, 0.05, 0.05}[c]
+			}
+			y.Set(c*p+i, 0, v)
+		}
+	}
+	var r mat.Dense
+	r.Sub(y, bg)
+	for _, radius := range []int{-1, 0, 2} {
+		// Without the filter, which would remove lines one pixel wide.
+		o := MaskOptions{Threshold: 0.05, KeepShadows: true, Filter: -1, Displacement: radius}
+		m, rep, err := Masks(context.Background(), &r, y, bg, g, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside, missed := 0, 0
+		for i := 0; i < p; i++ {
+			x, row := i%g.Width, i/g.Width
+			switch on := m.At(i, 0) > 0; {
+			case object(x, row) && !on:
+				missed++
+			case on && !object(x, row):
+				outside++
+			}
+		}
+		if missed > 0 {
+			t.Errorf("displacement %d: %d pixels of the square missed", radius, missed)
+		}
+		if radius < 0 {
+			if outside == 0 || rep.Displaced != 0 {
+				t.Errorf("displacement off: %d pixels outside the square, %d displaced; want some and none", outside, rep.Displaced)
+			}
+			continue
+		}
+		if outside > 0 || rep.Displaced == 0 {
+			t.Errorf("displacement %d: %d pixels outside the square, %d displaced; want none and some", radius, outside, rep.Displaced)
+		}
+	}
+}
+
+// TestDisplacementTexture: a gray square of one value on a background of
+// random values. Each of its pixels matches some background pixel within
+// two pixels (each neighbour does with probability 0.1, and there are 24),
+// but no single shift matches more than a few of them, so the square is
+// an object and stays whole.
+func TestDisplacementTexture(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	g := frames.Geometry{Width: 40, Height: 30}
+	p := g.Pixels()
+	object := func(i int) bool { x, y := i%g.Width, i/g.Width; return x >= 14 && x < 26 && y >= 9 && y < 21 }
+	const tau = 0.05
+	y, bg := mat.NewDense(p, 1, nil), mat.NewDense(p, 1, nil)
+	for i := 0; i < p; i++ {
+		v := rng.Float64()
+		bg.Set(i, 0, v)
+		if object(i) {
+			v = 0.5
+		}
+		y.Set(i, 0, v)
+	}
+	var r mat.Dense
+	r.Sub(y, bg)
+	m, rep, err := Masks(context.Background(), &r, y, bg, g, MaskOptions{Threshold: tau, KeepShadows: true, Filter: -1, Smooth: -1, MinObject: -1, Displacement: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < p; i++ {
+		want := object(i) && math.Abs(0.5-bg.At(i, 0)) > tau
+		if got := m.At(i, 0) > 0; got != want {
+			t.Fatalf("pixel (%d, %d): foreground %v, want %v (%d displaced)", i%g.Width, i/g.Width, got, want, rep.Displaced)
+		}
 	}
 }

@@ -187,9 +187,11 @@ type Frame struct {
 	// [0, 1]); Mask has one 0/1 value per pixel.
 	Background, Mask []float64
 	// Noise is the frame's noise level (see MaskReport.Noise), Shadow
-	// the number of its candidate pixels set aside as shadows.
-	Noise  float64
-	Shadow int
+	// the number of its candidate pixels set aside as shadows and
+	// Displaced the number of mask pixels the displacement test dropped
+	// (MaskOptions.Displacement).
+	Noise             float64
+	Shadow, Displaced int
 
 	// basisT and coef: Background is basisTᵀ·coef, summed as project
 	// sums it (nil before the first fit, when it is the median).
@@ -376,14 +378,14 @@ func (s *Subtractor) decideWith(ctx context.Context, frame []float64, buf *proje
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, noise, shadow := s.fit.Mask.withDefaults().decideOne(buf.work, buf.res, frame, bg, s.pixNoise, s.g)
-	mask := make([]float64, len(m))
-	for i, v := range m {
+	d := s.fit.Mask.withDefaults().decideOne(buf.work, buf.res, frame, bg, s.pixNoise, s.g)
+	mask := make([]float64, len(d.mask))
+	for i, v := range d.mask {
 		if v {
 			mask[i] = 1
 		}
 	}
-	f := &Frame{Background: bg, Mask: mask, Noise: noise, Shadow: shadow}
+	f := &Frame{Background: bg, Mask: mask, Noise: d.noise, Shadow: d.shadow, Displaced: d.displaced}
 	if coef != nil {
 		f.basisT, f.coef = s.basisT, coef
 	}
@@ -979,6 +981,7 @@ func (s *Subtractor) separate(ctx context.Context, seq *frames.Sequence, stage f
 		}
 		noise[next] = f.Noise
 		sep.MaskReport.Shadow += f.Shadow
+		sep.MaskReport.Displaced += f.Displaced
 		next++
 		return nil
 	}

@@ -459,7 +459,7 @@ func TestDecideOneIsMasks(t *testing.T) {
 	}
 	bg := med.RawVector().Data
 	ctx := context.Background()
-	for _, o := range []MaskOptions{{}, {KeepShadows: true}, {Threshold: 0.05}} {
+	for _, o := range []MaskOptions{{}, {KeepShadows: true}, {KeepShadows: true, Displacement: -1}, {Displacement: 2}, {Threshold: 0.05}} {
 		o = o.withDefaults()
 		w, res := newFrameWork(c.Geometry), make([]float64, len(bg))
 		_, n := c.Y.Dims()
@@ -473,7 +473,8 @@ func TestDecideOneIsMasks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, noise, shadow := o.decideOne(w, res, y, bg, nil, c.Geometry)
+			d := o.decideOne(w, res, y, bg, nil, c.Geometry)
+			got, noise, shadow := d.mask, d.noise, d.shadow
 			for i, v := range got {
 				if v != (want.Data[i] == 1) {
 					t.Fatalf("%+v, frame %d, pixel %d: %v, Masks says %d", o, j, i, v, want.Data[i])
@@ -482,8 +483,8 @@ func TestDecideOneIsMasks(t *testing.T) {
 					fg++
 				}
 			}
-			if noise != rep.Noise || shadow != rep.Shadow {
-				t.Fatalf("%+v, frame %d: noise %v, %d shadows; Masks %v, %d", o, j, noise, shadow, rep.Noise, rep.Shadow)
+			if noise != rep.Noise || shadow != rep.Shadow || d.displaced != rep.Displaced {
+				t.Fatalf("%+v, frame %d: noise %v, %d shadows, %d displaced; Masks %v, %d, %d", o, j, noise, shadow, d.displaced, rep.Noise, rep.Shadow, rep.Displaced)
 			}
 			shadows += shadow
 		}

@@ -47,6 +47,7 @@ type videoFlags struct {
 	maskFilter    int
 	minObject     int
 	keepShadows   bool
+	displacement  int
 	foreground    string
 	truth         string
 	truthFrame    string
@@ -93,6 +94,7 @@ func (f *videoFlags) register(e *env) *flag.FlagSet {
 	cliflag.Var(fs, &f.maskSmooth, "mask-smooth", video.DefaultMaskSmooth, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of a box mean of the normalised residual before thresholding, a pixel's own residual also above half the threshold: fills holes inside objects without spreading them (0: off)")
 	cliflag.Var(fs, &f.maskFilter, "mask-filter", video.DefaultMaskFilter, cliflag.Between(0, 50), "a radius from 0 (off) to 50", "radius of the majority filter on each frame's mask (1: 3×3 windows; 0: off)")
 	cliflag.Var(fs, &f.minObject, "min-object", video.DefaultMinObject, cliflag.AtLeast(0), "non-negative (0 or 1: off)", "drop foreground regions of fewer pixels than this (≤ 1: off)")
+	cliflag.Var(fs, &f.displacement, "displacement", video.DefaultDisplacement, cliflag.Between(0, video.MaxDisplacement), fmt.Sprintf("a radius from 0 (off) to %d", video.MaxDisplacement), "drop foreground regions that one shift of the background by at most this many pixels explains in at least half of their pixels above the threshold (camera shake, swaying leaves; 0: off)")
 	fs.BoolVar(&f.keepShadows, "keep-shadows", false, "count cast shadows as foreground (by default a pixel darker than the background by one factor in every channel, keeping its colour and its texture, is a shadow)")
 	cliflag.Var(fs, &f.foreground, "foreground", "residual", cliflag.OneOf("residual", "sparse"), "residual or sparse", "foreground image and mask source: residual (|Y − M|) or sparse (|S|, the method's sparse part)")
 	fs.StringVar(&f.truth, "truth", "", "ground-truth mask image of one frame (nonzero = foreground) to score the mask")
@@ -294,7 +296,7 @@ func (f *videoFlags) maskOptions() video.MaskOptions {
 	return video.MaskOptions{
 		Threshold: f.maskThreshold, NoiseFactor: f.noiseFactor, PixelNoise: f.pixelNoise,
 		Smooth: off(f.maskSmooth, 0), Filter: off(f.maskFilter, 0), MinObject: off(f.minObject, 1),
-		KeepShadows: f.keepShadows,
+		KeepShadows: f.keepShadows, Displacement: off(f.displacement, 0),
 	}
 }
 

@@ -196,7 +196,7 @@ func rpca_video_result(h C.int64_t) *C.char {
 	}
 	s := j.sep
 	rep := map[string]any{"rank": s.Rank, "rank_rule": s.RankRule, "rank_reason": s.RankReason, "seconds": s.Seconds,
-		"noise": s.MaskReport.Noise, "foreground": s.MaskReport.Foreground, "shadow_pixels": s.MaskReport.Shadow}
+		"noise": s.MaskReport.Noise, "foreground": s.MaskReport.Foreground, "shadow_pixels": s.MaskReport.Shadow, "displaced_pixels": s.MaskReport.Displaced}
 	if r := s.Result; r != nil {
 		rep["method"], rep["iterations"], rep["stop"] = r.Method, r.Iterations, string(r.Stop)
 		if r.Verification != nil {
