@@ -42,6 +42,13 @@ const (
 // letters are drawn with ASCII look-alikes (τ as "tau"), other characters
 // as a box.
 func Montage(rows [][]Panel, opts MontageOptions) *image.RGBA {
+	return montageTo(nil, rows, opts)
+}
+
+// montageTo is Montage drawing into dst when dst has the montage's size
+// (a preview's frames reuse one canvas), into a new image otherwise; it
+// returns the image drawn.
+func montageTo(dst *image.RGBA, rows [][]Panel, opts MontageOptions) *image.RGBA {
 	zoom := max(opts.Zoom, 1)
 	gap := zeroMeansDefault(opts.Gap, 4)
 	cw, ch, ncols := 0, 0, 0
@@ -64,7 +71,9 @@ func Montage(rows [][]Panel, opts MontageOptions) *image.RGBA {
 	}
 	width := gap + ncols*(cw+gap)
 	height := gap + head + len(rows)*(cellH+gap)
-	dst := image.NewRGBA(image.Rect(0, 0, max(width, 1), max(height, 1)))
+	if r := image.Rect(0, 0, max(width, 1), max(height, 1)); dst == nil || dst.Rect != r {
+		dst = image.NewRGBA(r)
+	}
 	draw.Draw(dst, dst.Bounds(), image.White, image.Point{}, draw.Src)
 	for j, h := range opts.Headers {
 		x0 := gap + j*(cw+gap)

@@ -105,7 +105,8 @@ func (m *mp4Writer) add(img *image.RGBA) error {
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		px := img.Pix[img.PixOffset(b.Min.X, y):]
 		for x := range m.w {
-			copy(m.row[3*x:3*x+3], px[4*x:4*x+3])
+			d, s := m.row[3*x:3*x+3:3*x+3], px[4*x:4*x+3:4*x+3]
+			d[0], d[1], d[2] = s[0], s[1], s[2]
 		}
 		if _, err := m.stdin.Write(m.row); err != nil {
 			return m.failed(err)

@@ -102,6 +102,9 @@ type preview struct {
 	anim      gif.GIF
 	mp4       *mp4Writer // MP4
 	shown     int        // animation frames added
+	// canvas and panels are reused from one animation frame to the next.
+	canvas *image.RGBA
+	panels []image.Image
 }
 
 // newPreview checks the columns and sizes the animation to path, whose
@@ -176,14 +179,19 @@ func (p *preview) next() int {
 func (p *preview) add(cols [][]float64) error {
 	f := p.next()
 	row := make([]Panel, len(p.cols))
+	if p.panels == nil {
+		p.panels = make([]image.Image, len(p.cols))
+	}
 	for c, col := range p.cols {
-		row[c] = Panel{Image: Shrink(planeImage(cols[c], col.G), p.shrink)}
+		p.panels[c] = planeImageTo(p.panels[c], cols[c], col.G)
+		row[c] = Panel{Image: Shrink(p.panels[c], p.shrink)}
 	}
 	row[0].Label = fmt.Sprintf("frame %d/%d", f+1, p.frames)
 	if p.names != nil { // short, to fit a panel of 160 pixels
 		row[0].Label = fmt.Sprintf("%d/%d %s", f+1, p.frames, p.names[f])
 	}
-	m := Montage([][]Panel{row}, MontageOptions{Headers: p.headers})
+	m := montageTo(p.canvas, [][]Panel{row}, MontageOptions{Headers: p.headers})
+	p.canvas = m
 	p.shown++
 	if p.mp4 != nil {
 		return p.mp4.add(m)

@@ -76,10 +76,21 @@ func FrameImage(m Matrix, j int, g frames.Geometry) (image.Image, error) {
 
 // planeImage converts one frame column to an image.
 func planeImage(col []float64, g frames.Geometry) image.Image {
+	return planeImageTo(nil, col, g)
+}
+
+// planeImageTo is planeImage drawing into dst when dst is an image of the
+// type and size it makes (so that a preview's frames reuse one image
+// instead of touching fresh memory for every frame), a new image
+// otherwise; it returns the image drawn.
+func planeImageTo(dst image.Image, col []float64, g frames.Geometry) image.Image {
 	rect := image.Rect(0, 0, g.Width, g.Height)
 	p := g.Pixels()
 	if !g.Color {
-		img := image.NewGray(rect)
+		img, ok := dst.(*image.Gray)
+		if !ok || img.Rect != rect {
+			img = image.NewGray(rect)
+		}
 		for y := 0; y < g.Height; y++ {
 			for x := 0; x < g.Width; x++ {
 				img.Pix[y*img.Stride+x] = to8(col[y*g.Width+x])
@@ -87,7 +98,10 @@ func planeImage(col []float64, g frames.Geometry) image.Image {
 		}
 		return img
 	}
-	img := image.NewRGBA(rect)
+	img, ok := dst.(*image.RGBA)
+	if !ok || img.Rect != rect {
+		img = image.NewRGBA(rect)
+	}
 	w := g.Width
 	for y := 0; y < g.Height; y++ {
 		r, gr, b := col[y*w:(y+1)*w], col[p+y*w:p+(y+1)*w], col[2*p+y*w:2*p+(y+1)*w]
