@@ -425,3 +425,42 @@ func TestDisplacementTexture(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowBesideObject: a cast shadow that touches the object casting
+// it. The shadow's column next to the object has three of its nine 3×3
+// neighbours on the object; their median ratio is the shadow's, so it is
+// cleared like the rest of the shadow, and the object stays whole.
+func TestShadowBesideObject(t *testing.T) {
+	g := frames.Geometry{Width: 30, Height: 20, Color: true}
+	p := g.Pixels()
+	shadow := func(x int) bool { return x >= 8 && x < 18 }
+	object := func(x int) bool { return x >= 18 && x < 26 }
+	y, bg := mat.NewDense(g.Rows(), 1, nil), mat.NewDense(g.Rows(), 1, nil)
+	for i := 0; i < p; i++ {
+		x := i % g.Width
+		base := []float64{0.5, 0.4, 0.6}
+		for c := 0; c < 3; c++ {
+			v := base[c] * (1 + 0.1*math.Sin(float64(i)))
+			bg.Set(c*p+i, 0, v)
+			switch {
+			case shadow(x):
+				v *= 0.6
+			case object(x):
+				v = []float64{0.9, 0.9, 0.1}[c]
+			}
+			y.Set(c*p+i, 0, v)
+		}
+	}
+	var r mat.Dense
+	r.Sub(y, bg)
+	m, _, err := Masks(context.Background(), &r, y, bg, g, MaskOptions{Threshold: 0.05, Filter: -1, MinObject: -1, Smooth: -1, Displacement: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < p; i++ {
+		x, row := i%g.Width, i/g.Width
+		if got := m.At(i, 0) > 0; got != object(x) {
+			t.Fatalf("pixel (%d, %d): foreground %v, want %v", x, row, got, object(x))
+		}
+	}
+}
