@@ -518,8 +518,7 @@ type frameWork struct {
 	cand       []bool
 	my, mb     []float64
 	sat        []float64   // summed-area table of boxMean
-	ratios     [][]float64 // of the 3×3 means, for the texture test
-	pixRatios  [][]float64 // medians of the 3×3 per-pixel ratios
+	ratios     [][]float64 // of the 3×3 means, for the gray texture test
 	scale      []float64   // each channel's threshold, for the displacement test
 	offsets    []uint64    // the displacement test's matching shifts, a bit each
 }
@@ -540,8 +539,8 @@ func newFrameWork(g frames.Geometry) *frameWork {
 		z: make([]float64, p), zs: make([]float64, p), buf: make([]float64, p),
 		cand: make([]bool, p), my: make([]float64, p), mb: make([]float64, p),
 		sat:    make([]float64, (g.Width+1)*(g.Height+1)),
-		ratios: newColumns(g.Channels(), p), pixRatios: newColumns(g.Channels(), p),
-		scale: make([]float64, g.Channels()), offsets: make([]uint64, p),
+		ratios: newColumns(g.Channels(), p),
+		scale:  make([]float64, g.Channels()), offsets: make([]uint64, p),
 	}
 }
 
@@ -659,35 +658,34 @@ func dropDisplaced(w *frameWork, mask []bool, yc, bc []float64, g frames.Geometr
 	return cleared
 }
 
-// medianRatios writes into dst, for each candidate pixel i of a w×h
-// channel, the median of y/b over the pixels of its 3×3 neighbourhood
-// (clipped at the border) whose background is bright enough to tell a
-// shadow (b ≥ 0.05), and NaN where the 3×3 mean ratio r is NaN or no
-// pixel qualifies; other pixels of dst are not written.
-func medianRatios(dst, r []float64, cand []bool, y, b []float64, w, h int) {
+// medianRatio returns the median of y/b over the pixels of the 3×3
+// neighbourhood of pixel i of a w×h channel (clipped at the border) whose
+// background is bright enough to tell a shadow (b ≥ 0.05), and NaN when
+// none is: the upper median for an even count, by insertion sort of at
+// most nine values.
+func medianRatio(y, b []float64, i, w, h int) float64 {
 	var v [9]float64
-	for i, c := range cand {
-		if !c {
-			continue
-		}
-		dst[i] = math.NaN()
-		if math.IsNaN(r[i]) {
-			continue
-		}
-		x, row := i%w, i/w
-		n := 0
-		for ny := max(0, row-1); ny <= min(h-1, row+1); ny++ {
-			for nx := max(0, x-1); nx <= min(w-1, x+1); nx++ {
-				if j := ny*w + nx; b[j] >= 0.05 {
-					v[n] = y[j] / b[j]
-					n++
-				}
+	x, row := i%w, i/w
+	n := 0
+	for ny := max(0, row-1); ny <= min(h-1, row+1); ny++ {
+		for nx := max(0, x-1); nx <= min(w-1, x+1); nx++ {
+			j := ny*w + nx
+			if b[j] < 0.05 {
+				continue
 			}
-		}
-		if n > 0 {
-			dst[i] = selection.Select(v[:n], (n+1)/2)
+			r := y[j] / b[j]
+			k := n
+			for ; k > 0 && v[k-1] > r; k-- {
+				v[k] = v[k-1]
+			}
+			v[k] = r
+			n++
 		}
 	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return v[n/2]
 }
 
 // robustScale is 1.4826 · median(x), the standard deviation of Gaussian
@@ -775,19 +773,20 @@ func windowSum[T int32 | float64](sat []T, w, h, r, x, y int) (T, int) {
 // neighbourhood, which divides the noise of a ratio by about 2.4 (the
 // mean of nine would by 3) and, unlike a ratio of 3×3 means, is not moved
 // when up to four of the nine pixels belong to the object that casts
-// the shadow; the texture test of gray frames compares the ratios of 3×3
-// means over the neighbourhood.
+// the shadow; a pixel whose background is darker than 0.05 in some
+// channel is not a shadow (too dark to tell). The texture test of gray
+// frames compares the ratios of 3×3 means over the neighbourhood, the
+// only use of those means.
 func suppressShadows(fw *frameWork, yc, bc []float64, g frames.Geometry) int {
 	nc, p, w, h := g.Channels(), g.Pixels(), g.Width, g.Height
 	cand := fw.cand
 	if !slices.Contains(cand, true) {
 		return 0
 	}
-	ratios, pix := fw.ratios, fw.pixRatios
-	for c := 0; c < nc; c++ {
-		yy, bb := yc[c*p:(c+1)*p], bc[c*p:(c+1)*p]
-		boxMean(fw.my, yy, fw.sat, w, h, 1)
-		boxMean(fw.mb, bb, fw.sat, w, h, 1)
+	ratios := fw.ratios
+	for c := 0; c < nc && nc == 1; c++ { // the texture test's ratios
+		boxMean(fw.my, yc[c*p:(c+1)*p], fw.sat, w, h, 1)
+		boxMean(fw.mb, bc[c*p:(c+1)*p], fw.sat, w, h, 1)
 		r := ratios[c]
 		for i := range r {
 			if fw.mb[i] < 0.05 {
@@ -796,7 +795,6 @@ func suppressShadows(fw *frameWork, yc, bc []float64, g frames.Geometry) int {
 				r[i] = fw.my[i] / fw.mb[i]
 			}
 		}
-		medianRatios(pix[c], r, cand, yy, bb, w, h)
 	}
 	inRange := func(r float64) bool { return r >= ShadowMinRatio && r <= ShadowMaxRatio }
 	// spread returns the range of the ratios of channel c over the 3×3
@@ -828,9 +826,12 @@ func suppressShadows(fw *frameWork, yc, bc []float64, g frames.Geometry) int {
 		return sum > 0 && (hi-lo)/(sum/float64(nc)) >= ShadowMinChroma
 	}
 	isShadow := func(i int) bool {
-		lo, hi := pix[0][i], pix[0][i]
+		lo, hi := math.Inf(1), math.Inf(-1)
 		for c := 0; c < nc; c++ {
-			r := pix[c][i]
+			if bc[c*p+i] < 0.05 {
+				return false // too dark to tell a shadow
+			}
+			r := medianRatio(yc[c*p:(c+1)*p], bc[c*p:(c+1)*p], i, w, h)
 			if !inRange(r) {
 				return false
 			}
