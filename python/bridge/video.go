@@ -79,10 +79,13 @@ type videoConfig struct {
 	NoiseFactor float64           `json:"noise_factor"`
 	KeepShadows bool              `json:"keep_shadows"`
 	PixelNoise  bool              `json:"pixel_noise"`
-	History     int               `json:"history"` // the Subtractor's
-	Refit       int               `json:"refit"`
-	Warmup      int               `json:"warmup"`
-	Track       float64           `json:"track"` // 0: off, as rpca video --track 0
+	// Displacement is the displacement test's radius (nil: the default;
+	// 0: off), rpca video --displacement.
+	Displacement *int    `json:"displacement"`
+	History      int     `json:"history"` // the Subtractor's
+	Refit        int     `json:"refit"`
+	Warmup       int     `json:"warmup"`
+	Track        float64 `json:"track"` // 0: off, as rpca video --track 0
 }
 
 // separateOptions are the options of rpca video for c's method, rank,
@@ -91,6 +94,9 @@ type videoConfig struct {
 func (c videoConfig) separateOptions() (video.SeparateOptions, error) {
 	if c.Rank < 0 || c.Alpha < 0 || c.Alpha >= 1 || c.NoiseFactor < 0 {
 		return video.SeparateOptions{}, fmt.Errorf("%w: rank %d, alpha %v, noise_factor %v", errBadConfig, c.Rank, c.Alpha, c.NoiseFactor)
+	}
+	if d := c.Displacement; d != nil && (*d < 0 || *d > video.MaxDisplacement) {
+		return video.SeparateOptions{}, fmt.Errorf("%w: displacement must be from 0 (off) to %d, got %d", errBadConfig, video.MaxDisplacement, *d)
 	}
 	var given []string
 	if c.Alpha > 0 { // 0: the default's
@@ -103,6 +109,12 @@ func (c videoConfig) separateOptions() (video.SeparateOptions, error) {
 	}
 	o := ch.Options
 	o.Mask.NoiseFactor, o.Mask.KeepShadows, o.Mask.PixelNoise = c.NoiseFactor, c.KeepShadows, c.PixelNoise
+	if d := c.Displacement; d != nil {
+		o.Mask.Displacement = *d
+		if *d == 0 {
+			o.Mask.Displacement = -1 // off
+		}
+	}
 	return o, nil
 }
 

@@ -35,16 +35,21 @@ def _frames(a, ndim):
     return a, _DTYPES[a.dtype]
 
 
-def _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state, **extra):
+def _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state, displacement=None,
+            **extra):
     cfg = {"method": method or "auto", "rank": int(rank or 0), "alpha": float(alpha or 0),
            "noise_factor": float(noise_factor or 0), "keep_shadows": bool(keep_shadows),
            "pixel_noise": bool(pixel_noise), "seed": int(random_state)}
+    if displacement is not None:
+        if isinstance(displacement, bool) or int(displacement) != displacement:
+            raise ValueError("rpca: displacement must be an integer radius or None, got %r" % (displacement,))
+        cfg["displacement"] = int(displacement)
     cfg.update(extra)
     return json.dumps(cfg).encode("utf-8")
 
 
 def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, keep_shadows=False,
-             pixel_noise=False, random_state=1):
+             pixel_noise=False, random_state=1, displacement=None):
     """Separates a clip as rpca video does: returns (background, mask,
     report), the background with the frames' shape in [0, 1], the
     foreground mask as a bool array (T, H, W), and the library's report.
@@ -53,7 +58,10 @@ def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, ke
     temporal median); rank None chooses it from the data.
     pixel_noise also scales the threshold by each pixel's noise level
     over time (rpca video --pixel-noise: for moving backgrounds such as
-    foliage). Each of the library's notes on the separation (report
+    foliage). displacement is rpca video --displacement: the radius of
+    the shifts of the background that may explain a foreground region,
+    which is then dropped (camera shake, swaying leaves); None is its
+    default (2), 0 turns it off. Each of the library's notes on the separation (report
     ["notes"]) is a warning: NotVerifiedWarning for a background not
     verified as an exact fit, RuntimeWarning for no foreground at all or
     a solve stopped at its cap. Ctrl-C cancels the separation
@@ -63,7 +71,8 @@ def separate(frames, method="auto", rank=None, alpha=None, noise_factor=None, ke
     t, h, w, c = a.shape
     err = ctypes.c_void_p()
     hd = lib.rpca_video_start(a.ctypes.data if a.size else None, code, t, h, w, c, *a.strides,
-                              _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state),
+                              _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state,
+                                      displacement),
                               ctypes.byref(err))
     if hd == 0:
         _raise(json.loads(_string(lib, err.value)))
@@ -113,12 +122,13 @@ class Subtractor(_Owner):
     _free = "rpca_subtractor_free"
 
     def __init__(self, history=100, refit=20, warmup=20, method="auto", rank=None, alpha=None,
-                 noise_factor=None, keep_shadows=False, pixel_noise=False, random_state=1, track=1.0):
+                 noise_factor=None, keep_shadows=False, pixel_noise=False, random_state=1, track=1.0,
+                 displacement=None):
         if not 0 <= float(track) <= 1:
             raise ValueError("rpca: track must be between 0 and 1 (0: off), got %r" % (track,))
         self.history, self.refit, self.warmup, self.track = history, refit, warmup, track
         self._cfg = _config(method, rank, alpha, noise_factor, keep_shadows, pixel_noise, random_state,
-                            history=int(history), refit=int(refit), warmup=int(warmup), track=float(track))
+                            displacement, history=int(history), refit=int(refit), warmup=int(warmup), track=float(track))
         self._lib = _load()
         self._h = 0
         self._shape, self._gray = None, False

@@ -201,3 +201,40 @@ def test_separate_warns_of_its_notes():
     with pytest.warns(RuntimeWarning, match="no pixel of any frame was marked as foreground; .*: lower noise_factor"):
         _, mask, rep = rpca.video.separate(still)
     assert not mask.any() and "no-foreground" in [n["kind"] for n in rep["notes"]]
+
+
+def test_displacement_drops_a_shaken_background():
+    """A band of colour stripes on a plain background, which the camera
+    shifts by two pixels in every tenth frame, and a red square moving
+    beside it: the shaken frames' stripe edges are foreground without the
+    displacement test (rpca video --displacement 0) and gone with it, the
+    square kept."""
+    t, h, w = 60, 36, 48
+    xx = np.mgrid[0:h, 0:w + 2][1]
+    base = np.where((xx // 4) % 2 == 0, 0.25, 0.75)
+    base[:, 18:] = 0.5
+    wide = np.stack([base, 0.8 * base + 0.1, 0.6 * base + 0.2], axis=-1)
+    frames = np.empty((t, h, w, 3))
+    truth = np.zeros((t, h, w), dtype=bool)
+    shaken = np.arange(t) % 10 == 5
+    for k in range(t):
+        dx = 2 if shaken[k] else 0
+        frames[k] = wide[:, dx:dx + w]
+        x0, y0 = 22 + (3 * k) % (w - 29), (2 * k + 5) % (h - 7)
+        truth[k, y0:y0 + 7, x0:x0 + 7] = True
+        frames[k][truth[k]] = [0.95, 0.1, 0.1]
+    frames += 0.01 * np.random.default_rng(5).standard_normal(frames.shape)
+    frames = np.round(np.clip(frames, 0, 1) * 255) / 255
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rpca.NotVerifiedWarning)
+        _, off, rep_off = rpca.video.separate(frames, rank=1, displacement=0)
+        _, on, rep_on = rpca.video.separate(frames, rank=1)
+    assert rep_off["displaced_pixels"] == 0 and rep_on["displaced_pixels"] > 0
+    outside_off = (off & ~truth)[shaken].sum()
+    outside_on = (on & ~truth)[shaken].sum()
+    assert outside_off > 300, outside_off
+    assert outside_on == 0, outside_on
+    assert f_measure(on, truth) > 0.95
+    for bad in (4, -1, 1.5):
+        with pytest.raises(ValueError):
+            rpca.video.separate(frames, displacement=bad)
