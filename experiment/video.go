@@ -351,7 +351,7 @@ func scoreClip(ctx context.Context, c *clip, runs []videoRun, backgrounds []*mat
 		opt  video.MaskOptions
 	}{
 		{"decision", video.MaskOptions{}},
-		{"fixed", video.MaskOptions{Threshold: fixedMaskThreshold, Filter: -1, MinObject: -1, Smooth: -1}},
+		{"fixed", video.MaskOptions{Threshold: fixedMaskThreshold, Filter: -1, MinObject: -1, Smooth: -1, Displacement: -1}},
 	}
 	var rows [][]string
 	for k, run := range runs {
