@@ -191,8 +191,9 @@ type MaskReport struct {
 // the residual fg (Y − M, or the sparse part S) is compared with the
 // data's own noise level or a fixed threshold, smoothed, filtered and
 // cleaned as o says (see [MaskOptions]). y and bg are the frames and the
-// background (needed for shadows; bg may be nil with KeepShadows). It
-// returns the masks as a pixels×frames 0/1 matrix.
+// background, needed for the shadow and displacement tests (both may be
+// nil with KeepShadows and a negative Displacement). It returns the masks
+// as a pixels×frames 0/1 matrix.
 func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptions) (*MaskSet, MaskReport, error) {
 	if err := o.Validate(); err != nil {
 		return nil, MaskReport{}, err
@@ -206,8 +207,8 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 	if rows != g.Rows() {
 		return nil, rep, fmt.Errorf("video: a foreground of %d rows does not fit %d×%d×%d frames", rows, g.Width, g.Height, g.Channels())
 	}
-	shadows := !o.KeepShadows || o.Displacement > 0 // the frames are needed
-	if shadows && (isNil(y) || isNil(bg)) {
+	needFrames := !o.KeepShadows || o.Displacement > 0
+	if needFrames && (isNil(y) || isNil(bg)) {
 		return nil, rep, fmt.Errorf("video: shadow suppression and the displacement test need the frames and the background")
 	}
 
@@ -235,7 +236,7 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 	block := min(maskBlock, frames) // one frame at a time for a stream
 	cols := newColumns(block, rows)
 	var ycols, bcols [][]float64
-	if shadows {
+	if needFrames {
 		ycols, bcols = newColumns(block, rows), newColumns(block, rows)
 	}
 	masks := make([][]bool, block)
@@ -244,11 +245,11 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 			return nil, rep, err
 		}
 		nb := min(block, frames-j0)
-		if shadows {
+		if needFrames {
 			gatherColumns(ycols[:nb], y, j0)
 			gatherColumns(bcols[:nb], bg, j0)
 		}
-		if r, ok := fg.(residual); ok && shadows && r.of(y, bg) {
+		if r, ok := fg.(residual); ok && needFrames && r.of(y, bg) {
 			// The residual Y − M from the columns just gathered.
 			for k := 0; k < nb; k++ {
 				floats.SubTo(cols[k], ycols[k], bcols[k])
@@ -258,7 +259,7 @@ func Masks(ctx context.Context, fg, y, bg Matrix, g frames.Geometry, o MaskOptio
 		}
 		parallel.Strided(nb, workers, func(w, k int) {
 			var yc, bc []float64
-			if shadows {
+			if needFrames {
 				yc, bc = ycols[k], bcols[k]
 			}
 			d := o.decideFrame(work[w], cols[k], yc, bc, g, pixNoise, rep.Rule == "fixed")
@@ -606,13 +607,13 @@ func dropDisplaced(w *frameWork, mask []bool, yc, bc []float64, g frames.Geometr
 	nc, p, wd, ht := g.Channels(), g.Pixels(), g.Width, g.Height
 	offs := w.offsets
 	side := 2*r + 1
-	any := false
+	found := false
 	for i, m := range mask {
 		offs[i] = 0
 		if !m || w.z[i] <= 1 {
 			continue
 		}
-		any = true
+		found = true
 		x, y := i%wd, i/wd
 		for ny := max(0, y-r); ny <= min(ht-1, y+r); ny++ {
 			for nx := max(0, x-r); nx <= min(wd-1, x+r); nx++ {
@@ -631,7 +632,7 @@ func dropDisplaced(w *frameWork, mask []bool, yc, bc []float64, g frames.Geometr
 			}
 		}
 	}
-	if !any {
+	if !found {
 		return 0
 	}
 	cleared := 0
@@ -784,10 +785,10 @@ func suppressShadows(fw *frameWork, yc, bc []float64, g frames.Geometry) int {
 		return 0
 	}
 	ratios := fw.ratios
-	for c := 0; c < nc && nc == 1; c++ { // the texture test's ratios
-		boxMean(fw.my, yc[c*p:(c+1)*p], fw.sat, w, h, 1)
-		boxMean(fw.mb, bc[c*p:(c+1)*p], fw.sat, w, h, 1)
-		r := ratios[c]
+	if nc == 1 { // the texture test's ratios of 3×3 means
+		boxMean(fw.my, yc, fw.sat, w, h, 1)
+		boxMean(fw.mb, bc, fw.sat, w, h, 1)
+		r := ratios[0]
 		for i := range r {
 			if fw.mb[i] < 0.05 {
 				r[i] = math.NaN() // too dark to tell a shadow
