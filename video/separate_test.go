@@ -240,6 +240,17 @@ func TestSeparateErrors(t *testing.T) {
 		t.Error("negative threshold accepted")
 	}
 	o = DefaultOptions()
+	o.Mask.Displacement = MaxDisplacement + 1 // its shifts would not fit a word
+	if _, err := Separate(context.Background(), c.Sequence, o); err == nil {
+		t.Error("displacement radius above MaxDisplacement accepted")
+	}
+	if _, err := NewSubtractor(c.Geometry, StreamOptions{Fit: &o}); err == nil {
+		t.Error("subtractor with a displacement radius above MaxDisplacement accepted")
+	}
+	if _, _, err := Masks(context.Background(), mat.NewDense(c.Rows(), 1, nil), nil, nil, c.Geometry, MaskOptions{KeepShadows: true}); err == nil {
+		t.Error("displacement test without the frames and the background accepted")
+	}
+	o = DefaultOptions()
 	o.Method, o.SparseForeground = nil, true
 	if _, err := Separate(context.Background(), c.Sequence, o); err == nil {
 		t.Error("sparse foreground of the median accepted")
