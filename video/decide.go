@@ -560,20 +560,12 @@ func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g frames.G
 		}
 		sf := robustScale(w.buf)
 		worst = max(worst, sf)
+		w.scale[c] = o.NoiseFactor * max(sf, MinNoise)
 		if fixed {
 			w.scale[c] = o.Threshold
-			for i, v := range ch {
-				z[i] = max(z[i], math.Abs(v)/o.Threshold)
-			}
-			continue
 		}
-		w.scale[c] = o.NoiseFactor * max(sf, MinNoise)
 		for i, v := range ch {
-			s := max(sf, MinNoise)
-			if pixNoise != nil {
-				s = max(s, pixNoise[c*p+i])
-			}
-			z[i] = max(z[i], math.Abs(v)/(o.NoiseFactor*s))
+			z[i] = max(z[i], math.Abs(v)/threshold(w.scale[c], pixNoise, o.NoiseFactor, c*p+i))
 		}
 	}
 	boxMean(w.zs, z, w.sat, g.Width, g.Height, o.Smooth)
@@ -595,12 +587,23 @@ func (o MaskOptions) decideFrame(w *frameWork, col, yc, bc []float64, g frames.G
 	return d
 }
 
+// threshold is the foreground threshold of entry k (channel c, pixel i:
+// k = c·pixels + i) of a frame whose channel c has the threshold channel:
+// raised to noiseFactor times the pixel's own noise level where that is
+// larger (MaskOptions.PixelNoise; pixNoise nil, as under a fixed
+// threshold: none).
+func threshold(channel float64, pixNoise []float64, noiseFactor float64, k int) float64 {
+	if pixNoise == nil {
+		return channel
+	}
+	return max(channel, noiseFactor*pixNoise[k])
+}
+
 // dropDisplaced clears the regions of mask that the displacement test of
 // [MaskOptions.Displacement] explains by one shift of the background by
 // at most r ≤ MaxDisplacement pixels, given the frame's and the
-// background's columns and each channel's threshold in w.scale (raised
-// to noiseFactor times pixNoise where that is larger, as the threshold
-// itself is), and returns the number of pixels it cleared. Each pixel
+// background's columns and each channel's threshold in w.scale (per
+// pixel as [threshold] gives it), and returns the number of pixels it cleared. Each pixel
 // above the threshold gets a bit for every shift at which it matches;
 // a region is dropped when one shift holds at least half of them.
 func dropDisplaced(w *frameWork, mask []bool, yc, bc []float64, g frames.Geometry, pixNoise []float64, noiseFactor float64, r int) int {
@@ -620,11 +623,7 @@ func dropDisplaced(w *frameWork, mask []bool, yc, bc []float64, g frames.Geometr
 				j := ny*wd + nx
 				match := true
 				for c := 0; c < nc && match; c++ {
-					s := w.scale[c]
-					if pixNoise != nil {
-						s = max(s, noiseFactor*pixNoise[c*p+i])
-					}
-					match = math.Abs(yc[c*p+i]-bc[c*p+j]) <= s
+					match = math.Abs(yc[c*p+i]-bc[c*p+j]) <= threshold(w.scale[c], pixNoise, noiseFactor, c*p+i)
 				}
 				if match {
 					offs[i] |= 1 << ((ny-y+r)*side + nx - x + r)
