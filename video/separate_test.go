@@ -187,26 +187,10 @@ func TestMasksNoiseRule(t *testing.T) {
 func TestShadowSuppression(t *testing.T) {
 	g := frames.Geometry{Width: 30, Height: 20, Color: true}
 	p := g.Pixels()
-	y, bg := mat.NewDense(g.Rows(), 1, nil), mat.NewDense(g.Rows(), 1, nil)
-	shadow := func(i int) bool { return i%g.Width < 10 }
 	object := func(i int) bool { return i%g.Width >= 20 }
-	for i := 0; i < p; i++ {
-		base := []float64{0.5, 0.4, 0.6}
-		for c := 0; c < 3; c++ {
-			v := base[c] * (1 + 0.1*math.Sin(float64(i)))
-			bg.Set(c*p+i, 0, v)
-			switch {
-			case shadow(i):
-				v *= 0.6
-			case object(i):
-				v *= []float64{0.6, 1.8, 0.2}[c]
-			}
-			y.Set(c*p+i, 0, v)
-		}
-	}
-	var r mat.Dense
-	r.Sub(y, bg)
-	m, rep, err := Masks(context.Background(), &r, y, bg, g, MaskOptions{Threshold: 0.05})
+	y, bg, r := shadowFrame(g, func(x int) bool { return x < 10 }, func(x int) bool { return x >= 20 },
+		func(c int, v float64) float64 { return v * []float64{0.6, 1.8, 0.2}[c] })
+	m, rep, err := Masks(context.Background(), r, y, bg, g, MaskOptions{Threshold: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +206,34 @@ func TestShadowSuppression(t *testing.T) {
 	if rep.Shadow == 0 {
 		t.Error("no shadow pixels reported")
 	}
+}
+
+// shadowFrame builds one colour frame of g over a textured background of
+// one colour: the columns x where shadow(x) darkened by 0.6 in every
+// channel, those where object(x) painted by paint(c, v) from the
+// background's value v. It returns the frame, the background and the
+// residual frame − background.
+func shadowFrame(g frames.Geometry, shadow, object func(x int) bool, paint func(c int, v float64) float64) (y, bg, r *mat.Dense) {
+	p := g.Pixels()
+	y, bg = mat.NewDense(g.Rows(), 1, nil), mat.NewDense(g.Rows(), 1, nil)
+	for i := 0; i < p; i++ {
+		x := i % g.Width
+		base := []float64{0.5, 0.4, 0.6}
+		for c := 0; c < 3; c++ {
+			v := base[c] * (1 + 0.1*math.Sin(float64(i)))
+			bg.Set(c*p+i, 0, v)
+			switch {
+			case shadow(x):
+				v *= 0.6
+			case object(x):
+				v = paint(c, v)
+			}
+			y.Set(c*p+i, 0, v)
+		}
+	}
+	r = new(mat.Dense)
+	r.Sub(y, bg)
+	return y, bg, r
 }
 
 func TestSeparateErrors(t *testing.T) {
@@ -444,27 +456,10 @@ func TestDisplacementTexture(t *testing.T) {
 func TestShadowBesideObject(t *testing.T) {
 	g := frames.Geometry{Width: 30, Height: 20, Color: true}
 	p := g.Pixels()
-	shadow := func(x int) bool { return x >= 8 && x < 18 }
 	object := func(x int) bool { return x >= 18 && x < 26 }
-	y, bg := mat.NewDense(g.Rows(), 1, nil), mat.NewDense(g.Rows(), 1, nil)
-	for i := 0; i < p; i++ {
-		x := i % g.Width
-		base := []float64{0.5, 0.4, 0.6}
-		for c := 0; c < 3; c++ {
-			v := base[c] * (1 + 0.1*math.Sin(float64(i)))
-			bg.Set(c*p+i, 0, v)
-			switch {
-			case shadow(x):
-				v *= 0.6
-			case object(x):
-				v = []float64{0.9, 0.9, 0.1}[c]
-			}
-			y.Set(c*p+i, 0, v)
-		}
-	}
-	var r mat.Dense
-	r.Sub(y, bg)
-	m, _, err := Masks(context.Background(), &r, y, bg, g, MaskOptions{Threshold: 0.05, Filter: -1, MinObject: -1, Smooth: -1, Displacement: -1})
+	y, bg, r := shadowFrame(g, func(x int) bool { return x >= 8 && x < 18 }, object,
+		func(c int, _ float64) float64 { return []float64{0.9, 0.9, 0.1}[c] })
+	m, _, err := Masks(context.Background(), r, y, bg, g, MaskOptions{Threshold: 0.05, Filter: -1, MinObject: -1, Smooth: -1, Displacement: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
