@@ -4,6 +4,8 @@ import (
 	linked "container/list"
 	"context"
 	"sync"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // DefaultCacheBytes is the default bound of a worker's shard cache
@@ -78,4 +80,72 @@ func (c *lruCache) evict(bound int64) {
 		delete(c.byPath, v.path)
 		c.bytes -= v.bytes
 	}
+}
+
+// ReleaseShards drops every shard this process keeps between passes
+// (--cache-mb), as a launcher that runs the workers in its own process
+// (in-process Prism) does when the passes are over and it needs the
+// memory for something else. A later pass reads its shards again.
+func ReleaseShards() {
+	shardCache.mu.Lock()
+	defer shardCache.mu.Unlock()
+	shardCache.evict(0)
+}
+
+// broadcastCache keeps the broadcast files that every shard of a side
+// reads whole (the other factor, an operand, the thresholds of T) for the
+// pipeline in progress, so that a worker process reads and decodes each
+// once a pipeline rather than once a shard, and its shards share one
+// copy. The files do not change while a pipeline runs (the driver writes
+// them between pipelines), and the cache forgets them all as soon as a
+// shard of another pipeline asks: it holds at most one pipeline's
+// broadcasts, which its shards would hold anyway.
+var broadcastCache = &broadcasts{}
+
+type broadcasts struct {
+	mu       sync.Mutex
+	pipeline string
+	files    map[string]*broadcast
+}
+
+type broadcast struct {
+	ready chan struct{} // closed when m and err are set
+	m     *mat.Dense
+	err   error
+}
+
+// get returns the matrix of the file at path for the pipeline named
+// pipeline (unique to the run and the pipeline: Store.pass), calling read
+// when no shard of that pipeline in this process has read it yet, and
+// reports whether this call read it. A failed read is not kept: a retried
+// shard reads again.
+func (c *broadcasts) get(ctx context.Context, pipeline, path string, read func() (*mat.Dense, error)) (*mat.Dense, bool, error) {
+	c.mu.Lock()
+	if c.pipeline != pipeline {
+		c.pipeline, c.files = pipeline, map[string]*broadcast{}
+	}
+	b, ok := c.files[path]
+	if !ok {
+		b = &broadcast{ready: make(chan struct{})}
+		c.files[path] = b
+	}
+	c.mu.Unlock()
+	if ok {
+		select {
+		case <-b.ready:
+			return b.m, false, b.err
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+	b.m, b.err = read()
+	if b.err != nil {
+		c.mu.Lock()
+		if c.files[path] == b {
+			delete(c.files, path)
+		}
+		c.mu.Unlock()
+	}
+	close(b.ready)
+	return b.m, true, b.err
 }

@@ -164,15 +164,19 @@ func readShard(ctx context.Context, path string) (*shard, error) {
 // writeMatrix writes m (nil: a 0×0 matrix).
 func writeMatrix(ctx context.Context, path string, m *mat.Dense) error {
 	var rows, cols int
-	var data []float64
 	if m != nil {
 		rows, cols = m.Dims()
-		data = make([]float64, 0, rows*cols)
-		for i := 0; i < rows; i++ {
-			data = append(data, m.RawRowView(i)...)
+	}
+	b := make([]byte, 0, len(matrixMagic)+16+8*rows*cols)
+	b = append(b, matrixMagic...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(rows))
+	b = binary.LittleEndian.AppendUint64(b, uint64(cols))
+	for i := range rows {
+		for _, v := range m.RawRowView(i) {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 		}
 	}
-	return writeFile(ctx, path, encode([]byte(matrixMagic), []int64{int64(rows), int64(cols)}, data))
+	return writeFile(ctx, path, b)
 }
 
 // readMatrix reads a matrix written by writeMatrix; want (rows, cols) is
@@ -196,8 +200,9 @@ func readMatrix(ctx context.Context, path string, rows, cols int) (*mat.Dense, e
 		return &mat.Dense{}, nil
 	}
 	data := make([]float64, head[0]*head[1])
-	if err := decode(r, path, data); err != nil {
-		return nil, err
+	body := b[len(b)-r.Len():]
+	for i := range data {
+		data[i] = math.Float64frombits(binary.LittleEndian.Uint64(body[8*i:]))
 	}
 	return mat.NewDense(int(head[0]), int(head[1]), data), nil
 }

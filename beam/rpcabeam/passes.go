@@ -19,8 +19,14 @@ import (
 )
 
 func init() {
-	register.DoFn2x1[context.Context, string, error](&passFn{})
+	register.DoFn3x1[context.Context, string, func(string), error](&passFn{})
+	register.Emitter1[string]()
+	register.Function1x0(ignorePath)
 }
+
+// ignorePath reads the path a pass emits for a shard it finished, and
+// drops it.
+func ignorePath(string) {}
 
 // The passes over Φ, each run as one pipeline whose elements are shard
 // files; a worker reads its shard (cached for the life of the process),
@@ -58,6 +64,9 @@ type passFn struct {
 	Ridge      float64 // λ of an ALS half-sweep
 	CacheBytes int64   // the bound of the worker's shard cache (0: none kept)
 	Fused      bool    // a trial that also gives the thresholds of T at (Ut, Vt)
+	// Pipeline names the pipeline, unique to the run: the key of the
+	// worker's broadcastCache.
+	Pipeline string
 
 	read  int64  // broadcast bytes read by the element in progress
 	shard string // its shard's path
@@ -114,16 +123,38 @@ func (f *passFn) load(ctx context.Context, name string, rows, cols int) (*mat.De
 	return m, err
 }
 
-// loadVector reads a broadcast vector of n entries and counts its bytes.
+// loadShared reads a broadcast matrix that every shard of a side reads
+// whole, through the worker's broadcastCache, and counts its bytes when
+// it was read rather than shared.
+func (f *passFn) loadShared(ctx context.Context, name string, rows, cols int) (*mat.Dense, error) {
+	path := f.Dir + "/" + name
+	m, read, err := broadcastCache.get(ctx, f.Pipeline, path, func() (*mat.Dense, error) {
+		return readMatrix(ctx, path, rows, cols)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r, c := m.Dims(); (rows >= 0 && r != rows) || (cols >= 0 && c != cols) {
+		return nil, fmt.Errorf("%w %s: %d×%d (want %d×%d)", errCorrupt, path, r, c, rows, cols)
+	}
+	if read {
+		f.read += matrixBytes(m)
+	}
+	return m, nil
+}
+
+// loadVector reads a broadcast vector of n entries (shared, loadShared).
 func (f *passFn) loadVector(ctx context.Context, name string, n int) ([]float64, error) {
-	m, err := f.load(ctx, name, n, 1)
+	m, err := f.loadShared(ctx, name, n, 1)
 	if err != nil {
 		return nil, err
 	}
 	return m.RawMatrix().Data, nil
 }
 
-func (f *passFn) ProcessElement(ctx context.Context, shardPath string) error {
+// ProcessElement runs the pass on the shard at shardPath and emits that
+// path when the shard's output is written (see Store.pass for why).
+func (f *passFn) ProcessElement(ctx context.Context, shardPath string, done func(string)) error {
 	concurrency.Update(ctx, active.Add(1))
 	defer active.Add(-1)
 	s, miss, err := shardCache.get(ctx, shardPath, f.CacheBytes)
@@ -142,7 +173,11 @@ func (f *passFn) ProcessElement(ctx context.Context, shardPath string) error {
 	} else {
 		outputBytes.Inc(ctx, matrixBytes(&mat.Dense{}))
 	}
-	return writeMatrix(ctx, outName(f.Dir, f.Pass, shardPath), out)
+	if err := writeMatrix(ctx, outName(f.Dir, f.Pass, shardPath), out); err != nil {
+		return err
+	}
+	done(shardPath)
+	return nil
 }
 
 // loadOther reads the whole matrix of file name that has a row per line
@@ -153,7 +188,7 @@ func (f *passFn) loadOther(ctx context.Context, s *shard, name string) (*mat.Den
 	if s.Col {
 		n = f.D1
 	}
-	return f.load(ctx, name, n, -1)
+	return f.loadShared(ctx, name, n, -1)
 }
 
 // factors reads the factors of files fu (d1×r) and fv (d2×r) that the
@@ -211,10 +246,30 @@ func residual(res []float64, s *shard, l int, fr frame, own, other *mat.Dense) [
 	idx, val := s.line(l)
 	res = res[:0]
 	ol := own.RawRowView(l)
+	o := other.RawMatrix()
+	// The rows of other that the line reads are scattered over it: asking
+	// for them all first lets their cache misses overlap.
+	kernels.PrefetchRows(o.Data, idx, o.Stride, o.Cols)
 	for k, j := range idx {
-		res = append(res, fr.value(val[k])-kernels.Dot(ol, other.RawRowView(int(j))))
+		res = append(res, fr.value(val[k])-dot2(ol, o.Data[int(j)*o.Stride:]))
 	}
 	return res
+}
+
+// dot2 is a·b[:len(a)] summed in two interleaved partial sums, which
+// halves the chain of dependent additions of a short dot product.
+func dot2(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1 float64
+	k := 0
+	for ; k+1 < len(a); k += 2 {
+		s0 += a[k] * b[k]
+		s1 += a[k+1] * b[k+1]
+	}
+	if k < len(a) {
+		s0 += a[k] * b[k]
+	}
+	return s0 + s1
 }
 
 func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dense, error) {
@@ -225,28 +280,25 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 	switch f.Pass {
 	case passInitThresholds:
 		out := make([]float64, s.Lines)
-		var mags []float64
-		for l := range out {
-			_, val := s.line(l)
-			mags = mags[:0]
-			for _, y := range val {
-				mags = append(mags, math.Abs(f.Frame.value(y)-f.C))
+		err := forLines(ctx, s.Lines, func() func(int) error {
+			var mags []float64
+			return func(l int) error {
+				_, val := s.line(l)
+				mags = mags[:0]
+				for _, y := range val {
+					mags = append(mags, math.Abs(f.Frame.value(y)-f.C))
+				}
+				out[l] = gd.LineThreshold(mags, k)
+				return nil
 			}
-			out[l] = gd.LineThreshold(mags, k)
-		}
-		return vectorMatrix(out), nil
+		})
+		return vectorMatrix(out), err
 	case passThresholds:
 		own, other, err := f.factors(ctx, s, fileU, fileV)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]float64, s.Lines)
-		var res []float64
-		for l := range out {
-			res = residual(res, s, l, f.Frame, own, other)
-			out[l] = lineThreshold(res, k)
-		}
-		return vectorMatrix(out), nil
+		return lineThresholds(ctx, s, k, f.Frame, own, other)
 	case passMulInit:
 		return f.mulInit(ctx, s)
 	case passGradients:
@@ -274,20 +326,23 @@ func (f *passFn) mulInit(ctx context.Context, s *shard) (*mat.Dense, error) {
 	}
 	_, kx := x.Dims()
 	out := mat.NewDense(s.Lines, kx, nil)
-	for l := 0; l < s.Lines; l++ {
-		idx, val := s.line(l)
-		ol := out.RawRowView(l)
-		for q, j := range idx {
-			y := f.Frame.value(val[q])
-			if gd.InSparse(math.Abs(y-f.C), tOwn[s.First+l], tOther[j]) {
-				y = f.C
+	err = forLines(ctx, s.Lines, func() func(int) error {
+		return func(l int) error {
+			idx, val := s.line(l)
+			ol := out.RawRowView(l)
+			for q, j := range idx {
+				y := f.Frame.value(val[q])
+				if gd.InSparse(math.Abs(y-f.C), tOwn[s.First+l], tOther[j]) {
+					y = f.C
+				}
+				for c, xv := range x.RawRowView(int(j)) {
+					ol[c] += y * xv
+				}
 			}
-			for c, xv := range x.RawRowView(int(j)) {
-				ol[c] += y * xv
-			}
+			return nil
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 // evaluation is what the passes after an Evaluate read of it: the
@@ -315,6 +370,14 @@ func (f *passFn) lastEvaluation(ctx context.Context, s *shard) (*evaluation, err
 	return &e, nil
 }
 
+// scratch returns a copy of e that shares its factors and thresholds and
+// has its own res and inS, for one goroutine of [forLines].
+func (e *evaluation) scratch() *evaluation {
+	c := *e
+	c.res, c.inS = nil, nil
+	return &c
+}
+
 // line sets e.res and e.inS for local line l of s.
 func (e *evaluation) line(s *shard, l int) {
 	e.res = residual(e.res, s, l, e.fr, e.own, e.other)
@@ -338,26 +401,46 @@ func (f *passFn) gradients(ctx context.Context, s *shard) (*mat.Dense, error) {
 		cols++
 	}
 	out := mat.NewDense(s.Lines, cols, nil)
-	for l := 0; l < s.Lines; l++ {
-		ev.line(s, l)
-		idx, _ := s.line(l)
-		ol := out.RawRowView(l)
-		ss := 0.0
-		for q, e := range ev.res {
-			if ev.inS[q] {
-				continue
+	err = forLines(ctx, s.Lines, func() func(int) error {
+		ev := ev.scratch()
+		return func(l int) error {
+			ev.line(s, l)
+			idx, _ := s.line(l)
+			ol := out.RawRowView(l)
+			ss := 0.0
+			for q, e := range ev.res {
+				if ev.inS[q] {
+					continue
+				}
+				j := idx[q]
+				ss += e * e
+				for c, ov := range ev.other.RawRowView(int(j)) {
+					ol[c] += e * ov
+				}
 			}
-			j := idx[q]
-			ss += e * e
-			for c, ov := range ev.other.RawRowView(int(j)) {
-				ol[c] += e * ov
+			if !s.Col {
+				ol[r] = ss
 			}
+			return nil
 		}
-		if !s.Col {
-			ol[r] = ss
+	})
+	return out, err
+}
+
+// lineThresholds is, per line of s, the threshold of T (gd.LineThreshold
+// with count k) on the residual at the factors own (the shard's rows) and
+// other.
+func lineThresholds(ctx context.Context, s *shard, k int, fr frame, own, other *mat.Dense) (*mat.Dense, error) {
+	out := make([]float64, s.Lines)
+	err := forLines(ctx, s.Lines, func() func(int) error {
+		var res []float64
+		return func(l int) error {
+			res = residual(res, s, l, fr, own, other)
+			out[l] = lineThreshold(res, k)
+			return nil
 		}
-	}
-	return out, nil
+	})
+	return vectorMatrix(out), err
 }
 
 // trial is, per row, the sum of (y − Ut_i·Vt_j)² over the entries outside
@@ -372,14 +455,8 @@ func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error)
 	if err != nil {
 		return nil, err
 	}
-	var rt []float64
 	if s.Col { // Fused only
-		out := make([]float64, s.Lines)
-		for l := range out {
-			rt = residual(rt, s, l, f.Frame, ut, vt)
-			out[l] = lineThreshold(rt, k)
-		}
-		return vectorMatrix(out), nil
+		return lineThresholds(ctx, s, k, f.Frame, ut, vt)
 	}
 	ev, err := f.lastEvaluation(ctx, s)
 	if err != nil {
@@ -390,21 +467,26 @@ func (f *passFn) trial(ctx context.Context, s *shard, k int) (*mat.Dense, error)
 		cols = 2
 	}
 	out := mat.NewDense(s.Lines, cols, nil)
-	for l := range s.Lines {
-		ev.line(s, l)
-		rt = residual(rt, s, l, f.Frame, ut, vt)
-		sum := 0.0
-		for q, in := range ev.inS {
-			if !in {
-				sum += rt[q] * rt[q]
+	err = forLines(ctx, s.Lines, func() func(int) error {
+		ev := ev.scratch()
+		var rt []float64
+		return func(l int) error {
+			ev.line(s, l)
+			rt = residual(rt, s, l, f.Frame, ut, vt)
+			sum := 0.0
+			for q, in := range ev.inS {
+				if !in {
+					sum += rt[q] * rt[q]
+				}
 			}
+			out.Set(l, 0, sum)
+			if f.Fused {
+				out.Set(l, 1, lineThreshold(rt, k))
+			}
+			return nil
 		}
-		out.Set(l, 0, sum)
-		if f.Fused {
-			out.Set(l, 1, lineThreshold(rt, k))
-		}
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 // lineThreshold is gd.LineThreshold of the magnitudes of res (which it
@@ -430,21 +512,28 @@ func (f *passFn) als(ctx context.Context, s *shard) (*mat.Dense, error) {
 	}
 	_, r := x.Dims()
 	out := mat.NewDense(s.Lines, r, nil)
-	ls := als.NewLineSolver(r)
-	var shifted []float64
-	for l := range s.Lines {
-		ev.line(s, l)
-		idx, val := s.line(l)
-		if !f.Frame.identity() {
-			shifted = shifted[:0]
-			for _, y := range val {
-				shifted = append(shifted, f.Frame.value(y))
+	err = forLines(ctx, s.Lines, func() func(int) error {
+		ev := ev.scratch()
+		ls := als.NewLineSolver(r)
+		var shifted []float64
+		return func(l int) error {
+			ev.line(s, l)
+			idx, val := s.line(l)
+			if !f.Frame.identity() {
+				shifted = shifted[:0]
+				for _, y := range val {
+					shifted = append(shifted, f.Frame.value(y))
+				}
+				val = shifted
 			}
-			val = shifted
+			if !ls.Solve(out.RawRowView(l), x.RawMatrix(), idx, val, ev.inS, f.Ridge) {
+				return fmt.Errorf("the least-squares system of line %d is not positive definite", s.First+l)
+			}
+			return nil
 		}
-		if !ls.Solve(out.RawRowView(l), x.RawMatrix(), idx, val, ev.inS, f.Ridge) {
-			return nil, fmt.Errorf("the least-squares system of line %d is not positive definite", s.First+l)
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

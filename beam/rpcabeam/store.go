@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -103,6 +104,7 @@ type Store struct {
 	fr          frame   // how every pass sees the values (SetFrame)
 	c           float64 // location of SetInit
 	pipelines   int
+	nonce       uint64              // random, so that pipelines of two runs have different names
 	cacheBytes  int64               // bound of a worker's shard cache
 	io          map[string]*IOStats // the passes' counters, by pass
 	// kRow, kCol are the counts of T of the last Evaluate (0 before
@@ -192,7 +194,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // newStore is a store on dir with o's runner and cache bound.
 func newStore(dir string, o Options) *Store {
-	st := &Store{dir: strings.TrimSuffix(dir, "/"), run: o.Runner, cacheBytes: o.CacheBytes, io: map[string]*IOStats{}}
+	st := &Store{dir: strings.TrimSuffix(dir, "/"), run: o.Runner, cacheBytes: o.CacheBytes, io: map[string]*IOStats{}, nonce: rand.Uint64()}
 	if st.run == nil {
 		st.run = Prism
 	}
@@ -371,6 +373,7 @@ func (st *Store) SetFrame(_ context.Context, c, scale float64) error {
 // pass runs fn on the shards, one pipeline.
 func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error {
 	fn.Dir, fn.D1, fn.D2, fn.CacheBytes, fn.Frame = st.dir, st.d1, st.d2, st.cacheBytes, st.fr
+	fn.Pipeline = fmt.Sprintf("%s-%d-%d", st.dir, st.nonce, st.pipelines)
 	paths := make([]string, len(shards))
 	for k, s := range shards {
 		paths[k] = s.path
@@ -379,7 +382,12 @@ func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error 
 	// Reshuffle breaks the fusion of the list of shards with the pass, so
 	// that the runner spreads the shards over its workers; fused, they run
 	// one after another in one bundle.
-	beam.ParDo0(s, &fn, beam.Reshuffle(s, beam.CreateList(s, paths)))
+	// The paths the pass emits go to a stage of their own (Prism elides
+	// a reshuffle, or a collection, that nothing reads), so that the
+	// pass's stage has an output: in-process Prism's loop spins while a
+	// stage without one runs, and takes a core from the shards' work.
+	done := beam.ParDo(s, &fn, beam.Reshuffle(s, beam.CreateList(s, paths)))
+	beam.ParDo0(s, ignorePath, beam.Reshuffle(s, done))
 	return st.runPass(ctx, p, fn.Pass)
 }
 

@@ -244,12 +244,15 @@ func TestIO(t *testing.T) {
 		for _, sh := range st.cols {
 			colSlices += mb(sh.lines, r)
 		}
-		uv := rowSlices + colSlices + nr*mb(d2, r) + nc*mb(d1, r) // each shard: its slice, the other factor
+		// Each shard reads its slice of its own factor; the files every
+		// shard of a side reads whole (the other factor, the thresholds)
+		// are read once a pipeline by the one worker process.
+		uv := rowSlices + colSlices + mb(d2, r) + mb(d1, r)
 		thr := mb(d1, 1) + mb(d2, 1)
 		per := map[string]int64{ // broadcast bytes per pipeline of a pass
 			passThresholds: uv,
-			passGradients:  uv + (nr+nc)*thr,
-			passTrial:      2*(rowSlices+nr*mb(d2, r)) + nr*thr + colSlices + nc*mb(d1, r), // and the thresholds at (Ut, Vt) on the column shards
+			passGradients:  uv + thr,
+			passTrial:      2*(rowSlices+mb(d2, r)) + thr + colSlices + mb(d1, r), // and the thresholds at (Ut, Vt) on the column shards
 		}
 		for pass, want := range per {
 			got := io[pass]

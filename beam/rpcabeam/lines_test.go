@@ -1,0 +1,109 @@
+package rpcabeam
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/rpca-gd/rpca"
+	"github.com/rpca-gd/rpca/als"
+	"github.com/rpca-gd/rpca/distributed"
+	"github.com/rpca-gd/rpca/gd"
+	"github.com/rpca-gd/rpca/synth"
+)
+
+// TestForLines: every line is handed out exactly once, whatever the
+// number of goroutines; each goroutine asks for its scratch once; a
+// line's error, and a cancelled context, end the call with that error.
+func TestForLines(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, lineBlock - 1, lineBlock, lineBlock + 1, 1000} {
+			seen := make([]atomic.Int32, n)
+			var scratches atomic.Int32
+			err := forLines(context.Background(), n, func() func(int) error {
+				scratches.Add(1)
+				return func(l int) error {
+					seen[l].Add(1)
+					return nil
+				}
+			})
+			if err != nil {
+				t.Fatalf("procs %d, n %d: %v", procs, n, err)
+			}
+			for l := range seen {
+				if c := seen[l].Load(); c != 1 {
+					t.Errorf("procs %d, n %d: line %d handled %d times", procs, n, l, c)
+				}
+			}
+			if want := int32(lineWorkers(n)); scratches.Load() != want {
+				t.Errorf("procs %d, n %d: %d scratch spaces, want one per goroutine (%d)", procs, n, scratches.Load(), want)
+			}
+		}
+
+		bad := errors.New("line 700 failed")
+		var after atomic.Int32
+		err := forLines(context.Background(), 5000, func() func(int) error {
+			return func(l int) error {
+				if l == 700 {
+					return bad
+				}
+				if l >= 700+lineBlock*procs+lineBlock {
+					after.Add(1) // handed out after the failure was seen
+				}
+				return nil
+			}
+		})
+		if !errors.Is(err, bad) {
+			t.Errorf("procs %d: error %v, want the line's", procs, err)
+		}
+		if procs == 1 && after.Load() > 0 {
+			t.Errorf("one goroutine went on for %d lines after the error", after.Load())
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := forLines(ctx, 100, func() func(int) error { return func(int) error { return nil } }); !errors.Is(err, context.Canceled) {
+			t.Errorf("procs %d: cancelled context gave %v", procs, err)
+		}
+	}
+}
+
+// TestLinesSplit: the passes give the same answer, to the bit, whether a
+// shard's lines run on one goroutine or several: every line's output
+// depends on that line alone. Scratch space shared between goroutines,
+// or a line skipped or done twice, changes the factors (and the race
+// detector sees the sharing).
+func TestLinesSplit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	_, file := instance(t, t.TempDir(), synth.Config{D1: 400, D2: 300, Rank: 3, Alpha: 0.05, P: 0.3, Seed: 8})
+	solve := func(procs int, method distributed.Solver) *rpca.Result {
+		runtime.GOMAXPROCS(procs)
+		ctx := context.Background()
+		st, err := Load(ctx, file, filepath.Join(t.TempDir(), "work"), Options{Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := method.SolveDistributed(ctx, st, rpca.Settings{Rank: 3, Alpha: 0.05, Seed: 1, Stop: rpca.Stop{MaxIter: 6}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for name, method := range map[string]func() distributed.Solver{
+		"gd":  func() distributed.Solver { return &gd.Method{} },
+		"als": func() distributed.Solver { return &als.Method{Ridge: 0.1} },
+	} {
+		one, several := solve(1, method()), solve(4, method())
+		if one.Iterations != several.Iterations || !mat.Equal(one.U, several.U) || !mat.Equal(one.V, several.V) {
+			t.Errorf("%s: one goroutine a shard and four differ: %d and %d iterations, factors equal %v, %v",
+				name, one.Iterations, several.Iterations, mat.Equal(one.U, several.U), mat.Equal(one.V, several.V))
+		}
+	}
+}
