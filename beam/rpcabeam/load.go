@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -71,11 +72,19 @@ func (f *readFn) ProcessElement(ctx context.Context, elem string) error {
 		return fmt.Errorf("rpcabeam: bad read element %q", elem)
 	}
 	file = elem[strings.IndexByte(elem, ' ')+1:]
-	b, err := readFile(ctx, file)
+	fs, err := filesystem.New(ctx, file)
 	if err != nil {
 		return err
 	}
-	m, err := mtx.Read(bytes.NewReader(b), file)
+	defer fs.Close()
+	rc, err := fs.OpenRead(ctx, file)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	// Read as a stream: the file's text is never held whole beside its
+	// entries.
+	m, err := mtx.Read(bufio.NewReaderSize(rc, 1<<20), file)
 	if err != nil {
 		return err
 	}
@@ -86,32 +95,64 @@ func (f *readFn) ProcessElement(ctx context.Context, elem string) error {
 	if t.D1 != f.D1 || t.D2 != f.D2 {
 		return fmt.Errorf("%w: %s is %d×%d, the first file %d×%d", ErrInput, file, t.D1, t.D2, f.D1, f.D2)
 	}
-	rows, cols := map[int]*batch{}, map[int]*batch{}
-	add := func(m map[int]*batch, block int, line, other int, v float64) {
-		bt := m[block]
+	t.Line = nil // the line numbers served the reader's messages only
+	if err := f.writeParts(ctx, t.Row, t.Col, t.Val, f.RowsPer, false, number); err != nil {
+		return err
+	}
+	return f.writeParts(ctx, t.Col, t.Row, t.Val, f.ColsPer, true, number)
+}
+
+// writeParts writes the entries (line[k], other[k], val[k]) of input
+// file number into the part files of their blocks of per lines on one
+// side, each block's batch allocated at its exact size and dropped once
+// written: one side's batches are in memory at a time.
+func (f *readFn) writeParts(ctx context.Context, line, other []int, val []float64, per int, col bool, number int) error {
+	var counts []int
+	for _, i := range line {
+		blk := i / per
+		if blk >= len(counts) {
+			counts = append(counts, make([]int, blk+1-len(counts))...)
+		}
+		counts[blk]++
+	}
+	batches := make([]*batch, len(counts))
+	for blk, n := range counts {
+		if n > 0 {
+			batches[blk] = &batch{Line: make([]int32, 0, n), Other: make([]int32, 0, n), Val: make([]float64, 0, n)}
+		}
+	}
+	for k, i := range line {
+		bt := batches[i/per]
+		bt.Line, bt.Other, bt.Val = append(bt.Line, int32(i)), append(bt.Other, int32(other[k])), append(bt.Val, val[k])
+	}
+	for blk, bt := range batches {
 		if bt == nil {
-			bt = &batch{}
-			m[block] = bt
+			continue
 		}
-		bt.Line, bt.Other, bt.Val = append(bt.Line, int32(line)), append(bt.Other, int32(other)), append(bt.Val, v)
-	}
-	for k := range t.Val {
-		i, j, v := t.Row[k], t.Col[k], t.Val[k]
-		add(rows, i/f.RowsPer, i, j, v)
-		add(cols, j/f.ColsPer, j, i, v)
-	}
-	for _, side := range []struct {
-		col    bool
-		blocks map[int]*batch
-	}{{false, rows}, {true, cols}} {
-		for blk, bt := range side.blocks {
-			data := encode([]byte(partMagic), int64(len(bt.Val)), bt.Line, bt.Other, bt.Val)
-			if err := writeFile(ctx, partName(f.Dir, f.ID, side.col, blk, number), data); err != nil {
-				return err
-			}
+		if err := writeFile(ctx, partName(f.Dir, f.ID, col, blk, number), bt.encode()); err != nil {
+			return err
 		}
+		batches[blk] = nil
 	}
 	return nil
+}
+
+// encode returns the part file of bt: the magic, the count, then the
+// lines, the other indices and the values, little-endian.
+func (bt *batch) encode() []byte {
+	b := make([]byte, 0, len(partMagic)+8+16*len(bt.Val))
+	b = append(b, partMagic...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(bt.Val)))
+	for _, x := range bt.Line {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	for _, x := range bt.Other {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	for _, v := range bt.Val {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return b
 }
 
 // readPart reads a part file.

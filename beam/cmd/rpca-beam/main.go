@@ -45,6 +45,7 @@ import (
 	"github.com/rpca-gd/rpca/formats/npy"
 	"github.com/rpca-gd/rpca/gd"
 	"github.com/rpca-gd/rpca/internal/cliflag"
+	"github.com/rpca-gd/rpca/internal/gcpolicy"
 	"github.com/rpca-gd/rpca/metrics"
 	"github.com/rpca-gd/rpca/outdir"
 )
@@ -325,6 +326,12 @@ func solve(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		work = filepath.Join(dir, "work")
 	}
+	if fi, err := os.Stat(o.in); err == nil {
+		// The collector's target as rpca decompose sets it for a file of
+		// this size: the launcher (and in-process Prism's workers) hold
+		// the data's size several times over otherwise.
+		gcpolicy.Tighten(float64(fi.Size()))
+	}
 	st, start, err := open(ctx, o, work)
 	if err != nil {
 		return err
@@ -360,6 +367,7 @@ func solve(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	sum.NotChecked = "--verify=false"
 	if o.verify {
+		rpcabeam.ReleaseShards() // in-process Prism's workers are this process
 		sum.Verification, sum.NotChecked = verifyOnLauncher(o.in, res, s)
 	}
 	if own := res.Verification; own != nil && own.Failed != "" && (sum.Verification == nil || sum.Verification.Verified) {
