@@ -251,25 +251,9 @@ func residual(res []float64, s *shard, l int, fr frame, own, other *mat.Dense) [
 	// for them all first lets their cache misses overlap.
 	kernels.PrefetchRows(o.Data, idx, o.Stride, o.Cols)
 	for k, j := range idx {
-		res = append(res, fr.value(val[k])-dot2(ol, o.Data[int(j)*o.Stride:]))
+		res = append(res, fr.value(val[k])-kernels.DotPairs(ol, o.Data[int(j)*o.Stride:]))
 	}
 	return res
-}
-
-// dot2 is a·b[:len(a)] summed in two interleaved partial sums, which
-// halves the chain of dependent additions of a short dot product.
-func dot2(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1 float64
-	k := 0
-	for ; k+1 < len(a); k += 2 {
-		s0 += a[k] * b[k]
-		s1 += a[k+1] * b[k+1]
-	}
-	if k < len(a) {
-		s0 += a[k] * b[k]
-	}
-	return s0 + s1
 }
 
 func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dense, error) {

@@ -822,3 +822,41 @@ func TestPrefetchRows(t *testing.T) {
 		t.Fatal("PrefetchRows changed x")
 	}
 }
+
+// TestDotPairs: DotPairs is the dot product for every length, odd ones
+// included, reading b only as far as a: on small integers the sums are
+// exact, so it equals the obvious loop to the bit; on random values it
+// is its even and odd partial sums added.
+func TestDotPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := range 14 {
+		a, b := make([]float64, n), make([]float64, n+3)
+		for k := range a {
+			a[k] = float64(rng.IntN(21) - 10)
+		}
+		for k := range b {
+			b[k] = float64(rng.IntN(21) - 10)
+		}
+		want := 0.0
+		for k := range a {
+			want += a[k] * b[k]
+		}
+		if got := DotPairs(a, b); got != want {
+			t.Errorf("n = %d: %v, want %v", n, got, want)
+		}
+		for k := range a {
+			a[k], b[k] = rng.NormFloat64(), rng.NormFloat64()
+		}
+		var even, odd float64
+		for k := range a {
+			if k%2 == 0 {
+				even += a[k] * b[k]
+			} else {
+				odd += a[k] * b[k]
+			}
+		}
+		if got := DotPairs(a, b); got != even+odd {
+			t.Errorf("n = %d, random: %v, want the partial sums' %v", n, got, even+odd)
+		}
+	}
+}

@@ -99,17 +99,7 @@ func residualAny(m *Matrix, e []float64, u, v blas64.General, lo, hi int) float6
 		ui := row(u, i)
 		kernels.PrefetchRows(v.Data, m.ColIdx[m.RowPtr[i]:m.RowPtr[i+1]], v.Stride, v.Cols)
 		for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
-			vj := row(v, int(m.ColIdx[q]))[:len(ui)]
-			var s0, s1 float64
-			k := 0
-			for ; k+1 < len(ui); k += 2 {
-				s0 += ui[k] * vj[k]
-				s1 += ui[k+1] * vj[k+1]
-			}
-			if k < len(ui) {
-				s0 += ui[k] * vj[k]
-			}
-			r := m.Val[q] - (s0 + s1)
+			r := m.Val[q] - kernels.DotPairs(ui, row(v, int(m.ColIdx[q])))
 			e[q] = r
 			ss += r * r
 		}
