@@ -83,7 +83,9 @@ func uninterrupted(ctx context.Context, p *beam.Pipeline, run Runner) (beam.Pipe
 // Options configure Load.
 type Options struct {
 	// Shards is the number of row blocks and of column blocks Φ is cut
-	// into (0: 8): the parallelism of every pass.
+	// into (0: 8): the units of work of every pass, of which the runner
+	// runs as many at once as it chooses (in-process Prism: one); a
+	// shard's lines are split over the cores of the worker process.
 	Shards int
 	// Runner runs the pipelines (nil: Prism).
 	Runner Runner

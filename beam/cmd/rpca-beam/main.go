@@ -171,7 +171,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	cliflag.Var(fs, &o.rank, "rank", 0, cliflag.AtLeast(1), "a positive integer", "rank r of the low-rank part (required)")
 	cliflag.Var(fs, &o.alpha, "alpha", 0.1, cliflag.Fraction, "in [0, 1)", "α, the largest fraction of corrupted entries per row/column, in [0, 1)")
 	cliflag.Var(fs, &o.tol, "tol", 0, cliflag.Finite, "a finite number", "relative residual tolerance (0: the single-machine default; <0: off)")
-	cliflag.Var(fs, &o.shards, "shards", 8, cliflag.AtLeast(1), "a positive integer", "row blocks and column blocks of Φ: the parallelism of every pass")
+	cliflag.Var(fs, &o.shards, "shards", 8, cliflag.AtLeast(1), "a positive integer", "row blocks and column blocks of Φ: the units of work of every pass, which the runner spreads over its workers (a worker splits a shard's lines over its cores)")
 	cliflag.Var(fs, &o.cacheMB, "cache-mb", rpcabeam.DefaultCacheBytes>>20, cliflag.AtLeast(0), "non-negative", "MiB of shards a worker keeps in memory between passes (0: none; each pass reads its shards again)")
 	cliflag.Var(fs, &o.maxIter, "max-iter", 0, cliflag.AtLeast(0), "non-negative (0: the default)", "iteration cap (0: the single-machine default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the initial SVD")
