@@ -3,6 +3,7 @@ package rpcabeam
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -105,5 +106,68 @@ func TestLinesSplit(t *testing.T) {
 			t.Errorf("%s: one goroutine a shard and four differ: %d and %d iterations, factors equal %v, %v",
 				name, one.Iterations, several.Iterations, mat.Equal(one.U, several.U), mat.Equal(one.V, several.V))
 		}
+	}
+}
+
+// TestTrialGradients: the gradients a trial forms at its factors, which
+// the next Evaluate there takes without a pipeline, are those that
+// Evaluate forms by its own passes, to the bit; an Evaluate elsewhere
+// runs its passes.
+func TestTrialGradients(t *testing.T) {
+	_, file := instance(t, t.TempDir(), synth.Config{D1: 300, D2: 200, Rank: 3, Alpha: 0.05, P: 0.3, Seed: 9})
+	ctx := context.Background()
+	load := func() *Store {
+		st, err := Load(ctx, file, filepath.Join(t.TempDir(), "work"), Options{Shards: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	rng := rand.New(rand.NewPCG(4, 5))
+	random := func(n int) *mat.Dense {
+		m := mat.NewDense(n, 3, nil)
+		for i := range n {
+			for c := range 3 {
+				m.Set(i, c, rng.NormFloat64())
+			}
+		}
+		return m
+	}
+	const kRow, kCol = 4, 5
+	u0, v0, u1, v1 := random(300), random(200), random(300), random(200)
+	evaluate := func(st *Store, u, v *mat.Dense) (float64, *mat.Dense, *mat.Dense) {
+		gu, gv := mat.NewDense(300, 3, nil), mat.NewDense(200, 3, nil)
+		ss, err := st.Evaluate(ctx, u, v, gu, gv, kRow, kCol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss, gu, gv
+	}
+
+	spec := load()
+	evaluate(spec, u0, v0)
+	if _, err := spec.Trial(ctx, u1, v1); err != nil {
+		t.Fatal(err)
+	}
+	before := spec.Pipelines()
+	ss, gu, gv := evaluate(spec, u1, v1)
+	if spec.Pipelines() != before {
+		t.Errorf("Evaluate at the trial's factors ran %d pipelines, want none", spec.Pipelines()-before)
+	}
+
+	ref := load()
+	ssRef, guRef, gvRef := evaluate(ref, u1, v1)
+	if ss != ssRef || !mat.Equal(gu, guRef) || !mat.Equal(gv, gvRef) {
+		t.Errorf("the trial's gradients differ from Evaluate's: ‖E‖² %v against %v, E·V equal %v, Eᵀ·U equal %v",
+			ss, ssRef, mat.Equal(gu, guRef), mat.Equal(gv, gvRef))
+	}
+
+	if _, err := spec.Trial(ctx, u0, v0); err != nil {
+		t.Fatal(err)
+	}
+	before = spec.Pipelines()
+	evaluate(spec, u1, v1) // not the trial's factors
+	if spec.Pipelines()-before != 2 {
+		t.Errorf("Evaluate away from the trial ran %d pipelines, want its 2", spec.Pipelines()-before)
 	}
 }

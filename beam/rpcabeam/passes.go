@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -22,6 +23,8 @@ func init() {
 	register.DoFn3x1[context.Context, string, func(string), error](&passFn{})
 	register.Emitter1[string]()
 	register.Function1x0(ignorePath)
+	register.DoFn3x0[int, func(*string) bool, func(string)](&releaseFn{})
+	register.Iter1[string]()
 }
 
 // ignorePath reads the path a pass emits for a shard it finished, and
@@ -37,6 +40,7 @@ const (
 	passThresholds     = "thr"   // per line: LineThreshold of |y − U_i·V_j|
 	passMulInit        = "mul"   // row shards: X·x; column shards: Xᵀ·x
 	passGradients      = "grad"  // row shards: E·V and ‖E‖² per row; column shards: Eᵀ·U
+	passTrialGradients = "gradt" // passGradients at the trial's factors, with the thresholds of T it found
 	passTrial          = "trial" // row shards: Σ (y − Ut_i·Vt_j)² outside S, per row; with Fused, and the thresholds at (Ut, Vt) on both shardings
 	passValues         = "val"   // row shards: the values at requested positions
 	passALS            = "als"   // per line: the ridge least-squares fit outside S against fileALS's rows
@@ -67,6 +71,10 @@ type passFn struct {
 	// Pipeline names the pipeline, unique to the run: the key of the
 	// worker's broadcastCache.
 	Pipeline string
+	// TrialShards describes, for passTrialGradients, every shard whose
+	// trial output holds thresholds of T ("R first lines path" for a row
+	// shard, "C …" for a column shard).
+	TrialShards []string
 
 	read  int64  // broadcast bytes read by the element in progress
 	shard string // its shard's path
@@ -139,6 +147,24 @@ func (f *passFn) loadShared(ctx context.Context, name string, rows, cols int) (*
 	}
 	if read {
 		f.read += matrixBytes(m)
+	}
+	return m, nil
+}
+
+// sharedBuilt is loadShared for a matrix that build forms from several
+// files (and returns with the bytes it read), under the key name.
+func (f *passFn) sharedBuilt(ctx context.Context, name string, build func() (*mat.Dense, int64, error)) (*mat.Dense, error) {
+	var n int64
+	m, read, err := broadcastCache.get(ctx, f.Pipeline, f.Dir+"/"+name, func() (*mat.Dense, error) {
+		m, bytes, err := build()
+		n = bytes
+		return m, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if read {
+		f.read += n
 	}
 	return m, nil
 }
@@ -286,7 +312,17 @@ func (f *passFn) run(ctx context.Context, s *shard, shardPath string) (*mat.Dens
 	case passMulInit:
 		return f.mulInit(ctx, s)
 	case passGradients:
-		return f.gradients(ctx, s)
+		ev, err := f.lastEvaluation(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return f.gradients(ctx, s, ev)
+	case passTrialGradients:
+		ev, err := f.trialEvaluation(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return f.gradients(ctx, s, ev)
 	case passTrial:
 		return f.trial(ctx, s, k)
 	case passValues:
@@ -354,6 +390,72 @@ func (f *passFn) lastEvaluation(ctx context.Context, s *shard) (*evaluation, err
 	return &e, nil
 }
 
+// trialEvaluation is lastEvaluation at the trial's factors (Ut, Vt),
+// whose thresholds of T the trial pass of the same pipeline wrote into
+// its outputs (the second column of a row shard's, the only one of a
+// column shard's): the next evaluation when the step is accepted.
+func (f *passFn) trialEvaluation(ctx context.Context, s *shard) (*evaluation, error) {
+	e := evaluation{fr: f.Frame}
+	var err error
+	if e.own, e.other, err = f.factors(ctx, s, fileUt, fileVt); err != nil {
+		return nil, err
+	}
+	var thr [2][]float64 // rows, columns
+	for side, name := range []string{"trial-thresholds-rows", "trial-thresholds-cols"} {
+		n := f.D1
+		if side == 1 {
+			n = f.D2
+		}
+		m, err := f.sharedBuilt(ctx, name, func() (*mat.Dense, int64, error) { return f.trialThresholds(ctx, side == 1, n) })
+		if err != nil {
+			return nil, err
+		}
+		thr[side] = m.RawMatrix().Data
+	}
+	e.tOwn, e.tOther = thr[0], thr[1]
+	if s.Col {
+		e.tOwn, e.tOther = thr[1], thr[0]
+	}
+	return &e, nil
+}
+
+// trialThresholds assembles the thresholds of T on one side (columns
+// with col) from the trial outputs of the shards of f.TrialShards, and
+// returns them with the bytes read.
+func (f *passFn) trialThresholds(ctx context.Context, col bool, n int) (*mat.Dense, int64, error) {
+	out := make([]float64, n)
+	var read int64
+	for _, desc := range f.TrialShards {
+		f4 := strings.SplitN(desc, " ", 4) // the path may hold spaces
+		if len(f4) != 4 || (f4[0] != "R" && f4[0] != "C") {
+			return nil, 0, fmt.Errorf("rpcabeam: bad trial shard %q", desc)
+		}
+		side, shardPath := f4[0], f4[3]
+		first, err1 := strconv.Atoi(f4[1])
+		lines, err2 := strconv.Atoi(f4[2])
+		if err1 != nil || err2 != nil {
+			return nil, 0, fmt.Errorf("rpcabeam: bad trial shard %q", desc)
+		}
+		if (side == "C") != col {
+			continue
+		}
+		if first < 0 || lines < 0 || first+lines > n {
+			return nil, 0, fmt.Errorf("rpcabeam: trial shard %q outside %d lines", desc, n)
+		}
+		cols, c := 2, 1 // a row shard's output: the loss, then the threshold
+		if col {
+			cols, c = 1, 0
+		}
+		m, err := readMatrix(ctx, outName(f.Dir, passTrial, shardPath), lines, cols)
+		if err != nil {
+			return nil, 0, err
+		}
+		read += matrixBytes(m)
+		mat.Col(out[first:first+lines], c, m)
+	}
+	return vectorMatrix(out), read, nil
+}
+
 // scratch returns a copy of e that shares its factors and thresholds and
 // has its own res and inS, for one goroutine of [forLines].
 func (e *evaluation) scratch() *evaluation {
@@ -374,18 +476,14 @@ func (e *evaluation) line(s *shard, l int) {
 
 // gradients is E·V (row shard) or Eᵀ·U (column shard) with E = R − T(R),
 // R = Π_Φ(Y − UVᵀ); a row shard adds ‖E‖² of each row as a last column.
-func (f *passFn) gradients(ctx context.Context, s *shard) (*mat.Dense, error) {
-	ev, err := f.lastEvaluation(ctx, s)
-	if err != nil {
-		return nil, err
-	}
+func (f *passFn) gradients(ctx context.Context, s *shard, ev *evaluation) (*mat.Dense, error) {
 	_, r := ev.own.Dims()
 	cols := r
 	if !s.Col {
 		cols++
 	}
 	out := mat.NewDense(s.Lines, cols, nil)
-	err = forLines(ctx, s.Lines, func() func(int) error {
+	err := forLines(ctx, s.Lines, func() func(int) error {
 		ev := ev.scratch()
 		return func(l int) error {
 			ev.line(s, l)

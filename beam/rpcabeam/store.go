@@ -117,6 +117,9 @@ type Store struct {
 	evaluated      bool
 	trialU, trialV *mat.Dense
 	trialThr       [2]*mat.Dense
+	// trialGradients: the last Trial also formed the gradients at
+	// (trialU, trialV) (passTrialGradients's outputs).
+	trialGradients bool
 }
 
 // shardInfo is what the driver knows of a shard: its header.
@@ -372,25 +375,86 @@ func (st *Store) SetFrame(_ context.Context, c, scale float64) error {
 	return nil
 }
 
-// pass runs fn on the shards, one pipeline.
-func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error {
+// prepare sets the fields of fn that every pass of the store's next
+// pipeline shares.
+func (st *Store) prepare(fn *passFn) {
 	fn.Dir, fn.D1, fn.D2, fn.CacheBytes, fn.Frame = st.dir, st.d1, st.d2, st.cacheBytes, st.fr
 	fn.Pipeline = fmt.Sprintf("%s-%d-%d", st.dir, st.nonce, st.pipelines)
+}
+
+func shardPaths(shards []shardInfo) []string {
 	paths := make([]string, len(shards))
 	for k, s := range shards {
 		paths[k] = s.path
 	}
+	return paths
+}
+
+// pass runs fn on the shards, one pipeline.
+func (st *Store) pass(ctx context.Context, fn passFn, shards []shardInfo) error {
+	st.prepare(&fn)
 	p, s := beam.NewPipelineWithRoot()
-	// Reshuffle breaks the fusion of the list of shards with the pass, so
-	// that the runner spreads the shards over its workers; fused, they run
-	// one after another in one bundle.
-	// The paths the pass emits go to a stage of their own (Prism elides
-	// a reshuffle, or a collection, that nothing reads), so that the
-	// pass's stage has an output: in-process Prism's loop spins while a
-	// stage without one runs, and takes a core from the shards' work.
-	done := beam.ParDo(s, &fn, beam.Reshuffle(s, beam.CreateList(s, paths)))
-	beam.ParDo0(s, ignorePath, beam.Reshuffle(s, done))
+	ignore(s, runOn(s, &fn, beam.CreateList(s, shardPaths(shards))))
 	return st.runPass(ctx, p, fn.Pass)
+}
+
+// passThen runs first on its shards and then, when first is over on
+// every shard, then on its own, in one pipeline.
+func (st *Store) passThen(ctx context.Context, first passFn, firstShards []shardInfo, then passFn, thenShards []shardInfo) error {
+	st.prepare(&first)
+	st.prepare(&then)
+	p, s := beam.NewPipelineWithRoot()
+	done := runOn(s, &first, beam.CreateList(s, shardPaths(firstShards)))
+	// The barrier: the group of every path the first pass emits exists
+	// only once the first pass is over everywhere; it releases the
+	// second pass's shards.
+	all := beam.GroupByKey(s, beam.AddFixedKey(s, done))
+	next := beam.ParDo(s, &releaseFn{Paths: shardPaths(thenShards)}, all)
+	ignore(s, runOn(s, &then, next))
+	return st.runPass(ctx, p, first.Pass)
+}
+
+// runOn applies the pass fn to the shard paths. Reshuffle breaks the
+// fusion of the paths with the pass, so that the runner spreads the
+// shards over its workers; fused, they run one after another in one
+// bundle.
+func runOn(s beam.Scope, fn *passFn, paths beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, fn, beam.Reshuffle(s, paths))
+}
+
+// ignore sends the paths a pass emits to a stage of their own (Prism
+// elides a reshuffle, or a collection, that nothing reads), so that the
+// pass's stage has an output: in-process Prism's loop spins while a
+// stage without one runs, and takes a core from the shards' work.
+func ignore(s beam.Scope, done beam.PCollection) {
+	beam.ParDo0(s, ignorePath, beam.Reshuffle(s, done))
+}
+
+// releaseFn emits its paths once, when it is given the group of every
+// path a first pass emitted (Store.passThen).
+type releaseFn struct {
+	Paths []string
+}
+
+func (f *releaseFn) ProcessElement(_ int, _ func(*string) bool, emit func(string)) {
+	for _, p := range f.Paths {
+		emit(p)
+	}
+}
+
+// trialShards describes every shard for passTrialGradients ("R first
+// lines path", "C …").
+func (st *Store) trialShards() []string {
+	var out []string
+	for _, side := range []struct {
+		tag    string
+		shards []shardInfo
+	}{{"R", st.rows}, {"C", st.cols}} {
+		for _, sh := range side.shards {
+			out = append(out, fmt.Sprintf("%s %d %d %s", side.tag, sh.first, sh.lines, sh.path))
+		}
+	}
+	return out
 }
 
 // gather stacks the outputs of pass on the shards into dst (lines ×
@@ -506,27 +570,34 @@ func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kC
 	if err := st.writeFactors(ctx, fileU, fileV, u, v); err != nil {
 		return 0, err
 	}
+	grad := passGradients
 	if st.trialU != nil && st.evaluated && kRow == st.kRow && kCol == st.kCol && mat.Equal(u, st.trialU) && mat.Equal(v, st.trialV) {
-		// The accepted trial's thresholds (see Trial).
+		// The accepted trial's thresholds (see Trial), for the next
+		// trial's passes.
 		if err := writeMatrix(ctx, st.file(fileRowThr), st.trialThr[0]); err != nil {
 			return 0, err
 		}
 		if err := writeMatrix(ctx, st.file(fileColThr), st.trialThr[1]); err != nil {
 			return 0, err
 		}
+		if st.trialGradients { // and its gradients
+			grad = passTrialGradients
+		}
 	} else if err := st.thresholds(ctx, passFn{Pass: passThresholds, KRow: kRow, KCol: kCol}, fileRowThr, fileColThr); err != nil {
 		return 0, err
 	}
-	st.kRow, st.kCol, st.evaluated, st.trialU, st.trialV = kRow, kCol, true, nil, nil
-	shards := append(slices.Clone(st.rows), st.cols...)
-	if gu == nil { // the residual only: the row shards' last column
-		shards = st.rows
-	}
-	if err := st.pass(ctx, passFn{Pass: passGradients}, shards); err != nil {
-		return 0, err
+	st.kRow, st.kCol, st.evaluated, st.trialU, st.trialV, st.trialGradients = kRow, kCol, true, nil, nil, false
+	if grad == passGradients {
+		shards := append(slices.Clone(st.rows), st.cols...)
+		if gu == nil { // the residual only: the row shards' last column
+			shards = st.rows
+		}
+		if err := st.pass(ctx, passFn{Pass: passGradients}, shards); err != nil {
+			return 0, err
+		}
 	}
 	_, r := u.Dims()
-	g, err := st.gather(ctx, passGradients, st.rows, nil, st.d1, r+1)
+	g, err := st.gather(ctx, grad, st.rows, nil, st.d1, r+1)
 	if err != nil {
 		return 0, err
 	}
@@ -535,7 +606,7 @@ func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kC
 		return ss, nil
 	}
 	gu.Copy(g.Slice(0, st.d1, 0, r))
-	_, err = st.gather(ctx, passGradients, st.cols, gv, st.d2, r)
+	_, err = st.gather(ctx, grad, st.cols, gv, st.d2, r)
 	return ss, err
 }
 
@@ -590,11 +661,17 @@ func (st *Store) Trial(ctx context.Context, u, v *mat.Dense) (float64, error) {
 		return 0, err
 	}
 	fused := st.evaluated
-	shards := st.rows
+	trial := passFn{Pass: passTrial, KRow: st.kRow, KCol: st.kCol, Fused: fused}
+	st.trialGradients = false
 	if fused {
-		shards = append(slices.Clone(st.rows), st.cols...)
-	}
-	if err := st.pass(ctx, passFn{Pass: passTrial, KRow: st.kRow, KCol: st.kCol, Fused: fused}, shards); err != nil {
+		// The gradients at (u, v) too, which the next Evaluate takes
+		// when the step is accepted: one pipeline an iteration.
+		all := append(slices.Clone(st.rows), st.cols...)
+		grad := passFn{Pass: passTrialGradients, KRow: st.kRow, KCol: st.kCol, TrialShards: st.trialShards()}
+		if err := st.passThen(ctx, trial, all, grad, all); err != nil {
+			return 0, err
+		}
+	} else if err := st.pass(ctx, trial, st.rows); err != nil {
 		return 0, err
 	}
 	cols := 1
@@ -613,6 +690,7 @@ func (st *Store) Trial(ctx context.Context, u, v *mat.Dense) (float64, error) {
 		}
 		st.trialThr = [2]*mat.Dense{mat.DenseCopyOf(t.ColView(1)), tc}
 		st.trialU, st.trialV = mat.DenseCopyOf(u), mat.DenseCopyOf(v)
+		st.trialGradients = true
 	}
 	return sum, nil
 }

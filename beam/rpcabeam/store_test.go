@@ -238,11 +238,14 @@ func TestIO(t *testing.T) {
 		}
 		io := st.IO()
 		var rowSlices, colSlices int64 // a shard's own rows of its factor
+		var rowTrials, colTrials int64 // the trial's outputs, which hold its thresholds of T
 		for _, sh := range st.rows {
 			rowSlices += mb(sh.lines, r)
+			rowTrials += mb(sh.lines, 2)
 		}
 		for _, sh := range st.cols {
 			colSlices += mb(sh.lines, r)
+			colTrials += mb(sh.lines, 1)
 		}
 		// Each shard reads its slice of its own factor; the files every
 		// shard of a side reads whole (the other factor, the thresholds)
@@ -252,7 +255,12 @@ func TestIO(t *testing.T) {
 		per := map[string]int64{ // broadcast bytes per pipeline of a pass
 			passThresholds: uv,
 			passGradients:  uv + thr,
-			passTrial:      2*(rowSlices+mb(d2, r)) + thr + colSlices + mb(d1, r), // and the thresholds at (Ut, Vt) on the column shards
+			// The trial, with the thresholds at (Ut, Vt) on the column
+			// shards; then in the same pipeline the gradients there, from
+			// the slices of (Ut, Vt) again, the whole factors already read
+			// and the thresholds from the trial's outputs.
+			passTrial: 2*(rowSlices+mb(d2, r)) + thr + colSlices + mb(d1, r) +
+				rowSlices + colSlices + rowTrials + colTrials,
 		}
 		for pass, want := range per {
 			got := io[pass]
