@@ -3,6 +3,7 @@ package rpcabeam
 import (
 	linked "container/list"
 	"context"
+	"errors"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -118,26 +119,37 @@ type broadcast struct {
 // pipeline (unique to the run and the pipeline: Store.pass), calling read
 // when no shard of that pipeline in this process has read it yet, and
 // reports whether this call read it. A failed read is not kept: a retried
-// shard reads again.
+// shard reads again, and so does a shard that waited for a read whose
+// own context ended.
 func (c *broadcasts) get(ctx context.Context, pipeline, path string, read func() (*mat.Dense, error)) (*mat.Dense, bool, error) {
-	c.mu.Lock()
-	if c.pipeline != pipeline {
-		c.pipeline, c.files = pipeline, map[string]*broadcast{}
-	}
-	b, ok := c.files[path]
-	if !ok {
-		b = &broadcast{ready: make(chan struct{})}
-		c.files[path] = b
-	}
-	c.mu.Unlock()
-	if ok {
+	for {
+		c.mu.Lock()
+		if c.pipeline != pipeline {
+			c.pipeline, c.files = pipeline, map[string]*broadcast{}
+		}
+		b, ok := c.files[path]
+		if !ok {
+			b = &broadcast{ready: make(chan struct{})}
+			c.files[path] = b
+		}
+		c.mu.Unlock()
+		if !ok {
+			return c.fill(path, b, read)
+		}
 		select {
 		case <-b.ready:
-			return b.m, false, b.err
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
 		}
+		if b.err != nil && ctx.Err() == nil && (errors.Is(b.err, context.Canceled) || errors.Is(b.err, context.DeadlineExceeded)) {
+			continue // another shard's context ended its read, not ours
+		}
+		return b.m, false, b.err
 	}
+}
+
+// fill reads the file at path into b, the entry get made for it.
+func (c *broadcasts) fill(path string, b *broadcast, read func() (*mat.Dense, error)) (*mat.Dense, bool, error) {
 	b.m, b.err = read()
 	if b.err != nil {
 		c.mu.Lock()
