@@ -31,8 +31,9 @@ func init() {
 // drops it.
 func ignorePath(string) {}
 
-// The passes over Φ, each run as one pipeline whose elements are shard
-// files; a worker reads its shard (cached for the life of the process),
+// The passes over Φ, each run in a pipeline whose elements are shard
+// files (one pass a pipeline, but the trial and the gradients at its
+// factors, Store.passThen); a worker reads its shard (cached for the life of the process),
 // the broadcast files it needs (factors, thresholds, an operand) and
 // writes one output file per shard, named pass-SHARD.
 const (

@@ -1,13 +1,14 @@
 // Package rpcabeam runs Algorithm 2 of Yi, Park, Chen and Caramanis (robust
 // PCA from partial observations by gradient descent) on Apache Beam.
 //
-// The observed entries Φ are loaded once, by one pipeline, into shard
+// The observed entries Φ are loaded once, by two pipelines, into shard
 // files in a work directory: by blocks of complete rows and by blocks of
-// complete columns (one shuffle). After that Φ never moves: every pass of
-// the algorithm is a pipeline whose elements are the shard files, and the
-// worker that processes a shard reads only the broadcast files (the d×r
-// factors, the per-line thresholds of T, an operand of the initial SVD)
-// and writes one small output per shard. [Store] is the
+// complete columns (one shuffle, through part files). After that Φ never
+// moves: every pass of the algorithm runs on the shard files as the
+// elements of a pipeline (a trial and the gradients after it share
+// one), and the worker that processes a shard reads only the broadcast
+// files (the d×r factors, the per-line thresholds of T, an operand of the
+// initial SVD) and writes one small output per shard. [Store] is the
 // [distributed.Store] those passes make up, so that the driver,
 // gd.Method.SolveDistributed, runs the same parameters, initial SVD, update
 // and step rule, and stopping rules as the single-machine solver.
