@@ -111,16 +111,15 @@ type Store struct {
 	cacheBytes  int64               // bound of a worker's shard cache
 	io          map[string]*IOStats // the passes' counters, by pass
 	// kRow, kCol are the counts of T of the last Evaluate (0 before
-	// one); trialU, trialV the factors of the last Trial and trialThr
-	// the row and column thresholds of T it found there, which an
-	// Evaluate at the same factors takes instead of a pass of its own.
+	// one); trialU, trialV the factors of the last Trial when it ran
+	// after an Evaluate and succeeded (nil otherwise), and trialThr the
+	// row and column thresholds of T it found there: an Evaluate at the
+	// same factors takes them, and the gradients that Trial formed there
+	// (passTrialGradients), instead of passes of its own.
 	kRow, kCol     int
 	evaluated      bool
 	trialU, trialV *mat.Dense
 	trialThr       [2]*mat.Dense
-	// trialGradients: the last Trial also formed the gradients at
-	// (trialU, trialV) (passTrialGradients's outputs).
-	trialGradients bool
 }
 
 // shardInfo is what the driver knows of a shard: its header.
@@ -573,21 +572,19 @@ func (st *Store) Evaluate(ctx context.Context, u, v, gu, gv *mat.Dense, kRow, kC
 	}
 	grad := passGradients
 	if st.trialU != nil && st.evaluated && kRow == st.kRow && kCol == st.kCol && mat.Equal(u, st.trialU) && mat.Equal(v, st.trialV) {
-		// The accepted trial's thresholds (see Trial), for the next
-		// trial's passes.
+		// The accepted trial's thresholds and gradients (see Trial);
+		// the thresholds go to their files for the next trial's passes.
 		if err := writeMatrix(ctx, st.file(fileRowThr), st.trialThr[0]); err != nil {
 			return 0, err
 		}
 		if err := writeMatrix(ctx, st.file(fileColThr), st.trialThr[1]); err != nil {
 			return 0, err
 		}
-		if st.trialGradients { // and its gradients
-			grad = passTrialGradients
-		}
+		grad = passTrialGradients
 	} else if err := st.thresholds(ctx, passFn{Pass: passThresholds, KRow: kRow, KCol: kCol}, fileRowThr, fileColThr); err != nil {
 		return 0, err
 	}
-	st.kRow, st.kCol, st.evaluated, st.trialU, st.trialV, st.trialGradients = kRow, kCol, true, nil, nil, false
+	st.kRow, st.kCol, st.evaluated, st.trialU, st.trialV = kRow, kCol, true, nil, nil
 	if grad == passGradients {
 		shards := append(slices.Clone(st.rows), st.cols...)
 		if gu == nil { // the residual only: the row shards' last column
@@ -663,7 +660,7 @@ func (st *Store) Trial(ctx context.Context, u, v *mat.Dense) (float64, error) {
 	}
 	fused := st.evaluated
 	trial := passFn{Pass: passTrial, KRow: st.kRow, KCol: st.kCol, Fused: fused}
-	st.trialGradients = false
+	st.trialU, st.trialV = nil, nil // this trial's outputs replace the last one's
 	if fused {
 		// The gradients at (u, v) too, which the next Evaluate takes
 		// when the step is accepted: one pipeline an iteration.
@@ -691,7 +688,6 @@ func (st *Store) Trial(ctx context.Context, u, v *mat.Dense) (float64, error) {
 		}
 		st.trialThr = [2]*mat.Dense{mat.DenseCopyOf(t.ColView(1)), tc}
 		st.trialU, st.trialV = mat.DenseCopyOf(u), mat.DenseCopyOf(v)
-		st.trialGradients = true
 	}
 	return sum, nil
 }
