@@ -133,27 +133,28 @@ func (f *passFn) load(ctx context.Context, name string, rows, cols int) (*mat.De
 }
 
 // loadShared reads a broadcast matrix that every shard of a side reads
-// whole, through the worker's broadcastCache, and counts its bytes when
-// it was read rather than shared.
+// whole, through the worker's broadcastCache (sharedBuilt).
 func (f *passFn) loadShared(ctx context.Context, name string, rows, cols int) (*mat.Dense, error) {
-	path := f.Dir + "/" + name
-	m, read, err := broadcastCache.get(ctx, f.Pipeline, path, func() (*mat.Dense, error) {
-		return readMatrix(ctx, path, rows, cols)
+	m, err := f.sharedBuilt(ctx, name, func() (*mat.Dense, int64, error) {
+		m, err := readMatrix(ctx, f.Dir+"/"+name, rows, cols)
+		if err != nil {
+			return nil, 0, err
+		}
+		return m, matrixBytes(m), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if r, c := m.Dims(); (rows >= 0 && r != rows) || (cols >= 0 && c != cols) {
-		return nil, fmt.Errorf("%w %s: %d×%d (want %d×%d)", errCorrupt, path, r, c, rows, cols)
-	}
-	if read {
-		f.read += matrixBytes(m)
+		return nil, fmt.Errorf("%w %s/%s: %d×%d (want %d×%d)", errCorrupt, f.Dir, name, r, c, rows, cols)
 	}
 	return m, nil
 }
 
-// sharedBuilt is loadShared for a matrix that build forms from several
-// files (and returns with the bytes it read), under the key name.
+// sharedBuilt returns the matrix that build forms (from one file or
+// several, with the bytes it read) under the key name, through the
+// worker's broadcastCache, and counts those bytes when this shard built
+// it rather than shared another's.
 func (f *passFn) sharedBuilt(ctx context.Context, name string, build func() (*mat.Dense, int64, error)) (*mat.Dense, error) {
 	var n int64
 	m, read, err := broadcastCache.get(ctx, f.Pipeline, f.Dir+"/"+name, func() (*mat.Dense, error) {
